@@ -1,0 +1,57 @@
+# Redlock Suite — the one command surface. `make help` lists the targets.
+#
+# Each surface adds its own targets in mk/<surface>.mk and appends to TEST_TARGETS, so
+# `make test` runs everything in a fixed order: deps → lint → Rust tests → surface tests.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+CARGO ?= cargo
+# Extra flags for `cargo test --workspace` (a surface may exclude its crate and test it itself).
+CARGO_TEST_FLAGS ?=
+# Surface test targets, appended by mk/*.mk, run after the Rust tests.
+TEST_TARGETS :=
+# Targets `make deps` runs, appended by mk/*.mk (e.g. a Python virtualenv).
+DEPS_TARGETS :=
+
+-include mk/*.mk
+
+.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy test test-rust run demo clean
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  make %-16s %s\n", $$1, $$2}'
+
+deps: deps-rust deps-redis $(DEPS_TARGETS) ## Install what is missing (redis-server, toolchain parts)
+
+deps-rust:
+	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs) first" >&2; exit 1; }
+	@$(CARGO) fmt --version >/dev/null 2>&1 || rustup component add rustfmt
+	@$(CARGO) clippy --version >/dev/null 2>&1 || rustup component add clippy
+
+deps-redis: ## Install redis-server from the distribution if it is missing
+	@command -v redis-server >/dev/null || bash scripts/install-redis.sh
+
+fmt: ## Format the Rust code
+	$(CARGO) fmt --all
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+lint: fmt-check clippy ## rustfmt and clippy gates (warnings are errors)
+
+test-rust: deps-redis ## Rust unit, integration and doc tests against real local masters
+	$(CARGO) test --workspace --locked $(CARGO_TEST_FLAGS)
+
+test: deps lint test-rust $(TEST_TARGETS) ## Install what is missing, then run every gate and test
+
+demo: deps-redis ## Acquire and release a lock on 5 local masters in both fan-out modes
+	$(CARGO) run --release --locked -q -p redlock-core --features local --example demo
+
+RUN_TARGET ?= demo
+run: deps $(RUN_TARGET) ## The project's main job (see README)
+
+clean: ## Remove build outputs
+	$(CARGO) clean

@@ -1,0 +1,1 @@
+//! Benchmark support (work in progress: see the benchmarks issue).

@@ -1,0 +1,300 @@
+//! The async Redlock client: acquire, extend, release.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::{check_resource, check_ttl, RedlockBuilder, Settings};
+use crate::error::{Error, LostReason, Result};
+use crate::fanout::{round, Stop};
+use crate::lock::Lock;
+use crate::master::{Master, Request};
+use crate::validity::{drift, jittered, new_token, validity};
+use crate::vote::Vote;
+
+/// A Redlock client over N independent masters. Cheap to clone; clones share connections.
+///
+/// Safe to use from many tasks at once: the connections are multiplexed and pipeline
+/// concurrent requests; no lock is shared on the hot path.
+#[derive(Clone)]
+pub struct Redlock {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    masters: Vec<Master>,
+    settings: Settings,
+}
+
+impl fmt::Debug for Redlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redlock")
+            .field("masters", &self.masters())
+            .field("settings", &self.inner.settings)
+            .finish()
+    }
+}
+
+/// How many attempts an acquire may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Exactly one attempt.
+    Once,
+    /// `1 + retry_count` attempts (the client's setting).
+    Configured,
+    /// As many attempts as fit before the deadline: no attempt starts after it.
+    Until(Instant),
+}
+
+impl RedlockBuilder {
+    /// Validates the configuration and creates the client. Does no network I/O: connections
+    /// open in the background and reconnect on their own, so a master that is down cannot
+    /// block this. Must be called inside a tokio runtime (use
+    /// [`crate::blocking::Redlock`] from synchronous code).
+    pub fn build(self) -> Result<Redlock> {
+        let settings = self.settings()?;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(Error::invalid(
+                "Redlock::build: no tokio runtime is running; call it inside one, or use redlock_core::blocking",
+            ));
+        }
+        let masters = self
+            .urls
+            .iter()
+            .enumerate()
+            .map(|(i, url)| Master::new(i, url))
+            .collect::<Result<Vec<_>>>()?;
+        for master in &masters {
+            master.warm_up();
+        }
+        Ok(Redlock {
+            inner: Arc::new(Inner { masters, settings }),
+        })
+    }
+}
+
+impl Redlock {
+    /// Starts configuring a client over the given master URLs
+    /// (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS).
+    pub fn builder<I, S>(urls: I) -> RedlockBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        RedlockBuilder::new(urls.into_iter().map(Into::into).collect())
+    }
+
+    /// The validated settings.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// Master URLs in configured order, passwords redacted.
+    pub fn masters(&self) -> Vec<String> {
+        self.inner
+            .masters
+            .iter()
+            .map(|m| m.display().to_string())
+            .collect()
+    }
+
+    /// Number of masters.
+    pub fn master_count(&self) -> usize {
+        self.inner.masters.len()
+    }
+
+    /// One attempt, no retry.
+    pub async fn try_acquire(&self, resource: &str, ttl: Duration) -> Result<Lock> {
+        self.acquire_observed(resource, ttl, Retry::Once, &mut |_| {})
+            .await
+    }
+
+    /// Up to `1 + retry_count` attempts with jittered delays between them.
+    pub async fn acquire(&self, resource: &str, ttl: Duration) -> Result<Lock> {
+        self.acquire_observed(resource, ttl, Retry::Configured, &mut |_| {})
+            .await
+    }
+
+    /// Attempts until `deadline` (no attempt starts after it), whatever `retry_count` says.
+    pub async fn acquire_with_deadline(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        deadline: Instant,
+    ) -> Result<Lock> {
+        self.acquire_observed(resource, ttl, Retry::Until(deadline), &mut |_| {})
+            .await
+    }
+
+    /// The general acquire: `observer` sees every attempt's vote as it completes (this is how
+    /// the load generator counts split votes and attempt latency without a shared lock).
+    pub async fn acquire_observed(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        retry: Retry,
+        observer: &mut (dyn FnMut(&Vote) + Send),
+    ) -> Result<Lock> {
+        check_resource(resource)?;
+        let settings = &self.inner.settings;
+        let ttl = check_ttl(ttl, settings.drift_factor)?;
+        let max_attempts = match retry {
+            Retry::Once => 1,
+            Retry::Configured => settings.retry_count.saturating_add(1),
+            Retry::Until(_) => u32::MAX,
+        };
+        let mut attempts = 0u32;
+        loop {
+            attempts += 1;
+            let token = new_token().map_err(|e| Error::Internal(format!("OS random source: {e}")))?;
+            let vote = self.attempt(resource, &token, ttl).await;
+            observer(&vote);
+            if let Some(validity) = vote.validity() {
+                return Ok(Lock {
+                    resource: resource.to_string(),
+                    token,
+                    ttl,
+                    validity,
+                    computed_at: vote.completed(),
+                    extensions: 0,
+                    vote,
+                });
+            }
+            // Lost: undo whatever this attempt set, on every master (even those that denied
+            // or failed: their answer may have been lost after the key was written).
+            self.unlock_all(resource, &token).await;
+            let delay = jittered(settings.retry_delay);
+            let out_of_time = match retry {
+                Retry::Until(deadline) => Instant::now() + delay > deadline,
+                _ => false,
+            };
+            if attempts >= max_attempts || out_of_time {
+                return Err(self.acquire_error(resource, attempts, vote));
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// One attempt: SET NX PX on all masters, then the validity check.
+    async fn attempt(&self, resource: &str, token: &str, ttl: Duration) -> Vote {
+        let settings = &self.inner.settings;
+        let request = Request::Lock {
+            resource,
+            token,
+            ttl_ms: ttl.as_millis() as u64,
+        };
+        let mut vote = round(
+            &self.inner.masters,
+            settings.fanout,
+            settings.instance_timeout,
+            settings.quorum,
+            request,
+            Stop::WhenDecided,
+        )
+        .await;
+        if vote.granted() >= settings.quorum {
+            vote.validity = validity(ttl, vote.elapsed, drift(ttl, settings.drift_factor));
+        }
+        vote
+    }
+
+    fn acquire_error(&self, resource: &str, attempts: u32, vote: Vote) -> Error {
+        // Unavailable when failures alone made the quorum unreachable: Redis is down, not busy.
+        let n = self.inner.masters.len();
+        let unavailable = vote.failed() > n - self.inner.settings.quorum;
+        let (resource, vote) = (resource.to_string(), Box::new(vote));
+        if unavailable {
+            Error::Unavailable {
+                resource,
+                attempts,
+                vote,
+            }
+        } else {
+            Error::NotAcquired {
+                resource,
+                attempts,
+                vote,
+            }
+        }
+    }
+
+    async fn unlock_all(&self, resource: &str, token: &str) -> Vote {
+        let settings = &self.inner.settings;
+        round(
+            &self.inner.masters,
+            settings.fanout,
+            settings.instance_timeout,
+            settings.quorum,
+            Request::Unlock { resource, token },
+            Stop::AfterAll,
+        )
+        .await
+    }
+
+    /// Renews `lock` to `ttl` on every master that still holds its token. Succeeds iff a
+    /// quorum renewed it within the new validity; then `lock` carries the new validity.
+    /// Never re-creates a key that is gone. Fails with `LockLost` when the lock is not held
+    /// (or the extension bound is reached), `Unavailable` when too few masters answered.
+    pub async fn extend(&self, lock: &mut Lock, ttl: Duration) -> Result<()> {
+        let settings = &self.inner.settings;
+        let ttl = check_ttl(ttl, settings.drift_factor)?;
+        if lock.extensions >= settings.max_extensions {
+            return Err(Error::LockLost {
+                resource: lock.resource.clone(),
+                reason: LostReason::ExtensionLimit,
+                vote: None,
+            });
+        }
+        let request = Request::Extend {
+            resource: &lock.resource,
+            token: &lock.token,
+            ttl_ms: ttl.as_millis() as u64,
+        };
+        let mut vote = round(
+            &self.inner.masters,
+            settings.fanout,
+            settings.instance_timeout,
+            settings.quorum,
+            request,
+            Stop::WhenDecided,
+        )
+        .await;
+        let n = self.inner.masters.len();
+        if vote.granted() >= settings.quorum {
+            vote.validity = validity(ttl, vote.elapsed, drift(ttl, settings.drift_factor));
+            if let Some(validity) = vote.validity {
+                lock.ttl = ttl;
+                lock.validity = validity;
+                lock.computed_at = vote.completed();
+                lock.extensions += 1;
+                lock.vote = vote;
+                return Ok(());
+            }
+            return Err(Error::LockLost {
+                resource: lock.resource.clone(),
+                reason: LostReason::Expired,
+                vote: Some(Box::new(vote)),
+            });
+        }
+        if vote.failed() > n - settings.quorum {
+            return Err(Error::Unavailable {
+                resource: lock.resource.clone(),
+                attempts: 1,
+                vote: Box::new(vote),
+            });
+        }
+        Err(Error::LockLost {
+            resource: lock.resource.clone(),
+            reason: LostReason::NotHeld,
+            vote: Some(Box::new(vote)),
+        })
+    }
+
+    /// Deletes the lock's key on every master where it still holds the lock's token. The
+    /// vote's `granted()` is the number of masters that released; releasing an expired or
+    /// foreign lock is not an error (0 released). Waits for every master, bounded by the
+    /// per-master timeout.
+    pub async fn release(&self, lock: &Lock) -> Result<Vote> {
+        Ok(self.unlock_all(&lock.resource, &lock.token).await)
+    }
+}

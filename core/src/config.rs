@@ -1,0 +1,291 @@
+//! Client configuration: the builder, its validation, and URL redaction.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// How one operation reaches the masters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FanOut {
+    /// One master after another, in configured order (the algorithm's step list).
+    Sequential,
+    /// All masters at once; decided as soon as the outcome is known.
+    #[default]
+    Concurrent,
+}
+
+impl FanOut {
+    /// `"sequential"` or `"concurrent"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FanOut::Sequential => "sequential",
+            FanOut::Concurrent => "concurrent",
+        }
+    }
+}
+
+impl fmt::Display for FanOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FanOut {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sequential" => Ok(FanOut::Sequential),
+            "concurrent" => Ok(FanOut::Concurrent),
+            other => Err(Error::invalid(format!(
+                "fanout {other:?}: expected \"sequential\" or \"concurrent\""
+            ))),
+        }
+    }
+}
+
+/// Default number of retries after the first attempt.
+pub const DEFAULT_RETRY_COUNT: u32 = 3;
+/// Default upper bound of the jittered delay between attempts.
+pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(200);
+/// Default clock-drift factor.
+pub const DEFAULT_DRIFT_FACTOR: f64 = 0.01;
+/// Default per-master timeout.
+pub const DEFAULT_INSTANCE_TIMEOUT: Duration = Duration::from_millis(50);
+/// Default bound on the number of extensions of one lock.
+pub const DEFAULT_MAX_EXTENSIONS: u32 = 1000;
+
+/// Validated settings shared by every operation of a client.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Fan-out mode.
+    pub fanout: FanOut,
+    /// Retries after the first attempt in [`crate::Redlock::acquire`].
+    pub retry_count: u32,
+    /// Upper bound of the jittered delay between attempts.
+    pub retry_delay: Duration,
+    /// Drift factor in `[0, 1)`.
+    pub drift_factor: f64,
+    /// Per-master timeout of each request.
+    pub instance_timeout: Duration,
+    /// Votes needed, in `[N/2+1, N]`.
+    pub quorum: usize,
+    /// Maximum extensions of one lock.
+    pub max_extensions: u32,
+}
+
+/// Builder of a [`crate::Redlock`] client; see [`crate::Redlock::builder`].
+#[derive(Clone)]
+pub struct RedlockBuilder {
+    pub(crate) urls: Vec<String>,
+    pub(crate) fanout: FanOut,
+    pub(crate) retry_count: u32,
+    pub(crate) retry_delay: Duration,
+    pub(crate) drift_factor: f64,
+    pub(crate) instance_timeout: Duration,
+    pub(crate) quorum: Option<usize>,
+    pub(crate) max_extensions: u32,
+}
+
+impl fmt::Debug for RedlockBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let urls: Vec<String> = self.urls.iter().map(|u| redact_url(u)).collect();
+        f.debug_struct("RedlockBuilder")
+            .field("urls", &urls)
+            .field("fanout", &self.fanout)
+            .field("retry_count", &self.retry_count)
+            .field("retry_delay", &self.retry_delay)
+            .field("drift_factor", &self.drift_factor)
+            .field("instance_timeout", &self.instance_timeout)
+            .field("quorum", &self.quorum)
+            .field("max_extensions", &self.max_extensions)
+            .finish()
+    }
+}
+
+impl RedlockBuilder {
+    pub(crate) fn new(urls: Vec<String>) -> Self {
+        RedlockBuilder {
+            urls,
+            fanout: FanOut::default(),
+            retry_count: DEFAULT_RETRY_COUNT,
+            retry_delay: DEFAULT_RETRY_DELAY,
+            drift_factor: DEFAULT_DRIFT_FACTOR,
+            instance_timeout: DEFAULT_INSTANCE_TIMEOUT,
+            quorum: None,
+            max_extensions: DEFAULT_MAX_EXTENSIONS,
+        }
+    }
+    /// Fan-out mode (default: concurrent).
+    pub fn fanout(mut self, fanout: FanOut) -> Self {
+        self.fanout = fanout;
+        self
+    }
+    /// Retries after the first attempt (default 3).
+    pub fn retry_count(mut self, retries: u32) -> Self {
+        self.retry_count = retries;
+        self
+    }
+    /// Upper bound of the delay between attempts; each delay is drawn from `[d/2, d]` (default 200 ms).
+    pub fn retry_delay(mut self, delay: Duration) -> Self {
+        self.retry_delay = delay;
+        self
+    }
+    /// Clock-drift factor in `[0, 1)` (default 0.01).
+    pub fn drift_factor(mut self, factor: f64) -> Self {
+        self.drift_factor = factor;
+        self
+    }
+    /// Per-master request timeout; keep it small compared to the TTL (default 50 ms).
+    pub fn instance_timeout(mut self, timeout: Duration) -> Self {
+        self.instance_timeout = timeout;
+        self
+    }
+    /// Votes needed, in `[N/2+1, N]` (default N/2+1).
+    pub fn quorum(mut self, quorum: usize) -> Self {
+        self.quorum = Some(quorum);
+        self
+    }
+    /// Maximum number of extensions of one lock (default 1000).
+    pub fn max_extensions(mut self, max: u32) -> Self {
+        self.max_extensions = max;
+        self
+    }
+
+    /// Checks every value and returns the settings, or `InvalidArgument` naming the bad one.
+    pub(crate) fn settings(&self) -> Result<Settings> {
+        let n = self.urls.len();
+        if n == 0 {
+            return Err(Error::invalid("masters: at least one master URL is required"));
+        }
+        let majority = n / 2 + 1;
+        let quorum = self.quorum.unwrap_or(majority);
+        if quorum < majority || quorum > n {
+            return Err(Error::invalid(format!(
+                "quorum {quorum}: must be between {majority} (majority) and {n} (all masters)"
+            )));
+        }
+        if !self.drift_factor.is_finite() || !(0.0..1.0).contains(&self.drift_factor) {
+            return Err(Error::invalid(format!(
+                "drift_factor {}: must be a finite number in [0, 1)",
+                self.drift_factor
+            )));
+        }
+        if self.instance_timeout.is_zero() {
+            return Err(Error::invalid(
+                "instance_timeout 0: must be greater than zero",
+            ));
+        }
+        if self.retry_delay > crate::validity::MAX_TTL {
+            return Err(Error::invalid(format!(
+                "retry_delay {:?}: too large",
+                self.retry_delay
+            )));
+        }
+        Ok(Settings {
+            fanout: self.fanout,
+            retry_count: self.retry_count,
+            retry_delay: self.retry_delay,
+            drift_factor: self.drift_factor,
+            instance_timeout: self.instance_timeout,
+            quorum,
+            max_extensions: self.max_extensions,
+        })
+    }
+}
+
+/// Returns `url` with any password replaced by `***` (also for strings that do not parse).
+///
+/// `redis://user:secret@host:6379/0` → `redis://user:***@host:6379/0`; a userinfo without a
+/// colon (`redis://secret@host`) is treated as a password, since some clients read it so.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_string();
+    };
+    let userinfo = &authority[..at];
+    let redacted_userinfo = match userinfo.find(':') {
+        Some(colon) => format!("{}:***", &userinfo[..colon]),
+        None => "***".to_string(),
+    };
+    format!(
+        "{}{}@{}",
+        &url[..scheme_end + 3],
+        redacted_userinfo,
+        &rest[at + 1..]
+    )
+}
+
+/// Validates a resource name: non-empty.
+pub(crate) fn check_resource(resource: &str) -> Result<()> {
+    if resource.is_empty() {
+        return Err(Error::invalid("resource \"\": must not be empty"));
+    }
+    Ok(())
+}
+
+/// Validates a TTL against the drift allowance and returns it in whole milliseconds.
+pub(crate) fn check_ttl(ttl: Duration, drift_factor: f64) -> Result<Duration> {
+    let whole_ms = Duration::from_millis(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+    if whole_ms > crate::validity::MAX_TTL {
+        return Err(Error::invalid(format!(
+            "ttl {ttl:?}: larger than the maximum {:?}",
+            crate::validity::MAX_TTL
+        )));
+    }
+    let drift = crate::validity::drift(whole_ms, drift_factor);
+    if whole_ms <= drift {
+        return Err(Error::invalid(format!(
+            "ttl {ttl:?}: must be longer than the clock-drift allowance {drift:?} (ttl × drift_factor + 2ms)"
+        )));
+    }
+    Ok(whole_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_passwords_in_every_form() {
+        assert_eq!(
+            redact_url("redis://user:s3cret@127.0.0.1:7000/0"),
+            "redis://user:***@127.0.0.1:7000/0"
+        );
+        assert_eq!(
+            redact_url("rediss://:s3cret@host"),
+            "rediss://:***@host"
+        );
+        assert_eq!(redact_url("redis://s3cret@host"), "redis://***@host");
+        assert_eq!(redact_url("redis://host:1/2"), "redis://host:1/2");
+        // Does not parse as a URL (bad port), still redacted.
+        let r = redact_url("redis://u:s3cret@host:notaport");
+        assert!(!r.contains("s3cret"), "{r}");
+    }
+
+    #[test]
+    fn fanout_parses_and_names_bad_value() {
+        assert_eq!("sequential".parse::<FanOut>().unwrap(), FanOut::Sequential);
+        assert_eq!("concurrent".parse::<FanOut>().unwrap(), FanOut::Concurrent);
+        let err = "parallel".parse::<FanOut>().unwrap_err();
+        assert!(err.to_string().contains("parallel"), "{err}");
+    }
+
+    #[test]
+    fn ttl_must_exceed_drift() {
+        assert!(check_ttl(Duration::ZERO, 0.01).is_err());
+        assert!(check_ttl(Duration::from_millis(2), 0.01).is_err());
+        assert_eq!(
+            check_ttl(Duration::from_micros(3500), 0.0).unwrap(),
+            Duration::from_millis(3)
+        );
+        let err = check_ttl(Duration::from_millis(1), 0.01).unwrap_err();
+        assert!(err.to_string().contains("1ms"), "{err}");
+    }
+}

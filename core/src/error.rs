@@ -1,0 +1,129 @@
+//! The one error type of the core. Bindings map [`ErrorKind`] once to their own surface.
+
+use std::fmt;
+
+use crate::vote::Vote;
+
+/// Result alias of the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The category of an [`Error`], the same on every surface (Rust, C, Python).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The vote was lost to contention: someone else holds the resource.
+    NotAcquired,
+    /// Fewer than a quorum of masters answered: Redis is down or unreachable.
+    Unavailable,
+    /// The lock could not be extended (expired, taken over, or its extension bound reached).
+    LockLost,
+    /// A bad argument or configuration value.
+    InvalidArgument,
+    /// A bug or an environment failure (e.g. the OS random source).
+    Internal,
+}
+
+/// Why a lock is reported lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LostReason {
+    /// Fewer than a quorum of masters still hold our token (expired, deleted or taken over).
+    NotHeld,
+    /// The quorum was renewed but the new validity was already used up by the round trip.
+    Expired,
+    /// The configured maximum number of extensions was reached.
+    ExtensionLimit,
+}
+
+impl fmt::Display for LostReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LostReason::NotHeld => "fewer than a quorum of masters still hold its token",
+            LostReason::Expired => "its validity ran out before a quorum renewed it",
+            LostReason::ExtensionLimit => "the maximum number of extensions was reached",
+        })
+    }
+}
+
+/// Errors of every operation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Lost the vote: someone else holds the resource (or held it on enough masters).
+    #[error("lock on {resource:?} not acquired after {attempts} attempt(s): {vote}")]
+    NotAcquired {
+        /// The resource asked for.
+        resource: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's vote.
+        vote: Box<Vote>,
+    },
+    /// Fewer than a quorum of masters answered.
+    #[error("lock on {resource:?} unavailable after {attempts} attempt(s): only {} of {} masters answered, quorum is {} ({vote})", vote.answered(), vote.masters().len(), vote.quorum())]
+    Unavailable {
+        /// The resource asked for.
+        resource: String,
+        /// Attempts made (0 for a release or extend).
+        attempts: u32,
+        /// The last vote.
+        vote: Box<Vote>,
+    },
+    /// Extend failed or the lock expired.
+    #[error("lock on {resource:?} lost: {reason}")]
+    LockLost {
+        /// The lock's resource.
+        resource: String,
+        /// Why.
+        reason: LostReason,
+        /// The vote of the failed extend, if one was made.
+        vote: Option<Box<Vote>>,
+    },
+    /// Bad argument or configuration; the message names the value (never a password).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A bug or an environment failure.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The category, for mapping to other surfaces.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NotAcquired { .. } => ErrorKind::NotAcquired,
+            Error::Unavailable { .. } => ErrorKind::Unavailable,
+            Error::LockLost { .. } => ErrorKind::LockLost,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+    /// Someone else holds the resource.
+    pub fn is_not_acquired(&self) -> bool {
+        self.kind() == ErrorKind::NotAcquired
+    }
+    /// Fewer than a quorum of masters answered.
+    pub fn is_unavailable(&self) -> bool {
+        self.kind() == ErrorKind::Unavailable
+    }
+    /// The lock was lost.
+    pub fn is_lock_lost(&self) -> bool {
+        self.kind() == ErrorKind::LockLost
+    }
+    /// A bad argument or configuration value.
+    pub fn is_invalid_argument(&self) -> bool {
+        self.kind() == ErrorKind::InvalidArgument
+    }
+    /// The vote behind the error, when there was one.
+    pub fn vote(&self) -> Option<&Vote> {
+        match self {
+            Error::NotAcquired { vote, .. } | Error::Unavailable { vote, .. } => Some(vote),
+            Error::LockLost { vote, .. } => vote.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+}

@@ -1,0 +1,46 @@
+//! Redlock: a distributed lock over N independent Redis masters.
+//!
+//! A lock is won when a quorum (N/2+1 by default) of masters accept `SET key token NX PX ttl`
+//! and validity (`ttl − elapsed − drift`) is still positive; it is released with a Lua
+//! compare-and-delete. Every operation reports its [`Vote`]: what each master answered and how
+//! long it took.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use redlock_core::{FanOut, Redlock};
+//!
+//! # async fn demo() -> Result<(), redlock_core::Error> {
+//! let redlock = Redlock::builder(["redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003"])
+//!     .fanout(FanOut::Concurrent)
+//!     .build()?;
+//! let lock = redlock.acquire("orders:42", Duration::from_secs(10)).await?;
+//! // ... act as the owner while lock.is_valid() ...
+//! redlock.release(&lock).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! From synchronous code use [`blocking::Redlock`] (same operations).
+
+mod client;
+mod config;
+mod error;
+mod fanout;
+mod lock;
+mod master;
+pub mod validity;
+mod vote;
+mod watchdog;
+
+pub mod blocking;
+#[cfg(feature = "local")]
+pub mod local;
+
+pub use client::{Redlock, Retry};
+pub use config::{
+    redact_url, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
+    DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,
+};
+pub use error::{Error, ErrorKind, LostReason, Result};
+pub use lock::Lock;
+pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
+pub use watchdog::AutoExtend;

@@ -1,0 +1,368 @@
+//! Real `redis-server` masters on free loopback ports, for tests, benchmarks and the load
+//! generator (feature `local`).
+//!
+//! Each server runs with `--save "" --appendonly no` in a temporary directory with its own log.
+//! Every process started is killed by pid when [`LocalMasters`] is dropped, also during a
+//! panic's unwinding. Individual masters can be paused (SIGSTOP), resumed, killed and
+//! restarted (empty: no persistence) to inject faults.
+
+use std::fmt;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Errors of starting or controlling local masters.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LocalError {
+    /// `redis-server` is not installed.
+    #[error("redis-server not found ({binary}): install it with `sudo apt-get install redis-server` (Debian/Ubuntu) or `brew install redis` (macOS), or point REDIS_SERVER at the binary")]
+    NotInstalled {
+        /// The binary looked for.
+        binary: String,
+    },
+    /// A server did not come up.
+    #[error("redis-server on port {port} did not start: {reason}\n--- log {log} ---\n{tail}")]
+    StartFailed {
+        /// Its port.
+        port: u16,
+        /// What went wrong.
+        reason: String,
+        /// Path of its log file.
+        log: String,
+        /// The end of its log.
+        tail: String,
+    },
+    /// No master with that index.
+    #[error("no local master #{index}: there are {count}")]
+    NoSuchMaster {
+        /// Index asked for.
+        index: usize,
+        /// Masters started.
+        count: usize,
+    },
+    /// An OS-level failure.
+    #[error("local masters: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How long a server may take to answer PING after it was started.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct Server {
+    port: u16,
+    child: Option<Child>,
+    paused: bool,
+}
+
+impl Server {
+    fn pid(&self) -> Option<i32> {
+        self.child.as_ref().map(|c| c.id() as i32)
+    }
+    fn signal(&self, sig: libc::c_int) -> std::io::Result<()> {
+        let Some(pid) = self.pid() else {
+            return Ok(());
+        };
+        // SAFETY: kill(2) with a pid we started and still own (not yet reaped).
+        if unsafe { libc::kill(pid, sig) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill(); // SIGKILL works on a stopped process too
+            let _ = child.wait();
+        }
+        self.paused = false;
+    }
+}
+
+/// A set of local `redis-server` masters.
+pub struct LocalMasters {
+    binary: String,
+    dir: tempfile::TempDir,
+    servers: Vec<Mutex<Server>>,
+}
+
+impl fmt::Debug for LocalMasters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalMasters")
+            .field("urls", &self.urls())
+            .field("dir", &self.dir.path())
+            .finish()
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    loop {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        let port = listener.local_addr()?.port();
+        if port != 6379 {
+            return Ok(port);
+        }
+    }
+}
+
+fn ping(port: u16) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    if stream.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 7];
+    stream.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}
+
+fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+impl LocalMasters {
+    /// Starts `n` masters and waits until each answers PING.
+    pub fn start(n: usize) -> Result<Self, LocalError> {
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        match Command::new(&binary)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(LocalError::NotInstalled { binary })
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let dir = tempfile::Builder::new().prefix("redlock-masters-").tempdir()?;
+        let mut masters = LocalMasters {
+            binary,
+            dir,
+            servers: Vec::with_capacity(n),
+        };
+        for index in 0..n {
+            let server = masters.spawn_on_free_port(index)?;
+            masters.servers.push(Mutex::new(server));
+        }
+        Ok(masters)
+    }
+
+    fn log_path(&self, index: usize) -> PathBuf {
+        self.dir.path().join(format!("master-{index}.log"))
+    }
+
+    /// Picks a free port and starts there; another process may grab the port between the
+    /// probe and the bind, so a bind failure tries a new port (a few times).
+    fn spawn_on_free_port(&self, index: usize) -> Result<Server, LocalError> {
+        let mut last = None;
+        for _ in 0..5 {
+            let port = free_port()?;
+            match self.spawn(index, port) {
+                Ok(server) => return Ok(server),
+                Err(e @ LocalError::StartFailed { .. }) => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.expect("at least one try"))
+    }
+
+    fn spawn(&self, index: usize, port: u16) -> Result<Server, LocalError> {
+        let log = self.log_path(index);
+        let data_dir = self.dir.path().join(format!("data-{index}"));
+        std::fs::create_dir_all(&data_dir)?;
+        let child = Command::new(&self.binary)
+            .arg("--port")
+            .arg(port.to_string())
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--protected-mode", "yes", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&data_dir)
+            .arg("--logfile")
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let mut server = Server {
+            port,
+            child: Some(child),
+            paused: false,
+        };
+        let started = Instant::now();
+        loop {
+            if ping(port) {
+                return Ok(server);
+            }
+            let exited = server
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            let reason = match exited {
+                Some(status) => format!("exited with {status}"),
+                None if started.elapsed() > READY_TIMEOUT => {
+                    format!("no answer to PING within {READY_TIMEOUT:?}")
+                }
+                None => {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                }
+            };
+            server.kill();
+            return Err(LocalError::StartFailed {
+                port,
+                reason,
+                log: log.display().to_string(),
+                tail: tail(&log),
+            });
+        }
+    }
+
+    fn server(&self, index: usize) -> Result<MutexGuard<'_, Server>, LocalError> {
+        let server = self.servers.get(index).ok_or(LocalError::NoSuchMaster {
+            index,
+            count: self.servers.len(),
+        })?;
+        // A panic while holding the lock cannot leave a Server half-updated: recover it.
+        Ok(server.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Number of masters.
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+    /// True when no master was started.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+    /// `redis://127.0.0.1:PORT` of every master, in order.
+    pub fn urls(&self) -> Vec<String> {
+        (0..self.len())
+            .filter_map(|i| self.url(i).ok())
+            .collect()
+    }
+    /// `redis://127.0.0.1:PORT` of master `index`.
+    pub fn url(&self, index: usize) -> Result<String, LocalError> {
+        Ok(format!("redis://127.0.0.1:{}", self.port(index)?))
+    }
+    /// Port of master `index`.
+    pub fn port(&self, index: usize) -> Result<u16, LocalError> {
+        Ok(self.server(index)?.port)
+    }
+    /// Pid of master `index`, if it runs.
+    pub fn pid(&self, index: usize) -> Result<Option<i32>, LocalError> {
+        Ok(self.server(index)?.pid())
+    }
+    /// True if master `index` runs and is not paused.
+    pub fn is_up(&self, index: usize) -> Result<bool, LocalError> {
+        let s = self.server(index)?;
+        Ok(s.child.is_some() && !s.paused)
+    }
+    /// The last lines of master `index`'s log (for failure messages).
+    pub fn log_tail(&self, index: usize) -> String {
+        tail(&self.log_path(index))
+    }
+
+    /// Freezes master `index` with SIGSTOP: connections stay open, nothing is answered.
+    pub fn pause(&self, index: usize) -> Result<(), LocalError> {
+        let mut s = self.server(index)?;
+        s.signal(libc::SIGSTOP)?;
+        s.paused = s.child.is_some();
+        Ok(())
+    }
+    /// Thaws a paused master with SIGCONT.
+    pub fn resume(&self, index: usize) -> Result<(), LocalError> {
+        let mut s = self.server(index)?;
+        s.signal(libc::SIGCONT)?;
+        s.paused = false;
+        Ok(())
+    }
+    /// Kills master `index` (SIGKILL) and reaps it. Its data is gone.
+    pub fn kill(&self, index: usize) -> Result<(), LocalError> {
+        self.server(index)?.kill();
+        Ok(())
+    }
+    /// Starts master `index` again on its port (empty), if it is not running.
+    pub fn start_again(&self, index: usize) -> Result<(), LocalError> {
+        let mut s = self.server(index)?;
+        if s.child.is_none() {
+            *s = self.spawn(index, s.port)?;
+        }
+        Ok(())
+    }
+    /// Kills master `index` and starts it again at once on the same port, empty (a restart
+    /// without persistence).
+    pub fn restart(&self, index: usize) -> Result<(), LocalError> {
+        let mut s = self.server(index)?;
+        s.kill();
+        *s = self.spawn(index, s.port)?;
+        Ok(())
+    }
+
+    /// Runs one command on master `index` over a fresh connection and returns the raw
+    /// RESP reply (test helper: e.g. `["GET", key]`, `["DBSIZE"]`).
+    pub fn command(&self, index: usize, args: &[&str]) -> Result<String, LocalError> {
+        let port = self.port(index)?;
+        let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+        let mut request = format!("*{}\r\n", args.len());
+        for arg in args {
+            request.push_str(&format!("${}\r\n{}\r\n", arg.len(), arg));
+        }
+        stream.write_all(request.as_bytes())?;
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf)?;
+            reply.extend_from_slice(&buf[..n]);
+            if n == 0 || reply.ends_with(b"\r\n") && resp_complete(&reply) {
+                break;
+            }
+        }
+        Ok(String::from_utf8_lossy(&reply).into_owned())
+    }
+
+    /// Deletes every key on every running master.
+    pub fn flush_all(&self) -> Result<(), LocalError> {
+        for i in 0..self.len() {
+            if self.is_up(i)? {
+                self.command(i, &["FLUSHALL"])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// True once `reply` holds one whole simple reply (status, error, integer, bulk or nil).
+fn resp_complete(reply: &[u8]) -> bool {
+    match reply.first() {
+        Some(b'$') => {
+            let Some(end) = reply.windows(2).position(|w| w == b"\r\n") else {
+                return false;
+            };
+            let len: i64 = std::str::from_utf8(&reply[1..end])
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            len < 0 || reply.len() >= end + 2 + len as usize + 2
+        }
+        Some(_) => true,
+        None => false,
+    }
+}
+
+impl Drop for LocalMasters {
+    fn drop(&mut self) {
+        for server in &mut self.servers {
+            server.get_mut().unwrap_or_else(|p| p.into_inner()).kill();
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The vote of one operation: what each master answered and how long it took.
+//!
+//! Every acquire attempt, extend and release produces one. It is the only record the load
+//! generator and the bindings read; nothing else re-derives the algorithm's bookkeeping.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Why a master's answer counted as failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// Could not connect, or the connection dropped.
+    Connection,
+    /// The server answered with an error (e.g. `OOM`, `READONLY`, `NOAUTH`, script error).
+    Server,
+    /// The reply did not have the expected shape.
+    Protocol,
+    /// Anything else reported by the Redis client.
+    Other,
+}
+
+impl FailureKind {
+    /// Short stable name (`"connection"`, `"server"`, `"protocol"`, `"other"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Connection => "connection",
+            FailureKind::Server => "server",
+            FailureKind::Protocol => "protocol",
+            FailureKind::Other => "other",
+        }
+    }
+
+    pub(crate) fn classify(err: &redis::RedisError) -> Self {
+        use redis::ErrorKind;
+        if err.is_io_error()
+            || err.is_connection_dropped()
+            || err.is_connection_refusal()
+            || err.is_timeout()
+        {
+            return FailureKind::Connection;
+        }
+        match err.kind() {
+            ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::AuthenticationFailed => {
+                FailureKind::Server
+            }
+            ErrorKind::Parse | ErrorKind::UnexpectedReturnType => FailureKind::Protocol,
+            _ => FailureKind::Other,
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one master answered in one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Acquire: the key was set. Extend: the TTL was renewed. Release: the key was deleted.
+    Granted,
+    /// The key is held by another token (or, for extend/release, is not ours any more).
+    Denied,
+    /// An error, classified.
+    Failed(FailureKind),
+    /// No answer within the per-master timeout.
+    TimedOut,
+    /// Concurrent fan-out decided the operation before this master answered.
+    NotAwaited,
+}
+
+impl Outcome {
+    /// Short stable name (`"granted"`, `"denied"`, `"failed"`, `"timed_out"`, `"not_awaited"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Granted => "granted",
+            Outcome::Denied => "denied",
+            Outcome::Failed(_) => "failed",
+            Outcome::TimedOut => "timed_out",
+            Outcome::NotAwaited => "not_awaited",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Failed(kind) => write!(f, "failed ({kind})"),
+            other => f.write_str(other.as_str()),
+        }
+    }
+}
+
+/// One master's part of a vote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MasterVote {
+    /// Index of the master in the configured order.
+    pub master: usize,
+    /// What it answered.
+    pub outcome: Outcome,
+    /// Round trip of its request; `None` when it timed out or was not awaited.
+    pub round_trip: Option<Duration>,
+}
+
+/// How an acquire attempt ended, in the terms of the suite's metrics (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// granted ≥ quorum and validity > 0.
+    Won,
+    /// granted ≥ quorum but the validity ran out before the vote was complete.
+    Expired,
+    /// 0 < granted < quorum: the masters were split between contenders.
+    SplitVote,
+    /// granted = 0.
+    CleanLoss,
+}
+
+impl Verdict {
+    /// Short stable name (`"won"`, `"expired"`, `"split_vote"`, `"clean_loss"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Won => "won",
+            Verdict::Expired => "expired",
+            Verdict::SplitVote => "split_vote",
+            Verdict::CleanLoss => "clean_loss",
+        }
+    }
+}
+
+/// The outcome of one operation across all masters.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Vote {
+    pub(crate) masters: Vec<MasterVote>,
+    pub(crate) quorum: usize,
+    pub(crate) started: Instant,
+    pub(crate) elapsed: Duration,
+    pub(crate) validity: Option<Duration>,
+}
+
+impl Vote {
+    pub(crate) fn new(n_masters: usize, quorum: usize) -> Self {
+        Vote {
+            masters: (0..n_masters)
+                .map(|master| MasterVote {
+                    master,
+                    outcome: Outcome::NotAwaited,
+                    round_trip: None,
+                })
+                .collect(),
+            quorum,
+            started: Instant::now(),
+            elapsed: Duration::ZERO,
+            validity: None,
+        }
+    }
+
+    fn count(&self, pred: impl Fn(Outcome) -> bool) -> usize {
+        self.masters.iter().filter(|m| pred(m.outcome)).count()
+    }
+
+    /// Per-master answers, in configured master order.
+    pub fn masters(&self) -> &[MasterVote] {
+        &self.masters
+    }
+    /// Masters that granted (acquire: set the key; extend: renewed; release: deleted).
+    pub fn granted(&self) -> usize {
+        self.count(|o| o == Outcome::Granted)
+    }
+    /// Masters that answered no: the key belongs to someone else (or, for extend/release, is gone).
+    pub fn denied(&self) -> usize {
+        self.count(|o| o == Outcome::Denied)
+    }
+    /// Masters that failed, timed-out ones included.
+    pub fn failed(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Failed(_) | Outcome::TimedOut))
+    }
+    /// Masters that timed out (a subset of [`failed`](Self::failed)).
+    pub fn timed_out(&self) -> usize {
+        self.count(|o| o == Outcome::TimedOut)
+    }
+    /// Masters whose answer concurrent fan-out did not wait for.
+    pub fn not_awaited(&self) -> usize {
+        self.count(|o| o == Outcome::NotAwaited)
+    }
+    /// Masters that gave an answer (granted or denied).
+    pub fn answered(&self) -> usize {
+        self.granted() + self.denied()
+    }
+    /// Votes needed to win.
+    pub fn quorum(&self) -> usize {
+        self.quorum
+    }
+    /// Monotonic instant the operation started (before the first request was sent).
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+    /// Monotonic instant the vote was complete: `started + elapsed`. A won lock's validity
+    /// counts from here.
+    pub fn completed(&self) -> Instant {
+        self.started + self.elapsed
+    }
+    /// Wall time of the operation on the monotonic clock.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+    /// Validity left when the vote completed (acquire/extend that won), else `None`.
+    pub fn validity(&self) -> Option<Duration> {
+        self.validity
+    }
+    /// True when granted ≥ quorum and validity > 0.
+    pub fn won(&self) -> bool {
+        self.granted() >= self.quorum && self.validity.is_some()
+    }
+    /// Classification of an acquire attempt by the suite's metric definitions.
+    pub fn verdict(&self) -> Verdict {
+        let granted = self.granted();
+        if granted >= self.quorum {
+            if self.validity.is_some() {
+                Verdict::Won
+            } else {
+                Verdict::Expired
+            }
+        } else if granted == 0 {
+            Verdict::CleanLoss
+        } else {
+            Verdict::SplitVote
+        }
+    }
+}
+
+impl fmt::Debug for Vote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Vote")
+            .field("granted", &self.granted())
+            .field("denied", &self.denied())
+            .field("failed", &self.failed())
+            .field("quorum", &self.quorum)
+            .field("elapsed", &self.elapsed)
+            .field("validity", &self.validity)
+            .field("masters", &self.masters)
+            .finish()
+    }
+}
+
+impl fmt::Display for Vote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} granted, {} denied, {} failed of {} (quorum {}) in {:?}",
+            self.granted(),
+            self.denied(),
+            self.failed(),
+            self.masters.len(),
+            self.quorum,
+            self.elapsed
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vote(outcomes: &[Outcome], validity: Option<Duration>) -> Vote {
+        let mut v = Vote::new(outcomes.len(), outcomes.len() / 2 + 1);
+        for (m, o) in v.masters.iter_mut().zip(outcomes) {
+            m.outcome = *o;
+        }
+        v.validity = validity;
+        v
+    }
+
+    #[test]
+    fn verdicts_follow_metric_definitions() {
+        use Outcome::*;
+        let ms = Some(Duration::from_millis(1));
+        assert_eq!(
+            vote(&[Granted, Granted, Granted, Denied, Denied], ms).verdict(),
+            Verdict::Won
+        );
+        assert_eq!(
+            vote(&[Granted, Granted, Granted, Denied, Denied], None).verdict(),
+            Verdict::Expired
+        );
+        assert_eq!(
+            vote(&[Granted, Granted, Denied, Denied, TimedOut], None).verdict(),
+            Verdict::SplitVote
+        );
+        assert_eq!(
+            vote(&[Denied, Denied, Denied, NotAwaited, NotAwaited], None).verdict(),
+            Verdict::CleanLoss
+        );
+        let v = vote(
+            &[Granted, Failed(FailureKind::Server), TimedOut, NotAwaited, Denied],
+            None,
+        );
+        assert_eq!(
+            (v.granted(), v.denied(), v.failed(), v.timed_out(), v.not_awaited()),
+            (1, 1, 2, 1, 1)
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Load generator library (work in progress: see the load generator issue).

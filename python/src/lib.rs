@@ -1,0 +1,1 @@
+//! Python extension over redlock-core (work in progress: see the Python issue).
