@@ -34,6 +34,8 @@ mod watchdog;
 pub mod blocking;
 #[cfg(feature = "local")]
 pub mod local;
+#[cfg(feature = "local")]
+pub mod proxy;
 
 pub use client::{Redlock, Retry};
 pub use config::{
