@@ -40,7 +40,9 @@ pub struct Redlock {
 
 impl fmt::Debug for Redlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("blocking::Redlock").field(&self.inner).finish()
+        f.debug_tuple("blocking::Redlock")
+            .field(&self.inner)
+            .finish()
     }
 }
 
@@ -130,6 +132,24 @@ impl Redlock {
         observer: &mut (dyn FnMut(&Vote) + Send),
     ) -> Result<Lock> {
         self.block_on(self.inner.acquire_observed(resource, ttl, retry, observer))?
+    }
+    /// See [`crate::Redlock::acquire_cancellable`]: `Ok(None)` once `cancel` completed (the
+    /// in-flight attempt undone on every master).
+    pub fn acquire_cancellable<C>(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        retry: Retry,
+        observer: &mut (dyn FnMut(&Vote) + Send),
+        cancel: C,
+    ) -> Result<Option<Lock>>
+    where
+        C: Future<Output = ()>,
+    {
+        self.block_on(
+            self.inner
+                .acquire_cancellable(resource, ttl, retry, observer, cancel),
+        )?
     }
     /// See [`crate::Redlock::extend`].
     pub fn extend(&self, lock: &mut Lock, ttl: Duration) -> Result<()> {

@@ -46,6 +46,44 @@ pub enum Retry {
     Until(Instant),
 }
 
+/// Deletes an attempt's keys in the background if the acquire future is dropped while the
+/// attempt is in flight (cancel safety for `select!`, `timeout` and aborted tasks).
+struct InFlight<'a> {
+    client: &'a Redlock,
+    resource: &'a str,
+    token: &'a str,
+    armed: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn arm(client: &'a Redlock, resource: &'a str, token: &'a str) -> Self {
+        InFlight {
+            client,
+            resource,
+            token,
+            armed: true,
+        }
+    }
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let client = self.client.clone();
+            let (resource, token) = (self.resource.to_string(), self.token.to_string());
+            handle.spawn(async move {
+                client.unlock_all(&resource, &token).await;
+            });
+        }
+    }
+}
+
 impl RedlockBuilder {
     /// Validates the configuration and creates the client. Does no network I/O: connections
     /// open in the background and reconnect on their own, so a master that is down cannot
@@ -135,6 +173,35 @@ impl Redlock {
         retry: Retry,
         observer: &mut (dyn FnMut(&Vote) + Send),
     ) -> Result<Lock> {
+        let never = std::future::pending::<()>();
+        match self
+            .acquire_cancellable(resource, ttl, retry, observer, never)
+            .await?
+        {
+            Some(lock) => Ok(lock),
+            None => Err(Error::Internal(
+                "acquire cancelled without a cancel signal".into(),
+            )),
+        }
+    }
+
+    /// Like [`acquire_observed`](Self::acquire_observed), but gives up as soon as `cancel`
+    /// completes (e.g. a Ctrl-C check or a shutdown signal) and returns `Ok(None)` — after the
+    /// in-flight attempt's keys have been deleted on every master, so nothing is left behind.
+    ///
+    /// Every acquire is also cancel-safe when its future is simply dropped: the in-flight
+    /// attempt's keys are then deleted in the background.
+    pub async fn acquire_cancellable<C>(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        retry: Retry,
+        observer: &mut (dyn FnMut(&Vote) + Send),
+        cancel: C,
+    ) -> Result<Option<Lock>>
+    where
+        C: std::future::Future<Output = ()>,
+    {
         check_resource(resource)?;
         let settings = &self.inner.settings;
         let ttl = check_ttl(ttl, settings.drift_factor)?;
@@ -143,14 +210,27 @@ impl Redlock {
             Retry::Configured => settings.retry_count.saturating_add(1),
             Retry::Until(_) => u32::MAX,
         };
+        tokio::pin!(cancel);
         let mut attempts = 0u32;
         loop {
             attempts += 1;
-            let token = new_token().map_err(|e| Error::Internal(format!("OS random source: {e}")))?;
-            let vote = self.attempt(resource, &token, ttl).await;
+            let token =
+                new_token().map_err(|e| Error::Internal(format!("OS random source: {e}")))?;
+            let mut in_flight = InFlight::arm(self, resource, &token);
+            let vote = tokio::select! {
+                biased;
+                vote = self.attempt(resource, &token, ttl) => vote,
+                () = &mut cancel => {
+                    self.unlock_all(resource, &token).await;
+                    in_flight.disarm();
+                    return Ok(None);
+                }
+            };
             observer(&vote);
             if let Some(validity) = vote.validity() {
-                return Ok(Lock {
+                in_flight.disarm();
+                drop(in_flight);
+                return Ok(Some(Lock {
                     resource: resource.to_string(),
                     token,
                     ttl,
@@ -158,11 +238,12 @@ impl Redlock {
                     computed_at: vote.completed(),
                     extensions: 0,
                     vote,
-                });
+                }));
             }
             // Lost: undo whatever this attempt set, on every master (even those that denied
             // or failed: their answer may have been lost after the key was written).
             self.unlock_all(resource, &token).await;
+            in_flight.disarm();
             let delay = jittered(settings.retry_delay);
             let out_of_time = match retry {
                 Retry::Until(deadline) => Instant::now() + delay > deadline,
@@ -171,7 +252,11 @@ impl Redlock {
             if attempts >= max_attempts || out_of_time {
                 return Err(self.acquire_error(resource, attempts, vote));
             }
-            tokio::time::sleep(delay).await;
+            tokio::select! {
+                biased;
+                () = tokio::time::sleep(delay) => {}
+                () = &mut cancel => return Ok(None),
+            }
         }
     }
 

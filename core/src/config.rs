@@ -157,7 +157,9 @@ impl RedlockBuilder {
     pub(crate) fn settings(&self) -> Result<Settings> {
         let n = self.urls.len();
         if n == 0 {
-            return Err(Error::invalid("masters: at least one master URL is required"));
+            return Err(Error::invalid(
+                "masters: at least one master URL is required",
+            ));
         }
         let majority = n / 2 + 1;
         let quorum = self.quorum.unwrap_or(majority);
@@ -258,10 +260,7 @@ mod tests {
             redact_url("redis://user:s3cret@127.0.0.1:7000/0"),
             "redis://user:***@127.0.0.1:7000/0"
         );
-        assert_eq!(
-            redact_url("rediss://:s3cret@host"),
-            "rediss://:***@host"
-        );
+        assert_eq!(redact_url("rediss://:s3cret@host"), "rediss://:***@host");
         assert_eq!(redact_url("redis://s3cret@host"), "redis://***@host");
         assert_eq!(redact_url("redis://host:1/2"), "redis://host:1/2");
         // Does not parse as a URL (bad port), still redacted.

@@ -143,7 +143,9 @@ impl LocalMasters {
             }
             Err(e) => return Err(e.into()),
         }
-        let dir = tempfile::Builder::new().prefix("redlock-masters-").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("redlock-masters-")
+            .tempdir()?;
         let mut masters = LocalMasters {
             binary,
             dir,
@@ -245,9 +247,7 @@ impl LocalMasters {
     }
     /// `redis://127.0.0.1:PORT` of every master, in order.
     pub fn urls(&self) -> Vec<String> {
-        (0..self.len())
-            .filter_map(|i| self.url(i).ok())
-            .collect()
+        (0..self.len()).filter_map(|i| self.url(i).ok()).collect()
     }
     /// `redis://127.0.0.1:PORT` of master `index`.
     pub fn url(&self, index: usize) -> Result<String, LocalError> {

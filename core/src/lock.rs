@@ -66,7 +66,10 @@ impl fmt::Debug for Lock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lock")
             .field("resource", &self.resource)
-            .field("token", &format_args!("{}…", &self.token[..8.min(self.token.len())]))
+            .field(
+                "token",
+                &format_args!("{}…", &self.token[..8.min(self.token.len())]),
+            )
             .field("ttl", &self.ttl)
             .field("validity", &self.validity)
             .field("extensions", &self.extensions)

@@ -85,7 +85,9 @@ mod tests {
         let a = new_token().unwrap();
         let b = new_token().unwrap();
         assert_eq!(a.len(), 40);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(a
+            .bytes()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert_ne!(a, b);
     }
 

@@ -295,11 +295,23 @@ mod tests {
             Verdict::CleanLoss
         );
         let v = vote(
-            &[Granted, Failed(FailureKind::Server), TimedOut, NotAwaited, Denied],
+            &[
+                Granted,
+                Failed(FailureKind::Server),
+                TimedOut,
+                NotAwaited,
+                Denied,
+            ],
             None,
         );
         assert_eq!(
-            (v.granted(), v.denied(), v.failed(), v.timed_out(), v.not_awaited()),
+            (
+                v.granted(),
+                v.denied(),
+                v.failed(),
+                v.timed_out(),
+                v.not_awaited()
+            ),
             (1, 1, 2, 1, 1)
         );
     }
