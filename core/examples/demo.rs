@@ -14,7 +14,11 @@ fn print_vote(what: &str, vote: &Vote) {
             .round_trip
             .map(|d| format!("{:.1} µs", d.as_secs_f64() * 1e6))
             .unwrap_or_else(|| "-".into());
-        println!("    master {}: {:<12} {rtt}", m.master, m.outcome.to_string());
+        println!(
+            "    master {}: {:<12} {rtt}",
+            m.master,
+            m.outcome.to_string()
+        );
     }
 }
 
@@ -24,12 +28,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("5 local masters: {}", masters.urls().join(", "));
     for fanout in [FanOut::Sequential, FanOut::Concurrent] {
         let redlock = Redlock::builder(masters.urls()).fanout(fanout).build()?;
-        // Warm the connections so the printed votes show steady-state round trips.
-        let warm = redlock.acquire("demo:warm-up", Duration::from_secs(1)).await?;
-        redlock.release(&warm).await?;
+        // Start from open connections so the votes show steady-state round trips.
+        redlock.wait_connected(Duration::from_secs(5)).await;
 
         println!("\n{fanout} fan-out");
-        let lock = redlock.acquire("demo:resource", Duration::from_secs(10)).await?;
+        let lock = redlock
+            .acquire("demo:resource", Duration::from_secs(10))
+            .await?;
         println!(
             "  acquired {:?} token {}… validity {:?}",
             lock.resource(),
@@ -37,7 +42,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             lock.validity()
         );
         print_vote("acquire", lock.vote());
-        match redlock.try_acquire("demo:resource", Duration::from_secs(10)).await {
+        match redlock
+            .try_acquire("demo:resource", Duration::from_secs(10))
+            .await
+        {
             Err(e) => println!("  a second contender is refused: {e}"),
             Ok(_) => println!("  BUG: a second contender got the lock"),
         }

@@ -106,6 +106,10 @@ impl Redlock {
         Ok(self.handle.block_on(future))
     }
 
+    /// See [`crate::Redlock::wait_connected`].
+    pub fn wait_connected(&self, timeout: Duration) -> Result<usize> {
+        self.block_on(self.inner.wait_connected(timeout))
+    }
     /// See [`crate::Redlock::try_acquire`].
     pub fn try_acquire(&self, resource: &str, ttl: Duration) -> Result<Lock> {
         self.block_on(self.inner.try_acquire(resource, ttl))?

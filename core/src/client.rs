@@ -102,9 +102,6 @@ impl RedlockBuilder {
             .enumerate()
             .map(|(i, url)| Master::new(i, url))
             .collect::<Result<Vec<_>>>()?;
-        for master in &masters {
-            master.warm_up();
-        }
         Ok(Redlock {
             inner: Arc::new(Inner { masters, settings }),
         })
@@ -139,6 +136,24 @@ impl Redlock {
     /// Number of masters.
     pub fn master_count(&self) -> usize {
         self.inner.masters.len()
+    }
+
+    /// Masters with an established connection right now.
+    pub fn connected_masters(&self) -> usize {
+        self.inner
+            .masters
+            .iter()
+            .filter(|m| m.is_connected())
+            .count()
+    }
+
+    /// Waits until every master is connected or known to be down, at most `timeout`, and
+    /// returns how many are connected. Optional: connections open in the background anyway;
+    /// this lets a caller (or a benchmark) start with warm connections.
+    pub async fn wait_connected(&self, timeout: Duration) -> usize {
+        let all = futures_util::future::join_all(self.inner.masters.iter().map(|m| m.connected()));
+        let _ = tokio::time::timeout(timeout, all).await;
+        self.connected_masters()
     }
 
     /// One attempt, no retry.

@@ -1,12 +1,22 @@
-//! One Redis master: a lazily-connected, self-reconnecting multiplexed connection and the three
-//! requests the algorithm sends to it.
+//! One Redis master: a supervised multiplexed connection and the three requests the algorithm
+//! sends to it.
+//!
+//! A background task owns connecting and reconnecting; requests only read the current state
+//! (an `ArcSwap`, no lock). That gives the properties the algorithm needs:
+//! - a request on a live connection is queued on its first poll, so requests to one master
+//!   reach it in the order they were issued (cleanup after an attempt can never overtake it);
+//! - a master known to be down fails at once instead of costing the per-master timeout;
+//! - nothing here blocks construction or other masters.
 
 use std::fmt;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{RedisError, RedisResult, Script, Value};
+use arc_swap::ArcSwap;
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, RedisError, RedisResult, Script, Value};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
 use crate::config::redact_url;
 use crate::error::{Error, Result};
@@ -24,6 +34,12 @@ static EXTEND: LazyLock<Script> = LazyLock::new(|| {
         r#"if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end"#,
     )
 });
+
+/// How long one TCP connect (plus handshake) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// Reconnect back-off bounds: a restarted master is found again within `MAX_BACKOFF`.
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+const MAX_BACKOFF: Duration = Duration::from_millis(200);
 
 /// A request the algorithm sends to one master. `Ok(true)` means granted, `Ok(false)` denied.
 #[derive(Debug, Clone, Copy)]
@@ -44,11 +60,29 @@ pub(crate) enum Request<'a> {
     Unlock { resource: &'a str, token: &'a str },
 }
 
+enum ConnState {
+    /// A connect attempt is under way: requests wait for it (within their timeout).
+    Connecting,
+    Connected(MultiplexedConnection),
+    /// The last connect attempt failed; the supervisor retries after a back-off.
+    Down(RedisError),
+}
+
+struct Shared {
+    client: redis::Client,
+    state: ArcSwap<ConnState>,
+    /// Signalled on every state change (wakes requests waiting on `Connecting`).
+    changed: Notify,
+    /// Signalled by a request that saw the connection break.
+    broken: Notify,
+}
+
 /// A configured master.
 pub(crate) struct Master {
     /// The URL with any password redacted: the only form ever displayed.
     display: String,
-    conn: ConnectionManager,
+    shared: Arc<Shared>,
+    supervisor: JoinHandle<()>,
 }
 
 impl fmt::Debug for Master {
@@ -59,12 +93,14 @@ impl fmt::Debug for Master {
     }
 }
 
-/// How long one TCP connect may take before the manager gives up and tries again later.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+impl Drop for Master {
+    fn drop(&mut self) {
+        self.supervisor.abort();
+    }
+}
 
 impl Master {
-    /// Parses `url` and prepares a lazy connection; does no I/O, so a down master cannot block.
-    /// Must run inside a tokio runtime (the manager spawns its reconnect task there).
+    /// Parses `url` and starts connecting in the background. Must run inside a tokio runtime.
     pub(crate) fn new(index: usize, url: &str) -> Result<Self> {
         let display = redact_url(url);
         let client = redis::Client::open(url).map_err(|e| {
@@ -73,20 +109,18 @@ impl Master {
                 describe_parse_error(&e)
             ))
         })?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(CONNECT_TIMEOUT))
-            // The algorithm applies its own per-master timeout to every request.
-            .set_response_timeout(None)
-            .set_number_of_retries(2)
-            .set_min_delay(Duration::from_millis(10))
-            .set_max_delay(Duration::from_millis(500));
-        let conn = ConnectionManager::new_lazy_with_config(client, config).map_err(|e| {
-            Error::invalid(format!(
-                "master URL #{index} {display:?}: {}",
-                describe_parse_error(&e)
-            ))
-        })?;
-        Ok(Master { display, conn })
+        let shared = Arc::new(Shared {
+            client,
+            state: ArcSwap::from_pointee(ConnState::Connecting),
+            changed: Notify::new(),
+            broken: Notify::new(),
+        });
+        let supervisor = tokio::spawn(supervise(Arc::clone(&shared)));
+        Ok(Master {
+            display,
+            shared,
+            supervisor,
+        })
     }
 
     /// The URL with its password redacted.
@@ -94,61 +128,135 @@ impl Master {
         &self.display
     }
 
-    /// Sends `request`; `Ok(true)` = granted, `Ok(false)` = denied.
-    pub(crate) async fn send(&self, request: Request<'_>) -> RedisResult<bool> {
-        // Cloning the manager clones an Arc; the underlying connection stays shared and pipelined.
-        let mut conn = self.conn.clone();
-        match request {
-            Request::Lock {
-                resource,
-                token,
-                ttl_ms,
-            } => {
-                let reply: Value = redis::cmd("SET")
-                    .arg(resource)
-                    .arg(token)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(ttl_ms)
-                    .query_async(&mut conn)
-                    .await?;
-                match reply {
-                    Value::Okay => Ok(true),
-                    Value::Nil => Ok(false),
-                    other => Err(unexpected_reply("SET NX", &other)),
+    /// True while a connection is established.
+    pub(crate) fn is_connected(&self) -> bool {
+        matches!(**self.shared.state.load(), ConnState::Connected(_))
+    }
+
+    /// Waits until connected (returns true) or until the master is known to be down.
+    pub(crate) async fn connected(&self) -> bool {
+        self.connection().await.is_ok()
+    }
+
+    /// The live connection, waiting for a connect under way; an error if the master is down.
+    async fn connection(&self) -> RedisResult<(Arc<ConnState>, MultiplexedConnection)> {
+        loop {
+            let changed = self.shared.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let state = self.shared.state.load_full();
+            match &*state {
+                ConnState::Connected(conn) => {
+                    let conn = conn.clone();
+                    return Ok((state, conn));
                 }
-            }
-            Request::Extend {
-                resource,
-                token,
-                ttl_ms,
-            } => {
-                let renewed: i64 = EXTEND
-                    .key(resource)
-                    .arg(token)
-                    .arg(ttl_ms)
-                    .invoke_async(&mut conn)
-                    .await?;
-                Ok(renewed == 1)
-            }
-            Request::Unlock { resource, token } => {
-                let deleted: i64 = RELEASE
-                    .key(resource)
-                    .arg(token)
-                    .invoke_async(&mut conn)
-                    .await?;
-                Ok(deleted == 1)
+                ConnState::Down(err) => return Err(err.clone()),
+                ConnState::Connecting => changed.await,
             }
         }
     }
 
-    /// Opens the connection in the background so the first operation does not pay for it.
-    pub(crate) fn warm_up(&self) {
-        let mut conn = self.conn.clone();
-        tokio::spawn(async move {
-            let _: RedisResult<Value> = redis::cmd("PING").query_async(&mut conn).await;
-        });
+    /// Sends `request`; `Ok(true)` = granted, `Ok(false)` = denied.
+    pub(crate) async fn send(&self, request: Request<'_>) -> RedisResult<bool> {
+        let (state, mut conn) = self.connection().await?;
+        let result = exchange(&mut conn, request).await;
+        if let Err(err) = &result {
+            if err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal() {
+                // Hand the broken connection back to the supervisor, once.
+                let previous = self
+                    .shared
+                    .state
+                    .compare_and_swap(&state, Arc::new(ConnState::Connecting));
+                if Arc::ptr_eq(&previous, &state) {
+                    self.shared.broken.notify_one();
+                }
+            }
+        }
+        result
     }
+}
+
+async fn exchange(conn: &mut MultiplexedConnection, request: Request<'_>) -> RedisResult<bool> {
+    match request {
+        Request::Lock {
+            resource,
+            token,
+            ttl_ms,
+        } => {
+            let reply: Value = redis::cmd("SET")
+                .arg(resource)
+                .arg(token)
+                .arg("NX")
+                .arg("PX")
+                .arg(ttl_ms)
+                .query_async(conn)
+                .await?;
+            match reply {
+                Value::Okay => Ok(true),
+                Value::Nil => Ok(false),
+                other => Err(unexpected_reply("SET NX", &other)),
+            }
+        }
+        Request::Extend {
+            resource,
+            token,
+            ttl_ms,
+        } => {
+            let renewed: i64 = EXTEND
+                .key(resource)
+                .arg(token)
+                .arg(ttl_ms)
+                .invoke_async(conn)
+                .await?;
+            Ok(renewed == 1)
+        }
+        Request::Unlock { resource, token } => {
+            let deleted: i64 = RELEASE.key(resource).arg(token).invoke_async(conn).await?;
+            Ok(deleted == 1)
+        }
+    }
+}
+
+/// Connects, and reconnects whenever a request reports the connection broken.
+async fn supervise(shared: Arc<Shared>) {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(CONNECT_TIMEOUT))
+        // The algorithm applies its own per-master timeout to every request.
+        .set_response_timeout(None);
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        set_state(&shared, ConnState::Connecting);
+        let attempt = shared
+            .client
+            .get_multiplexed_async_connection_with_config(&config);
+        let result = match tokio::time::timeout(CONNECT_TIMEOUT * 2, attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(RedisError::from((
+                redis::ErrorKind::Io,
+                "connect timed out",
+            ))),
+        };
+        match result {
+            Ok(conn) => {
+                backoff = MIN_BACKOFF;
+                let broken = shared.broken.notified();
+                tokio::pin!(broken);
+                broken.as_mut().enable();
+                set_state(&shared, ConnState::Connected(conn));
+                broken.await;
+            }
+            Err(err) => {
+                set_state(&shared, ConnState::Down(err));
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+fn set_state(shared: &Shared, state: ConnState) {
+    shared.state.store(Arc::new(state));
+    shared.changed.notify_waiters();
 }
 
 fn unexpected_reply(what: &str, reply: &Value) -> RedisError {
@@ -163,7 +271,7 @@ fn unexpected_reply(what: &str, reply: &Value) -> RedisError {
 fn describe_parse_error(err: &RedisError) -> String {
     match err.kind() {
         redis::ErrorKind::InvalidClientConfig => {
-            "not a valid redis:// , rediss:// or unix:// URL".to_string()
+            "not a valid redis://, rediss:// or unix:// URL".to_string()
         }
         _ => format!("{:?}", err.kind()),
     }

@@ -1,0 +1,186 @@
+//! Acquire, contention and release against 5 real masters, in both fan-out modes.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use common::*;
+use redlock_core::{Outcome, Verdict};
+
+const TTL: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn acquire_release_round_trip_with_fresh_tokens() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let redlock = client(&m, fanout).await;
+        let key = format!("round-trip:{fanout}");
+        let mut tokens = HashSet::new();
+        for _ in 0..5 {
+            let lock = redlock
+                .acquire(&key, TTL)
+                .await
+                .expect("uncontended acquire");
+            assert_eq!(lock.resource(), key);
+            assert_eq!(lock.token().len(), 40);
+            assert!(lock.token().bytes().all(|b| b.is_ascii_hexdigit()));
+            assert!(tokens.insert(lock.token().to_string()), "token reused");
+            assert!(lock.validity() > Duration::ZERO && lock.validity() < TTL);
+            assert!(lock.is_valid());
+            assert_eq!(lock.vote().verdict(), Verdict::Won);
+            assert!(lock.vote().granted() >= 3);
+            // Every master that granted holds the token.
+            let granted: Vec<usize> = lock
+                .vote()
+                .masters()
+                .iter()
+                .filter(|v| v.outcome == Outcome::Granted)
+                .map(|v| v.master)
+                .collect();
+            // Not-awaited masters (concurrent) may hold it too: the SET was sent to all.
+            let holding = holders(&m, &key, lock.token());
+            assert!(
+                granted.iter().all(|i| holding.contains(i)),
+                "{fanout}: {granted:?} {holding:?}"
+            );
+
+            let released = redlock.release(&lock).await.unwrap();
+            assert_eq!(
+                released.granted(),
+                5,
+                "{fanout}: release reaches every master"
+            );
+            assert!(
+                with_key(&m, &key).is_empty(),
+                "{fanout}: key left after release"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn contender_is_refused_with_zero_granted_then_wins_after_release() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let a = client(&m, fanout).await;
+        let b = client(&m, fanout).await;
+        let key = format!("contention:{fanout}");
+        let held = a.acquire(&key, TTL).await.unwrap();
+        // Make sure A's SETs reached every master (concurrent fan-out does not wait for all).
+        eventually("A's key on all masters", Duration::from_secs(2), || {
+            holders(&m, &key, held.token()).len() == 5
+        })
+        .await;
+
+        let err = b.acquire(&key, TTL).await.expect_err("B must not win");
+        assert!(err.is_not_acquired(), "{fanout}: {err}");
+        let vote = err.vote().expect("vote");
+        assert_eq!(vote.granted(), 0, "{fanout}: {vote}");
+        assert_eq!(vote.verdict(), Verdict::CleanLoss);
+        assert_eq!(
+            holders(&m, &key, held.token()).len(),
+            5,
+            "A's lock untouched"
+        );
+
+        a.release(&held).await.unwrap();
+        let won = b.acquire(&key, TTL).await.expect("B wins after release");
+        b.release(&won).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn failed_acquire_leaves_no_key_of_its_attempts() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let redlock = client(&m, fanout).await;
+        let key = format!("split:{fanout}");
+        // Another owner holds 3 masters; our attempts win masters 3 and 4 only: a split vote.
+        for i in 0..3 {
+            set(&m, i, &key, "someone-else");
+        }
+        let mut verdicts = Vec::new();
+        let err = redlock
+            .acquire_observed(&key, TTL, redlock_core::Retry::Configured, &mut |v| {
+                verdicts.push(v.verdict())
+            })
+            .await
+            .expect_err("3 of 5 are taken");
+        assert!(err.is_not_acquired(), "{err}");
+        assert_eq!(verdicts.len(), 3, "1 + retry_count attempts");
+        assert!(verdicts
+            .iter()
+            .all(|v| matches!(v, Verdict::SplitVote | Verdict::CleanLoss)));
+        // Sequential asks every master, so it must see the split.
+        if fanout == redlock_core::FanOut::Sequential {
+            assert!(
+                verdicts.iter().all(|v| *v == Verdict::SplitVote),
+                "{verdicts:?}"
+            );
+        }
+        assert_eq!(
+            with_key(&m, &key),
+            vec![0, 1, 2],
+            "{fanout}: our keys were not undone"
+        );
+        for i in 0..3 {
+            assert_eq!(get(&m, i, &key).as_deref(), Some("someone-else"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn releasing_an_expired_or_foreign_lock_deletes_nothing_of_the_holder() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let a = client(&m, fanout).await;
+        let b = client(&m, fanout).await;
+        let key = format!("foreign:{fanout}");
+        let old = a.acquire(&key, TTL).await.unwrap();
+        eventually("A's key on all masters", Duration::from_secs(2), || {
+            holders(&m, &key, old.token()).len() == 5
+        })
+        .await;
+        // A's lock "expires" (keys gone), then B takes the resource.
+        for i in 0..5 {
+            del(&m, i, &key);
+        }
+        let current = b.acquire(&key, TTL).await.unwrap();
+        eventually("B's key on all masters", Duration::from_secs(2), || {
+            holders(&m, &key, current.token()).len() == 5
+        })
+        .await;
+
+        let released = a.release(&old).await.expect("not an error");
+        assert_eq!(
+            released.granted(),
+            0,
+            "{fanout}: released someone else's lock"
+        );
+        assert_eq!(released.denied(), 5);
+        assert_eq!(holders(&m, &key, current.token()).len(), 5, "{fanout}");
+        b.release(&current).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn quorum_setting_raises_the_votes_needed() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let strict = connected(builder(&m, fanout).quorum(5)).await;
+        let key = format!("quorum:{fanout}");
+        set(&m, 4, &key, "someone-else");
+        let err = strict
+            .try_acquire(&key, TTL)
+            .await
+            .expect_err("needs all 5");
+        assert!(err.is_not_acquired(), "{err}");
+        assert_eq!(err.vote().unwrap().quorum(), 5);
+        assert_eq!(with_key(&m, &key), vec![4], "{fanout}: attempt undone");
+        del(&m, 4, &key);
+        let lock = strict.try_acquire(&key, TTL).await.unwrap();
+        assert_eq!(lock.vote().granted(), 5);
+        strict.release(&lock).await.unwrap();
+    }
+}
