@@ -46,3 +46,8 @@ pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;
 pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
 pub use watchdog::AutoExtend;
+
+/// Compiles the README's Rust examples as doc tests, so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

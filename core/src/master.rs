@@ -236,6 +236,22 @@ async fn supervise(shared: Arc<Shared>) {
                 "connect timed out",
             ))),
         };
+        // Load the scripts up front: EVALSHA then succeeds at once, and a cleanup whose reply
+        // is not awaited (paused master) still runs when the master wakes up, instead of
+        // failing with NOSCRIPT and never being retried.
+        let result = match result {
+            Ok(mut conn) => {
+                match tokio::time::timeout(CONNECT_TIMEOUT, load_scripts(&mut conn)).await {
+                    Ok(Ok(())) => Ok(conn),
+                    Ok(Err(err)) => Err(err),
+                    Err(_) => Err(RedisError::from((
+                        redis::ErrorKind::Io,
+                        "SCRIPT LOAD timed out",
+                    ))),
+                }
+            }
+            Err(err) => Err(err),
+        };
         match result {
             Ok(conn) => {
                 backoff = MIN_BACKOFF;
@@ -252,6 +268,13 @@ async fn supervise(shared: Arc<Shared>) {
             }
         }
     }
+}
+
+async fn load_scripts(conn: &mut MultiplexedConnection) -> RedisResult<()> {
+    for script in [&*RELEASE, &*EXTEND] {
+        script.load_async(conn).await?;
+    }
+    Ok(())
 }
 
 fn set_state(shared: &Shared, state: ConnState) {

@@ -1,0 +1,125 @@
+//! Bad configuration is rejected up front, naming the value; passwords never leak.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use redlock_core::{FanOut, Redlock};
+
+fn invalid(result: redlock_core::Result<Redlock>) -> String {
+    let err = result.expect_err("configuration must be rejected");
+    assert!(err.is_invalid_argument(), "{err}");
+    err.to_string()
+}
+
+#[tokio::test]
+async fn bad_configuration_names_the_bad_value() {
+    let none: Vec<String> = Vec::new();
+    assert!(invalid(Redlock::builder(none).build()).contains("masters"));
+
+    let urls = [
+        "redis://127.0.0.1:1",
+        "redis://127.0.0.1:2",
+        "redis://127.0.0.1:3",
+    ];
+    let msg = invalid(Redlock::builder(urls).quorum(1).build());
+    assert!(msg.contains("quorum 1") && msg.contains('2'), "{msg}");
+    let msg = invalid(Redlock::builder(urls).quorum(4).build());
+    assert!(msg.contains("quorum 4"), "{msg}");
+    let msg = invalid(Redlock::builder(urls).drift_factor(1.5).build());
+    assert!(msg.contains("1.5"), "{msg}");
+    let msg = invalid(Redlock::builder(urls).drift_factor(f64::NAN).build());
+    assert!(msg.contains("NaN"), "{msg}");
+    let msg = invalid(
+        Redlock::builder(urls)
+            .instance_timeout(Duration::ZERO)
+            .build(),
+    );
+    assert!(msg.contains("instance_timeout"), "{msg}");
+
+    let msg = invalid(Redlock::builder(["not a url"]).build());
+    assert!(msg.contains("not a url"), "{msg}");
+    let msg = invalid(Redlock::builder(["http://127.0.0.1:7000"]).build());
+    assert!(msg.contains("http://127.0.0.1:7000"), "{msg}");
+}
+
+#[tokio::test]
+async fn bad_operation_arguments_are_invalid_arguments() {
+    let m = masters(3);
+    for fanout in FANOUTS {
+        let redlock = client(&m, fanout).await;
+        let err = redlock
+            .acquire("", Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        assert!(
+            err.is_invalid_argument() && err.to_string().contains("resource"),
+            "{err}"
+        );
+        let err = redlock.acquire("k", Duration::ZERO).await.unwrap_err();
+        assert!(
+            err.is_invalid_argument() && err.to_string().contains("ttl 0ns"),
+            "{err}"
+        );
+        // ttl not above the drift allowance (10 ms × 0.01 + 2 ms would leave ~nothing).
+        let err = redlock
+            .try_acquire("k", Duration::from_millis(2))
+            .await
+            .unwrap_err();
+        assert!(
+            err.is_invalid_argument() && err.to_string().contains("2ms"),
+            "{err}"
+        );
+        let mut lock = redlock.acquire("k", Duration::from_secs(1)).await.unwrap();
+        let err = redlock.extend(&mut lock, Duration::ZERO).await.unwrap_err();
+        assert!(err.is_invalid_argument(), "{err}");
+        redlock.release(&lock).await.unwrap();
+        assert!(with_key(&m, "k").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn passwords_never_appear_in_errors_or_debug_output() {
+    let secret = "hunter2-secret";
+    let good = format!("redis://user:{secret}@127.0.0.1:1");
+    let unparsable = format!("redis://user:{secret}@127.0.0.1:notaport");
+
+    let builder = Redlock::builder([good.clone(), good.clone(), unparsable.clone()]);
+    assert!(!format!("{builder:?}").contains(secret));
+    let err = builder.build().unwrap_err();
+    assert!(!err.to_string().contains(secret), "{err}");
+    assert!(!format!("{err:?}").contains(secret), "{err:?}");
+    assert!(err.to_string().contains("user:***@"), "{err}");
+
+    let bad_quorum = Redlock::builder([good.clone()])
+        .quorum(3)
+        .build()
+        .unwrap_err();
+    assert!(!format!("{bad_quorum:?}").contains(secret));
+
+    let client = Redlock::builder([good.clone(), good.clone(), good])
+        .fanout(FanOut::Sequential)
+        .build()
+        .unwrap();
+    assert!(!format!("{client:?}").contains(secret));
+    assert!(client.masters().iter().all(|u| !u.contains(secret)));
+    // Unreachable masters with credentials: the error still shows no password.
+    let err = client
+        .try_acquire("k", Duration::from_secs(1))
+        .await
+        .unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    assert!(!format!("{err} {err:?}").contains(secret));
+}
+
+#[test]
+fn building_outside_a_runtime_is_an_error_not_a_panic() {
+    let err = Redlock::builder(["redis://127.0.0.1:1"])
+        .build()
+        .unwrap_err();
+    assert!(
+        err.is_invalid_argument() && err.to_string().contains("runtime"),
+        "{err}"
+    );
+}

@@ -1,0 +1,176 @@
+//! Extend and auto-extend against real masters.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use redlock_core::{FanOut, LostReason};
+
+#[tokio::test]
+async fn extend_renews_a_held_lock() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let redlock = client(&m, fanout).await;
+        let key = format!("extend:{fanout}");
+        let mut lock = redlock.acquire(&key, Duration::from_secs(2)).await.unwrap();
+        redlock
+            .extend(&mut lock, Duration::from_secs(30))
+            .await
+            .expect("held");
+        assert_eq!(lock.extensions(), 1);
+        assert_eq!(lock.ttl(), Duration::from_secs(30));
+        assert!(
+            lock.validity() > Duration::from_secs(20),
+            "{:?}",
+            lock.validity()
+        );
+        // The keys really carry the new TTL.
+        let pttl = m.command(0, &["PTTL", &key]).unwrap();
+        let pttl: i64 = pttl.trim_start_matches(':').trim().parse().unwrap();
+        assert!(pttl > 20_000, "PTTL {pttl}");
+        redlock.release(&lock).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn extend_after_expiry_is_lock_lost_and_recreates_nothing() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let redlock = client(&m, fanout).await;
+        let key = format!("expired:{fanout}");
+        let mut lock = redlock
+            .acquire(&key, Duration::from_millis(100))
+            .await
+            .unwrap();
+        eventually("keys expire", Duration::from_secs(3), || {
+            with_key(&m, &key).is_empty()
+        })
+        .await;
+        let err = redlock
+            .extend(&mut lock, Duration::from_secs(10))
+            .await
+            .expect_err("expired");
+        assert!(err.is_lock_lost(), "{fanout}: {err}");
+        assert_eq!(lock.extensions(), 0);
+        assert!(
+            with_key(&m, &key).is_empty(),
+            "{fanout}: extend re-created the key"
+        );
+    }
+}
+
+#[tokio::test]
+async fn extend_after_takeover_is_lock_lost_and_keeps_the_new_owner() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let a = client(&m, fanout).await;
+        let b = client(&m, fanout).await;
+        let key = format!("takeover:{fanout}");
+        let mut old = a.acquire(&key, Duration::from_secs(10)).await.unwrap();
+        for i in 0..5 {
+            del(&m, i, &key);
+        }
+        let new = b.acquire(&key, Duration::from_secs(10)).await.unwrap();
+        let before = holders(&m, &key, new.token());
+        let err = a
+            .extend(&mut old, Duration::from_secs(10))
+            .await
+            .expect_err("taken over");
+        assert!(err.is_lock_lost(), "{err}");
+        assert!(matches!(
+            err,
+            redlock_core::Error::LockLost {
+                reason: LostReason::NotHeld,
+                ..
+            }
+        ));
+        assert_eq!(holders(&m, &key, new.token()), before);
+        b.release(&new).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn extend_stops_at_the_bound() {
+    let m = masters(5);
+    let redlock = connected(builder(&m, FanOut::Concurrent).max_extensions(2)).await;
+    let mut lock = redlock
+        .acquire("bounded", Duration::from_secs(5))
+        .await
+        .unwrap();
+    redlock
+        .extend(&mut lock, Duration::from_secs(5))
+        .await
+        .unwrap();
+    redlock
+        .extend(&mut lock, Duration::from_secs(5))
+        .await
+        .unwrap();
+    let err = redlock
+        .extend(&mut lock, Duration::from_secs(5))
+        .await
+        .expect_err("third extension is over the bound");
+    assert!(matches!(
+        err,
+        redlock_core::Error::LockLost {
+            reason: LostReason::ExtensionLimit,
+            ..
+        }
+    ));
+    assert_eq!(lock.extensions(), 2);
+    redlock.release(&lock).await.unwrap();
+}
+
+#[tokio::test]
+async fn auto_extend_keeps_the_lock_past_several_ttls() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let redlock = client(&m, fanout).await;
+        let key = format!("watchdog:{fanout}");
+        let ttl = Duration::from_millis(500);
+        let lock = redlock.acquire(&key, ttl).await.unwrap();
+        let token = lock.token().to_string();
+        let guard = redlock.auto_extend(lock);
+        // Hold for 4 TTLs: without renewal the keys would be gone after the first.
+        tokio::time::sleep(ttl * 4).await;
+        assert!(!guard.is_lost(), "{fanout}");
+        assert!(
+            guard.lock().extensions() >= 3,
+            "{fanout}: {:?}",
+            guard.lock()
+        );
+        assert!(guard.lock().is_valid());
+        assert!(holders(&m, &key, &token).len() >= 3, "{fanout}");
+        let released = guard.release().await.expect("not lost");
+        assert!(released.granted() >= 3);
+        assert!(with_key(&m, &key).is_empty());
+    }
+}
+
+#[tokio::test]
+async fn auto_extend_reports_loss_when_a_majority_drops_the_key() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let redlock = client(&m, fanout).await;
+        let key = format!("watchdog-loss:{fanout}");
+        let lock = redlock
+            .acquire(&key, Duration::from_millis(300))
+            .await
+            .unwrap();
+        let mut guard = redlock.auto_extend(lock);
+        for i in 0..3 {
+            del(&m, i, &key);
+        }
+        let reason = tokio::time::timeout(Duration::from_secs(3), guard.lost())
+            .await
+            .expect("loss reported within the lock's validity");
+        assert_eq!(reason, LostReason::NotHeld, "{fanout}");
+        assert!(guard.is_lost());
+        let err = guard.release().await.expect_err("release reports the loss");
+        assert!(err.is_lock_lost());
+        assert!(
+            with_key(&m, &key).is_empty(),
+            "{fanout}: leftovers released"
+        );
+    }
+}
