@@ -85,6 +85,7 @@ impl Server {
 /// A set of local `redis-server` masters.
 pub struct LocalMasters {
     binary: String,
+    password: Option<String>,
     dir: tempfile::TempDir,
     servers: Vec<Mutex<Server>>,
 }
@@ -108,17 +109,35 @@ fn free_port() -> std::io::Result<u16> {
     }
 }
 
-fn ping(port: u16) -> bool {
+/// RESP encoding of one command.
+fn encode(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+fn ping(port: u16, password: Option<&str>) -> bool {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(b"PING\r\n").is_err() {
+    let mut request = Vec::new();
+    let mut expected: &[u8] = b"+PONG\r\n";
+    if let Some(password) = password {
+        request = encode(&["AUTH", password]);
+        expected = b"+OK\r\n+PONG\r\n";
+    }
+    request.extend_from_slice(b"PING\r\n");
+    if stream.write_all(&request).is_err() {
         return false;
     }
-    let mut buf = [0u8; 7];
-    stream.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    let mut buf = vec![0u8; expected.len()];
+    stream.read_exact(&mut buf).is_ok() && buf == expected
 }
 
 fn tail(path: &Path) -> String {
@@ -130,6 +149,15 @@ fn tail(path: &Path) -> String {
 impl LocalMasters {
     /// Starts `n` masters and waits until each answers PING.
     pub fn start(n: usize) -> Result<Self, LocalError> {
+        Self::start_with(n, None)
+    }
+
+    /// Starts `n` masters that require `password` (`requirepass`); their URLs carry it.
+    pub fn start_with_password(n: usize, password: &str) -> Result<Self, LocalError> {
+        Self::start_with(n, Some(password.to_string()))
+    }
+
+    fn start_with(n: usize, password: Option<String>) -> Result<Self, LocalError> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         match Command::new(&binary)
             .arg("--version")
@@ -148,6 +176,7 @@ impl LocalMasters {
             .tempdir()?;
         let mut masters = LocalMasters {
             binary,
+            password,
             dir,
             servers: Vec::with_capacity(n),
         };
@@ -181,7 +210,11 @@ impl LocalMasters {
         let log = self.log_path(index);
         let data_dir = self.dir.path().join(format!("data-{index}"));
         std::fs::create_dir_all(&data_dir)?;
-        let child = Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        if let Some(password) = &self.password {
+            command.arg("--requirepass").arg(password);
+        }
+        let child = command
             .arg("--port")
             .arg(port.to_string())
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
@@ -201,7 +234,7 @@ impl LocalMasters {
         };
         let started = Instant::now();
         loop {
-            if ping(port) {
+            if ping(port, self.password.as_deref()) {
                 return Ok(server);
             }
             let exited = server
@@ -249,9 +282,13 @@ impl LocalMasters {
     pub fn urls(&self) -> Vec<String> {
         (0..self.len()).filter_map(|i| self.url(i).ok()).collect()
     }
-    /// `redis://127.0.0.1:PORT` of master `index`.
+    /// `redis://127.0.0.1:PORT` of master `index` (`redis://:PASSWORD@…` with a password).
     pub fn url(&self, index: usize) -> Result<String, LocalError> {
-        Ok(format!("redis://127.0.0.1:{}", self.port(index)?))
+        let port = self.port(index)?;
+        Ok(match &self.password {
+            Some(password) => format!("redis://:{password}@127.0.0.1:{port}"),
+            None => format!("redis://127.0.0.1:{port}"),
+        })
     }
     /// Port of master `index`.
     pub fn port(&self, index: usize) -> Result<u16, LocalError> {
@@ -313,11 +350,12 @@ impl LocalMasters {
         let port = self.port(index)?;
         let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
         stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-        let mut request = format!("*{}\r\n", args.len());
-        for arg in args {
-            request.push_str(&format!("${}\r\n{}\r\n", arg.len(), arg));
+        if let Some(password) = &self.password {
+            stream.write_all(&encode(&["AUTH", password]))?;
+            let mut ok = [0u8; 5];
+            stream.read_exact(&mut ok)?; // "+OK\r\n"
         }
-        stream.write_all(request.as_bytes())?;
+        stream.write_all(&encode(args))?;
         let mut reply = Vec::new();
         let mut buf = [0u8; 4096];
         loop {

@@ -123,3 +123,28 @@ fn building_outside_a_runtime_is_an_error_not_a_panic() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn masters_with_a_password_work_through_the_url_and_refuse_a_wrong_one() {
+    let m = redlock_core::local::LocalMasters::start_with_password(3, "s3cr3t-pw").unwrap();
+    let redlock = connected(Redlock::builder(m.urls())).await;
+    let lock = redlock
+        .acquire("auth", Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(holders(&m, "auth", lock.token()).len() >= 2);
+    redlock.release(&lock).await.unwrap();
+
+    let wrong: Vec<String> = m
+        .urls()
+        .iter()
+        .map(|u| u.replace("s3cr3t-pw", "wrong-pw"))
+        .collect();
+    let refused = Redlock::builder(wrong).build().unwrap();
+    let err = refused
+        .try_acquire("auth", Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    assert!(!format!("{err} {err:?}").contains("wrong-pw"));
+}
