@@ -1,0 +1,191 @@
+//! The panic boundary every exported function runs in, the thread's last error message, and
+//! the checks that turn raw C arguments into Rust values (or an `InvalidArgument` naming them).
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr};
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use redlock_core::Error;
+
+use crate::status::redlock_status;
+use crate::vote;
+
+thread_local! {
+    /// The message of the last fallible call on this thread, NUL-terminated. Reused in place,
+    /// so a success (which empties it) never allocates.
+    static LAST_ERROR: RefCell<Vec<u8>> = RefCell::new(vec![0]);
+}
+
+pub(crate) fn set_last_error(message: std::fmt::Arguments<'_>) {
+    LAST_ERROR.with_borrow_mut(|buf| {
+        buf.clear();
+        let _ = buf.write_fmt(message);
+        // A C string ends at the first NUL: keep the message whole by escaping any inside it.
+        if buf.contains(&0) {
+            let escaped = buf.escape_ascii().to_string();
+            buf.clear();
+            buf.extend_from_slice(escaped.as_bytes());
+        }
+        buf.push(0);
+    });
+}
+
+fn clear_last_error() {
+    LAST_ERROR.with_borrow_mut(|buf| {
+        buf.clear();
+        buf.push(0);
+    });
+}
+
+/// The human message of the last failed call on this thread (`""` after a success).
+///
+/// Every fallible function sets it: to `""` when it returns `REDLOCK_OK`, to the failure's
+/// message otherwise (it names the bad value of an `REDLOCK_INVALID_ARGUMENT`; URL passwords
+/// are always redacted). The string belongs to the library and stays valid until the next
+/// `redlock_*` call on the same thread: copy it to keep it. Never NULL.
+#[no_mangle]
+pub extern "C" fn redlock_last_error_message() -> *const c_char {
+    LAST_ERROR.with_borrow(|buf| buf.as_ptr().cast())
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
+/// Runs the body of a fallible exported function: a panic becomes `REDLOCK_PANIC`, an error
+/// its status (and the thread's last error message), success `REDLOCK_OK`.
+pub(crate) fn call(function: &str, body: impl FnOnce() -> Result<(), Error>) -> redlock_status {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => {
+            clear_last_error();
+            redlock_status::REDLOCK_OK
+        }
+        Ok(Err(error)) => {
+            set_last_error(format_args!("{error}"));
+            redlock_status::from_kind(error.kind())
+        }
+        Err(payload) => {
+            set_last_error(format_args!(
+                "{function}: internal panic: {}",
+                panic_message(payload.as_ref())
+            ));
+            redlock_status::REDLOCK_PANIC
+        }
+    }
+}
+
+/// Like [`call`] for the operations that produce a vote (acquire, extend, release): the
+/// thread's last vote is cleared first, then set from the error when the operation fails
+/// (on success the body records it).
+pub(crate) fn operation(
+    function: &str,
+    body: impl FnOnce() -> Result<(), Error>,
+) -> redlock_status {
+    vote::record_last(None);
+    call(function, || {
+        body().inspect_err(|error| vote::record_last(error.vote()))
+    })
+}
+
+/// Runs the body of an infallible exported function (accessor, free): a panic yields
+/// `fallback` instead of unwinding into C.
+pub(crate) fn infallible<T>(fallback: T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
+}
+
+/// `Err(InvalidArgument)` naming `name` when `ptr` is NULL.
+pub(crate) fn non_null<T>(ptr: *const T, name: &str) -> Result<(), Error> {
+    if ptr.is_null() {
+        return Err(Error::InvalidArgument(format!("{name} is NULL")));
+    }
+    Ok(())
+}
+
+/// Writes `value` through the out-parameter `out` (checked non-NULL by the caller).
+///
+/// # Safety
+/// `out` must be valid for a write of `T`.
+pub(crate) unsafe fn write_out<T>(out: *mut T, value: T) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { out.write(value) }
+}
+
+/// Borrows a NUL-terminated UTF-8 string argument, or `InvalidArgument` naming it (and showing
+/// the bytes, escaped, when they are not UTF-8).
+///
+/// # Safety
+/// `ptr` must be NULL or point to a NUL-terminated string that outlives the returned borrow.
+pub(crate) unsafe fn utf8_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Error> {
+    non_null(ptr, name)?;
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+    std::str::from_utf8(bytes).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "{name} \"{}\" is not valid UTF-8 (bad byte at offset {})",
+            bytes.escape_ascii(),
+            e.valid_up_to()
+        ))
+    })
+}
+
+/// Milliseconds as a `Duration`, refusing 0 with a message naming the argument.
+pub(crate) fn positive_ms(ms: u64, name: &str) -> Result<std::time::Duration, Error> {
+    if ms == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{name} 0: must be greater than zero"
+        )));
+    }
+    Ok(std::time::Duration::from_millis(ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: the library's own NUL-terminated thread-local buffer.
+        unsafe { CStr::from_ptr(redlock_last_error_message()) }
+            .to_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn a_panic_becomes_a_status_and_a_message() {
+        let status = call("redlock_demo", || panic!("boom {}", 7));
+        assert_eq!(status, redlock_status::REDLOCK_PANIC);
+        assert_eq!(last_error(), "redlock_demo: internal panic: boom 7");
+        assert_eq!(call("redlock_demo", || Ok(())), redlock_status::REDLOCK_OK);
+        assert_eq!(last_error(), "");
+        assert_eq!(infallible(5, || panic!("quiet")), 5);
+    }
+
+    #[test]
+    fn errors_set_their_status_and_message() {
+        let status = call("redlock_demo", || non_null(std::ptr::null::<u8>(), "out"));
+        assert_eq!(status, redlock_status::REDLOCK_INVALID_ARGUMENT);
+        assert_eq!(last_error(), "invalid argument: out is NULL");
+    }
+
+    #[test]
+    fn non_utf8_is_named_and_escaped() {
+        let bytes = c"fo\x80o";
+        // SAFETY: a static C string.
+        let err = unsafe { utf8_arg(bytes.as_ptr(), "resource") }.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid argument: resource \"fo\\x80o\" is not valid UTF-8 (bad byte at offset 2)"
+        );
+        let err = positive_ms(0, "ttl_ms").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid argument: ttl_ms 0: must be greater than zero"
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! `redlock_client` and the operations: acquire, extend, release.
+
+use std::ffi::c_char;
+use std::time::{Duration, Instant};
+
+use redlock_core::{blocking, Error, Lock};
+
+use crate::boundary::{self, non_null, positive_ms, utf8_arg, write_out};
+use crate::lock::redlock_lock;
+use crate::options::{redlock_options, redlock_options_default};
+use crate::status::redlock_status;
+use crate::vote::{self, REDLOCK_MAX_MASTERS};
+
+/// A Redlock client over N independent Redis masters (opaque).
+///
+/// Created by `redlock_client_new()`, which hands ownership to the caller; free it exactly
+/// once with `redlock_client_free()` after every thread is done with it. It owns one
+/// multiplexed connection per master and a small I/O thread pool.
+///
+/// **Thread safety:** one client may be used by any number of threads at once (all functions
+/// taking a `const redlock_client *` are thread-safe); their requests share the connections.
+#[derive(Debug)]
+pub struct redlock_client {
+    inner: blocking::Redlock,
+}
+
+/// Borrows a live client handle, or `InvalidArgument` when NULL.
+///
+/// # Safety
+/// `client` must be NULL or a live client handle.
+unsafe fn client_ref<'a>(client: *const redlock_client) -> Result<&'a blocking::Redlock, Error> {
+    non_null(client, "client")?;
+    // SAFETY: non-NULL live handle by the caller's contract.
+    Ok(unsafe { &(*client).inner })
+}
+
+/// Creates a client over `n_urls` master URLs (`redis://[user:password@]host:port[/db]`,
+/// `rediss://` for TLS) with `opts` (NULL: the defaults). Does no network I/O: connections
+/// open in the background, so a master that is down does not make this fail or block.
+///
+/// On success writes a new handle to `*out` (free it with `redlock_client_free()`); on failure
+/// leaves `*out` alone. `REDLOCK_INVALID_ARGUMENT` for a NULL `urls`, URL or `out`, a URL that
+/// is not UTF-8 or does not parse, no URL or more than `REDLOCK_MAX_MASTERS`, or a bad option.
+///
+/// # Safety
+/// `urls` must be NULL or point to `n_urls` pointers, each NULL or a NUL-terminated string;
+/// `opts` NULL or a valid `redlock_options`; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_client_new(
+    urls: *const *const c_char,
+    n_urls: usize,
+    opts: *const redlock_options,
+    out: *mut *mut redlock_client,
+) -> redlock_status {
+    boundary::call("redlock_client_new", || {
+        non_null(urls, "urls")?;
+        non_null(out, "out")?;
+        if n_urls > REDLOCK_MAX_MASTERS {
+            return Err(Error::InvalidArgument(format!(
+                "n_urls {n_urls}: at most {REDLOCK_MAX_MASTERS} masters (REDLOCK_MAX_MASTERS)"
+            )));
+        }
+        let urls = (0..n_urls)
+            .map(|i| {
+                // SAFETY: `urls` has `n_urls` elements by the caller's contract.
+                let url = unsafe { *urls.add(i) };
+                // SAFETY: each element is NULL or NUL-terminated by the caller's contract.
+                unsafe { utf8_arg(url, &format!("urls[{i}]")) }.map(str::to_owned)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let opts = if opts.is_null() {
+            redlock_options_default()
+        } else {
+            // SAFETY: non-NULL and valid by the caller's contract.
+            unsafe { *opts }
+        };
+        let inner = opts
+            .apply(blocking::Redlock::builder(urls))?
+            .build_blocking()?;
+        let handle = Box::into_raw(Box::new(redlock_client { inner }));
+        // SAFETY: `out` is non-NULL and writable by the caller's contract.
+        unsafe { write_out(out, handle) };
+        Ok(())
+    })
+}
+
+/// Frees a client: closes its connections and stops its I/O threads (without waiting for
+/// them). NULL is ignored, so freeing NULL twice is fine. Locks it acquired stay valid handles
+/// (free them with `redlock_lock_free()`); release them before, if you mean to.
+///
+/// # Safety
+/// `client` must be NULL or a live client handle from this library that no other thread is
+/// using, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_client_free(client: *mut redlock_client) {
+    if client.is_null() {
+        return;
+    }
+    // SAFETY: the handle came from Box::into_raw in this library and is freed once.
+    let client = unsafe { Box::from_raw(client) };
+    boundary::infallible((), || drop(client));
+}
+
+/// Waits until every master is connected or known to be down, at most `timeout_ms`, and
+/// writes how many are connected to `*out_connected`. Optional (connections open in the
+/// background anyway); useful to start with warm connections.
+///
+/// # Safety
+/// `client` must be NULL or a live client handle; `out_connected` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_client_wait_connected(
+    client: *const redlock_client,
+    timeout_ms: u64,
+    out_connected: *mut usize,
+) -> redlock_status {
+    boundary::call("redlock_client_wait_connected", || {
+        // SAFETY: forwarded contract.
+        let client = unsafe { client_ref(client) }?;
+        non_null(out_connected, "out_connected")?;
+        let connected = client.wait_connected(Duration::from_millis(timeout_ms))?;
+        // SAFETY: non-NULL and writable by the caller's contract.
+        unsafe { write_out(out_connected, connected) };
+        Ok(())
+    })
+}
+
+/// Shared body of the acquire functions: argument checks, the call, the vote, the out-handle.
+///
+/// # Safety
+/// As for `redlock_acquire`.
+unsafe fn acquire_with(
+    function: &str,
+    client: *const redlock_client,
+    resource: *const c_char,
+    ttl_ms: u64,
+    out: *mut *mut redlock_lock,
+    acquire: impl FnOnce(&blocking::Redlock, &str, Duration) -> Result<Lock, Error>,
+) -> redlock_status {
+    boundary::operation(function, || {
+        // SAFETY: forwarded contract.
+        let client = unsafe { client_ref(client) }?;
+        // SAFETY: forwarded contract.
+        let resource = unsafe { utf8_arg(resource, "resource") }?;
+        non_null(out, "out")?;
+        let ttl = positive_ms(ttl_ms, "ttl_ms")?;
+        let lock = acquire(client, resource, ttl)?;
+        vote::record_last(Some(lock.vote()));
+        let handle = Box::into_raw(Box::new(redlock_lock::new(lock)));
+        // SAFETY: `out` is non-NULL and writable by the caller's contract.
+        unsafe { write_out(out, handle) };
+        Ok(())
+    })
+}
+
+/// Acquires `resource` for `ttl_ms` milliseconds: up to 1 + retry_count attempts, with a
+/// random delay between them. On success writes a new lock handle to `*out` (free it with
+/// `redlock_lock_free()`); on failure leaves `*out` alone and returns `REDLOCK_NOT_ACQUIRED`
+/// (someone else holds it) or `REDLOCK_UNAVAILABLE` (too few masters answered); the last
+/// attempt's vote is then in `redlock_last_vote()`.
+///
+/// # Safety
+/// `client` must be NULL or a live client handle; `resource` NULL or a NUL-terminated string;
+/// `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_acquire(
+    client: *const redlock_client,
+    resource: *const c_char,
+    ttl_ms: u64,
+    out: *mut *mut redlock_lock,
+) -> redlock_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        acquire_with(
+            "redlock_acquire",
+            client,
+            resource,
+            ttl_ms,
+            out,
+            |c, r, ttl| c.acquire(r, ttl),
+        )
+    }
+}
+
+/// Like `redlock_acquire()` with exactly one attempt (no retry, no delay).
+///
+/// # Safety
+/// As for `redlock_acquire()`.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_try_acquire(
+    client: *const redlock_client,
+    resource: *const c_char,
+    ttl_ms: u64,
+    out: *mut *mut redlock_lock,
+) -> redlock_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        acquire_with(
+            "redlock_try_acquire",
+            client,
+            resource,
+            ttl_ms,
+            out,
+            |c, r, ttl| c.try_acquire(r, ttl),
+        )
+    }
+}
+
+/// Like `redlock_acquire()`, but keeps attempting for up to `wait_ms` milliseconds (no
+/// attempt starts after that) whatever retry_count says. `wait_ms` 0 makes one attempt.
+///
+/// # Safety
+/// As for `redlock_acquire()`.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_acquire_within(
+    client: *const redlock_client,
+    resource: *const c_char,
+    ttl_ms: u64,
+    wait_ms: u64,
+    out: *mut *mut redlock_lock,
+) -> redlock_status {
+    // SAFETY: forwarded contract.
+    unsafe {
+        acquire_with(
+            "redlock_acquire_within",
+            client,
+            resource,
+            ttl_ms,
+            out,
+            |c, r, ttl| {
+                let deadline = Instant::now() + Duration::from_millis(wait_ms);
+                c.acquire_with_deadline(r, ttl, deadline)
+            },
+        )
+    }
+}
+
+/// Renews `lock` to `ttl_ms` on every master that still holds its token. On success the lock
+/// carries the new validity (`redlock_lock_validity_ms()`); it never re-creates a key that is
+/// gone. `REDLOCK_LOCK_LOST` when fewer than a quorum still hold it (or the client's extension
+/// bound is reached), `REDLOCK_UNAVAILABLE` when too few masters answered.
+///
+/// # Safety
+/// `client` must be NULL or a live client handle; `lock` NULL or a live lock handle that no
+/// other thread uses meanwhile.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_extend(
+    client: *const redlock_client,
+    lock: *mut redlock_lock,
+    ttl_ms: u64,
+) -> redlock_status {
+    boundary::operation("redlock_extend", || {
+        // SAFETY: forwarded contract.
+        let client = unsafe { client_ref(client) }?;
+        non_null(lock, "lock")?;
+        let ttl = positive_ms(ttl_ms, "ttl_ms")?;
+        // SAFETY: non-NULL live handle, not shared during the call, by the caller's contract.
+        let lock = unsafe { &mut (*lock).lock };
+        client.extend(lock, ttl)?;
+        vote::record_last(Some(lock.vote()));
+        Ok(())
+    })
+}
+
+/// Releases `lock` on every master that still holds its token (compare-and-delete). Does not
+/// free the handle: call `redlock_lock_free()` afterwards. Releasing an expired or foreign
+/// lock is not an error; `redlock_last_vote()`'s `granted` says how many masters released.
+///
+/// # Safety
+/// `client` must be NULL or a live client handle; `lock` NULL or a live lock handle.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_release(
+    client: *const redlock_client,
+    lock: *const redlock_lock,
+) -> redlock_status {
+    boundary::operation("redlock_release", || {
+        // SAFETY: forwarded contract.
+        let client = unsafe { client_ref(client) }?;
+        non_null(lock, "lock")?;
+        // SAFETY: non-NULL live handle by the caller's contract.
+        let vote = client.release(unsafe { &(*lock).lock })?;
+        vote::record_last(Some(&vote));
+        Ok(())
+    })
+}

@@ -1,0 +1,228 @@
+//! `redlock_vote`: what each master answered, in memory the caller owns.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use redlock_core::{FailureKind, Outcome, Verdict, Vote};
+
+use crate::boundary;
+use crate::lock::redlock_lock;
+use crate::status::redlock_status;
+
+/// The most masters a C client may have; a `redlock_vote` has room for all of them.
+pub const REDLOCK_MAX_MASTERS: usize = 32;
+
+/// What one master answered.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum redlock_outcome {
+    /// Acquire: the key was set. Extend: the TTL was renewed. Release: the key was deleted.
+    REDLOCK_OUTCOME_GRANTED = 0,
+    /// The key is held by another token (extend/release: it is not ours any more).
+    REDLOCK_OUTCOME_DENIED = 1,
+    /// An error; `failure` says which kind.
+    REDLOCK_OUTCOME_FAILED = 2,
+    /// No answer within the per-master timeout.
+    REDLOCK_OUTCOME_TIMED_OUT = 3,
+    /// Concurrent fan-out decided the operation before this master answered.
+    REDLOCK_OUTCOME_NOT_AWAITED = 4,
+}
+
+/// Why a master's answer counted as failed.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum redlock_failure {
+    /// The outcome is not `REDLOCK_OUTCOME_FAILED`.
+    REDLOCK_FAILURE_NONE = 0,
+    /// Could not connect, or the connection dropped.
+    REDLOCK_FAILURE_CONNECTION = 1,
+    /// The server answered with an error (`OOM`, `READONLY`, `NOAUTH`, ...).
+    REDLOCK_FAILURE_SERVER = 2,
+    /// The reply did not have the expected shape.
+    REDLOCK_FAILURE_PROTOCOL = 3,
+    /// Anything else.
+    REDLOCK_FAILURE_OTHER = 4,
+}
+
+/// How an acquire attempt ended (the suite's metric definitions).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum redlock_verdict {
+    /// granted >= quorum and validity > 0.
+    REDLOCK_VERDICT_WON = 0,
+    /// granted >= quorum but the validity ran out before the vote was complete.
+    REDLOCK_VERDICT_EXPIRED = 1,
+    /// 0 < granted < quorum: the masters were split between contenders.
+    REDLOCK_VERDICT_SPLIT_VOTE = 2,
+    /// granted == 0.
+    REDLOCK_VERDICT_CLEAN_LOSS = 3,
+}
+
+/// One master's part of a vote.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub struct redlock_master_vote {
+    /// What it answered.
+    pub outcome: redlock_outcome,
+    /// The kind of failure when `outcome` is `REDLOCK_OUTCOME_FAILED`, else `REDLOCK_FAILURE_NONE`.
+    pub failure: redlock_failure,
+    /// Round trip of its request in microseconds; -1 when it timed out or was not awaited.
+    pub round_trip_us: i64,
+}
+
+/// The vote of one operation (an acquire attempt, an extend or a release) across all masters.
+///
+/// A plain struct the caller owns (it holds no pointers: declare it on the stack, copy it,
+/// keep it as long as you like). Fill it with `redlock_lock_vote()` or `redlock_last_vote()`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+#[allow(non_camel_case_types)]
+pub struct redlock_vote {
+    /// Masters of the client; `masters[0 .. n_masters]` are filled, in configured order.
+    pub n_masters: usize,
+    /// Votes needed to win.
+    pub quorum: usize,
+    /// Masters that granted (release: that deleted the key).
+    pub granted: usize,
+    /// Masters that answered no.
+    pub denied: usize,
+    /// Masters that failed, timed-out ones included.
+    pub failed: usize,
+    /// Masters that timed out (a subset of `failed`).
+    pub timed_out: usize,
+    /// Masters whose answer concurrent fan-out did not wait for.
+    pub not_awaited: usize,
+    /// How the operation ended, in acquire terms (for a release, `WON` means a quorum released).
+    pub verdict: redlock_verdict,
+    /// Wall time of the operation on the monotonic clock, in microseconds.
+    pub elapsed_us: u64,
+    /// Validity left when the vote completed, in microseconds (an acquire or extend that won);
+    /// -1 otherwise.
+    pub validity_us: i64,
+    /// Per-master answers; entries at `n_masters` and beyond are unspecified.
+    pub masters: [redlock_master_vote; REDLOCK_MAX_MASTERS],
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn master_vote(outcome: Outcome, round_trip: Option<Duration>) -> redlock_master_vote {
+    use redlock_failure::*;
+    use redlock_outcome::*;
+    let (outcome, failure) = match outcome {
+        Outcome::Granted => (REDLOCK_OUTCOME_GRANTED, REDLOCK_FAILURE_NONE),
+        Outcome::Denied => (REDLOCK_OUTCOME_DENIED, REDLOCK_FAILURE_NONE),
+        Outcome::TimedOut => (REDLOCK_OUTCOME_TIMED_OUT, REDLOCK_FAILURE_NONE),
+        Outcome::NotAwaited => (REDLOCK_OUTCOME_NOT_AWAITED, REDLOCK_FAILURE_NONE),
+        Outcome::Failed(kind) => (
+            REDLOCK_OUTCOME_FAILED,
+            match kind {
+                FailureKind::Connection => REDLOCK_FAILURE_CONNECTION,
+                FailureKind::Server => REDLOCK_FAILURE_SERVER,
+                FailureKind::Protocol => REDLOCK_FAILURE_PROTOCOL,
+                _ => REDLOCK_FAILURE_OTHER,
+            },
+        ),
+        // `Outcome` is non-exhaustive: an outcome added later counts as a failure.
+        _ => (REDLOCK_OUTCOME_FAILED, REDLOCK_FAILURE_OTHER),
+    };
+    redlock_master_vote {
+        outcome,
+        failure,
+        round_trip_us: round_trip.map_or(-1, micros),
+    }
+}
+
+impl From<&Vote> for redlock_vote {
+    fn from(vote: &Vote) -> Self {
+        let mut masters = [master_vote(Outcome::NotAwaited, None); REDLOCK_MAX_MASTERS];
+        // The client refuses more than REDLOCK_MAX_MASTERS masters, so nothing is cut here.
+        for (slot, m) in masters.iter_mut().zip(vote.masters()) {
+            *slot = master_vote(m.outcome, m.round_trip);
+        }
+        let verdict = match vote.verdict() {
+            Verdict::Won => redlock_verdict::REDLOCK_VERDICT_WON,
+            Verdict::Expired => redlock_verdict::REDLOCK_VERDICT_EXPIRED,
+            Verdict::SplitVote => redlock_verdict::REDLOCK_VERDICT_SPLIT_VOTE,
+            _ => redlock_verdict::REDLOCK_VERDICT_CLEAN_LOSS,
+        };
+        redlock_vote {
+            n_masters: vote.masters().len().min(REDLOCK_MAX_MASTERS),
+            quorum: vote.quorum(),
+            granted: vote.granted(),
+            denied: vote.denied(),
+            failed: vote.failed(),
+            timed_out: vote.timed_out(),
+            not_awaited: vote.not_awaited(),
+            verdict,
+            elapsed_us: u64::try_from(vote.elapsed().as_micros()).unwrap_or(u64::MAX),
+            validity_us: vote.validity().map_or(-1, micros),
+            masters,
+        }
+    }
+}
+
+thread_local! {
+    /// The vote of the last operation on this thread (None: it produced none).
+    static LAST_VOTE: RefCell<Option<redlock_vote>> = const { RefCell::new(None) };
+}
+
+/// Records the vote of the operation that just ran on this thread (None: it had none).
+pub(crate) fn record_last(vote: Option<&Vote>) {
+    LAST_VOTE.with_borrow_mut(|last| *last = vote.map(redlock_vote::from));
+}
+
+/// Fills `*out` with the vote of the last operation (`redlock_acquire`, `redlock_try_acquire`,
+/// `redlock_acquire_within`, `redlock_extend`, `redlock_release`) called on this thread,
+/// whether it succeeded or not: for a failed acquire, its last attempt's vote (e.g.
+/// `granted == 0` under contention, `failed >= 3` of 5 when Redis is down); for a release,
+/// `granted` is the number of masters that deleted the key.
+///
+/// Returns `REDLOCK_NO_VOTE` (and leaves `*out` alone) when that operation asked no master
+/// (e.g. it failed with `REDLOCK_INVALID_ARGUMENT`) or none ran yet on this thread.
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `redlock_vote`.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_last_vote(out: *mut redlock_vote) -> redlock_status {
+    let mut found = true;
+    let status = boundary::call("redlock_last_vote", || {
+        boundary::non_null(out, "out")?;
+        match LAST_VOTE.with_borrow(|last| *last) {
+            // SAFETY: non-NULL, writable by the caller's contract.
+            Some(vote) => unsafe { boundary::write_out(out, vote) },
+            None => found = false,
+        }
+        Ok(())
+    });
+    if status == redlock_status::REDLOCK_OK && !found {
+        boundary::set_last_error(format_args!(
+            "no vote: the last operation on this thread asked no master"
+        ));
+        return redlock_status::REDLOCK_NO_VOTE;
+    }
+    status
+}
+
+/// Fills `*out` with the vote that won `lock`: its acquire, or its last successful extend.
+///
+/// # Safety
+/// `lock` must be NULL or a live lock handle; `out` NULL or a writable `redlock_vote`.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_lock_vote(
+    lock: *const redlock_lock,
+    out: *mut redlock_vote,
+) -> redlock_status {
+    boundary::call("redlock_lock_vote", || {
+        boundary::non_null(lock, "lock")?;
+        boundary::non_null(out, "out")?;
+        // SAFETY: non-NULL live handle and writable out, by the caller's contract.
+        unsafe { boundary::write_out(out, redlock_vote::from((*lock).lock.vote())) };
+        Ok(())
+    })
+}
