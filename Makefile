@@ -28,8 +28,8 @@ deps-rust:
 	@$(CARGO) fmt --version >/dev/null 2>&1 || rustup component add rustfmt
 	@$(CARGO) clippy --version >/dev/null 2>&1 || rustup component add clippy
 
-deps-redis: ## Install redis-server from the distribution if it is missing
-	@command -v redis-server >/dev/null || bash scripts/install-redis.sh
+deps-redis: ## Install redis-server (and openssl) from the distribution if missing
+	@command -v redis-server >/dev/null && command -v openssl >/dev/null || bash scripts/install-redis.sh
 
 fmt: ## Format the Rust code
 	$(CARGO) fmt --all

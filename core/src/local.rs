@@ -86,6 +86,8 @@ impl Server {
 pub struct LocalMasters {
     binary: String,
     password: Option<String>,
+    /// Serve TLS only (`--port 0 --tls-port P`) with a throw-away self-signed certificate.
+    tls: bool,
     dir: tempfile::TempDir,
     servers: Vec<Mutex<Server>>,
 }
@@ -157,7 +159,22 @@ impl LocalMasters {
         Self::start_with(n, Some(password.to_string()))
     }
 
+    /// Starts `n` masters that speak TLS only, with a fresh self-signed certificate; their
+    /// URLs are `rediss://127.0.0.1:PORT/#insecure` (no verification: the cert is throw-away).
+    /// Needs the `openssl` command. [`command`](Self::command) is not available on them.
+    pub fn start_tls(n: usize) -> Result<Self, LocalError> {
+        Self::start_with_options(n, None, true)
+    }
+
     fn start_with(n: usize, password: Option<String>) -> Result<Self, LocalError> {
+        Self::start_with_options(n, password, false)
+    }
+
+    fn start_with_options(
+        n: usize,
+        password: Option<String>,
+        tls: bool,
+    ) -> Result<Self, LocalError> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         match Command::new(&binary)
             .arg("--version")
@@ -174,9 +191,13 @@ impl LocalMasters {
         let dir = tempfile::Builder::new()
             .prefix("redlock-masters-")
             .tempdir()?;
+        if tls {
+            make_certificate(dir.path())?;
+        }
         let mut masters = LocalMasters {
             binary,
             password,
+            tls,
             dir,
             servers: Vec::with_capacity(n),
         };
@@ -214,9 +235,21 @@ impl LocalMasters {
         if let Some(password) = &self.password {
             command.arg("--requirepass").arg(password);
         }
+        if self.tls {
+            let file = |name: &str| self.dir.path().join(name);
+            command
+                .args(["--port", "0", "--tls-port", &port.to_string()])
+                .arg("--tls-cert-file")
+                .arg(file("server.crt"))
+                .arg("--tls-key-file")
+                .arg(file("server.key"))
+                .arg("--tls-ca-cert-file")
+                .arg(file("server.crt"))
+                .args(["--tls-auth-clients", "no"]);
+        } else {
+            command.arg("--port").arg(port.to_string());
+        }
         let child = command
-            .arg("--port")
-            .arg(port.to_string())
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--protected-mode", "yes", "--daemonize", "no"])
             .arg("--dir")
@@ -234,7 +267,13 @@ impl LocalMasters {
         };
         let started = Instant::now();
         loop {
-            if ping(port, self.password.as_deref()) {
+            let ready = if self.tls {
+                std::fs::read_to_string(&log)
+                    .is_ok_and(|text| text.contains("Ready to accept connections"))
+            } else {
+                ping(port, self.password.as_deref())
+            };
+            if ready {
                 return Ok(server);
             }
             let exited = server
@@ -285,9 +324,10 @@ impl LocalMasters {
     /// `redis://127.0.0.1:PORT` of master `index` (`redis://:PASSWORD@…` with a password).
     pub fn url(&self, index: usize) -> Result<String, LocalError> {
         let port = self.port(index)?;
-        Ok(match &self.password {
-            Some(password) => format!("redis://:{password}@127.0.0.1:{port}"),
-            None => format!("redis://127.0.0.1:{port}"),
+        Ok(match (&self.password, self.tls) {
+            (_, true) => format!("rediss://127.0.0.1:{port}/#insecure"),
+            (Some(password), false) => format!("redis://:{password}@127.0.0.1:{port}"),
+            (None, false) => format!("redis://127.0.0.1:{port}"),
         })
     }
     /// Port of master `index`.
@@ -347,6 +387,12 @@ impl LocalMasters {
     /// Runs one command on master `index` over a fresh connection and returns the raw
     /// RESP reply (test helper: e.g. `["GET", key]`, `["DBSIZE"]`).
     pub fn command(&self, index: usize, args: &[&str]) -> Result<String, LocalError> {
+        if self.tls {
+            return Err(LocalError::Io(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "command() speaks plain TCP; these masters are TLS-only",
+            )));
+        }
         let port = self.port(index)?;
         let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
         stream.set_read_timeout(Some(Duration::from_secs(2)))?;
@@ -376,6 +422,40 @@ impl LocalMasters {
             }
         }
         Ok(())
+    }
+}
+
+/// A self-signed certificate for 127.0.0.1 (`server.crt`, `server.key`) in `dir`.
+fn make_certificate(dir: &Path) -> Result<(), LocalError> {
+    let status = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(dir.join("server.key"))
+        .arg("-out")
+        .arg(dir.join("server.crt"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(LocalError::Io(std::io::Error::other(format!(
+            "openssl could not make a test certificate ({s})"
+        )))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(LocalError::Io(std::io::Error::other(
+                "openssl not found: install it (`apt-get install openssl`) for TLS masters",
+            )))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -103,6 +103,9 @@ impl Master {
     /// Parses `url` and starts connecting in the background. Must run inside a tokio runtime.
     pub(crate) fn new(index: usize, url: &str) -> Result<Self> {
         let display = redact_url(url);
+        if url.starts_with("rediss://") {
+            ensure_tls(index, &display)?;
+        }
         let client = redis::Client::open(url).map_err(|e| {
             Error::invalid(format!(
                 "master URL #{index} {display:?}: {}",
@@ -288,6 +291,22 @@ fn unexpected_reply(what: &str, reply: &Value) -> RedisError {
         "unexpected reply",
         format!("{what}: {reply:?}"),
     ))
+}
+
+/// Makes `rediss://` usable, or says how to get it.
+#[cfg(feature = "tls")]
+fn ensure_tls(_index: usize, _display: &str) -> Result<()> {
+    // redis-rs asks rustls for the process-wide provider; install ring's once (an error
+    // only means some provider is installed already, which is fine).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Ok(())
+}
+
+#[cfg(not(feature = "tls"))]
+fn ensure_tls(index: usize, display: &str) -> Result<()> {
+    Err(Error::invalid(format!(
+        "master URL #{index} {display:?}: rediss:// (TLS) needs redlock-core built with the `tls` feature"
+    )))
 }
 
 /// A parse error's description without echoing the URL (it may hold a password).

@@ -97,12 +97,7 @@ impl FaultProxy {
             rebound: Mutex::new(None),
             connections: AtomicUsize::new(0),
         });
-        let accept_task = tokio::spawn(accept_loop(
-            listener,
-            local_addr,
-            upstream,
-            shared.clone(),
-        ));
+        let accept_task = tokio::spawn(accept_loop(listener, local_addr, upstream, shared.clone()));
         Ok(FaultProxy {
             local_addr,
             upstream,
@@ -216,7 +211,9 @@ impl Drop for FaultProxy {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Binds a listener on `addr` with `SO_REUSEADDR`, so the port of a proxy that was down can be

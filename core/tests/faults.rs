@@ -158,3 +158,24 @@ async fn a_master_down_at_construction_does_not_block_or_fail_it() {
         redlock.release(&lock).await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn tls_masters_work_through_rediss_urls() {
+    let m = redlock_core::local::LocalMasters::start_tls(3).expect("TLS masters");
+    assert!(m.urls().iter().all(|u| u.starts_with("rediss://")));
+    for fanout in FANOUTS {
+        let a = connected(redlock_core::Redlock::builder(m.urls()).fanout(fanout)).await;
+        let b = connected(redlock_core::Redlock::builder(m.urls()).fanout(fanout)).await;
+        assert_eq!(a.connected_masters(), 3, "TLS handshake failed");
+        let key = format!("tls:{fanout}");
+        let lock = a.acquire(&key, TTL).await.unwrap();
+        let err = b.try_acquire(&key, TTL).await.unwrap_err();
+        assert!(err.is_not_acquired(), "{err}");
+        assert_eq!(a.release(&lock).await.unwrap().granted(), 3);
+        let lock = b
+            .try_acquire(&key, TTL)
+            .await
+            .expect("free again after release");
+        b.release(&lock).await.unwrap();
+    }
+}

@@ -1,0 +1,464 @@
+//! The fault proxy on real connections to real masters: each fault does what it says.
+
+mod common;
+
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use common::*;
+use redlock_core::local::LocalMasters;
+use redlock_core::proxy::{Direction, FaultProxies, FaultProxy, Faults};
+use redlock_core::{FanOut, Outcome, Redlock};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Bound for anything that must happen (a reply, a close): generous, never a speed claim.
+const PATIENCE: Duration = Duration::from_secs(5);
+/// How long a blackholed request is given to (wrongly) get an answer.
+const SILENCE: Duration = Duration::from_millis(300);
+
+fn master_addr(masters: &LocalMasters, i: usize) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], masters.port(i).unwrap()))
+}
+
+async fn proxy_for(masters: &LocalMasters, i: usize) -> FaultProxy {
+    FaultProxy::start(master_addr(masters, i))
+        .await
+        .expect("start proxy")
+}
+
+fn encode(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Length of the first whole RESP reply (status, error, integer or bulk) in `buf`, if any.
+fn reply_len(buf: &[u8]) -> Option<usize> {
+    let line_end = buf.windows(2).position(|w| w == b"\r\n")? + 2;
+    if buf[0] != b'$' {
+        return Some(line_end);
+    }
+    let len: i64 = std::str::from_utf8(&buf[1..line_end - 2])
+        .ok()?
+        .parse()
+        .ok()?;
+    if len < 0 {
+        return Some(line_end);
+    }
+    let total = line_end + len as usize + 2;
+    (buf.len() >= total).then_some(total)
+}
+
+/// A raw RESP connection, so the tests see exactly what the proxy does to bytes.
+struct Conn {
+    stream: TcpStream,
+    pending: Vec<u8>,
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr) -> std::io::Result<Conn> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Conn {
+            stream,
+            pending: Vec::new(),
+        })
+    }
+
+    async fn send(&mut self, args: &[&str]) -> std::io::Result<()> {
+        self.stream.write_all(&encode(args)).await
+    }
+
+    /// The next reply; an error if the connection fails or closes first.
+    async fn reply(&mut self) -> std::io::Result<String> {
+        loop {
+            if let Some(len) = reply_len(&self.pending) {
+                let reply: Vec<u8> = self.pending.drain(..len).collect();
+                return Ok(String::from_utf8_lossy(&reply).into_owned());
+            }
+            let mut buf = [0u8; 64 * 1024];
+            let n = self.stream.read(&mut buf).await?;
+            if n == 0 {
+                return Err(ErrorKind::UnexpectedEof.into());
+            }
+            self.pending.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    async fn call(&mut self, args: &[&str]) -> std::io::Result<String> {
+        self.send(args).await?;
+        self.reply().await
+    }
+
+    /// A reply that must come (bounded by `PATIENCE`).
+    async fn must(&mut self, args: &[&str]) -> String {
+        tokio::time::timeout(PATIENCE, self.call(args))
+            .await
+            .unwrap_or_else(|_| panic!("no reply to {args:?} within {PATIENCE:?}"))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    /// Waits (bounded) for the connection to end; returns how it ended.
+    async fn closed(&mut self) -> std::io::Error {
+        let mut buf = [0u8; 1024];
+        let ended = tokio::time::timeout(PATIENCE, async {
+            loop {
+                match self.stream.read(&mut buf).await {
+                    Ok(0) => return std::io::Error::from(ErrorKind::UnexpectedEof),
+                    Ok(_) => continue,
+                    Err(e) => return e,
+                }
+            }
+        });
+        ended
+            .await
+            .unwrap_or_else(|_| panic!("connection still open after {PATIENCE:?}"))
+    }
+}
+
+/// Time of one PING round trip.
+async fn ping_round_trip(conn: &mut Conn) -> Duration {
+    let started = Instant::now();
+    assert_eq!(conn.must(&["PING"]).await, "+PONG\r\n");
+    started.elapsed()
+}
+
+async fn refused(addr: SocketAddr) -> bool {
+    matches!(TcpStream::connect(addr).await, Err(e) if e.kind() == ErrorKind::ConnectionRefused)
+}
+
+#[tokio::test]
+async fn forwards_requests_and_replies_unchanged_and_counts_connections() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    assert_eq!(proxy.url(), format!("redis://{}", proxy.local_addr()));
+    assert_eq!(proxy.upstream(), master_addr(&m, 0));
+    assert!(proxy.faults().is_clear());
+
+    let mut conn = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(conn.must(&["PING"]).await, "+PONG\r\n");
+    assert_eq!(proxy.connections(), 1);
+    // A value far larger than one read buffer arrives whole.
+    let big = "x".repeat(1 << 20);
+    assert_eq!(conn.must(&["SET", "big", &big]).await, "+OK\r\n");
+    let reply = conn.must(&["GET", "big"]).await;
+    assert_eq!(reply, format!("${}\r\n{big}\r\n", big.len()));
+    assert_eq!(get(&m, 0, "big").map(|v| v.len()), Some(big.len()));
+
+    drop(conn);
+    eventually("connection count back to 0", PATIENCE, || {
+        proxy.connections() == 0
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn latency_adds_at_least_the_delay_per_round_trip_in_each_direction() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let mut conn = Conn::open(proxy.local_addr()).await.unwrap();
+    let delay = Duration::from_millis(40);
+
+    for (direction, trips) in [
+        (Direction::Upstream, 1),
+        (Direction::Downstream, 1),
+        (Direction::Both, 2),
+    ] {
+        proxy.clear();
+        proxy.set_latency(direction, delay, Duration::ZERO);
+        for _ in 0..3 {
+            let took = ping_round_trip(&mut conn).await;
+            assert!(
+                took >= delay * trips,
+                "{direction}: round trip {took:?} < {trips} × {delay:?}"
+            );
+        }
+    }
+    let f = proxy.faults();
+    assert_eq!(f.upstream_latency.latency, delay);
+    assert_eq!(f.downstream_latency.latency, delay);
+
+    // Jitter: each chunk waits at least latency − jitter.
+    proxy.set_latency(
+        Direction::Both,
+        Duration::from_millis(30),
+        Duration::from_millis(10),
+    );
+    for _ in 0..3 {
+        let took = ping_round_trip(&mut conn).await;
+        assert!(took >= Duration::from_millis(40), "jittered: {took:?}");
+    }
+
+    // Setting one direction leaves the other alone; zero removes it.
+    proxy.set_latency(Direction::Upstream, Duration::ZERO, Duration::ZERO);
+    assert!(proxy.faults().upstream_latency.is_zero());
+    assert_eq!(
+        proxy.faults().downstream_latency.latency,
+        Duration::from_millis(30)
+    );
+    proxy.set_latency(Direction::Downstream, Duration::ZERO, Duration::ZERO);
+    assert!(proxy.faults().is_clear());
+    assert_eq!(conn.must(&["PING"]).await, "+PONG\r\n");
+}
+
+#[tokio::test]
+async fn latency_with_jitter_keeps_the_byte_order() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let mut conn = Conn::open(proxy.local_addr()).await.unwrap();
+    // Jitter as large as the latency: chunks sent 1 ms apart would overtake each other if
+    // each were scheduled independently.
+    proxy.set_latency(
+        Direction::Both,
+        Duration::from_millis(10),
+        Duration::from_millis(10),
+    );
+    let count = 40;
+    for i in 0..count {
+        conn.send(&["ECHO", &i.to_string()]).await.unwrap();
+        // Pacing, so the requests travel as separate chunks.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    for i in 0..count {
+        let want = i.to_string();
+        let reply = tokio::time::timeout(PATIENCE, conn.reply())
+            .await
+            .expect("reply")
+            .unwrap();
+        assert_eq!(reply, format!("${}\r\n{want}\r\n", want.len()));
+    }
+    // A large value through the delayed path arrives whole.
+    let big = "y".repeat(3 << 20);
+    assert_eq!(conn.must(&["SET", "big", &big]).await, "+OK\r\n");
+    assert_eq!(
+        conn.must(&["STRLEN", "big"]).await,
+        format!(":{}\r\n", big.len())
+    );
+}
+
+#[tokio::test]
+async fn down_refuses_new_connections_cuts_live_ones_and_comes_back_on_the_same_port() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let addr = proxy.local_addr();
+    let mut live = Conn::open(addr).await.unwrap();
+    assert_eq!(live.must(&["PING"]).await, "+PONG\r\n");
+
+    proxy.set_down(true);
+    assert!(proxy.faults().down);
+    live.closed().await;
+    assert!(
+        live.call(&["PING"]).await.is_err(),
+        "a cut connection answered"
+    );
+    eventually_async("connections refused", || refused(addr)).await;
+    eventually("no live connection", PATIENCE, || proxy.connections() == 0).await;
+    // The master itself is fine.
+    assert!(m.command(0, &["PING"]).unwrap().starts_with("+PONG"));
+
+    proxy.set_down(false);
+    // Listening again as soon as set_down returns.
+    let mut again = Conn::open(addr).await.expect("connect after down=false");
+    assert_eq!(again.must(&["PING"]).await, "+PONG\r\n");
+    assert_eq!(proxy.local_addr(), addr);
+}
+
+#[tokio::test]
+async fn a_quick_down_and_up_still_cuts_live_connections() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let mut live = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(live.must(&["PING"]).await, "+PONG\r\n");
+    proxy.set_down(true);
+    proxy.set_down(false);
+    live.closed().await;
+    let mut fresh = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(fresh.must(&["PING"]).await, "+PONG\r\n");
+}
+
+#[tokio::test]
+async fn blackhole_accepts_but_never_answers_while_the_master_is_fine() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let mut idle = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(idle.must(&["PING"]).await, "+PONG\r\n");
+    let mut victim = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(victim.must(&["PING"]).await, "+PONG\r\n");
+
+    proxy.set_blackhole(true);
+    assert!(
+        tokio::time::timeout(SILENCE, victim.call(&["SET", "swallowed", "1"]))
+            .await
+            .is_err(),
+        "a blackholed connection answered"
+    );
+    // New connections are accepted, and are just as silent.
+    let mut late = Conn::open(proxy.local_addr()).await.expect("accepted");
+    assert!(tokio::time::timeout(SILENCE, late.call(&["PING"]))
+        .await
+        .is_err());
+    // The request never reached the master, which answers directly.
+    assert_eq!(get(&m, 0, "swallowed"), None);
+    assert!(m.command(0, &["PING"]).unwrap().starts_with("+PONG"));
+
+    proxy.set_blackhole(false);
+    // Connections that lost bytes are closed (their replies would be misattributed) ...
+    victim.closed().await;
+    late.closed().await;
+    // ... a connection that sent nothing meanwhile carries on, and new ones work.
+    assert_eq!(idle.must(&["PING"]).await, "+PONG\r\n");
+    let mut fresh = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(fresh.must(&["PING"]).await, "+PONG\r\n");
+}
+
+#[tokio::test]
+async fn reset_next_resets_the_next_connection_that_talks_once() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let mut conn = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(conn.must(&["PING"]).await, "+PONG\r\n");
+
+    proxy.reset_next();
+    assert!(proxy.faults().reset_armed);
+    let err = tokio::time::timeout(PATIENCE, conn.call(&["SET", "reset", "1"]))
+        .await
+        .expect("the reset arrives")
+        .expect_err("a reset connection answered");
+    assert_eq!(err.kind(), ErrorKind::ConnectionReset, "{err}");
+    assert_eq!(get(&m, 0, "reset"), None, "the bytes that met the reset went through");
+
+    // One shot: the next connection works.
+    assert!(!proxy.faults().reset_armed);
+    let mut fresh = Conn::open(proxy.local_addr()).await.unwrap();
+    assert_eq!(fresh.must(&["PING"]).await, "+PONG\r\n");
+    assert_eq!(fresh.must(&["PING"]).await, "+PONG\r\n");
+}
+
+#[tokio::test]
+async fn clear_restores_service_from_every_fault() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let addr = proxy.local_addr();
+    proxy.set_latency(Direction::Both, Duration::from_secs(30), Duration::ZERO);
+    proxy.set_blackhole(true);
+    proxy.reset_next();
+    proxy.set_down(true);
+    eventually_async("connections refused", || refused(addr)).await;
+    assert!(!proxy.faults().is_clear());
+
+    proxy.clear();
+    assert_eq!(proxy.faults(), Faults::default());
+    let mut conn = Conn::open(addr).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(conn.must(&["PING"]).await, "+PONG\r\n");
+    }
+}
+
+#[tokio::test]
+async fn dropping_the_proxy_closes_its_port_and_its_connections() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    let addr = proxy.local_addr();
+    let mut conn = Conn::open(addr).await.unwrap();
+    assert_eq!(conn.must(&["PING"]).await, "+PONG\r\n");
+    drop(proxy);
+    conn.closed().await;
+    eventually_async("port closed", || refused(addr)).await;
+}
+
+#[tokio::test]
+async fn redlock_through_five_proxies_acquires_releases_and_sees_the_faults() {
+    let m = masters(5);
+    let proxies = FaultProxies::start(&m).await.unwrap();
+    assert_eq!(proxies.len(), 5);
+    let urls = proxies.urls();
+    assert!(urls.iter().zip(&m.urls()).all(|(p, d)| p != d));
+    const TTL: Duration = Duration::from_secs(30);
+
+    for fanout in FANOUTS {
+        let redlock = connected(
+            Redlock::builder(urls.clone())
+                .fanout(fanout)
+                .retry_count(2)
+                .retry_delay(Duration::from_millis(20)),
+        )
+        .await;
+        assert_eq!(redlock.connected_masters(), 5);
+
+        let key = format!("through-proxies:{fanout}");
+        let lock = redlock.acquire(&key, TTL).await.expect("no fault");
+        assert_eq!(lock.vote().granted(), 5, "{}", lock.vote());
+        assert_eq!(holders(&m, &key, lock.token()), vec![0, 1, 2, 3, 4]);
+        assert_eq!(redlock.release(&lock).await.unwrap().granted(), 5);
+        assert!(with_key(&m, &key).is_empty());
+
+        // Two silent masters and a slow one: still a quorum; the silent ones time out.
+        proxies[1].set_blackhole(true);
+        proxies[3].set_blackhole(true);
+        proxies[4].set_latency(Direction::Downstream, Duration::from_millis(10), Duration::ZERO);
+        let key = format!("two-blackholed:{fanout}");
+        let lock = redlock.acquire(&key, TTL).await.expect("3 of 5 answer");
+        assert!(lock.vote().granted() >= 3, "{}", lock.vote());
+        for silent in [1, 3] {
+            assert!(
+                matches!(
+                    lock.vote().masters()[silent].outcome,
+                    Outcome::TimedOut | Outcome::NotAwaited | Outcome::Failed(_)
+                ),
+                "{fanout}: master {silent}: {:?}",
+                lock.vote().masters()[silent]
+            );
+        }
+        redlock.release(&lock).await.unwrap();
+        proxies.clear();
+
+        // Three masters down: no quorum, and the error says Redis is unreachable.
+        for i in 0..3 {
+            proxies[i].set_down(true);
+        }
+        let err = redlock
+            .acquire(&format!("three-down:{fanout}"), TTL)
+            .await
+            .expect_err("no quorum");
+        assert!(err.is_unavailable(), "{fanout}: {err}");
+        proxies.clear();
+        // Back to full service once the client has reconnected.
+        eventually("reconnected to all 5", PATIENCE, || {
+            redlock.connected_masters() == 5
+        })
+        .await;
+        let key = format!("after-clear:{fanout}");
+        let lock = redlock.acquire(&key, TTL).await.expect("faults cleared");
+        assert_eq!(redlock.release(&lock).await.unwrap().granted(), lock.vote().granted());
+        m.flush_all().unwrap();
+    }
+    assert!(proxies.connections() >= 5);
+}
+
+/// `eventually` for an async condition.
+async fn eventually_async<F, Fut>(what: &str, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !cond().await {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "timed out after {PATIENCE:?} waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[test]
+fn fanout_names_are_shown_in_failures() {
+    // The messages above interpolate the fan-out; make sure it renders as a word.
+    assert!(!FanOut::Concurrent.to_string().is_empty());
+}
