@@ -1,0 +1,184 @@
+//! Masters, clients and the one acquire + release cycle the benchmarks time.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use redlock_core::local::LocalMasters;
+use redlock_core::{blocking, FanOut, Lock, Outcome, Redlock, Vote};
+use tokio::runtime::Runtime;
+
+/// TTL of every benchmark lock: long enough that no lock can expire during a sample.
+pub const TTL: Duration = Duration::from_secs(10);
+
+/// How long a new client may take to connect to every master before the benchmark starts.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Releases that reached fewer masters than expected since the last [`Masters::settle`]
+/// (only counted outside test mode; in test mode the first one fails the run).
+static SHORT_RELEASES: AtomicU64 = AtomicU64::new(0);
+
+/// Both fan-out modes, in the order the benchmarks report them.
+pub const FANOUTS: [FanOut; 2] = [FanOut::Sequential, FanOut::Concurrent];
+
+/// True when the benchmark binary runs in criterion's test mode (`cargo test --benches`, or
+/// `cargo bench -- --test`): each benchmark runs once and nothing is measured. Checks are
+/// strict there; in a long measurement run, a rare slow reply under load is reported instead.
+pub fn is_test_mode() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    has("--test") || !has("--bench")
+}
+
+/// The tokio runtime the async benchmarks run on: multi-threaded with one worker per core,
+/// the way a service would run the client.
+pub fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("cannot start the benchmark runtime: {e}"))
+}
+
+/// Local masters for one criterion group.
+#[derive(Debug)]
+pub struct Masters {
+    local: LocalMasters,
+}
+
+impl Masters {
+    /// Starts `n` masters (or stops the run with the reason, e.g. redis-server missing).
+    pub fn start(n: usize) -> Self {
+        let local = LocalMasters::start(n)
+            .unwrap_or_else(|e| panic!("cannot start {n} local redis-server masters: {e}"));
+        Masters { local }
+    }
+
+    /// URLs of the first `n` masters.
+    pub fn urls(&self, n: usize) -> Vec<String> {
+        assert!(
+            n <= self.local.len(),
+            "asked for {n} masters, {} started",
+            self.local.len()
+        );
+        self.local.urls().into_iter().take(n).collect()
+    }
+
+    /// The masters themselves (ports, faults).
+    pub fn local(&self) -> &LocalMasters {
+        &self.local
+    }
+
+    /// Call after each benchmark: every lock taken was released, so no key may be left.
+    /// Leftover keys or short releases fail a test-mode run and are reported in a measurement
+    /// run; then every master is flushed so the next benchmark starts empty.
+    pub fn settle(&self, benchmark: &str) {
+        let leftover: u64 = (0..self.local.len())
+            .map(|i| {
+                let reply = self
+                    .local
+                    .command(i, &["DBSIZE"])
+                    .unwrap_or_else(|e| panic!("DBSIZE on master {i}: {e}"));
+                parse_integer_reply(&reply)
+                    .unwrap_or_else(|| panic!("DBSIZE on master {i}: unexpected reply {reply:?}"))
+            })
+            .sum();
+        let short = SHORT_RELEASES.swap(0, Ordering::Relaxed);
+        if leftover > 0 || short > 0 {
+            let message = format!(
+                "{benchmark}: {leftover} key(s) left on the masters, {short} release(s) that missed a master"
+            );
+            assert!(!is_test_mode(), "{message}");
+            eprintln!("warning: {message}");
+        }
+        self.local
+            .flush_all()
+            .unwrap_or_else(|e| panic!("FLUSHALL after {benchmark}: {e}"));
+    }
+}
+
+/// Parses a RESP integer reply (`:42\r\n`).
+fn parse_integer_reply(reply: &str) -> Option<u64> {
+    reply.strip_prefix(':')?.trim_end().parse().ok()
+}
+
+/// A client over `urls` with every connection open, so no benchmark times a connect.
+pub async fn client(urls: &[String], fanout: FanOut) -> Redlock {
+    client_with(urls, fanout, |b| b).await
+}
+
+/// Like [`client`], with extra builder settings (e.g. a higher extension bound).
+pub async fn client_with(
+    urls: &[String],
+    fanout: FanOut,
+    configure: impl FnOnce(redlock_core::RedlockBuilder) -> redlock_core::RedlockBuilder,
+) -> Redlock {
+    let redlock = configure(Redlock::builder(urls.iter().cloned()).fanout(fanout))
+        .build()
+        .unwrap_or_else(|e| panic!("cannot build the client: {e}"));
+    let connected = redlock.wait_connected(CONNECT_TIMEOUT).await;
+    assert_eq!(
+        connected,
+        urls.len(),
+        "only {connected} of {} masters connected within {CONNECT_TIMEOUT:?}",
+        urls.len()
+    );
+    redlock
+}
+
+/// A blocking client over `urls` with every connection open.
+pub fn blocking_client(urls: &[String], fanout: FanOut) -> blocking::Redlock {
+    let redlock = blocking::Redlock::builder(urls.iter().cloned())
+        .fanout(fanout)
+        .build_blocking()
+        .unwrap_or_else(|e| panic!("cannot build the blocking client: {e}"));
+    let connected = redlock
+        .wait_connected(CONNECT_TIMEOUT)
+        .unwrap_or_else(|e| panic!("wait_connected: {e}"));
+    assert_eq!(connected, urls.len(), "only {connected} masters connected");
+    redlock
+}
+
+/// Unwraps an acquire: uncontended benchmark locks must always be won.
+pub fn won(result: redlock_core::Result<Lock>, resource: &str) -> Lock {
+    result.unwrap_or_else(|e| panic!("uncontended acquire of {resource:?} failed: {e}"))
+}
+
+/// Checks a release vote against the lock it released: every master that granted the lock
+/// must have deleted its key. (A master the acquire did not wait for — concurrent fan-out,
+/// "not awaited" — may legitimately never have received the `SET`: the connection drops a
+/// request nobody waits for before it is written. It then releases nothing.)
+pub fn released(result: redlock_core::Result<Vote>, lock: &Lock) {
+    let vote = result.unwrap_or_else(|e| panic!("release failed: {e}"));
+    let missed = lock
+        .vote()
+        .masters()
+        .iter()
+        .filter(|m| m.outcome == Outcome::Granted)
+        .filter(|m| vote.masters()[m.master].outcome != Outcome::Granted)
+        .count();
+    if missed > 0 {
+        assert!(
+            !is_test_mode(),
+            "release missed {missed} master(s) that granted the lock: acquire {}, release {vote}",
+            lock.vote()
+        );
+        SHORT_RELEASES.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One uncontended acquire + release of `resource`: the unit of most benchmarks.
+pub async fn cycle(redlock: &Redlock, resource: &str) {
+    let lock = won(redlock.acquire(resource, TTL).await, resource);
+    released(redlock.release(&lock).await, &lock);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_replies_parse() {
+        assert_eq!(parse_integer_reply(":0\r\n"), Some(0));
+        assert_eq!(parse_integer_reply(":17\r\n"), Some(17));
+        assert_eq!(parse_integer_reply("-ERR x\r\n"), None);
+    }
+}
