@@ -51,7 +51,7 @@ demo: deps-redis ## Acquire and release a lock on 5 local masters in both fan-ou
 	$(CARGO) run --release --locked -q -p redlock-core --features local --example demo
 
 RUN_TARGET ?= demo
-run: deps $(RUN_TARGET) ## The project's main job (see README)
+run: deps-rust deps-redis $(RUN_TARGET) ## The main job: the load generator's default workload on 5 local masters
 
 clean: ## Remove build outputs
 	$(CARGO) clean
