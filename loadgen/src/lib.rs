@@ -1,1 +1,25 @@
-//! Load generator library (work in progress: see the load generator issue).
+//! `redlock-loadgen`: contended Redlock load across N masters.
+//!
+//! Workers drive [`redlock_core::Redlock`] through its public API and read every attempt's
+//! [`redlock_core::Vote`] (via `acquire_observed`); each worker records into its own
+//! histograms and counters, merged when the run ends. The report covers goodput, quorum
+//! success, split votes, per-master round trips and a mutual-exclusion check, for sequential
+//! and concurrent fan-out side by side.
+
+pub mod app;
+pub mod checker;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod hist;
+pub mod keys;
+pub mod merge;
+pub mod progress;
+pub mod recorder;
+pub mod render;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod sweep;
+pub mod target;
+pub mod worker;

@@ -1,0 +1,43 @@
+//! The load generator's errors and exit codes, mapped once.
+
+use redlock_core::ErrorKind;
+
+/// Why a command did not succeed; each maps to one exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadgenError {
+    /// A bad argument or configuration value (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The run completed but holders of one resource overlapped (exit code 3).
+    #[error("mutual exclusion violated: {0} overlapping ownership window pair(s)")]
+    Violations(u64),
+    /// Anything else (exit code 1).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl LoadgenError {
+    /// The process exit code: 2 bad arguments, 3 mutual-exclusion violations, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            LoadgenError::Usage(_) => 2,
+            LoadgenError::Violations(_) => 3,
+            LoadgenError::Failed(_) => 1,
+        }
+    }
+}
+
+impl From<redlock_core::Error> for LoadgenError {
+    fn from(e: redlock_core::Error) -> Self {
+        match e.kind() {
+            ErrorKind::InvalidArgument => LoadgenError::Usage(e.to_string()),
+            _ => LoadgenError::Failed(e.to_string()),
+        }
+    }
+}
+
+impl From<std::io::Error> for LoadgenError {
+    fn from(e: std::io::Error) -> Self {
+        LoadgenError::Failed(e.to_string())
+    }
+}

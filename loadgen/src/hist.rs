@@ -1,0 +1,156 @@
+//! Latency histograms: microsecond HdrHistograms, their percentile summary and their
+//! portable encoding (base64 of the compressed HdrHistogram V2 format, as in HdrHistogram logs).
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+/// Significant decimal digits kept by every histogram (0.1% value precision).
+const SIGFIG: u8 = 3;
+
+/// A histogram of values in microseconds (or any integer unit named by its owner).
+#[derive(Debug, Clone)]
+pub struct Hist(Histogram<u64>);
+
+impl Default for Hist {
+    fn default() -> Self {
+        Hist::new()
+    }
+}
+
+impl PartialEq for Hist {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Hist {
+    /// An empty histogram that grows as needed (no value is ever dropped).
+    pub fn new() -> Self {
+        Hist(Histogram::new(SIGFIG).expect("3 significant digits is a valid precision"))
+    }
+
+    /// Records one duration in whole microseconds (at least 1 µs: sub-µs rounds up).
+    pub fn record_duration(&mut self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
+        self.record(us);
+    }
+
+    /// Records one value. The histogram grows to hold it; only a value beyond what any
+    /// histogram can hold (≈ 2^63) is clamped to the largest trackable one.
+    pub fn record(&mut self, value: u64) {
+        // Not `saturating_record`: it clamps to the current size instead of growing.
+        if self.0.record(value).is_err() {
+            self.0.saturating_record(value);
+        }
+    }
+
+    /// Adds every count of `other` (exact: histograms are mergeable).
+    pub fn add(&mut self, other: &Hist) {
+        self.0
+            .add(&other.0)
+            .expect("auto-resizing histograms accept any value");
+    }
+
+    /// Number of recorded values.
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// Value at `quantile` in [0, 1] (0 when empty).
+    pub fn quantile(&self, quantile: f64) -> u64 {
+        if self.0.is_empty() {
+            return 0;
+        }
+        self.0.value_at_quantile(quantile)
+    }
+
+    /// Largest value recorded (0 when empty).
+    pub fn max(&self) -> u64 {
+        if self.0.is_empty() {
+            return 0;
+        }
+        self.0.max()
+    }
+
+    /// Smallest value recorded (0 when empty).
+    pub fn min(&self) -> u64 {
+        if self.0.is_empty() {
+            return 0;
+        }
+        self.0.min()
+    }
+
+    /// Mean (0 when empty).
+    pub fn mean(&self) -> f64 {
+        if self.0.is_empty() {
+            return 0.0;
+        }
+        self.0.mean()
+    }
+
+    /// Standard deviation (0 when empty).
+    pub fn stdev(&self) -> f64 {
+        if self.0.is_empty() {
+            return 0.0;
+        }
+        self.0.stdev()
+    }
+
+    /// The underlying HdrHistogram (for renderers that iterate over it).
+    pub fn inner(&self) -> &Histogram<u64> {
+        &self.0
+    }
+
+    /// Base64 of the compressed V2 encoding.
+    pub fn encode(&self) -> String {
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.0, &mut bytes)
+            .expect("serializing into memory cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// Decodes [`encode`](Self::encode)'s output.
+    pub fn decode(text: &str) -> Result<Hist, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| format!("histogram is not valid base64: {e}"))?;
+        let mut h: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("histogram is not a valid HdrHistogram V2 encoding: {e:?}"))?;
+        h.auto(true);
+        Ok(Hist(h))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips_and_merging_adds_counts() {
+        let mut a = Hist::new();
+        for v in [5, 70, 900, 12_000, 3_000_000] {
+            a.record(v);
+        }
+        // Large values are kept, not clamped (within 0.1%).
+        assert!(a.max().abs_diff(3_000_000) <= 3_000, "{}", a.max());
+        let back = Hist::decode(&a.encode()).unwrap();
+        assert_eq!(back, a);
+        let mut sum = back.clone();
+        sum.add(&a);
+        assert_eq!(sum.count(), 10);
+        assert_eq!(sum.max(), a.max());
+        assert!(Hist::decode("not base64!").unwrap_err().contains("base64"));
+    }
+
+    #[test]
+    fn sub_microsecond_durations_count_as_one() {
+        let mut h = Hist::new();
+        h.record_duration(Duration::from_nanos(300));
+        assert_eq!((h.count(), h.min()), (1, 1));
+    }
+}

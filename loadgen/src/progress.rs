@@ -1,0 +1,83 @@
+//! The once-a-second progress line on stderr (only on a terminal, never with `-q`).
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use redlock_core::FanOut;
+
+use crate::hist::Hist;
+use crate::stats::Interval;
+
+/// Running totals of the seconds received so far, and the line showing them.
+#[derive(Debug)]
+pub struct Progress {
+    enabled: bool,
+    fanout: FanOut,
+    totals: Interval,
+    last_print: Option<Instant>,
+    printed: bool,
+}
+
+impl Progress {
+    pub fn new(fanout: FanOut, quiet: bool) -> Progress {
+        Progress {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            fanout,
+            totals: Interval {
+                acquire: Hist::new(),
+                ..Interval::default()
+            },
+            last_print: None,
+            printed: false,
+        }
+    }
+
+    /// Adds a worker's finished second.
+    pub fn add(&mut self, interval: &Interval) {
+        if self.enabled {
+            self.totals.add(interval);
+        }
+    }
+
+    /// Prints the line if a second passed since the last one. `measured` is the time since the
+    /// measurement started (`None` during the warm-up).
+    pub fn tick(&mut self, now: Instant, warmup: (Duration, Duration), measured: Option<(Duration, Duration)>) {
+        if !self.enabled || self.last_print.is_some_and(|t| now - t < Duration::from_secs(1)) {
+            return;
+        }
+        self.last_print = Some(now);
+        let line = match measured {
+            None => format!(
+                "{:<10} warm-up {:>4.1}s / {:.0}s",
+                self.fanout.as_str(),
+                warmup.0.as_secs_f64(),
+                warmup.1.as_secs_f64()
+            ),
+            Some((elapsed, total)) => {
+                let t = &self.totals;
+                let secs = elapsed.as_secs_f64().max(1e-3);
+                format!(
+                    "{:<10} {:>5.1}s / {:.0}s  {:>9.0} acquires/s  success {:>6.2}%  acquire p99 {:>8.3} ms",
+                    self.fanout.as_str(),
+                    elapsed.as_secs_f64(),
+                    total.as_secs_f64(),
+                    t.acquired as f64 / secs,
+                    100.0 * crate::stats::ratio(t.acquired, t.acquire_calls),
+                    t.acquire.quantile(0.99) as f64 / 1000.0
+                )
+            }
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{line}");
+        let _ = err.flush();
+        self.printed = true;
+    }
+
+    /// Clears the line.
+    pub fn finish(&mut self) {
+        if self.printed {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+            self.printed = false;
+        }
+    }
+}

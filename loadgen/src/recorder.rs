@@ -1,0 +1,225 @@
+//! Per-worker recording: each worker owns one [`Recorder`] (no lock shared on the hot path) and
+//! hands its finished seconds to the run's control loop over a channel, once per second.
+
+use std::time::{Duration, Instant};
+
+use redlock_core::{Error, ErrorKind, FanOut, Outcome, Verdict, Vote};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::checker::Window;
+use crate::stats::{Interval, ModeStats, VotePattern};
+
+/// A finished second of one worker: (second index, its counts).
+pub type IntervalReport = (usize, Interval);
+
+/// One worker's measurements.
+#[derive(Debug)]
+pub struct Recorder {
+    pub stats: ModeStats,
+    /// Ownership windows of every lock this worker held (warm-up included: safety is checked
+    /// over the whole run).
+    pub windows: Vec<Window>,
+    epoch: Instant,
+    measure_start: Instant,
+    n_masters: u64,
+    current: Option<(usize, Interval)>,
+    intervals: UnboundedSender<IntervalReport>,
+    /// The previous attempt of the current acquire call was a split vote.
+    previous_split: bool,
+    /// False during the warm-up: operations are then not counted (their windows still are).
+    pub measuring: bool,
+}
+
+impl Recorder {
+    pub fn new(
+        fanout: FanOut,
+        n_masters: usize,
+        epoch: Instant,
+        measure_start: Instant,
+        intervals: UnboundedSender<IntervalReport>,
+    ) -> Recorder {
+        let mut stats = ModeStats::new(fanout, n_masters);
+        stats.acquired_per_worker = vec![0];
+        Recorder {
+            stats,
+            windows: Vec::new(),
+            epoch,
+            measure_start,
+            n_masters: n_masters as u64,
+            current: None,
+            intervals,
+            previous_split: false,
+            measuring: false,
+        }
+    }
+
+    /// The counts of the second `at` falls in (flushing the previous second when it changed).
+    fn interval_at(&mut self, at: Instant) -> &mut Interval {
+        let second = at.saturating_duration_since(self.measure_start).as_secs() as usize;
+        if self.current.as_ref().is_some_and(|(s, _)| *s != second) {
+            self.flush_interval();
+        }
+        &mut self
+            .current
+            .get_or_insert_with(|| (second, Interval::default()))
+            .1
+    }
+
+    /// Sends the current second to the control loop.
+    pub fn flush_interval(&mut self) {
+        if let Some(report) = self.current.take() {
+            // The receiver only goes away when the run is over: nothing left to report to.
+            let _ = self.intervals.send(report);
+        }
+    }
+
+    /// Starts an acquire call (resets the split-vote-retry tracking).
+    pub fn begin_acquire(&mut self) {
+        self.previous_split = false;
+    }
+
+    /// One attempt's vote, seen by the acquire observer.
+    pub fn attempt(&mut self, vote: &Vote) {
+        if !self.measuring {
+            return;
+        }
+        let c = &mut self.stats.counts;
+        if self.previous_split {
+            c.split_vote_retries += 1;
+        }
+        let verdict = vote.verdict();
+        self.previous_split = verdict == Verdict::SplitVote;
+        c.attempts += 1;
+        c.redis_commands += self.n_masters;
+        match verdict {
+            Verdict::Won => c.attempts_won += 1,
+            Verdict::SplitVote => c.split_votes += 1,
+            Verdict::CleanLoss => c.clean_losses += 1,
+            Verdict::Expired => c.expired_attempts += 1,
+            _ => {}
+        }
+        if verdict != Verdict::Won {
+            c.redis_commands += self.n_masters; // the lost attempt's cleanup on every master
+        }
+        self.stats.attempt.record_duration(vote.elapsed());
+        let mut pattern = VotePattern {
+            granted: 0,
+            denied: 0,
+            failed: 0,
+            not_awaited: 0,
+        };
+        for m in vote.masters() {
+            let Some(master) = self.stats.masters.get_mut(m.master) else {
+                continue;
+            };
+            if let Some(rtt) = m.round_trip {
+                master.round_trip.record_duration(rtt);
+            }
+            match m.outcome {
+                Outcome::Granted => {
+                    master.granted += 1;
+                    pattern.granted += 1;
+                }
+                Outcome::Denied => {
+                    master.denied += 1;
+                    pattern.denied += 1;
+                }
+                Outcome::NotAwaited => {
+                    master.not_awaited += 1;
+                    pattern.not_awaited += 1;
+                }
+                Outcome::TimedOut => {
+                    master.timeouts += 1;
+                    pattern.failed += 1;
+                }
+                _ => {
+                    master.errors += 1;
+                    pattern.failed += 1;
+                }
+            }
+        }
+        *self.stats.vote_patterns.entry(pattern).or_default() += 1;
+        let interval = self.interval_at(vote.completed());
+        interval.attempts += 1;
+        interval.split_votes += u64::from(verdict == Verdict::SplitVote);
+    }
+
+    /// The end of an acquire call; `latency` counts from its (intended) start.
+    pub fn acquired(&mut self, result: Result<Duration, &Error>, latency: Duration, done: Instant) {
+        if !self.measuring {
+            return;
+        }
+        let c = &mut self.stats.counts;
+        c.acquire_calls += 1;
+        match result {
+            Ok(validity) => {
+                c.acquired += 1;
+                self.stats.acquired_per_worker[0] += 1;
+                self.stats.validity_margin.record_duration(validity);
+            }
+            Err(e) => match e.kind() {
+                ErrorKind::NotAcquired => c.not_acquired += 1,
+                ErrorKind::Unavailable => c.unavailable += 1,
+                _ => c.other_errors += 1,
+            },
+        }
+        self.stats.acquire.record_duration(latency);
+        let interval = self.interval_at(done);
+        interval.acquire_calls += 1;
+        interval.acquired += u64::from(result.is_ok());
+        interval.acquire.record_duration(latency);
+    }
+
+    /// A release and its vote.
+    pub fn released(&mut self, vote: &Vote, latency: Duration) {
+        if !self.measuring {
+            return;
+        }
+        let c = &mut self.stats.counts;
+        c.releases += 1;
+        c.redis_commands += self.n_masters;
+        if vote.granted() < vote.masters().len() {
+            c.partial_releases += 1;
+        }
+        self.stats.release.record_duration(latency);
+        self.count_failures(vote);
+    }
+
+    /// An extend; `vote` is its vote when one was made.
+    pub fn extended(&mut self, ok: bool, vote: Option<&Vote>, latency: Duration) {
+        if !self.measuring {
+            return;
+        }
+        let c = &mut self.stats.counts;
+        c.extends += 1;
+        c.redis_commands += self.n_masters;
+        c.extend_failures += u64::from(!ok);
+        self.stats.extend.record_duration(latency);
+        if let Some(vote) = vote {
+            self.count_failures(vote);
+        }
+    }
+
+    fn count_failures(&mut self, vote: &Vote) {
+        for m in vote.masters() {
+            let Some(master) = self.stats.masters.get_mut(m.master) else {
+                continue;
+            };
+            match m.outcome {
+                Outcome::TimedOut => master.timeouts += 1,
+                Outcome::Failed(_) => master.errors += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// A lock this worker owned from `from` until `until` (both monotonic).
+    pub fn owned(&mut self, resource: u32, from: Instant, until: Instant) {
+        let ns = |t: Instant| t.saturating_duration_since(self.epoch).as_nanos() as u64;
+        self.windows.push(Window {
+            resource,
+            start_ns: ns(from),
+            end_ns: ns(until),
+        });
+    }
+}

@@ -1,0 +1,6 @@
+//! One renderer per output format, all reading a [`crate::report::Report`].
+
+pub mod hgrm;
+pub mod json;
+pub mod plot;
+pub mod text;
