@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use redlock_core::local::LocalMasters;
 use redlock_core::proxy::{Direction, FaultProxies, FaultProxy, Faults};
-use redlock_core::{FanOut, Outcome, Redlock};
+use redlock_core::{Outcome, Redlock};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -331,7 +331,11 @@ async fn reset_next_resets_the_next_connection_that_talks_once() {
         .expect("the reset arrives")
         .expect_err("a reset connection answered");
     assert_eq!(err.kind(), ErrorKind::ConnectionReset, "{err}");
-    assert_eq!(get(&m, 0, "reset"), None, "the bytes that met the reset went through");
+    assert_eq!(
+        get(&m, 0, "reset"),
+        None,
+        "the bytes that met the reset went through"
+    );
 
     // One shot: the next connection works.
     assert!(!proxy.faults().reset_armed);
@@ -393,15 +397,23 @@ async fn redlock_through_five_proxies_acquires_releases_and_sees_the_faults() {
 
         let key = format!("through-proxies:{fanout}");
         let lock = redlock.acquire(&key, TTL).await.expect("no fault");
-        assert_eq!(lock.vote().granted(), 5, "{}", lock.vote());
-        assert_eq!(holders(&m, &key, lock.token()), vec![0, 1, 2, 3, 4]);
+        assert!(lock.vote().won(), "{}", lock.vote());
+        // Concurrent fan-out decides at quorum; the other requests still reach their master.
+        eventually("the lock set on all 5 masters", PATIENCE, || {
+            holders(&m, &key, lock.token()).len() == 5
+        })
+        .await;
         assert_eq!(redlock.release(&lock).await.unwrap().granted(), 5);
         assert!(with_key(&m, &key).is_empty());
 
         // Two silent masters and a slow one: still a quorum; the silent ones time out.
         proxies[1].set_blackhole(true);
         proxies[3].set_blackhole(true);
-        proxies[4].set_latency(Direction::Downstream, Duration::from_millis(10), Duration::ZERO);
+        proxies[4].set_latency(
+            Direction::Downstream,
+            Duration::from_millis(10),
+            Duration::ZERO,
+        );
         let key = format!("two-blackholed:{fanout}");
         let lock = redlock.acquire(&key, TTL).await.expect("3 of 5 answer");
         assert!(lock.vote().granted() >= 3, "{}", lock.vote());
@@ -435,7 +447,8 @@ async fn redlock_through_five_proxies_acquires_releases_and_sees_the_faults() {
         .await;
         let key = format!("after-clear:{fanout}");
         let lock = redlock.acquire(&key, TTL).await.expect("faults cleared");
-        assert_eq!(redlock.release(&lock).await.unwrap().granted(), lock.vote().granted());
+        let released = redlock.release(&lock).await.unwrap();
+        assert!(released.granted() >= 3, "{fanout}: {released}");
         m.flush_all().unwrap();
     }
     assert!(proxies.connections() >= 5);
@@ -455,10 +468,4 @@ where
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-}
-
-#[test]
-fn fanout_names_are_shown_in_failures() {
-    // The messages above interpolate the fan-out; make sure it renders as a word.
-    assert!(!FanOut::Concurrent.to_string().is_empty());
 }

@@ -125,10 +125,7 @@ impl fmt::Display for Faults {
             ("downstream", self.downstream_latency),
         ] {
             if !l.is_zero() {
-                parts.push(format!(
-                    "{name} latency {:?} ± {:?}",
-                    l.latency, l.jitter
-                ));
+                parts.push(format!("{name} latency {:?} ± {:?}", l.latency, l.jitter));
             }
         }
         if self.reset_armed {
@@ -150,7 +147,10 @@ mod tests {
         };
         for _ in 0..1000 {
             let d = l.sample();
-            assert!(d >= Duration::from_millis(6) && d <= Duration::from_millis(14), "{d:?}");
+            assert!(
+                d >= Duration::from_millis(6) && d <= Duration::from_millis(14),
+                "{d:?}"
+            );
         }
         let wide = Latency {
             latency: Duration::from_millis(1),
