@@ -1,1 +1,66 @@
-//! Python extension over redlock-core (work in progress: see the Python issue).
+//! `redlock_rs._redlock_rs`: the Python extension over redlock-core.
+//!
+//! - `sync_api`: `Redlock`, `Lock`, `LockContext` over `redlock_core::blocking`;
+//! - `async_api`: `AsyncRedlock`, `AsyncLock`, `AsyncLockContext` over the async core on the
+//!   tokio runtime of `runtime`;
+//! - `boundary`: the one GIL helper, panic containment, fork detection, Ctrl-C polling;
+//! - `errors`: the exception tree and the one mapping from core errors;
+//! - `args`, `vote`, `held`: argument checks, vote objects, lock state.
+
+mod args;
+mod async_api;
+mod boundary;
+mod errors;
+mod held;
+mod runtime;
+mod sync_api;
+mod vote;
+
+use pyo3::prelude::*;
+
+fn panic_with<T>(message: String) -> T {
+    panic!("{message}")
+}
+
+/// Test hook: a Rust panic inside a blocking call, to show it surfaces as `RedlockError`.
+#[pyfunction]
+fn _panic_in_call(py: Python<'_>, message: String) -> PyResult<()> {
+    boundary::guarded(|| boundary::without_gil(py, move || panic_with(message)))
+}
+
+/// Test hook: a Rust panic inside a coroutine, to show it surfaces as `RedlockError`.
+#[pyfunction]
+fn _panic_in_coroutine(py: Python<'_>, message: String) -> PyResult<Bound<'_, PyAny>> {
+    boundary::guarded(|| runtime::awaitable(py, async move { panic_with::<PyResult<()>>(message) }))
+}
+
+#[pymodule]
+fn _redlock_rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(module)?;
+    module.add_class::<sync_api::Redlock>()?;
+    module.add_class::<sync_api::Lock>()?;
+    module.add_class::<sync_api::LockContext>()?;
+    module.add_class::<async_api::AsyncRedlock>()?;
+    module.add_class::<async_api::AsyncLock>()?;
+    module.add_class::<async_api::AsyncLockContext>()?;
+    module.add_class::<vote::Vote>()?;
+    module.add_class::<vote::MasterVote>()?;
+    module.add_function(wrap_pyfunction!(_panic_in_call, module)?)?;
+    module.add_function(wrap_pyfunction!(_panic_in_coroutine, module)?)?;
+    // Stop re-attaching blocked threads once the interpreter starts to exit.
+    let at_exit = wrap_pyfunction!(boundary::_at_interpreter_exit, module)?;
+    py.import("atexit")?.call_method1("register", (at_exit,))?;
+    // Public names only (pyo3 would list the test hooks and `__version__` too).
+    let public: Vec<String> = module
+        .index()?
+        .iter()
+        .map(|name| name.extract::<String>())
+        .collect::<PyResult<Vec<_>>>()?
+        .into_iter()
+        .filter(|name| !name.starts_with('_'))
+        .collect();
+    module.setattr("__all__", public)?;
+    Ok(())
+}

@@ -1,0 +1,48 @@
+"""Redlock: a distributed lock over N independent Redis masters (Rust core).
+
+Blocking API::
+
+    from redlock_rs import Redlock, NotAcquired
+
+    redlock = Redlock(["redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003"])
+    with redlock.lock("orders:42", ttl=10.0) as lock:
+        ...  # act as the owner while lock.is_valid()
+
+asyncio API: the same with ``AsyncRedlock``, ``await`` and ``async with``.
+
+Errors: ``RedlockError`` > ``NotAcquired`` (someone else holds it), ``Unavailable`` (too few
+masters answered), ``LockLost`` (extend failed, expired, renewal lost); bad arguments raise
+``ValueError``/``TypeError`` naming the argument. Times are seconds (floats).
+"""
+
+from ._redlock_rs import (
+    AsyncLock,
+    AsyncLockContext,
+    AsyncRedlock,
+    Lock,
+    LockContext,
+    LockLost,
+    MasterVote,
+    NotAcquired,
+    Redlock,
+    RedlockError,
+    Unavailable,
+    Vote,
+    __version__,
+)
+
+__all__ = [
+    "AsyncLock",
+    "AsyncLockContext",
+    "AsyncRedlock",
+    "Lock",
+    "LockContext",
+    "LockLost",
+    "MasterVote",
+    "NotAcquired",
+    "Redlock",
+    "RedlockError",
+    "Unavailable",
+    "Vote",
+    "__version__",
+]

@@ -1,0 +1,109 @@
+//! Crossing between Python and Rust: the one GIL helper, panic containment, fork detection and
+//! Ctrl-C while blocked in Rust.
+
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use pyo3::prelude::*;
+
+use crate::errors::{forked, panic_to_py_err, to_py_err};
+
+/// How often a thread blocked in Rust looks for pending signals (Ctrl-C).
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Set by an `atexit` hook: from then on blocked threads no longer re-attach to check signals,
+/// because attaching to an interpreter that is finalizing may hang or kill the thread.
+static INTERPRETER_EXITING: AtomicBool = AtomicBool::new(false);
+
+/// Called from Python's `atexit` (registered when the module is imported).
+#[pyfunction]
+pub(crate) fn _at_interpreter_exit() {
+    INTERPRETER_EXITING.store(true, Ordering::SeqCst);
+}
+
+/// Runs Python-facing code, turning a Rust panic into `RedlockError` instead of pyo3's
+/// `PanicException` (a `BaseException` that `except Exception` would not catch).
+pub(crate) fn guarded<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| Err(panic_to_py_err(payload)))
+}
+
+/// THE helper for every blocking call into the core: releases the GIL while `io` runs (other
+/// Python threads keep going), contains panics, and maps core errors once.
+pub(crate) fn without_gil<T, F>(py: Python<'_>, io: F) -> PyResult<T>
+where
+    F: Send + FnOnce() -> redlock_core::Result<T>,
+    T: Send,
+{
+    match py.detach(|| catch_unwind(AssertUnwindSafe(io))) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(to_py_err(py, err)),
+        Err(payload) => Err(panic_to_py_err(payload)),
+    }
+}
+
+/// A future the coroutine API hands to the async bridge: a panic inside becomes `RedlockError`.
+pub(crate) fn contain_panics<T>(
+    fut: impl Future<Output = PyResult<T>> + Send,
+) -> impl Future<Output = PyResult<T>> + Send {
+    AssertUnwindSafe(fut)
+        .catch_unwind()
+        .map(|caught| caught.unwrap_or_else(|payload| Err(panic_to_py_err(payload))))
+}
+
+/// Completes once a signal handler raised (e.g. `KeyboardInterrupt` on Ctrl-C), leaving the
+/// exception in `raised`. Signal handlers only run on the main thread, and only while it is
+/// attached, so a thread blocked in Rust re-attaches briefly every [`SIGNAL_POLL`].
+pub(crate) async fn signal_raised(raised: &mut Option<PyErr>) {
+    loop {
+        tokio::time::sleep(SIGNAL_POLL).await;
+        if INTERPRETER_EXITING.load(Ordering::SeqCst) {
+            continue;
+        }
+        if let Some(Err(err)) = Python::try_attach(|py| py.check_signals()) {
+            *raised = Some(err);
+            return;
+        }
+    }
+}
+
+/// A value tied to the process that created it. After `os.fork()` the child has a copy whose
+/// runtime threads do not exist: using it raises `RedlockError`, and dropping it leaks it
+/// (shutting down a runtime without its threads could wait forever).
+pub(crate) struct ProcessBound<T> {
+    pid: u32,
+    value: Option<T>,
+}
+
+impl<T> ProcessBound<T> {
+    pub(crate) fn new(value: T) -> Self {
+        ProcessBound {
+            pid: std::process::id(),
+            value: Some(value),
+        }
+    }
+
+    /// The value, or `RedlockError` in a forked child.
+    pub(crate) fn get(&self) -> PyResult<&T> {
+        match &self.value {
+            Some(value) if self.pid == std::process::id() => Ok(value),
+            _ => Err(forked(self.pid)),
+        }
+    }
+
+    /// Takes the value out (for operations that consume it), or `RedlockError` in a forked child.
+    pub(crate) fn into_inner(mut self) -> PyResult<T> {
+        self.get()?;
+        self.value.take().ok_or_else(|| forked(self.pid))
+    }
+}
+
+impl<T> Drop for ProcessBound<T> {
+    fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            std::mem::forget(self.value.take());
+        }
+    }
+}
