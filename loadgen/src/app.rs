@@ -61,7 +61,11 @@ fn describe_run(cfg: &RunConfig, target: &Target) -> String {
     let modes: Vec<&str> = cfg.fanouts.iter().map(|f| f.as_str()).collect();
     format!(
         "{} {} master(s); {}; {} fan-out: {:?} warm-up + {:?} measured each",
-        if target.local.is_some() { "started" } else { "using" },
+        if target.local.is_some() {
+            "started"
+        } else {
+            "using"
+        },
         target.urls.len(),
         cfg.load,
         modes.join(" then "),
@@ -118,9 +122,13 @@ fn write_outputs(report: &Report, out: &OutputArgs, quiet: bool) -> Result<(), L
         say(quiet, &format!("wrote {}", path.display()));
     }
     if let Some(dir) = &out.hgrm {
-        let files = hgrm::write_all(report, dir)
-            .map_err(|e| LoadgenError::Failed(format!("writing .hgrm files into {}: {e}", dir.display())))?;
-        say(quiet, &format!("wrote {} .hgrm files into {}", files.len(), dir.display()));
+        let files = hgrm::write_all(report, dir).map_err(|e| {
+            LoadgenError::Failed(format!("writing .hgrm files into {}: {e}", dir.display()))
+        })?;
+        say(
+            quiet,
+            &format!("wrote {} .hgrm files into {}", files.len(), dir.display()),
+        );
     }
     if let Some(path) = &out.plot {
         write_file(path, &plot::render(report).map_err(LoadgenError::Failed)?)?;
@@ -135,7 +143,13 @@ fn sweep_command(args: SweepArgs) -> Result<(), LoadgenError> {
         args.rate
             .iter()
             .map(|&rate_per_s| {
-                (format!("{rate_per_s}"), Load::Open { rate_per_s, workers: args.workers })
+                (
+                    format!("{rate_per_s}"),
+                    Load::Open {
+                        rate_per_s,
+                        workers: args.workers,
+                    },
+                )
             })
             .collect()
     } else {
@@ -154,14 +168,25 @@ fn sweep_command(args: SweepArgs) -> Result<(), LoadgenError> {
         target.probe_versions().await;
         let stop = stop_on_ctrl_c();
         let first = RunConfig::new(&workload, levels[0].1, SWEEP_TIMING);
-        say(first.quiet, &format!("sweep over {} levels; seed {}", levels.len(), first.seed));
+        say(
+            first.quiet,
+            &format!("sweep over {} levels; seed {}", levels.len(), first.seed),
+        );
         print(&format!("{}\n", crate::sweep::header(open_loop)))?;
         for (i, (label, load)) in levels.iter().enumerate() {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
             let cfg = RunConfig::new(&workload, *load, SWEEP_TIMING);
-            say(cfg.quiet, &format!("level {}/{}: {}", i + 1, levels.len(), describe_run(&cfg, &target)));
+            say(
+                cfg.quiet,
+                &format!(
+                    "level {}/{}: {}",
+                    i + 1,
+                    levels.len(),
+                    describe_run(&cfg, &target)
+                ),
+            );
             let result = runner::run(&cfg, &target, &mut NoHooks, Arc::clone(&stop)).await?;
             let report = Report::from_run(&result);
             print(&crate::sweep::rows(label, &report))?;

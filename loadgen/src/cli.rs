@@ -15,7 +15,11 @@ use crate::config::{HoldSpec, KeyDist};
 /// both fan-out modes and prints the side-by-side report. The `run` flags may also be given
 /// without the word `run`.
 #[derive(Debug, Parser)]
-#[command(name = "redlock-loadgen", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "redlock-loadgen",
+    version,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -109,7 +109,10 @@ impl fmt::Display for Load {
             Load::Open {
                 rate_per_s,
                 workers,
-            } => write!(f, "open loop at {rate_per_s} acquires/s over {workers} workers"),
+            } => write!(
+                f,
+                "open loop at {rate_per_s} acquires/s over {workers} workers"
+            ),
         }
     }
 }
@@ -206,10 +209,18 @@ mod tests {
     #[test]
     fn hold_is_fixed_or_a_range() {
         let fixed = HoldSpec::parse("5ms").unwrap();
-        assert_eq!((fixed.min, fixed.max), (Duration::from_millis(5), Duration::from_millis(5)));
+        assert_eq!(
+            (fixed.min, fixed.max),
+            (Duration::from_millis(5), Duration::from_millis(5))
+        );
         let range = HoldSpec::parse("1ms..3ms").unwrap();
-        assert_eq!((range.min, range.max), (Duration::from_millis(1), Duration::from_millis(3)));
-        assert!(HoldSpec::parse("3ms..1ms").unwrap_err().contains("3ms..1ms"));
+        assert_eq!(
+            (range.min, range.max),
+            (Duration::from_millis(1), Duration::from_millis(3))
+        );
+        assert!(HoldSpec::parse("3ms..1ms")
+            .unwrap_err()
+            .contains("3ms..1ms"));
         assert!(HoldSpec::parse("soon").unwrap_err().contains("soon"));
     }
 

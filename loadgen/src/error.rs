@@ -41,3 +41,18 @@ impl From<std::io::Error> for LoadgenError {
         LoadgenError::Failed(e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_contract() {
+        assert_eq!(LoadgenError::Usage("x".into()).exit_code(), 2);
+        assert_eq!(LoadgenError::Violations(1).exit_code(), 3);
+        assert_eq!(LoadgenError::Failed("x".into()).exit_code(), 1);
+        let invalid = redlock_core::Redlock::builder(Vec::<String>::new()).build_blocking();
+        let err = LoadgenError::from(invalid.expect_err("no masters is invalid"));
+        assert_eq!(err.exit_code(), 2, "{err}");
+    }
+}

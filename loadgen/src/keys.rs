@@ -50,7 +50,10 @@ impl Choices {
         if self.hold.min == self.hold.max {
             return self.hold.min;
         }
-        let (lo, hi) = (self.hold.min.as_nanos() as u64, self.hold.max.as_nanos() as u64);
+        let (lo, hi) = (
+            self.hold.min.as_nanos() as u64,
+            self.hold.max.as_nanos() as u64,
+        );
         Duration::from_nanos(self.rng.random_range(lo..=hi))
     }
 }

@@ -41,8 +41,17 @@ impl Progress {
 
     /// Prints the line if a second passed since the last one. `measured` is the time since the
     /// measurement started (`None` during the warm-up).
-    pub fn tick(&mut self, now: Instant, warmup: (Duration, Duration), measured: Option<(Duration, Duration)>) {
-        if !self.enabled || self.last_print.is_some_and(|t| now - t < Duration::from_secs(1)) {
+    pub fn tick(
+        &mut self,
+        now: Instant,
+        warmup: (Duration, Duration),
+        measured: Option<(Duration, Duration)>,
+    ) {
+        if !self.enabled
+            || self
+                .last_print
+                .is_some_and(|t| now - t < Duration::from_secs(1))
+        {
             return;
         }
         self.last_print = Some(now);

@@ -110,12 +110,18 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
     }
     let redlock = builder.build()?;
     // Checks the TTL against the drift allowance up front, with the core's own message.
-    redlock_core::validity::validity(cfg.ttl, Duration::ZERO, redlock_core::validity::drift(cfg.ttl, redlock.settings().drift_factor))
-        .ok_or_else(|| LoadgenError::Usage(format!(
+    redlock_core::validity::validity(
+        cfg.ttl,
+        Duration::ZERO,
+        redlock_core::validity::drift(cfg.ttl, redlock.settings().drift_factor),
+    )
+    .ok_or_else(|| {
+        LoadgenError::Usage(format!(
             "--ttl {:?}: must be longer than the clock-drift allowance (ttl × {} + 2ms)",
             cfg.ttl,
             redlock.settings().drift_factor
-        )))?;
+        ))
+    })?;
     Ok(redlock)
 }
 

@@ -182,7 +182,8 @@ impl ModeStats {
         self.extend.add(&other.extend);
         self.validity_margin.add(&other.validity_margin);
         if self.masters.len() < other.masters.len() {
-            self.masters.resize(other.masters.len(), MasterStats::default());
+            self.masters
+                .resize(other.masters.len(), MasterStats::default());
         }
         for (mine, theirs) in self.masters.iter_mut().zip(&other.masters) {
             mine.add(theirs);
@@ -287,7 +288,13 @@ mod tests {
         a.acquire.record(100);
         a.masters[1].errors = 2;
         a.acquired_per_worker = vec![1];
-        a.add_intervals([(1, Interval { acquired: 2, ..Interval::default() })]);
+        a.add_intervals([(
+            1,
+            Interval {
+                acquired: 2,
+                ..Interval::default()
+            },
+        )]);
         let mut b = a.clone();
         b.duration = Duration::from_secs(12);
         b.add(&a);

@@ -156,7 +156,11 @@ async fn cycle(setup: &WorkerSetup, rec: &mut Recorder, choices: &mut Choices, i
     sleep(hold.saturating_sub(piece * cfg.extends_per_hold)).await;
 
     let release_started = Instant::now();
-    rec.owned(resource, owned_from, lock.valid_until().min(release_started));
+    rec.owned(
+        resource,
+        owned_from,
+        lock.valid_until().min(release_started),
+    );
     match setup.redlock.release(&lock).await {
         Ok(vote) => rec.released(&vote, release_started.elapsed()),
         Err(e) => {

@@ -228,7 +228,9 @@ fn mode_stats(m: &ModeJson) -> Result<ModeStats, String> {
     let mut masters = Vec::with_capacity(m.masters.len());
     for s in &m.masters {
         masters.push(MasterStats {
-            round_trip: s.round_trip.decode(&at(&format!("master {} round trip", s.index)))?,
+            round_trip: s
+                .round_trip
+                .decode(&at(&format!("master {} round trip", s.index)))?,
             granted: s.granted,
             denied: s.denied,
             not_awaited: s.not_awaited,

@@ -26,7 +26,13 @@ fn per_s(x: f64) -> String {
 }
 
 /// A row of figures, one per mode, with the concurrent ÷ sequential ratio when both exist.
-fn row(out: &mut String, label: &str, modes: &[&ModeStats], cell: impl Fn(&ModeStats) -> String, value: Option<&dyn Fn(&ModeStats) -> f64>) {
+fn row(
+    out: &mut String,
+    label: &str,
+    modes: &[&ModeStats],
+    cell: impl Fn(&ModeStats) -> String,
+    value: Option<&dyn Fn(&ModeStats) -> f64>,
+) {
     let _ = write!(out, "{label:<LABEL$}");
     for m in modes {
         let _ = write!(out, "{:>COL$}", cell(m));
@@ -49,7 +55,12 @@ fn header(out: &mut String, report: &Report) {
         h.tool.version, h.tool.core_version
     );
     if !h.merged_from.is_empty() {
-        let _ = writeln!(out, "merged     {} result files: {}", h.merged_from.len(), h.merged_from.join(", "));
+        let _ = writeln!(
+            out,
+            "merged     {} result files: {}",
+            h.merged_from.len(),
+            h.merged_from.join(", ")
+        );
     }
     let _ = writeln!(out, "command    {}", c.command_line);
     let mut versions: Vec<&str> = h.masters.iter().map(|m| m.redis_version.as_str()).collect();
@@ -60,7 +71,11 @@ fn header(out: &mut String, report: &Report) {
         h.masters.len(),
         if h.local_masters { "local " } else { "" },
         versions.join(", "),
-        h.masters.iter().map(|m| m.url.as_str()).collect::<Vec<_>>().join(" ")
+        h.masters
+            .iter()
+            .map(|m| m.url.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let load = match c.rate_per_s {
         Some(rate) => format!("open loop at {rate} acquires/s over {} workers", c.clients),
@@ -91,7 +106,11 @@ fn header(out: &mut String, report: &Report) {
         c.warmup_s,
         c.duration_s,
         c.seed,
-        if h.interrupted { "; INTERRUPTED (Ctrl-C): partial figures" } else { "" }
+        if h.interrupted {
+            "; INTERRUPTED (Ctrl-C): partial figures"
+        } else {
+            ""
+        }
     );
 }
 
@@ -106,39 +125,168 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
     out.push('\n');
     let n = |f: fn(&ModeStats) -> u64| move |m: &ModeStats| f(m).to_string();
     let v = |f: fn(&ModeStats) -> u64| move |m: &ModeStats| f(m) as f64;
-    row(out, "acquires/s (goodput)", modes, |m| per_s(m.acquires_per_s()), Some(&|m| m.acquires_per_s()));
-    row(out, "acquire calls", modes, n(|m| m.counts.acquire_calls), None);
-    row(out, "acquire success rate", modes, |m| pct(m.acquire_success_rate()), Some(&|m| m.acquire_success_rate()));
-    row(out, "attempts", modes, n(|m| m.counts.attempts), Some(&v(|m| m.counts.attempts)));
-    row(out, "quorum success rate", modes, |m| pct(m.quorum_success_rate()), Some(&|m| m.quorum_success_rate()));
-    row(out, "split votes", modes, n(|m| m.counts.split_votes), Some(&v(|m| m.counts.split_votes)));
-    row(out, "split-vote retries", modes, n(|m| m.counts.split_vote_retries), Some(&v(|m| m.counts.split_vote_retries)));
-    row(out, "clean losses", modes, n(|m| m.counts.clean_losses), Some(&v(|m| m.counts.clean_losses)));
-    row(out, "expired attempts", modes, n(|m| m.counts.expired_attempts), None);
-    row(out, "acquire errors: not acquired", modes, n(|m| m.counts.not_acquired), None);
-    row(out, "acquire errors: unavailable", modes, n(|m| m.counts.unavailable), None);
-    row(out, "acquire errors: other", modes, n(|m| m.counts.other_errors), None);
-    row(out, "master errors / timeouts", modes, |m| {
-        let e: u64 = m.masters.iter().map(|s| s.errors).sum();
-        let t: u64 = m.masters.iter().map(|s| s.timeouts).sum();
-        format!("{e} / {t}")
-    }, None);
-    row(out, "redis commands/s", modes, |m| per_s(m.redis_commands_per_s()), Some(&|m| m.redis_commands_per_s()));
-    row(out, "releases (partial)", modes, |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases), None);
+    row(
+        out,
+        "acquires/s (goodput)",
+        modes,
+        |m| per_s(m.acquires_per_s()),
+        Some(&|m| m.acquires_per_s()),
+    );
+    row(
+        out,
+        "acquire calls",
+        modes,
+        n(|m| m.counts.acquire_calls),
+        None,
+    );
+    row(
+        out,
+        "acquire success rate",
+        modes,
+        |m| pct(m.acquire_success_rate()),
+        Some(&|m| m.acquire_success_rate()),
+    );
+    row(
+        out,
+        "attempts",
+        modes,
+        n(|m| m.counts.attempts),
+        Some(&v(|m| m.counts.attempts)),
+    );
+    row(
+        out,
+        "quorum success rate",
+        modes,
+        |m| pct(m.quorum_success_rate()),
+        Some(&|m| m.quorum_success_rate()),
+    );
+    row(
+        out,
+        "split votes",
+        modes,
+        n(|m| m.counts.split_votes),
+        Some(&v(|m| m.counts.split_votes)),
+    );
+    row(
+        out,
+        "split-vote retries",
+        modes,
+        n(|m| m.counts.split_vote_retries),
+        Some(&v(|m| m.counts.split_vote_retries)),
+    );
+    row(
+        out,
+        "clean losses",
+        modes,
+        n(|m| m.counts.clean_losses),
+        Some(&v(|m| m.counts.clean_losses)),
+    );
+    row(
+        out,
+        "expired attempts",
+        modes,
+        n(|m| m.counts.expired_attempts),
+        None,
+    );
+    row(
+        out,
+        "acquire errors: not acquired",
+        modes,
+        n(|m| m.counts.not_acquired),
+        None,
+    );
+    row(
+        out,
+        "acquire errors: unavailable",
+        modes,
+        n(|m| m.counts.unavailable),
+        None,
+    );
+    row(
+        out,
+        "acquire errors: other",
+        modes,
+        n(|m| m.counts.other_errors),
+        None,
+    );
+    row(
+        out,
+        "master errors / timeouts",
+        modes,
+        |m| {
+            let e: u64 = m.masters.iter().map(|s| s.errors).sum();
+            let t: u64 = m.masters.iter().map(|s| s.timeouts).sum();
+            format!("{e} / {t}")
+        },
+        None,
+    );
+    row(
+        out,
+        "redis commands/s",
+        modes,
+        |m| per_s(m.redis_commands_per_s()),
+        Some(&|m| m.redis_commands_per_s()),
+    );
+    row(
+        out,
+        "releases (partial)",
+        modes,
+        |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases),
+        None,
+    );
     if modes.iter().any(|m| m.counts.extends > 0) {
-        row(out, "extends (failed)", modes, |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures), None);
+        row(
+            out,
+            "extends (failed)",
+            modes,
+            |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures),
+            None,
+        );
     }
-    if modes.iter().any(|m| m.counts.late_starts + m.counts.dropped_slots > 0) {
-        row(out, "open loop: late starts / dropped", modes, |m| format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots), None);
+    if modes
+        .iter()
+        .any(|m| m.counts.late_starts + m.counts.dropped_slots > 0)
+    {
+        row(
+            out,
+            "open loop: late starts / dropped",
+            modes,
+            |m| format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots),
+            None,
+        );
     }
-    row(out, "fairness: acquired per worker", modes, |m| {
-        let min = m.acquired_per_worker.iter().min().copied().unwrap_or(0);
-        let max = m.acquired_per_worker.iter().max().copied().unwrap_or(0);
-        format!("{min}..{max}")
-    }, None);
-    row(out, "fairness: Jain's index", modes, |m| format!("{:.3}", m.jain_index()), None);
-    row(out, "mutual-exclusion violations", modes, n(|m| m.counts.violations), None);
-    row(out, "  (ownership windows checked)", modes, n(|m| m.counts.windows_checked), None);
+    row(
+        out,
+        "fairness: acquired per worker",
+        modes,
+        |m| {
+            let min = m.acquired_per_worker.iter().min().copied().unwrap_or(0);
+            let max = m.acquired_per_worker.iter().max().copied().unwrap_or(0);
+            format!("{min}..{max}")
+        },
+        None,
+    );
+    row(
+        out,
+        "fairness: Jain's index",
+        modes,
+        |m| format!("{:.3}", m.jain_index()),
+        None,
+    );
+    row(
+        out,
+        "mutual-exclusion violations",
+        modes,
+        n(|m| m.counts.violations),
+        None,
+    );
+    row(
+        out,
+        "  (ownership windows checked)",
+        modes,
+        n(|m| m.counts.windows_checked),
+        None,
+    );
 }
 
 fn latency_row(out: &mut String, what: &str, mode: &str, h: &Hist) {
@@ -172,7 +320,12 @@ fn latency(out: &mut String, modes: &[&ModeStats]) {
     tables.push(("validity margin", |m| &m.validity_margin));
     for (what, pick) in tables {
         for (i, m) in modes.iter().enumerate() {
-            latency_row(out, if i == 0 { what } else { "" }, m.fanout.as_str(), pick(m));
+            latency_row(
+                out,
+                if i == 0 { what } else { "" },
+                m.fanout.as_str(),
+                pick(m),
+            );
         }
     }
     let n_masters = modes.iter().map(|m| m.masters.len()).max().unwrap_or(0);
@@ -180,7 +333,11 @@ fn latency(out: &mut String, modes: &[&ModeStats]) {
     for i in 0..n_masters {
         for (j, m) in modes.iter().enumerate() {
             if let Some(s) = m.masters.get(i) {
-                let what = if j == 0 { format!("  master {i}") } else { String::new() };
+                let what = if j == 0 {
+                    format!("  master {i}")
+                } else {
+                    String::new()
+                };
                 latency_row(out, &what, m.fanout.as_str(), &s.round_trip);
             }
         }
@@ -192,14 +349,21 @@ fn masters(out: &mut String, modes: &[&ModeStats]) {
     for m in modes {
         let _ = write!(out, "  {:<12}", m.fanout.as_str());
         for (i, s) in m.masters.iter().enumerate() {
-            let _ = write!(out, " #{i} {}/{}/{} {}/{} ", s.granted, s.denied, s.not_awaited, s.errors, s.timeouts);
+            let _ = write!(
+                out,
+                " #{i} {}/{}/{} {}/{} ",
+                s.granted, s.denied, s.not_awaited, s.errors, s.timeouts
+            );
         }
         out.push('\n');
     }
 }
 
 fn patterns(out: &mut String, modes: &[&ModeStats]) {
-    let _ = writeln!(out, "\nvote patterns (granted-denied-failed-not awaited: share of attempts)");
+    let _ = writeln!(
+        out,
+        "\nvote patterns (granted-denied-failed-not awaited: share of attempts)"
+    );
     for m in modes {
         let mut sorted: Vec<(&VotePattern, &u64)> = m.vote_patterns.iter().collect();
         sorted.sort_by(|a, b| b.1.cmp(a.1));
@@ -208,7 +372,14 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
             .iter()
             .take(8)
             .map(|(p, n)| {
-                format!("{}-{}-{}-{} {:.2}%", p.granted, p.denied, p.failed, p.not_awaited, 100.0 * **n as f64 / total)
+                format!(
+                    "{}-{}-{}-{} {:.2}%",
+                    p.granted,
+                    p.denied,
+                    p.failed,
+                    p.not_awaited,
+                    100.0 * **n as f64 / total
+                )
             })
             .collect();
         let more = sorted.len().saturating_sub(8);
@@ -217,7 +388,11 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
             "  {:<12} {}{}",
             m.fanout.as_str(),
             shown.join("  "),
-            if more > 0 { format!("  (+{more} rarer)") } else { String::new() }
+            if more > 0 {
+                format!("  (+{more} rarer)")
+            } else {
+                String::new()
+            }
         );
     }
 }
@@ -244,7 +419,10 @@ pub fn render(report: &Report) -> String {
 /// The concurrent ÷ sequential block (latency and rates), when both modes were measured.
 pub fn comparison(report: &Report) -> Option<String> {
     let c = super::json::comparison(report)?;
-    let f = |x: Option<f64>| x.map(|r| format!("{r:.2}×")).unwrap_or_else(|| "n/a".into());
+    let f = |x: Option<f64>| {
+        x.map(|r| format!("{r:.2}×"))
+            .unwrap_or_else(|| "n/a".into())
+    };
     Some(format!(
         "\nconcurrent ÷ sequential: goodput {}, acquire p50 {}, acquire p99 {}, attempt p50 {}, attempt p99 {}, quorum success {}, split votes {}\n",
         f(c.acquires_per_s_ratio),
