@@ -318,6 +318,30 @@ async fn blackhole_accepts_but_never_answers_while_the_master_is_fine() {
 }
 
 #[tokio::test]
+async fn a_blackhole_is_silent_even_when_the_master_is_gone() {
+    let m = masters(1);
+    let proxy = proxy_for(&m, 0).await;
+    m.kill(0).unwrap();
+    proxy.set_blackhole(true);
+    let mut talker = Conn::open(proxy.local_addr()).await.expect("accepted");
+    let mut quiet = Conn::open(proxy.local_addr()).await.expect("accepted");
+    // Neither an answer nor a close: silence.
+    assert!(
+        tokio::time::timeout(SILENCE, talker.call(&["PING"]))
+            .await
+            .is_err(),
+        "a blackholed connection answered or closed"
+    );
+    assert_eq!(proxy.connections(), 2);
+
+    m.start_again(0).unwrap();
+    proxy.set_blackhole(false);
+    talker.closed().await;
+    // The connection that sent nothing is proxied to the master once the blackhole lifts.
+    assert_eq!(quiet.must(&["PING"]).await, "+PONG\r\n");
+}
+
+#[tokio::test]
 async fn reset_next_resets_the_next_connection_that_talks_once() {
     let m = masters(1);
     let proxy = proxy_for(&m, 0).await;

@@ -75,6 +75,9 @@ pub(super) async fn serve(
     if shared.faults.borrow().down {
         return;
     }
+    if shared.faults.borrow().blackhole && !swallow_until_blackhole_lifts(&client, &shared).await {
+        return;
+    }
     let mut server =
         match tokio::time::timeout(UPSTREAM_CONNECT_TIMEOUT, TcpStream::connect(upstream)).await {
             Ok(Ok(server)) => server,
@@ -95,6 +98,46 @@ pub(super) async fn serve(
         // SO_LINGER 0: dropping the sockets sends RST instead of FIN, to both peers.
         let _ = client.set_zero_linger();
         let _ = server.set_zero_linger();
+    }
+}
+
+/// A connection accepted into a blackhole: read and discard without even connecting to the
+/// master (so it is silent whatever state the master is in). Returns true if it may be
+/// proxied once the blackhole is lifted: it is still open and lost no bytes (otherwise its
+/// requests and replies could no longer pair up).
+async fn swallow_until_blackhole_lifts(client: &TcpStream, shared: &Shared) -> bool {
+    let mut faults = shared.faults.subscribe();
+    let mut buf = [0u8; 4096];
+    let mut discarded = false;
+    loop {
+        let now = *faults.borrow_and_update();
+        if now.down {
+            return false;
+        }
+        if !now.blackhole {
+            return !discarded;
+        }
+        tokio::select! {
+            _ = faults.changed() => {}
+            ready = client.readable() => {
+                if ready.is_err() {
+                    return false;
+                }
+                match client.try_read(&mut buf) {
+                    Ok(0) => return false,
+                    Ok(_) => {
+                        // As in a pump, an armed reset takes precedence over the blackhole.
+                        if shared.reset_armed.swap(false, Ordering::AcqRel) {
+                            let _ = client.set_zero_linger();
+                            return false;
+                        }
+                        discarded = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => return false,
+                }
+            }
+        }
     }
 }
 
