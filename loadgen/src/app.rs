@@ -20,6 +20,7 @@ pub fn execute(cli: Cli) -> Result<(), LoadgenError> {
         Some(Command::Run(args)) => run_command(args),
         Some(Command::Sweep(args)) => sweep_command(args),
         Some(Command::Merge(args)) => merge_command(args),
+        Some(Command::Scenarios(args)) => crate::faults::scenarios::command(args),
     }
 }
 
@@ -85,13 +86,17 @@ fn run_command(args: RunArgs) -> Result<(), LoadgenError> {
         },
     };
     let cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
-    let result = runtime()?.block_on(async {
+    let (result, faults) = runtime()?.block_on(async {
         let mut target = target(&args.target)?;
+        // Before anything connects: faults on the network path reroute the client via proxies.
+        let mut schedule = crate::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
         target.probe_versions().await;
         say(cfg.quiet, &describe_run(&cfg, &target));
-        runner::run(&cfg, &target, &mut NoHooks, stop_on_ctrl_c()).await
+        let result = runner::run(&cfg, &target, &mut schedule, stop_on_ctrl_c()).await?;
+        Ok::<_, LoadgenError>((result, schedule.into_events()))
     })?;
-    let report = Report::from_run(&result);
+    let mut report = Report::from_run(&result);
+    report.faults = faults;
     print(&text::render(&report))?;
     write_outputs(&report, &args.output, cfg.quiet)?;
     check(&result)

@@ -35,6 +35,8 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Combine result files (from several machines) into one report by adding histograms.
     Merge(MergeArgs),
+    /// Run the fixed fault matrix (negative controls included) and print one verdict table.
+    Scenarios(crate::faults::scenarios::ScenariosArgs),
 }
 
 /// Where the masters are.
@@ -129,6 +131,11 @@ pub struct RunArgs {
     /// Open loop at R acquires/s (latency from each operation's intended start).
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub rate: Option<f64>,
+    /// Inject a fault into the local masters (repeatable), times from each mode's start:
+    /// kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
+    /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
+    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::FaultSpec::parse)]
+    pub faults: Vec<crate::faults::FaultSpec>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]

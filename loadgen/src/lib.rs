@@ -11,6 +11,7 @@ pub mod checker;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod faults;
 pub mod hist;
 pub mod keys;
 pub mod merge;

@@ -80,6 +80,8 @@ pub struct Header {
 pub struct Report {
     pub header: Header,
     pub modes: Vec<ModeStats>,
+    /// Faults applied during the run (`run --fault`), in order.
+    pub faults: Vec<crate::faults::FaultEvent>,
 }
 
 impl Report {
@@ -133,6 +135,7 @@ impl Report {
         Report {
             header,
             modes: run.modes.clone(),
+            faults: Vec::new(),
         }
     }
 

@@ -22,6 +22,11 @@ const TICK: Duration = Duration::from_millis(100);
 /// Called by the control loop about every 100 ms while a mode runs, with the masters at hand:
 /// the place where a fault schedule plugs in.
 pub trait RunHooks {
+    /// Called once before the mode's client and workers start (after the masters were reset),
+    /// e.g. to take masters down from the very start.
+    fn mode_start(&mut self, _fanout: FanOut, _target: &Target) -> Result<(), LoadgenError> {
+        Ok(())
+    }
     /// `since_epoch` counts from the start of the mode's warm-up.
     fn tick(
         &mut self,
@@ -133,6 +138,7 @@ async fn run_mode(
     stop: &Arc<AtomicBool>,
 ) -> Result<ModeStats, LoadgenError> {
     target.reset()?;
+    hooks.mode_start(fanout, target)?;
     let redlock = client(cfg, fanout, target)?;
     let n_masters = target.urls.len();
     let keys: Arc<[String]> = (0..cfg.resources).map(resource_key).collect();

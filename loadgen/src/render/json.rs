@@ -151,6 +151,9 @@ pub struct ResultJson {
     pub header: Header,
     pub modes: Vec<ModeJson>,
     pub comparison: Option<ComparisonJson>,
+    /// Faults applied during the run, with their times (absent when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::FaultEvent>,
 }
 
 fn mode_json(m: &ModeStats) -> ModeJson {
@@ -308,6 +311,7 @@ pub fn to_json(report: &Report) -> ResultJson {
         header: report.header.clone(),
         modes: report.modes.iter().map(mode_json).collect(),
         comparison: comparison(report),
+        faults: report.faults.clone(),
     }
 }
 
@@ -341,5 +345,6 @@ pub fn parse(text: &str) -> Result<Report, String> {
     Ok(Report {
         header: result.header,
         modes,
+        faults: result.faults,
     })
 }

@@ -401,6 +401,7 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     header(&mut out, report);
+    out.push_str(&crate::faults::table::fault_log(&report.faults));
     let modes: Vec<&ModeStats> = report.modes.iter().collect();
     if modes.is_empty() {
         out.push_str("\nno mode was measured\n");

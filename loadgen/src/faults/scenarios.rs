@@ -1,0 +1,395 @@
+//! `redlock-loadgen scenarios`: a fixed matrix of fault runs, each with the outcome it must
+//! have, including negative controls that must be *detected* (proof the checker is not blind).
+//!
+//! Every row is an ordinary `redlock-loadgen run` command line (shown by `--list`), run on 5
+//! fresh local masters; a row passes when its expectation holds and, once the TTL has passed,
+//! no lock key is left on any master.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, ValueEnum};
+use serde::Serialize;
+
+use super::run::{lock_keys, run_with_faults, wait_until_keys_expire};
+use super::schedule::FaultEvent;
+use super::table::{self, Row};
+use crate::cli::RunArgs;
+use crate::config::{Load, RunConfig, RUN_TIMING};
+use crate::error::LoadgenError;
+use crate::render::json::{self, ResultJson};
+use crate::report::Report;
+use crate::stats::ModeStats;
+use crate::target::Target;
+
+/// What a scenario must show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// 0 violations and locks acquired in every measured second.
+    Live,
+    /// No lock at all: every acquire fails Unavailable, within the timeout-and-retry bound.
+    Unavailable,
+    /// Negative control: a holder with exactly a quorum exists, and the checker counts the
+    /// overlap the fault causes (violations > 0).
+    Detected,
+    /// The same setup done safely: a holder with exactly a quorum, 0 violations.
+    Safe,
+}
+
+impl Expect {
+    /// The "expected" column.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Expect::Live => "0 violations, locks every second",
+            Expect::Unavailable => "0 locks, all Unavailable, bounded",
+            Expect::Detected => "violations > 0 (detected)",
+            Expect::Safe => "0 violations",
+        }
+    }
+}
+
+/// One row of the matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct Scenario {
+    pub name: &'static str,
+    /// What it shows.
+    pub about: &'static str,
+    /// `redlock-loadgen run` flags (the fan-out is added from the command line).
+    pub flags: &'static str,
+    pub expect: Expect,
+}
+
+/// Contended load: 8 clients on one lock, 1 s TTL, 0.5 s warm-up then 3 s measured; faults
+/// start 0.5 s into the measurement.
+const LOAD: &str = "--clients 8 --resources 1 --ttl 1s --warmup 500ms --duration 3s";
+/// Negative-control setup: 2 clients on one lock held 2.5 s with a 3 s TTL. m3 and m4 are down
+/// for the first second, so the first holder gets exactly m0, m1, m2 (3 of 5); they come back
+/// empty, then at 1.5 s one of the holder's masters loses its key.
+const CONTROL: &str = "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault kill:m3,m4@0s-1s";
+
+/// The matrix, in the order it runs.
+pub fn matrix() -> Vec<Scenario> {
+    let live = |name, about, fault: &'static str| Scenario {
+        name,
+        about,
+        flags: fault,
+        expect: Expect::Live,
+    };
+    vec![
+        live("no faults", "baseline", ""),
+        live("1 killed", "a minority down", "--fault kill:1@1s"),
+        live("2 killed", "the largest minority down", "--fault kill:2@1s"),
+        live(
+            "1 paused",
+            "a hung master (SIGSTOP 1.5 s)",
+            "--fault pause:1@1s-2500ms",
+        ),
+        live("2 paused", "two hung masters", "--fault pause:2@1s-2500ms"),
+        live(
+            "2 slow (+50ms)",
+            "replies of 2 masters 50 ms late (proxy)",
+            "--fault latency:2:50ms@1s-3s",
+        ),
+        live(
+            "1 blackholed",
+            "a master that swallows requests (proxy)",
+            "--fault blackhole:1@1s",
+        ),
+        Scenario {
+            name: "3 killed",
+            about: "the majority down from the start",
+            flags: "--fault kill:3@0s",
+            expect: Expect::Unavailable,
+        },
+        Scenario {
+            name: "control: restart",
+            about: "a holder's master restarts at once, empty",
+            flags: "--fault restart:m0@1500ms",
+            expect: Expect::Detected,
+        },
+        Scenario {
+            name: "control: expire",
+            about: "a holder's key expires early (clock jump)",
+            flags: "--fault expire:m0@1500ms",
+            expect: Expect::Detected,
+        },
+        Scenario {
+            name: "control: delayed restart",
+            about: "the same restart, back only after the TTL",
+            flags: "--fault restart-delayed:m0@1500ms",
+            expect: Expect::Safe,
+        },
+    ]
+}
+
+impl Scenario {
+    /// The `redlock-loadgen run` flags of this row.
+    pub fn run_flags(&self, fanout: ScenarioFanout) -> String {
+        let base = if matches!(self.expect, Expect::Detected | Expect::Safe) {
+            CONTROL
+        } else {
+            LOAD
+        };
+        let fanout = match fanout {
+            ScenarioFanout::Sequential => "sequential",
+            ScenarioFanout::Concurrent => "concurrent",
+        };
+        format!("--fanout {fanout} {base} {}", self.flags)
+            .trim_end()
+            .to_string()
+    }
+}
+
+/// Fan-out mode the matrix runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScenarioFanout {
+    Sequential,
+    Concurrent,
+}
+
+/// `redlock-loadgen scenarios` flags.
+#[derive(Debug, Clone, Args)]
+pub struct ScenariosArgs {
+    /// Run only these rows (names as in the table, comma-separated, e.g. "no faults,2 killed").
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Fan-out mode of every run.
+    #[arg(long, value_enum, default_value = "concurrent")]
+    pub fanout: ScenarioFanout,
+    /// Print each row's `redlock-loadgen run` command line and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Write every row (expectation, verdict, fault log, full result) as one JSON array.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Parses a row's flags exactly as `redlock-loadgen run` would.
+#[derive(Debug, Parser)]
+#[command(name = "redlock-loadgen run", no_binary_name = true)]
+struct RunLine {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// What one row measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub scenario: String,
+    pub command: String,
+    pub expected: String,
+    pub passed: bool,
+    /// Why it failed (empty when it passed).
+    pub reason: String,
+    /// (master, lock keys) still present once the TTL had passed.
+    pub keys_left: Vec<(usize, u64)>,
+    pub faults: Vec<FaultEvent>,
+    pub result: ResultJson,
+    #[serde(skip)]
+    pub row: Row,
+}
+
+/// Runs the selected rows, prints the table, and fails when a row missed its expectation.
+pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
+    let rows = select(&args.only)?;
+    if args.list {
+        for s in &rows {
+            println!(
+                "{:<26} redlock-loadgen run {}",
+                s.name,
+                s.run_flags(args.fanout)
+            );
+        }
+        return Ok(());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))?;
+    let mut outcomes = Vec::with_capacity(rows.len());
+    for (i, scenario) in rows.iter().enumerate() {
+        if !args.quiet {
+            eprintln!(
+                "[{}/{}] {} ({}): redlock-loadgen run {}",
+                i + 1,
+                rows.len(),
+                scenario.name,
+                scenario.about,
+                scenario.run_flags(args.fanout)
+            );
+        }
+        let outcome = run_scenario(&rt, scenario, args.fanout)?;
+        if !args.quiet {
+            for e in &outcome.faults {
+                eprintln!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
+            }
+        }
+        outcomes.push(outcome);
+    }
+    let table_rows: Vec<Row> = outcomes.iter().map(|o| o.row.clone()).collect();
+    print!("{}", table::render(&table_rows));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&outcomes).expect("outcomes serialize") + "\n";
+        std::fs::write(path, text)
+            .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))?;
+    }
+    match outcomes.iter().filter(|o| !o.passed).count() {
+        0 => Ok(()),
+        n => Err(LoadgenError::Failed(format!(
+            "{n} scenario(s) missed their expected outcome"
+        ))),
+    }
+}
+
+/// The rows named in `only` (all when empty), in matrix order.
+pub fn select(only: &[String]) -> Result<Vec<Scenario>, LoadgenError> {
+    let all = matrix();
+    if let Some(unknown) = only
+        .iter()
+        .find(|n| !all.iter().any(|s| s.name == n.trim()))
+    {
+        let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        return Err(LoadgenError::Usage(format!(
+            "--only: no scenario {unknown:?}; the rows are: {}",
+            names.join(", ")
+        )));
+    }
+    Ok(all
+        .into_iter()
+        .filter(|s| only.is_empty() || only.iter().any(|n| n.trim() == s.name))
+        .collect())
+}
+
+/// Runs one row on 5 fresh local masters and judges it.
+pub fn run_scenario(
+    rt: &tokio::runtime::Runtime,
+    scenario: &Scenario,
+    fanout: ScenarioFanout,
+) -> Result<Outcome, LoadgenError> {
+    let flags = scenario.run_flags(fanout);
+    let line = RunLine::try_parse_from(flags.split_whitespace())
+        .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
+    let args = line.run;
+    let mut cfg = RunConfig::new(
+        &args.workload,
+        Load::Closed {
+            clients: args.clients,
+        },
+        RUN_TIMING,
+    );
+    cfg.quiet = true;
+    cfg.command_line = format!("redlock-loadgen run {flags}");
+    let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
+    let (result, faults) = rt.block_on(async {
+        let stop = Arc::new(AtomicBool::new(false));
+        run_with_faults(&cfg, &mut target, &args.faults, stop).await
+    })?;
+    let keys_left = wait_until_keys_expire(&target, &lock_keys(&cfg), cfg.ttl)?;
+    let report = Report::from_run(&result);
+    let mode = report.modes.first().ok_or_else(|| {
+        LoadgenError::Failed(format!("scenario {:?} measured nothing", scenario.name))
+    })?;
+    let verdict = judge(scenario.expect, mode, &cfg, target.urls.len())
+        .and_then(|()| keys_verdict(&keys_left));
+    let row = Row::new(
+        scenario.name,
+        mode,
+        scenario.expect.describe(),
+        verdict.clone(),
+    );
+    Ok(Outcome {
+        scenario: scenario.name.into(),
+        command: cfg.command_line.clone(),
+        expected: scenario.expect.describe().into(),
+        passed: verdict.is_ok(),
+        reason: verdict.err().unwrap_or_default(),
+        keys_left,
+        faults,
+        result: json::to_json(&report),
+        row,
+    })
+}
+
+fn keys_verdict(left: &[(usize, u64)]) -> Result<(), String> {
+    if left.is_empty() {
+        return Ok(());
+    }
+    let where_: Vec<String> = left.iter().map(|(m, n)| format!("{n} on m{m}")).collect();
+    Err(format!(
+        "lock keys left after the TTL: {}",
+        where_.join(", ")
+    ))
+}
+
+/// The longest an acquire may take when every attempt fails: each attempt waits at most the
+/// per-master timeout, and at most `retry_delay` passes between attempts.
+pub fn acquire_bound(cfg: &RunConfig) -> Duration {
+    cfg.instance_timeout * (cfg.retry_count + 1) + cfg.retry_delay * cfg.retry_count
+}
+
+/// Whether `mode` shows what `expect` asks.
+pub fn judge(
+    expect: Expect,
+    mode: &ModeStats,
+    cfg: &RunConfig,
+    n_masters: usize,
+) -> Result<(), String> {
+    let c = &mode.counts;
+    let quorum = cfg.quorum.unwrap_or(n_masters / 2 + 1);
+    // A lock won with exactly a quorum of grants while the other masters were down.
+    let exact_quorum_holder = mode.vote_patterns.keys().any(|p| {
+        usize::from(p.granted) == quorum
+            && p.denied == 0
+            && usize::from(p.failed + p.not_awaited) == n_masters - quorum
+    });
+    match expect {
+        Expect::Live => {
+            if c.violations > 0 {
+                return Err(format!("{} violation(s)", c.violations));
+            }
+            let seconds = mode.duration.as_secs_f64().ceil() as usize;
+            let idle: Vec<usize> = (0..seconds)
+                .filter(|&s| mode.intervals.get(s).is_none_or(|i| i.acquired == 0))
+                .collect();
+            if !idle.is_empty() {
+                return Err(format!("no lock acquired in measured second(s) {idle:?}"));
+            }
+            Ok(())
+        }
+        Expect::Unavailable => {
+            if c.acquired > 0 {
+                return Err(format!("{} lock(s) acquired without a majority", c.acquired));
+            }
+            if c.acquire_calls == 0 {
+                return Err("no acquire call completed".into());
+            }
+            if c.unavailable != c.acquire_calls {
+                return Err(format!(
+                    "{} of {} acquire calls failed Unavailable (the others otherwise)",
+                    c.unavailable, c.acquire_calls
+                ));
+            }
+            let bound = acquire_bound(cfg);
+            let max = Duration::from_micros(mode.acquire.max());
+            if max > bound {
+                return Err(format!("slowest acquire {max:?} exceeds the bound {bound:?}"));
+            }
+            Ok(())
+        }
+        Expect::Detected | Expect::Safe if !exact_quorum_holder => Err(format!(
+            "no lock was won with exactly {quorum} of {n_masters} grants: the control did not set up its holder"
+        )),
+        Expect::Detected if c.violations == 0 => {
+            Err("the overlap the fault caused was not detected (0 violations)".into())
+        }
+        Expect::Detected => Ok(()),
+        Expect::Safe if c.violations > 0 => Err(format!("{} violation(s)", c.violations)),
+        Expect::Safe if c.acquired == 0 => Err("no lock acquired".into()),
+        Expect::Safe => Ok(()),
+    }
+}
