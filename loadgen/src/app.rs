@@ -61,13 +61,9 @@ fn say(quiet: bool, message: &str) {
 fn describe_run(cfg: &RunConfig, target: &Target) -> String {
     let modes: Vec<&str> = cfg.fanouts.iter().map(|f| f.as_str()).collect();
     format!(
-        "{} {} master(s); {}; {} fan-out: {:?} warm-up + {:?} measured each",
-        if target.local.is_some() {
-            "started"
-        } else {
-            "using"
-        },
+        "{} {}master(s); {}; {} fan-out: {:?} warm-up + {:?} measured each",
         target.urls.len(),
+        if target.local.is_some() { "local " } else { "" },
         cfg.load,
         modes.join(" then "),
         cfg.warmup,
@@ -163,6 +159,14 @@ fn sweep_command(args: SweepArgs) -> Result<(), LoadgenError> {
             .map(|&clients| (clients.to_string(), Load::Closed { clients }))
             .collect()
     };
+    let sweep_load = if open_loop {
+        format!(
+            "open-loop levels (acquires/s) over {} workers",
+            args.workers
+        )
+    } else {
+        "closed-loop levels (clients)".to_string()
+    };
     // One seed for the whole sweep, so levels differ only by their load.
     let mut workload = args.workload.clone();
     workload.seed = Some(workload.seed.unwrap_or_else(rand::random));
@@ -177,7 +181,6 @@ fn sweep_command(args: SweepArgs) -> Result<(), LoadgenError> {
             first.quiet,
             &format!("sweep over {} levels; seed {}", levels.len(), first.seed),
         );
-        print(&format!("{}\n", crate::sweep::header(open_loop)))?;
         for (i, (label, load)) in levels.iter().enumerate() {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -194,6 +197,14 @@ fn sweep_command(args: SweepArgs) -> Result<(), LoadgenError> {
             );
             let result = runner::run(&cfg, &target, &mut NoHooks, Arc::clone(&stop)).await?;
             let report = Report::from_run(&result);
+            if i == 0 {
+                // The setup once (from the first level), then the table.
+                let mut setup = text::header_with_load(&report, Some(&sweep_load));
+                setup.push('\n');
+                setup.push_str(&crate::sweep::header(open_loop));
+                setup.push('\n');
+                print(&setup)?;
+            }
             print(&crate::sweep::rows(label, &report))?;
             results.push((result, report));
         }

@@ -353,3 +353,49 @@ fn open_loop_runs_or_drops_every_scheduled_slot() {
     assert!(u(c, "late_starts") <= u(c, "acquire_calls"));
     assert_consistent(mode, 3, 4);
 }
+
+#[test]
+fn sweep_prints_one_row_per_level_and_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let table = succeed(&[
+        "sweep",
+        "--spawn",
+        "3",
+        "--clients",
+        "1,4",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() > 2 && (w[1] == "sequential" || w[1] == "concurrent"))
+        .collect();
+    let levels: Vec<(&str, &str)> = rows.iter().map(|w| (w[0], w[1])).collect();
+    assert_eq!(
+        levels,
+        [
+            ("1", "sequential"),
+            ("1", "concurrent"),
+            ("4", "sequential"),
+            ("4", "concurrent")
+        ],
+        "{table}"
+    );
+    let results = read_json(&json);
+    let results = results.as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for (result, clients) in results.iter().zip([1, 4]) {
+        assert_schema_valid(result);
+        assert_eq!(result["config"]["clients"], clients);
+        for mode in result["modes"].as_array().unwrap() {
+            assert_consistent(mode, 3, clients);
+        }
+    }
+}

@@ -46,7 +46,15 @@ fn row(
     out.push('\n');
 }
 
-fn header(out: &mut String, report: &Report) {
+/// The configuration lines (tool, command, masters, workload, client, timing).
+pub fn header(report: &Report) -> String {
+    header_with_load(report, None)
+}
+
+/// [`header`], with `load` describing the load instead of the report's own (sweep levels).
+pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
+    let mut text = String::new();
+    let out = &mut text;
     let h = &report.header;
     let c = &h.config;
     let _ = writeln!(
@@ -77,9 +85,10 @@ fn header(out: &mut String, report: &Report) {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let load = match c.rate_per_s {
-        Some(rate) => format!("open loop at {rate} acquires/s over {} workers", c.clients),
-        None => format!("closed loop, {} clients", c.clients),
+    let load = match (load, c.rate_per_s) {
+        (Some(load), _) => load.to_string(),
+        (None, Some(rate)) => format!("open loop at {rate} acquires/s over {} workers", c.clients),
+        (None, None) => format!("closed loop, {} clients", c.clients),
     };
     let hold = if c.hold_min_us == c.hold_max_us {
         format!("{} ms", ms(c.hold_min_us))
@@ -112,6 +121,7 @@ fn header(out: &mut String, report: &Report) {
             ""
         }
     );
+    text
 }
 
 fn counts(out: &mut String, modes: &[&ModeStats]) {
@@ -399,8 +409,7 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
 
 /// The whole text report.
 pub fn render(report: &Report) -> String {
-    let mut out = String::new();
-    header(&mut out, report);
+    let mut out = header(report);
     out.push_str(&crate::faults::table::fault_log(&report.faults));
     let modes: Vec<&ModeStats> = report.modes.iter().collect();
     if modes.is_empty() {
