@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, ValueEnum};
+use redlock_core::FanOut;
 use serde::Serialize;
 
 use super::run::{lock_keys, run_with_faults, wait_until_keys_expire};
@@ -126,27 +127,35 @@ pub fn matrix() -> Vec<Scenario> {
 
 impl Scenario {
     /// The `redlock-loadgen run` flags of this row.
-    pub fn run_flags(&self, fanout: ScenarioFanout) -> String {
+    pub fn run_flags(&self, fanout: FanOut) -> String {
         let base = if matches!(self.expect, Expect::Detected | Expect::Safe) {
             CONTROL
         } else {
             LOAD
         };
-        let fanout = match fanout {
-            ScenarioFanout::Sequential => "sequential",
-            ScenarioFanout::Concurrent => "concurrent",
-        };
-        format!("--fanout {fanout} {base} {}", self.flags)
+        format!("--fanout {} {base} {}", fanout.as_str(), self.flags)
             .trim_end()
             .to_string()
     }
 }
 
-/// Fan-out mode the matrix runs in.
+/// Fan-out mode(s) the matrix runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScenarioFanout {
     Sequential,
     Concurrent,
+    /// Every scenario in each mode (one row per scenario and mode).
+    Both,
+}
+
+impl ScenarioFanout {
+    fn modes(self) -> Vec<FanOut> {
+        match self {
+            ScenarioFanout::Sequential => vec![FanOut::Sequential],
+            ScenarioFanout::Concurrent => vec![FanOut::Concurrent],
+            ScenarioFanout::Both => vec![FanOut::Sequential, FanOut::Concurrent],
+        }
+    }
 }
 
 /// `redlock-loadgen scenarios` flags.
@@ -156,7 +165,7 @@ pub struct ScenariosArgs {
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Fan-out mode of every run.
-    #[arg(long, value_enum, default_value = "concurrent")]
+    #[arg(long, value_enum, default_value = "both")]
     pub fanout: ScenarioFanout,
     /// Print each row's `redlock-loadgen run` command line and exit.
     #[arg(long)]
@@ -196,14 +205,15 @@ pub struct Outcome {
 
 /// Runs the selected rows, prints the table, and fails when a row missed its expectation.
 pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
-    let rows = select(&args.only)?;
+    let scenarios = select(&args.only)?;
+    let modes = args.fanout.modes();
+    let rows: Vec<(Scenario, FanOut)> = scenarios
+        .iter()
+        .flat_map(|s| modes.iter().map(move |&m| (*s, m)))
+        .collect();
     if args.list {
-        for s in &rows {
-            println!(
-                "{:<26} redlock-loadgen run {}",
-                s.name,
-                s.run_flags(args.fanout)
-            );
+        for (s, mode) in &rows {
+            println!("{:<26} redlock-loadgen run {}", s.name, s.run_flags(*mode));
         }
         return Ok(());
     }
@@ -212,7 +222,7 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
         .build()
         .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))?;
     let mut outcomes = Vec::with_capacity(rows.len());
-    for (i, scenario) in rows.iter().enumerate() {
+    for (i, (scenario, mode)) in rows.iter().enumerate() {
         if !args.quiet {
             eprintln!(
                 "[{}/{}] {} ({}): redlock-loadgen run {}",
@@ -220,10 +230,14 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
                 rows.len(),
                 scenario.name,
                 scenario.about,
-                scenario.run_flags(args.fanout)
+                scenario.run_flags(*mode)
             );
         }
-        let outcome = run_scenario(&rt, scenario, args.fanout)?;
+        let mut outcome = run_scenario(&rt, scenario, *mode)?;
+        if modes.len() > 1 {
+            outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
+            outcome.row.cells[0] = outcome.scenario.clone();
+        }
         if !args.quiet {
             for e in &outcome.faults {
                 eprintln!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
@@ -269,7 +283,7 @@ pub fn select(only: &[String]) -> Result<Vec<Scenario>, LoadgenError> {
 pub fn run_scenario(
     rt: &tokio::runtime::Runtime,
     scenario: &Scenario,
-    fanout: ScenarioFanout,
+    fanout: FanOut,
 ) -> Result<Outcome, LoadgenError> {
     let flags = scenario.run_flags(fanout);
     let line = RunLine::try_parse_from(flags.split_whitespace())
@@ -363,7 +377,10 @@ pub fn judge(
         }
         Expect::Unavailable => {
             if c.acquired > 0 {
-                return Err(format!("{} lock(s) acquired without a majority", c.acquired));
+                return Err(format!(
+                    "{} lock(s) acquired without a majority",
+                    c.acquired
+                ));
             }
             if c.acquire_calls == 0 {
                 return Err("no acquire call completed".into());
@@ -377,7 +394,9 @@ pub fn judge(
             let bound = acquire_bound(cfg);
             let max = Duration::from_micros(mode.acquire.max());
             if max > bound {
-                return Err(format!("slowest acquire {max:?} exceeds the bound {bound:?}"));
+                return Err(format!(
+                    "slowest acquire {max:?} exceeds the bound {bound:?}"
+                ));
             }
             Ok(())
         }

@@ -145,13 +145,13 @@ impl FaultSpec {
                 return Err(bad(
                     "latency",
                     "needs the delay, e.g. latency:2:50ms@1s-5s".into(),
-                ))
+                ));
             }
             (_, Some(a)) if KINDS.split(", ").any(|k| k == kind_text) => {
                 return Err(bad(
                     &format!("{a:?}"),
                     format!("{kind_text} takes no argument"),
-                ))
+                ));
             }
             ("kill", None) => FaultKind::Kill,
             ("pause", None) => FaultKind::Pause,
@@ -163,7 +163,7 @@ impl FaultSpec {
                 return Err(bad(
                     &format!("kind {other:?}"),
                     format!("unknown; expected one of {KINDS}"),
-                ))
+                ));
             }
         };
         let masters =

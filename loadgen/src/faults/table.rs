@@ -101,6 +101,23 @@ pub fn render(rows: &[Row]) -> String {
     out
 }
 
+/// The "faults" block of the text report: what was applied, when (empty when nothing was).
+pub fn fault_log(events: &[super::FaultEvent]) -> String {
+    let mut out = String::new();
+    if events.is_empty() {
+        return out;
+    }
+    out.push_str("\nfaults applied (time from the start of each mode, warm-up included)\n");
+    for e in events {
+        let _ = writeln!(
+            out,
+            "  {:<11} +{:>8.1} ms  {:<28} {}",
+            e.fanout, e.at_ms, e.fault, e.action
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,21 +144,4 @@ mod tests {
             "columns align: {widths:?}"
         );
     }
-}
-
-/// The "faults" block of the text report: what was applied, when (empty when nothing was).
-pub fn fault_log(events: &[super::FaultEvent]) -> String {
-    let mut out = String::new();
-    if events.is_empty() {
-        return out;
-    }
-    out.push_str("\nfaults applied (time from the start of each mode, warm-up included)\n");
-    for e in events {
-        let _ = writeln!(
-            out,
-            "  {:<11} +{:>8.1} ms  {:<28} {}",
-            e.fanout, e.at_ms, e.fault, e.action
-        );
-    }
-    out
 }
