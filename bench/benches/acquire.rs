@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use redlock_bench::fixture::{self, Masters, FANOUTS, TTL};
+use redlock_bench::fixture::{self, Masters, Names, FANOUTS, TTL};
 
 const MASTER_COUNTS: [usize; 4] = [1, 3, 5, 7];
 
@@ -22,9 +22,19 @@ fn acquire_release(c: &mut Criterion) {
         for n in MASTER_COUNTS {
             let redlock = rt.block_on(fixture::client(&masters.urls(n), fanout));
             let id = format!("{fanout}/{n}");
+            let mut names = Names::new(format!("bench:acquire_release:{id}"));
             group.bench_function(&id, |b| {
-                b.to_async(&rt)
-                    .iter(|| fixture::cycle(&redlock, "bench:acquire_release"));
+                b.to_async(&rt).iter_custom(|iters| {
+                    let resources = names.take(iters);
+                    let redlock = &redlock;
+                    async move {
+                        let start = Instant::now();
+                        for resource in &resources {
+                            fixture::cycle(redlock, resource).await;
+                        }
+                        start.elapsed()
+                    }
+                });
             });
             masters.settle(&format!("acquire_release/{id}"));
         }
@@ -44,20 +54,22 @@ fn attempt(c: &mut Criterion) {
             b.max_extensions(u32::MAX)
         }));
         let name = |op: &str| format!("{fanout}/{N}/{op}");
-        let resource = "bench:attempt";
+        let mut names = Names::new(format!("bench:attempt:{fanout}"));
 
         // One attempt (no retry); the release that follows is not timed.
         group.bench_function(name("try_acquire"), |b| {
             b.to_async(&rt).iter_custom(|iters| {
+                let resources = names.take(iters);
                 let redlock = &redlock;
                 async move {
                     let mut timed = Duration::ZERO;
-                    for _ in 0..iters {
+                    for resource in &resources {
                         let start = Instant::now();
                         let lock = redlock.try_acquire(resource, TTL).await;
                         timed += start.elapsed();
-                        let lock = fixture::won(lock, resource);
-                        fixture::released(redlock.release(&lock).await, &lock);
+                        if let Some(lock) = fixture::won(lock, resource) {
+                            fixture::released(redlock.release(&lock).await, &lock);
+                        }
                     }
                     timed
                 }
@@ -68,11 +80,15 @@ fn attempt(c: &mut Criterion) {
         // One release; the acquire before it is not timed.
         group.bench_function(name("release"), |b| {
             b.to_async(&rt).iter_custom(|iters| {
+                let resources = names.take(iters);
                 let redlock = &redlock;
                 async move {
                     let mut timed = Duration::ZERO;
-                    for _ in 0..iters {
-                        let lock = fixture::won(redlock.acquire(resource, TTL).await, resource);
+                    for resource in &resources {
+                        let acquired = redlock.acquire(resource, TTL).await;
+                        let Some(lock) = fixture::won(acquired, resource) else {
+                            continue;
+                        };
                         let start = Instant::now();
                         let vote = redlock.release(&lock).await;
                         timed += start.elapsed();
@@ -84,27 +100,36 @@ fn attempt(c: &mut Criterion) {
         });
         masters.settle(&format!("attempt/{}", name("release")));
 
-        // One extension of a held lock (the mutex only hands the lock to each sample).
-        let lock = fixture::won(rt.block_on(redlock.acquire(resource, TTL)), resource);
+        // One extension of a held lock; the mutex only hands the lock to each sample.
+        let resource = names.next();
+        let lock = fixture::won(rt.block_on(redlock.acquire(&resource, TTL)), &resource);
         let lock = tokio::sync::Mutex::new(lock);
         group.bench_function(name("extend"), |b| {
             b.to_async(&rt).iter_custom(|iters| {
-                let (redlock, lock) = (&redlock, &lock);
+                let (redlock, lock, resource) = (&redlock, &lock, &resource);
                 async move {
-                    let mut lock = lock.lock().await;
-                    let start = Instant::now();
+                    let mut held = lock.lock().await;
+                    let mut timed = Duration::ZERO;
                     for _ in 0..iters {
-                        redlock
-                            .extend(&mut lock, TTL)
-                            .await
-                            .unwrap_or_else(|e| panic!("extend of a held lock failed: {e}"));
+                        let Some(lock) = held.as_mut() else {
+                            *held = fixture::won(redlock.acquire(resource, TTL).await, resource);
+                            continue;
+                        };
+                        let start = Instant::now();
+                        let extended = redlock.extend(lock, TTL).await;
+                        timed += start.elapsed();
+                        if let Err(e) = extended {
+                            fixture::anomaly(format!("extend of a held lock failed: {e}"));
+                            *held = None; // re-acquired (untimed) on the next iteration
+                        }
                     }
-                    start.elapsed()
+                    timed
                 }
             });
         });
-        let lock = lock.into_inner();
-        fixture::released(rt.block_on(redlock.release(&lock)), &lock);
+        if let Some(lock) = lock.into_inner() {
+            fixture::released(rt.block_on(redlock.release(&lock)), &lock);
+        }
         masters.settle(&format!("attempt/{}", name("extend")));
     }
     group.finish();

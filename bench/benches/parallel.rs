@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use redlock_bench::fixture::{self, Masters, FANOUTS};
+use redlock_bench::fixture::{self, Masters, Names, FANOUTS};
 
 const MASTERS: usize = 5;
 const TASK_COUNTS: [usize; 3] = [1, 16, 64];
@@ -25,22 +25,25 @@ fn parallel(c: &mut Criterion) {
     for fanout in FANOUTS {
         let redlock = rt.block_on(fixture::client(&masters.urls(MASTERS), fanout));
         for tasks in TASK_COUNTS {
-            let resources: Vec<String> =
-                (0..tasks).map(|t| format!("bench:parallel:{t}")).collect();
             group.throughput(Throughput::Elements(tasks as u64));
             let id = format!("{fanout}/{tasks}");
+            let mut names: Vec<Names> = (0..tasks)
+                .map(|t| Names::new(format!("bench:parallel:{id}:{t}")))
+                .collect();
             group.bench_function(&id, |b| {
                 b.to_async(&rt).iter_custom(|rounds| {
-                    let (redlock, resources) = (&redlock, &resources);
+                    let per_task: Vec<Vec<String>> =
+                        names.iter_mut().map(|n| n.take(rounds)).collect();
+                    let redlock = &redlock;
                     async move {
                         let start = Instant::now();
-                        let handles: Vec<_> = resources
-                            .iter()
-                            .map(|resource| {
-                                let (redlock, resource) = (redlock.clone(), resource.clone());
+                        let handles: Vec<_> = per_task
+                            .into_iter()
+                            .map(|resources| {
+                                let redlock = redlock.clone();
                                 tokio::spawn(async move {
-                                    for _ in 0..rounds {
-                                        fixture::cycle(&redlock, &resource).await;
+                                    for resource in &resources {
+                                        fixture::cycle(&redlock, resource).await;
                                     }
                                 })
                             })
