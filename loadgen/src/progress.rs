@@ -14,6 +14,8 @@ pub struct Progress {
     enabled: bool,
     fanout: FanOut,
     totals: Interval,
+    /// Locks acquired in each second received so far (for the last complete second's rate).
+    acquired_per_second: Vec<u64>,
     last_print: Option<Instant>,
     printed: bool,
 }
@@ -27,15 +29,20 @@ impl Progress {
                 acquire: Hist::new(),
                 ..Interval::default()
             },
+            acquired_per_second: Vec::new(),
             last_print: None,
             printed: false,
         }
     }
 
     /// Adds a worker's finished second.
-    pub fn add(&mut self, interval: &Interval) {
+    pub fn add(&mut self, second: usize, interval: &Interval) {
         if self.enabled {
             self.totals.add(interval);
+            if self.acquired_per_second.len() <= second {
+                self.acquired_per_second.resize(second + 1, 0);
+            }
+            self.acquired_per_second[second] += interval.acquired;
         }
     }
 
@@ -64,13 +71,24 @@ impl Progress {
             ),
             Some((elapsed, total)) => {
                 let t = &self.totals;
-                let secs = elapsed.as_secs_f64().max(1e-3);
+                // Throughput of the last complete second (workers report a second once they
+                // are past it); success and p99 over everything so far.
+                let last_second = (elapsed.as_secs() as usize).checked_sub(1);
+                let rate = last_second
+                    .map(|s| {
+                        self.acquired_per_second
+                            .get(s)
+                            .copied()
+                            .unwrap_or(0)
+                            .to_string()
+                    })
+                    .unwrap_or_else(|| "-".into());
                 format!(
-                    "{:<10} {:>5.1}s / {:.0}s  {:>9.0} acquires/s  success {:>6.2}%  acquire p99 {:>8.3} ms",
+                    "{:<10} {:>5.1}s / {:.0}s  {:>9} acquires/s  success {:>6.2}%  acquire p99 {:>8.3} ms",
                     self.fanout.as_str(),
                     elapsed.as_secs_f64(),
                     total.as_secs_f64(),
-                    t.acquired as f64 / secs,
+                    rate,
                     100.0 * crate::stats::ratio(t.acquired, t.acquire_calls),
                     t.acquire.quantile(0.99) as f64 / 1000.0
                 )

@@ -172,7 +172,7 @@ async fn run_mode(
     loop {
         ticker.tick().await;
         while let Ok((second, interval)) = rx.try_recv() {
-            progress.add(&interval);
+            progress.add(second, &interval);
             stats.add_intervals([(second, interval)]);
         }
         let now = Instant::now();
