@@ -399,3 +399,57 @@ fn sweep_prints_one_row_per_level_and_mode() {
         }
     }
 }
+
+#[test]
+fn existing_masters_are_loaded_without_being_started_or_flushed() {
+    let masters = redlock_core::local::LocalMasters::start(3).expect("redis-server is installed");
+    masters
+        .command(0, &["SET", "unrelated-key", "kept"])
+        .unwrap();
+    let urls = masters.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("existing.json");
+    succeed(&[
+        "run",
+        "--masters",
+        &urls,
+        "--fanout",
+        "both",
+        "--clients",
+        "4",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let result = read_json(&json);
+    assert_schema_valid(&result);
+    assert_eq!(result["local_masters"], false);
+    let listed: Vec<&str> = result["masters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed.join(","), urls);
+    for mode in result["modes"].as_array().unwrap() {
+        assert_consistent(mode, 3, 4);
+    }
+    // Other data on the masters is left alone, and no lock key is left behind.
+    assert!(masters
+        .command(0, &["GET", "unrelated-key"])
+        .unwrap()
+        .contains("kept"));
+    for i in 0..3 {
+        assert_eq!(
+            masters
+                .command(i, &["EXISTS", "redlock-loadgen:0"])
+                .unwrap(),
+            ":0\r\n",
+            "master {i}"
+        );
+    }
+}
