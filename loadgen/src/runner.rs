@@ -114,7 +114,8 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
         builder = builder.quorum(q);
     }
     let redlock = builder.build()?;
-    // Checks the TTL against the drift allowance up front, with the core's own message.
+    // The core checks the TTL on every acquire; check it once up front so a bad --ttl is a
+    // usage error (exit 2) rather than a run of failed calls.
     redlock_core::validity::validity(
         cfg.ttl,
         Duration::ZERO,
