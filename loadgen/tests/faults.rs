@@ -1,0 +1,190 @@
+//! `run --fault`: faults are applied to real local masters at their times, logged with their
+//! timestamps in the text report and the JSON, and bad specs are refused naming the part.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn loadgen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn schema_errors(result: &Value) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema.json is a JSON Schema");
+    validator
+        .iter_errors(result)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+/// A run with a kill, a latency window through the proxies and a pause: every step is applied
+/// in time order near its scheduled time, logged in both reports, healed at the end, and the
+/// majority that stayed up keeps the run live and safe.
+#[test]
+fn faults_are_applied_on_schedule_and_logged_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("result.json");
+    let out = loadgen(&[
+        "run",
+        "--fanout",
+        "concurrent",
+        "--clients",
+        "4",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1500ms",
+        "--quiet",
+        "--fault",
+        "kill:1@300ms",
+        "--fault",
+        "latency:m4:20ms@200ms-700ms",
+        "--fault",
+        "pause:m3@500ms-900ms",
+        "--json",
+        json_path.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}\n{}",
+        out.status,
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("faults applied"), "{stdout}");
+    for action in [
+        "killed m0",
+        "added 20ms to every reply of m4",
+        "removed the latency of m4",
+        "paused m3 (SIGSTOP)",
+        "resumed m3 (SIGCONT)",
+        "started m0 again (empty)",
+    ] {
+        assert!(
+            stdout.contains(action),
+            "{action:?} missing from:\n{stdout}"
+        );
+    }
+
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let errors = schema_errors(&result);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let events = result["faults"].as_array().expect("a faults array");
+    let scheduled = [
+        ("latency:m4:20ms@200ms-700ms", "added", 200.0),
+        ("kill:1@300ms", "killed", 300.0),
+        ("pause:m3@500ms-900ms", "paused", 500.0),
+        ("latency:m4:20ms@200ms-700ms", "removed", 700.0),
+        ("pause:m3@500ms-900ms", "resumed", 900.0),
+    ];
+    assert_eq!(events.len(), scheduled.len() + 1, "{events:?}");
+    for (event, (fault, verb, due_ms)) in events.iter().zip(scheduled) {
+        assert_eq!(event["fault"], fault, "{events:?}");
+        assert_eq!(event["fanout"], "concurrent");
+        assert!(
+            event["action"].as_str().unwrap().starts_with(verb),
+            "{event}"
+        );
+        let at = event["at_ms"].as_f64().unwrap();
+        // Applied by the run's 100 ms control loop: never early, at most a few ticks late.
+        assert!(
+            at >= due_ms && at < due_ms + 400.0,
+            "{event}: due at {due_ms} ms"
+        );
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["fault"], "end of mode");
+    assert!(
+        last["action"]
+            .as_str()
+            .unwrap()
+            .contains("started m0 again"),
+        "{last}"
+    );
+
+    let mode = &result["modes"][0];
+    assert_eq!(mode["counts"]["violations"], 0);
+    assert!(mode["counts"]["acquired"].as_u64().unwrap() > 0, "{mode}");
+}
+
+/// Latency is added on the network path: the client talks to the masters through the fault
+/// proxies, and only the slowed master's round trips grow by the delay.
+#[test]
+fn latency_reaches_the_client_through_the_proxies() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("result.json");
+    let out = loadgen(&[
+        "run",
+        "--fanout",
+        "sequential",
+        "--clients",
+        "2",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
+        "--quiet",
+        "--fault",
+        "latency:m4:20ms@0s",
+        "--json",
+        json_path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let masters = result["modes"][0]["masters"].as_array().unwrap();
+    let min_rtt_us = |i: usize| masters[i]["round_trip"]["min_us"].as_u64().unwrap();
+    assert!(min_rtt_us(4) >= 20_000, "m4: {}", masters[4]);
+    for i in 0..4 {
+        assert!(
+            min_rtt_us(i) < 20_000,
+            "m{i} was not slowed: {}",
+            masters[i]
+        );
+    }
+}
+
+#[test]
+fn a_bad_spec_exits_2_naming_the_part_at_fault() {
+    for (spec, part) in [
+        ("kill:2@soon", "time \"soon\""),
+        ("explode:1@1s", "kind \"explode\""),
+        ("pause:1@3s-1s", "window \"3s-1s\""),
+    ] {
+        let out = loadgen(&["run", "--fault", spec]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{spec}: {stderr}");
+        assert!(stderr.contains(part), "{spec}: {stderr}");
+    }
+}
+
+#[test]
+fn faults_on_masters_the_run_does_not_have_are_refused_before_loading() {
+    let out = loadgen(&["run", "--spawn", "3", "--quiet", "--fault", "kill:m4@1s"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("m4 does not exist"), "{stderr}");
+
+    let out = loadgen(&[
+        "run",
+        "--masters",
+        "redis://127.0.0.1:1",
+        "--quiet",
+        "--fault",
+        "kill:1@1s",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs the local masters"), "{stderr}");
+}
