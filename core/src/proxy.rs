@@ -6,7 +6,7 @@
 //!
 //! | call | effect |
 //! |------|--------|
-//! | [`set_latency`](FaultProxy::set_latency) | each chunk in that direction waits `latency ± jitter` after it arrived; order is kept, connections do not wait for each other. `Both` delays requests *and* replies, so a round trip gains about twice the latency. |
+//! | [`set_latency`](FaultProxy::set_latency) | each chunk in that direction waits `latency ± jitter` after it arrived; order is kept, connections do not wait for each other. `Both` delays requests *and* replies, so a round trip gains about twice the latency. Delays round up to tokio's 1 ms timer tick. |
 //! | [`set_down`](FaultProxy::set_down) | the port is closed (connects are refused) and live connections are cut; `false` listens again on the same port. |
 //! | [`set_blackhole`](FaultProxy::set_blackhole) | connections are accepted, bytes are read and discarded both ways, nothing is answered. Lifting it closes the connections that lost bytes (their requests and replies would no longer pair up); the others carry on. |
 //! | [`reset_next`](FaultProxy::reset_next) | the next connection to carry bytes (either way) is closed with RST (`SO_LINGER 0`) on both sides; those bytes are dropped. One shot. |
