@@ -309,6 +309,22 @@ pub const ROWS: &[Row] = &[
         target: Some(Target::AtMost(2.0)),
     },
     Row {
+        label: "one master +2 ms: sequential acquire+release / same with no delay",
+        figure: Figure::TimeRatio(
+            "slow_master/sequential/5/acquire_release",
+            "slow_master/sequential/5/acquire_release_all_fast",
+        ),
+        target: None,
+    },
+    Row {
+        label: "one master +2 ms: concurrent acquire+release / same with no delay",
+        figure: Figure::TimeRatio(
+            "slow_master/concurrent/5/acquire_release",
+            "slow_master/concurrent/5/acquire_release_all_fast",
+        ),
+        target: None,
+    },
+    Row {
         label: "one master +2 ms: concurrent / sequential time, acquire+release",
         figure: Figure::TimeRatio(
             "slow_master/concurrent/5/acquire_release",
