@@ -18,7 +18,7 @@ thread_local! {
     static LAST_ERROR: RefCell<Vec<u8>> = RefCell::new(vec![0]);
 }
 
-pub(crate) fn set_last_error(message: std::fmt::Arguments<'_>) {
+fn set_last_error(message: std::fmt::Arguments<'_>) {
     LAST_ERROR.with_borrow_mut(|buf| {
         buf.clear();
         let _ = buf.write_fmt(message);
@@ -43,8 +43,11 @@ fn clear_last_error() {
 ///
 /// Every fallible function sets it: to `""` when it returns `REDLOCK_OK`, to the failure's
 /// message otherwise (it names the bad value of an `REDLOCK_INVALID_ARGUMENT`; URL passwords
-/// are always redacted). The string belongs to the library and stays valid until the next
-/// `redlock_*` call on the same thread: copy it to keep it. Never NULL.
+/// are always redacted). The vote queries (`redlock_last_vote()`, `redlock_lock_vote()`) are
+/// the exception: they leave it alone unless they are called wrongly, so the vote and the
+/// message of a failed operation can be read in either order. The string belongs to the
+/// library and stays valid until the next `redlock_*` call on the same thread: copy it to keep
+/// it. Never NULL.
 #[no_mangle]
 pub extern "C" fn redlock_last_error_message() -> *const c_char {
     LAST_ERROR.with_borrow(|buf| buf.as_ptr().cast())
@@ -59,13 +62,20 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 }
 
 /// Runs the body of a fallible exported function: a panic becomes `REDLOCK_PANIC`, an error
-/// its status (and the thread's last error message), success `REDLOCK_OK`.
+/// its status (and the thread's last error message), success `REDLOCK_OK` (and an empty
+/// message).
 pub(crate) fn call(function: &str, body: impl FnOnce() -> Result<(), Error>) -> redlock_status {
+    let status = query(function, body);
+    if status == redlock_status::REDLOCK_OK {
+        clear_last_error();
+    }
+    status
+}
+
+/// Like [`call`], but a success leaves the thread's last error message alone (vote queries).
+pub(crate) fn query(function: &str, body: impl FnOnce() -> Result<(), Error>) -> redlock_status {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => {
-            clear_last_error();
-            redlock_status::REDLOCK_OK
-        }
+        Ok(Ok(())) => redlock_status::REDLOCK_OK,
         Ok(Err(error)) => {
             set_last_error(format_args!("{error}"));
             redlock_status::from_kind(error.kind())

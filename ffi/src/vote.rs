@@ -184,14 +184,15 @@ pub(crate) fn record_last(vote: Option<&Vote>) {
 /// `granted` is the number of masters that deleted the key.
 ///
 /// Returns `REDLOCK_NO_VOTE` (and leaves `*out` alone) when that operation asked no master
-/// (e.g. it failed with `REDLOCK_INVALID_ARGUMENT`) or none ran yet on this thread.
+/// (e.g. it failed with `REDLOCK_INVALID_ARGUMENT`) or none ran yet on this thread. Leaves
+/// `redlock_last_error_message()` alone unless `out` is NULL.
 ///
 /// # Safety
 /// `out` must be NULL or point to a writable `redlock_vote`.
 #[no_mangle]
 pub unsafe extern "C" fn redlock_last_vote(out: *mut redlock_vote) -> redlock_status {
     let mut found = true;
-    let status = boundary::call("redlock_last_vote", || {
+    let status = boundary::query("redlock_last_vote", || {
         boundary::non_null(out, "out")?;
         match LAST_VOTE.with_borrow(|last| *last) {
             // SAFETY: non-NULL, writable by the caller's contract.
@@ -201,9 +202,6 @@ pub unsafe extern "C" fn redlock_last_vote(out: *mut redlock_vote) -> redlock_st
         Ok(())
     });
     if status == redlock_status::REDLOCK_OK && !found {
-        boundary::set_last_error(format_args!(
-            "no vote: the last operation on this thread asked no master"
-        ));
         return redlock_status::REDLOCK_NO_VOTE;
     }
     status
@@ -218,7 +216,7 @@ pub unsafe extern "C" fn redlock_lock_vote(
     lock: *const redlock_lock,
     out: *mut redlock_vote,
 ) -> redlock_status {
-    boundary::call("redlock_lock_vote", || {
+    boundary::query("redlock_lock_vote", || {
         boundary::non_null(lock, "lock")?;
         boundary::non_null(out, "out")?;
         // SAFETY: non-NULL live handle and writable out, by the caller's contract.

@@ -1,0 +1,160 @@
+// The C++ test suite of redlock.hpp, one case per run:  test_guard CASE URL...
+// Driven by ffi/tests/c_abi.rs against real local masters; prints "ok CASE" on success.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "redlock.hpp"
+
+using namespace std::chrono_literals;
+
+static_assert(!std::is_copy_constructible_v<redlock::Client>, "Client is move-only");
+static_assert(!std::is_copy_assignable_v<redlock::Client>, "Client is move-only");
+static_assert(std::is_nothrow_move_constructible_v<redlock::Client>, "Client moves");
+static_assert(!std::is_copy_constructible_v<redlock::Lock>, "Lock is move-only");
+static_assert(!std::is_copy_constructible_v<redlock::Guard>, "Guard is move-only");
+static_assert(std::is_nothrow_move_constructible_v<redlock::Guard>, "Guard moves");
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                        \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            failures++;                                                                    \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                                  \
+    } while (0)
+
+static std::vector<std::string> urls;
+
+// Sequential by default: when an acquire returns, its key is on every master that is up.
+static redlock::Client connected_client(redlock_fanout fanout = REDLOCK_FANOUT_SEQUENTIAL) {
+    redlock::Options options = redlock::default_options();
+    options.fanout = fanout;
+    options.retry_count = 2;
+    options.retry_delay_ms = 20;
+    options.instance_timeout_ms = 2000; // generous enough for a run under valgrind
+    redlock::Client client(urls, options);
+    client.wait_connected(5s);
+    return client;
+}
+
+// Calls `f`, which must throw redlock::Error with `status`; returns the error's message.
+static std::string expect_error(redlock_status status, const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const redlock::Error &e) {
+        CHECK(e.status() == status);
+        return e.what();
+    }
+    failures++;
+    std::fprintf(stderr, "expected %s, nothing was thrown\n", redlock_status_str(status));
+    return "";
+}
+
+// The guard holds the lock for its scope and releases it on exit, also on an exception.
+static void guard_scope() {
+    redlock::Client client = connected_client(REDLOCK_FANOUT_CONCURRENT);
+    redlock::Client other = connected_client();
+    {
+        redlock::Guard guard(client, "cpp:scope", 10s);
+        CHECK(guard.holds());
+        CHECK(guard.lock().resource() == "cpp:scope");
+        CHECK(guard.lock().token().size() == 40);
+        CHECK(guard.lock().validity() > 9s && guard.lock().validity() < 10s);
+        CHECK(guard.lock().vote().granted >= 3);
+        CHECK(!other.try_acquire("cpp:scope", 1s).has_value());
+        guard.extend(20s);
+        CHECK(guard.lock().validity() > 19s && guard.lock().extensions() == 1);
+    }
+    auto after = other.try_acquire("cpp:scope", 1s);
+    CHECK(after.has_value());
+    CHECK(after && other.release(*after) == urls.size());
+
+    try {
+        redlock::Guard guard(client, "cpp:throw", 10s);
+        throw std::runtime_error("work failed");
+    } catch (const std::runtime_error &) {
+    }
+    auto thrown = other.try_acquire("cpp:throw", 1s); // it would be held for 10 s otherwise
+    CHECK(thrown.has_value());
+    CHECK(thrown && other.release(*thrown) == urls.size());
+
+    // Moving a guard moves the ownership: one release, by the guard that ends last.
+    {
+        redlock::Guard first(client, "cpp:moved", 10s);
+        redlock::Guard second(std::move(first));
+        CHECK(!first.holds() && second.holds());
+        CHECK(second.release() >= urls.size() / 2 + 1); // concurrent: the quorum at least
+        CHECK(!second.holds() && second.release() == 0);
+    }
+    // Moving the client keeps the guards' handle valid.
+    redlock::Client moved(std::move(client));
+    redlock::Guard guard(moved, "cpp:moved-client", 10s);
+    CHECK(guard.release() >= urls.size() / 2 + 1);
+}
+
+// Failures are redlock::Error with the status, the message and, for operations, the vote.
+static void errors() {
+    redlock::Client holder = connected_client();
+    redlock::Client loser = connected_client();
+    redlock::Guard held(holder, "cpp:contended", 10s);
+    try {
+        loser.acquire("cpp:contended", 10s);
+        failures++;
+        std::fprintf(stderr, "acquire of a held resource did not throw\n");
+    } catch (const redlock::Error &e) {
+        CHECK(e.status() == REDLOCK_NOT_ACQUIRED);
+        CHECK(std::strcmp(e.status_name(), "REDLOCK_NOT_ACQUIRED") == 0);
+        CHECK(std::string(e.what()).find("cpp:contended") != std::string::npos);
+        CHECK(e.vote().has_value() && e.vote()->granted == 0);
+    }
+    std::string message = expect_error(REDLOCK_INVALID_ARGUMENT, [] {
+        redlock::Client bad(std::vector<std::string>{"redis://127.0.0.1:notaport"});
+    });
+    CHECK(message.find("notaport") != std::string::npos);
+    message = expect_error(REDLOCK_INVALID_ARGUMENT, [&] { loser.acquire("cpp:ttl", 0ms); });
+    CHECK(message.find("ttl_ms 0") != std::string::npos);
+    expect_error(REDLOCK_INVALID_ARGUMENT, [] { redlock::Client none(std::vector<std::string>{}); });
+
+    // A lock released behind the guard's back: extend reports LOCK_LOST.
+    redlock::Guard guard(holder, "cpp:lost", 10s);
+    std::size_t released = holder.release(guard.lock());
+    if (released != urls.size()) {
+        failures++;
+        std::fprintf(stderr, "released on %zu masters, expected %zu\n", released, urls.size());
+    }
+    expect_error(REDLOCK_LOCK_LOST, [&] { guard.extend(10s); });
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
+        return 2;
+    }
+    urls.assign(argv + 2, argv + argc);
+    const std::map<std::string, void (*)()> cases = {{"guard_scope", guard_scope}, {"errors", errors}};
+    auto found = cases.find(argv[1]);
+    if (found == cases.end()) {
+        std::fprintf(stderr, "unknown case %s\n", argv[1]);
+        return 2;
+    }
+    try {
+        found->second();
+    } catch (const std::exception &e) {
+        failures++;
+        std::fprintf(stderr, "unexpected exception: %s\n", e.what());
+    }
+    if (failures > 0) {
+        std::fprintf(stderr, "FAILED %s: %d check(s)\n", argv[1], failures);
+        return 1;
+    }
+    std::printf("ok %s\n", argv[1]);
+    return 0;
+}

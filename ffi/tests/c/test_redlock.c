@@ -1,0 +1,524 @@
+/*
+ * The C test suite of libredlock, one case per run:  test_redlock CASE URL...
+ *
+ * Driven by ffi/tests/c_abi.rs, which starts real local masters, stops some of them for the
+ * fault cases, and passes their URLs. Prints "ok CASE" and exits 0 when every check held;
+ * prints each failed check (file:line) and exits 1 otherwise.
+ */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "redlock.h"
+
+/* Test-only export of the `test-hooks` feature: panics inside the panic boundary. */
+redlock_status redlock_test_panic(void);
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            failures++;                                                                  \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,      \
+                    __LINE__, #cond, redlock_last_error_message());                      \
+        }                                                                                \
+    } while (0)
+
+#define CHECK_STATUS(call, expected)                                                     \
+    do {                                                                                 \
+        redlock_status got_ = (call);                                                    \
+        if (got_ != (expected)) {                                                        \
+            failures++;                                                                  \
+            fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n",     \
+                    __FILE__, __LINE__, #call, redlock_status_str(got_),                 \
+                    redlock_status_str(expected), redlock_last_error_message());         \
+        }                                                                                \
+    } while (0)
+
+/* The last error message contains `needle`. */
+#define CHECK_MESSAGE(needle)                                                            \
+    do {                                                                                 \
+        if (strstr(redlock_last_error_message(), (needle)) == NULL) {                    \
+            failures++;                                                                  \
+            fprintf(stderr, "%s:%d: last error %s does not contain %s\n", __FILE__,      \
+                    __LINE__, redlock_last_error_message(), (needle));                   \
+        }                                                                                \
+    } while (0)
+
+static const char *const *urls;
+static size_t n_urls;
+
+/* Options of the test clients: quick retries, and a per-master timeout generous enough for
+ * a run under valgrind (no case here depends on a master timing out). */
+static redlock_options test_options(uint32_t fanout) {
+    redlock_options opts = redlock_options_default();
+    opts.fanout = fanout;
+    opts.retry_count = 2;
+    opts.retry_delay_ms = 20;
+    opts.instance_timeout_ms = 2000;
+    return opts;
+}
+
+/* A test client, connected to every master that is up. */
+static redlock_client *client_with(uint32_t fanout) {
+    redlock_options opts = test_options(fanout);
+    redlock_client *client = NULL;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &client), REDLOCK_OK);
+    if (client == NULL) {
+        fprintf(stderr, "cannot create a client: %s\n", redlock_last_error_message());
+        exit(1);
+    }
+    size_t connected = 0;
+    CHECK_STATUS(redlock_client_wait_connected(client, 5000, &connected), REDLOCK_OK);
+    return client;
+}
+
+static redlock_vote last_vote(void) {
+    redlock_vote vote;
+    memset(&vote, 0, sizeof vote);
+    CHECK_STATUS(redlock_last_vote(&vote), REDLOCK_OK);
+    return vote;
+}
+
+static int is_hex_token(const char *token) {
+    if (token == NULL || strlen(token) != 40) {
+        return 0;
+    }
+    return strspn(token, "0123456789abcdef") == 40;
+}
+
+/* Acquire, inspect, extend, release; in both fan-out modes. */
+static void round_trip(void) {
+    const uint32_t fanouts[2] = {REDLOCK_FANOUT_SEQUENTIAL, REDLOCK_FANOUT_CONCURRENT};
+    for (int f = 0; f < 2; f++) {
+        redlock_client *client = client_with(fanouts[f]);
+        redlock_client *other = client_with(fanouts[f]);
+        redlock_lock *lock = NULL;
+        CHECK_STATUS(redlock_acquire(client, "c:round-trip", 10000, &lock), REDLOCK_OK);
+        CHECK(lock != NULL);
+        CHECK(lock != NULL && strcmp(redlock_lock_resource(lock), "c:round-trip") == 0);
+        CHECK(is_hex_token(redlock_lock_token(lock)));
+        CHECK(redlock_lock_validity_ms(lock) > 9000 && redlock_lock_validity_ms(lock) < 10000);
+        CHECK(redlock_lock_remaining_ms(lock) <= redlock_lock_validity_ms(lock));
+        CHECK(redlock_lock_extensions(lock) == 0);
+
+        redlock_vote vote;
+        CHECK_STATUS(redlock_lock_vote(lock, &vote), REDLOCK_OK);
+        CHECK(vote.n_masters == n_urls && vote.quorum == n_urls / 2 + 1);
+        CHECK(vote.granted >= vote.quorum && vote.denied == 0 && vote.failed == 0);
+        CHECK(vote.granted + vote.not_awaited == n_urls);
+        CHECK(vote.verdict == REDLOCK_VERDICT_WON);
+        CHECK(vote.validity_us > 9000000 && vote.validity_us < 10000000);
+        CHECK(vote.elapsed_us < 10000000);
+        for (size_t i = 0; i < vote.n_masters; i++) {
+            if (vote.masters[i].outcome == REDLOCK_OUTCOME_GRANTED) {
+                CHECK(vote.masters[i].round_trip_us >= 0);
+                CHECK(vote.masters[i].failure == REDLOCK_FAILURE_NONE);
+            }
+        }
+        redlock_vote same = last_vote(); /* the acquire's vote is also the thread's last */
+        CHECK(same.granted == vote.granted && same.elapsed_us == vote.elapsed_us);
+
+        /* Held: another client cannot take it. */
+        redlock_lock *stolen = NULL;
+        CHECK_STATUS(redlock_try_acquire(other, "c:round-trip", 10000, &stolen), REDLOCK_NOT_ACQUIRED);
+        CHECK(stolen == NULL);
+
+        CHECK_STATUS(redlock_extend(client, lock, 30000), REDLOCK_OK);
+        CHECK(redlock_lock_validity_ms(lock) > 20000 && redlock_lock_validity_ms(lock) < 30000);
+        CHECK(redlock_lock_extensions(lock) == 1);
+        CHECK(last_vote().granted >= n_urls / 2 + 1);
+
+        CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+        /* Sequential set the key everywhere; concurrent may not have sent its not-awaited
+         * requests, but at least the quorum that granted holds it. */
+        redlock_vote released = last_vote();
+        CHECK(released.granted == n_urls || (fanouts[f] == REDLOCK_FANOUT_CONCURRENT &&
+                                             released.granted >= vote.quorum));
+        CHECK(released.granted + released.denied == n_urls); /* release waits for every master */
+        CHECK(strcmp(redlock_last_error_message(), "") == 0);
+
+        /* Released: the other client gets it at once; releasing ours again releases nothing. */
+        CHECK_STATUS(redlock_try_acquire(other, "c:round-trip", 10000, &stolen), REDLOCK_OK);
+        CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+        CHECK(last_vote().granted == 0);
+        CHECK_STATUS(redlock_extend(client, lock, 10000), REDLOCK_LOCK_LOST);
+        CHECK_MESSAGE("c:round-trip");
+        CHECK_STATUS(redlock_release(other, stolen), REDLOCK_OK);
+        redlock_lock_free(stolen);
+        redlock_lock_free(lock);
+        redlock_client_free(other);
+        redlock_client_free(client);
+    }
+}
+
+/* Two clients, one resource: the loser sees NOT_ACQUIRED and a vote with 0 granted. */
+static void contention(void) {
+    /* A sequential holder has its key on every master when its acquire returns (a concurrent
+     * one may still have requests in flight to the masters it did not wait for). */
+    redlock_client *holder = client_with(REDLOCK_FANOUT_SEQUENTIAL);
+    redlock_client *loser = client_with(REDLOCK_FANOUT_SEQUENTIAL);
+    redlock_lock *lock = NULL;
+    CHECK_STATUS(redlock_acquire(holder, "c:contended", 10000, &lock), REDLOCK_OK);
+
+    redlock_lock *lost = (redlock_lock *)&failures; /* sentinel: must stay untouched */
+    CHECK_STATUS(redlock_try_acquire(loser, "c:contended", 10000, &lost), REDLOCK_NOT_ACQUIRED);
+    CHECK(lost == (redlock_lock *)&failures);
+    CHECK_MESSAGE("c:contended");
+    CHECK_MESSAGE("not acquired");
+    redlock_vote vote = last_vote();
+    CHECK_MESSAGE("not acquired"); /* reading the vote left the message alone */
+    CHECK(vote.granted == 0 && vote.denied >= vote.quorum && vote.failed == 0);
+    CHECK(vote.denied + vote.not_awaited == n_urls);
+    CHECK(vote.verdict == REDLOCK_VERDICT_CLEAN_LOSS && vote.validity_us == -1);
+    CHECK(vote.masters[0].outcome == REDLOCK_OUTCOME_DENIED); /* sequential: asked first */
+
+    /* With retries too (2 retries of at most 20 ms). */
+    CHECK_STATUS(redlock_acquire(loser, "c:contended", 10000, &lost), REDLOCK_NOT_ACQUIRED);
+    CHECK(last_vote().granted == 0);
+    CHECK_STATUS(redlock_acquire_within(loser, "c:contended", 10000, 50, &lost), REDLOCK_NOT_ACQUIRED);
+    CHECK(lost == (redlock_lock *)&failures);
+    CHECK(strcmp(redlock_status_str(REDLOCK_NOT_ACQUIRED), "REDLOCK_NOT_ACQUIRED") == 0);
+
+    CHECK_STATUS(redlock_release(holder, lock), REDLOCK_OK);
+    redlock_lock *won = NULL;
+    CHECK_STATUS(redlock_acquire_within(loser, "c:contended", 10000, 1000, &won), REDLOCK_OK);
+    CHECK_STATUS(redlock_release(loser, won), REDLOCK_OK);
+    redlock_lock_free(won);
+    redlock_lock_free(lock);
+    redlock_client_free(loser);
+    redlock_client_free(holder);
+}
+
+/* Run with masters 0 and 1 of 5 killed: the 3 others are still a quorum. */
+static void two_masters_down(void) {
+    const uint32_t fanouts[2] = {REDLOCK_FANOUT_SEQUENTIAL, REDLOCK_FANOUT_CONCURRENT};
+    for (int f = 0; f < 2; f++) {
+        redlock_client *client = client_with(fanouts[f]);
+        redlock_lock *lock = NULL;
+        CHECK_STATUS(redlock_acquire(client, "c:two-down", 10000, &lock), REDLOCK_OK);
+        redlock_vote vote;
+        CHECK_STATUS(redlock_lock_vote(lock, &vote), REDLOCK_OK);
+        CHECK(vote.granted == 3);
+        CHECK(vote.masters[0].outcome != REDLOCK_OUTCOME_GRANTED);
+        CHECK(vote.masters[1].outcome != REDLOCK_OUTCOME_GRANTED);
+        CHECK(vote.masters[0].outcome != REDLOCK_OUTCOME_FAILED ||
+              vote.masters[0].failure == REDLOCK_FAILURE_CONNECTION);
+        CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+        vote = last_vote();
+        CHECK(vote.granted == 3 && vote.failed == 2);
+        redlock_lock_free(lock);
+        redlock_client_free(client);
+    }
+}
+
+/* Run with masters 0, 1 and 2 of 5 killed: no quorum, and the status says Redis is down. */
+static void three_masters_down(void) {
+    const uint32_t fanouts[2] = {REDLOCK_FANOUT_SEQUENTIAL, REDLOCK_FANOUT_CONCURRENT};
+    for (int f = 0; f < 2; f++) {
+        redlock_client *client = client_with(fanouts[f]);
+        redlock_lock *lock = NULL;
+        CHECK_STATUS(redlock_acquire(client, "c:three-down", 10000, &lock), REDLOCK_UNAVAILABLE);
+        CHECK(lock == NULL);
+        CHECK_MESSAGE("unavailable");
+        redlock_vote vote = last_vote();
+        CHECK(vote.failed >= 3 && vote.granted <= 2);
+        CHECK(vote.masters[0].outcome == REDLOCK_OUTCOME_FAILED ||
+              vote.masters[0].outcome == REDLOCK_OUTCOME_NOT_AWAITED);
+        redlock_client_free(client);
+    }
+}
+
+/* NULL in every pointer argument of every function: INVALID_ARGUMENT (or the documented
+ * NULL/0 of an accessor), outputs untouched, never a crash. */
+static void null_arguments(void) {
+    redlock_client *const sentinel_client = (redlock_client *)&failures;
+    redlock_lock *const sentinel_lock = (redlock_lock *)&failures;
+    redlock_options opts = redlock_options_default();
+
+    redlock_client *client = sentinel_client;
+    CHECK_STATUS(redlock_client_new(NULL, n_urls, &opts, &client), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("urls is NULL");
+    CHECK(client == sentinel_client);
+    const char *with_null[3] = {urls[0], NULL, urls[1]};
+    CHECK_STATUS(redlock_client_new(with_null, 3, &opts, &client), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("urls[1] is NULL");
+    CHECK(client == sentinel_client);
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, NULL), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("out is NULL");
+    /* NULL options mean the defaults. */
+    client = NULL;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, NULL, &client), REDLOCK_OK);
+    CHECK(client != NULL);
+    redlock_client_free(client);
+    client = client_with(REDLOCK_FANOUT_CONCURRENT);
+
+    size_t connected = 99;
+    CHECK_STATUS(redlock_client_wait_connected(NULL, 10, &connected), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("client is NULL");
+    CHECK_STATUS(redlock_client_wait_connected(client, 10, NULL), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("out_connected is NULL");
+    CHECK(connected == 99);
+
+    typedef redlock_status (*acquire_fn)(const redlock_client *, const char *, uint64_t, redlock_lock **);
+    const acquire_fn acquires[2] = {redlock_acquire, redlock_try_acquire};
+    for (int i = 0; i < 2; i++) {
+        redlock_lock *lock = sentinel_lock;
+        CHECK_STATUS(acquires[i](NULL, "c:null", 1000, &lock), REDLOCK_INVALID_ARGUMENT);
+        CHECK_MESSAGE("client is NULL");
+        CHECK_STATUS(acquires[i](client, NULL, 1000, &lock), REDLOCK_INVALID_ARGUMENT);
+        CHECK_MESSAGE("resource is NULL");
+        CHECK_STATUS(acquires[i](client, "c:null", 1000, NULL), REDLOCK_INVALID_ARGUMENT);
+        CHECK_MESSAGE("out is NULL");
+        CHECK(lock == sentinel_lock);
+    }
+    redlock_lock *lock = sentinel_lock;
+    CHECK_STATUS(redlock_acquire_within(NULL, "c:null", 1000, 10, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_STATUS(redlock_acquire_within(client, NULL, 1000, 10, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_STATUS(redlock_acquire_within(client, "c:null", 1000, 10, NULL), REDLOCK_INVALID_ARGUMENT);
+    CHECK(lock == sentinel_lock);
+    /* No master was asked: there is no vote. */
+    redlock_vote vote;
+    CHECK_STATUS(redlock_last_vote(&vote), REDLOCK_NO_VOTE);
+    CHECK_STATUS(redlock_last_vote(NULL), REDLOCK_INVALID_ARGUMENT);
+
+    /* Nothing was left behind by the refused calls: the key is free. */
+    lock = NULL;
+    CHECK_STATUS(redlock_try_acquire(client, "c:null", 10000, &lock), REDLOCK_OK);
+    CHECK_STATUS(redlock_extend(NULL, lock, 1000), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("client is NULL");
+    CHECK_STATUS(redlock_extend(client, NULL, 1000), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("lock is NULL");
+    CHECK_STATUS(redlock_release(NULL, lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_STATUS(redlock_release(client, NULL), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("lock is NULL");
+    CHECK_STATUS(redlock_lock_vote(NULL, &vote), REDLOCK_INVALID_ARGUMENT);
+    CHECK_STATUS(redlock_lock_vote(lock, NULL), REDLOCK_INVALID_ARGUMENT);
+
+    CHECK(redlock_lock_resource(NULL) == NULL);
+    CHECK(redlock_lock_token(NULL) == NULL);
+    CHECK(redlock_lock_validity_ms(NULL) == 0);
+    CHECK(redlock_lock_remaining_ms(NULL) == 0);
+    CHECK(redlock_lock_extensions(NULL) == 0);
+    CHECK(redlock_last_error_message() != NULL);
+    CHECK(redlock_version() != NULL);
+
+    CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+    redlock_lock_free(lock);
+    redlock_client_free(client);
+}
+
+/* Bad values: each refused with a message naming it. */
+static void invalid_input(void) {
+    redlock_client *client = client_with(REDLOCK_FANOUT_CONCURRENT);
+    redlock_lock *lock = NULL;
+
+    CHECK_STATUS(redlock_acquire(client, "c:\x80\xfe-bad", 1000, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("resource \"c:\\x80\\xfe-bad\" is not valid UTF-8");
+    CHECK_STATUS(redlock_try_acquire(client, "c:ttl", 0, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("ttl_ms 0");
+    CHECK_STATUS(redlock_acquire(client, "c:ttl", 1, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("ttl 1ms");
+    CHECK_STATUS(redlock_acquire(client, "", 1000, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("resource \"\"");
+    CHECK(lock == NULL);
+
+    CHECK_STATUS(redlock_try_acquire(client, "c:extend", 10000, &lock), REDLOCK_OK);
+    CHECK_STATUS(redlock_extend(client, lock, 0), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("ttl_ms 0");
+    CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+    redlock_lock_free(lock);
+    redlock_client_free(client);
+
+    redlock_client *refused = NULL;
+    const char *bad_port[1] = {"redis://127.0.0.1:notaport"};
+    CHECK_STATUS(redlock_client_new(bad_port, 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("redis://127.0.0.1:notaport");
+    const char *secret[1] = {"redis://user:s3cret@127.0.0.1:notaport"};
+    CHECK_STATUS(redlock_client_new(secret, 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK(strstr(redlock_last_error_message(), "s3cret") == NULL);
+    const char *not_a_url[1] = {"localhost"};
+    CHECK_STATUS(redlock_client_new(not_a_url, 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("localhost");
+    const char *bad_utf8[1] = {"redis://127.0.0.1:1/\xff"};
+    CHECK_STATUS(redlock_client_new(bad_utf8, 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("urls[0] \"redis://127.0.0.1:1/\\xff\" is not valid UTF-8");
+    CHECK_STATUS(redlock_client_new(urls, 0, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("at least one master");
+    const char *many[REDLOCK_MAX_MASTERS + 1];
+    for (size_t i = 0; i <= REDLOCK_MAX_MASTERS; i++) {
+        many[i] = urls[0];
+    }
+    CHECK_STATUS(redlock_client_new(many, REDLOCK_MAX_MASTERS + 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("n_urls 33");
+
+    redlock_options opts = redlock_options_default();
+    opts.fanout = 9;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("fanout 9");
+    opts = redlock_options_default();
+    opts.quorum = 2; /* below the majority of 5 */
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("quorum 2");
+    opts = redlock_options_default();
+    opts.drift_factor = 1.5;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("drift_factor 1.5");
+    opts = redlock_options_default();
+    opts.instance_timeout_ms = 0;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("instance_timeout_ms 0");
+    CHECK(refused == NULL);
+}
+
+static void double_free(void) {
+    redlock_lock_free(NULL);
+    redlock_lock_free(NULL);
+    redlock_client_free(NULL);
+    redlock_client_free(NULL);
+    /* A client freed while one of its locks lives on: the lock handle stays readable. */
+    redlock_client *client = client_with(REDLOCK_FANOUT_SEQUENTIAL);
+    redlock_lock *lock = NULL;
+    CHECK_STATUS(redlock_try_acquire(client, "c:outlives", 10000, &lock), REDLOCK_OK);
+    redlock_client_free(client);
+    CHECK(lock != NULL && strcmp(redlock_lock_resource(lock), "c:outlives") == 0);
+    /* ... and any client over the same masters can still release it. */
+    redlock_client *other = client_with(REDLOCK_FANOUT_SEQUENTIAL);
+    CHECK_STATUS(redlock_release(other, lock), REDLOCK_OK);
+    CHECK(last_vote().granted == n_urls);
+    redlock_lock_free(lock);
+    redlock_client_free(other);
+}
+
+/* 8 threads share one client and hammer one resource: never two holders at once. */
+enum { THREADS = 8, CYCLES = 25 };
+static redlock_client *shared_client;
+static atomic_int holders;
+static atomic_int overlaps;
+static atomic_int won;
+static atomic_int lost;
+static atomic_int unexpected;
+
+static void *hammer(void *arg) {
+    (void)arg;
+    for (int i = 0; i < CYCLES; i++) {
+        redlock_lock *lock = NULL;
+        redlock_status status = redlock_acquire(shared_client, "c:hammer", 5000, &lock);
+        if (status == REDLOCK_NOT_ACQUIRED) {
+            atomic_fetch_add(&lost, 1);
+            continue;
+        }
+        if (status != REDLOCK_OK) {
+            fprintf(stderr, "hammer: %s: %s\n", redlock_status_str(status), redlock_last_error_message());
+            atomic_fetch_add(&unexpected, 1);
+            continue;
+        }
+        atomic_fetch_add(&won, 1);
+        if (atomic_fetch_add(&holders, 1) != 0) {
+            atomic_fetch_add(&overlaps, 1);
+        }
+        struct timespec hold = {0, 200000}; /* the critical section: 0.2 ms */
+        nanosleep(&hold, NULL);
+        if (redlock_lock_remaining_ms(lock) == 0) { /* held past validity: not exclusive */
+            atomic_fetch_add(&unexpected, 1);
+        }
+        atomic_fetch_sub(&holders, 1);
+        if (redlock_release(shared_client, lock) != REDLOCK_OK) {
+            atomic_fetch_add(&unexpected, 1);
+        }
+        redlock_lock_free(lock);
+    }
+    return NULL;
+}
+
+static void threads(void) {
+    redlock_options opts = test_options(REDLOCK_FANOUT_CONCURRENT);
+    opts.retry_count = 20;
+    opts.retry_delay_ms = 10;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &shared_client), REDLOCK_OK);
+    size_t connected = 0;
+    CHECK_STATUS(redlock_client_wait_connected(shared_client, 5000, &connected), REDLOCK_OK);
+    pthread_t ids[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        CHECK(pthread_create(&ids[i], NULL, hammer, NULL) == 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(ids[i], NULL);
+    }
+    printf("threads: %d won, %d not acquired, %d overlaps\n", atomic_load(&won),
+           atomic_load(&lost), atomic_load(&overlaps));
+    CHECK(atomic_load(&overlaps) == 0);
+    CHECK(atomic_load(&unexpected) == 0);
+    CHECK(atomic_load(&won) + atomic_load(&lost) == THREADS * CYCLES);
+    CHECK(atomic_load(&won) >= THREADS); /* every thread got through at least once on average */
+    redlock_client_free(shared_client);
+}
+
+/* A panic inside the library becomes REDLOCK_PANIC; the library keeps working. */
+static void panic_boundary(void) {
+    CHECK_STATUS(redlock_test_panic(), REDLOCK_PANIC);
+    CHECK_MESSAGE("redlock_test_panic: internal panic: test-only panic trigger");
+    CHECK(strcmp(redlock_status_str(REDLOCK_PANIC), "REDLOCK_PANIC") == 0);
+    redlock_client *client = client_with(REDLOCK_FANOUT_CONCURRENT);
+    redlock_lock *lock = NULL;
+    CHECK_STATUS(redlock_try_acquire(client, "c:after-panic", 1000, &lock), REDLOCK_OK);
+    CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+    redlock_lock_free(lock);
+    redlock_client_free(client);
+}
+
+/* Status names, defaults and version agree with the header. */
+static void constants(void) {
+    const char *names[8] = {"REDLOCK_OK", "REDLOCK_NOT_ACQUIRED", "REDLOCK_UNAVAILABLE",
+                            "REDLOCK_LOCK_LOST", "REDLOCK_INVALID_ARGUMENT", "REDLOCK_INTERNAL",
+                            "REDLOCK_PANIC", "REDLOCK_NO_VOTE"};
+    for (int i = 0; i < 8; i++) {
+        CHECK(strcmp(redlock_status_str(i), names[i]) == 0);
+    }
+    CHECK(strcmp(redlock_status_str(8), "REDLOCK_UNKNOWN_STATUS") == 0);
+    CHECK(strcmp(redlock_status_str(-1), "REDLOCK_UNKNOWN_STATUS") == 0);
+    CHECK(REDLOCK_OK == 0 && REDLOCK_INVALID_ARGUMENT == 4 && REDLOCK_PANIC == 6);
+    redlock_options opts = redlock_options_default();
+    CHECK(opts.fanout == REDLOCK_FANOUT_CONCURRENT && opts.retry_count == 3);
+    CHECK(opts.retry_delay_ms == 200 && opts.instance_timeout_ms == 50);
+    CHECK(opts.drift_factor == 0.01 && opts.quorum == 0 && opts.max_extensions == 1000);
+    CHECK(strcmp(redlock_version(), REDLOCK_VERSION) == 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
+        return 2;
+    }
+    urls = (const char *const *)&argv[2];
+    n_urls = (size_t)(argc - 2);
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } cases[] = {
+        {"round_trip", round_trip},         {"contention", contention},
+        {"two_masters_down", two_masters_down}, {"three_masters_down", three_masters_down},
+        {"null_arguments", null_arguments}, {"invalid_input", invalid_input},
+        {"double_free", double_free},       {"threads", threads},
+        {"panic_boundary", panic_boundary}, {"constants", constants},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (strcmp(argv[1], cases[i].name) == 0) {
+            cases[i].run();
+            if (failures > 0) {
+                fprintf(stderr, "FAILED %s: %d check(s)\n", argv[1], failures);
+                return 1;
+            }
+            printf("ok %s\n", argv[1]);
+            return 0;
+        }
+    }
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 2;
+}
