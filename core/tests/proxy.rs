@@ -484,6 +484,35 @@ async fn dropping_the_proxy_closes_its_port_and_its_connections() {
 }
 
 #[tokio::test]
+async fn a_proxy_set_fronts_each_master_in_order() {
+    let m = masters(3);
+    let proxies = FaultProxies::start(&m).await.unwrap();
+    assert_eq!(proxies.len(), 3);
+    assert!(proxies.get(3).is_none());
+    let urls = proxies.urls();
+    for (i, proxy) in proxies.iter().enumerate() {
+        assert_eq!(proxy.upstream(), master_addr(&m, i));
+        assert_eq!(urls[i], proxy.url());
+        // Through proxy i, a key lands on master i.
+        let mut conn = Conn::open(proxy.local_addr()).await.unwrap();
+        assert_eq!(
+            conn.must(&["SET", "which", &i.to_string()]).await,
+            "+OK\r\n"
+        );
+        assert_eq!(get(&m, i, "which"), Some(i.to_string()));
+    }
+    eventually("every connection closed", PATIENCE, || {
+        proxies.connections() == 0
+    })
+    .await;
+    for proxy in &proxies {
+        proxy.set_blackhole(true);
+    }
+    proxies.clear();
+    assert!(proxies.iter().all(|p| p.faults().is_clear()));
+}
+
+#[tokio::test]
 async fn redlock_through_five_proxies_acquires_releases_and_sees_the_faults() {
     let m = masters(5);
     let proxies = FaultProxies::start(&m).await.unwrap();
