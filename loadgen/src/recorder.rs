@@ -1,5 +1,6 @@
-//! Per-worker recording: each worker owns one [`Recorder`] (no lock shared on the hot path) and
-//! hands its finished seconds to the run's control loop over a channel, once per second.
+//! Recording without shared state: each shard of clients (one tokio task) owns one [`Recorder`]
+//! and hands its finished seconds to the run's control loop over a channel, once per second.
+//! Per-client bookkeeping lives in [`ClientState`].
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,32 @@ use crate::stats::{Interval, ModeStats, VotePattern};
 /// A finished second of one worker: (second index, its counts).
 pub type IntervalReport = (usize, Interval);
 
-/// One worker's measurements.
+/// What a client keeps for itself while its shard's recorder counts.
+#[derive(Debug, Clone, Default)]
+pub struct ClientState {
+    /// The client's slot in its shard (its entry of `acquired_per_worker`).
+    pub slot: usize,
+    /// False during the warm-up: operations are then not counted (their windows still are).
+    pub measuring: bool,
+    /// The previous attempt of the current acquire call was a split vote.
+    previous_split: bool,
+}
+
+impl ClientState {
+    pub fn new(slot: usize) -> ClientState {
+        ClientState {
+            slot,
+            ..ClientState::default()
+        }
+    }
+
+    /// Starts an acquire call (resets the split-vote-retry tracking).
+    pub fn begin_acquire(&mut self) {
+        self.previous_split = false;
+    }
+}
+
+/// One shard's measurements.
 #[derive(Debug)]
 pub struct Recorder {
     pub stats: ModeStats,
@@ -24,22 +50,19 @@ pub struct Recorder {
     n_masters: u64,
     current: Option<(usize, Interval)>,
     intervals: UnboundedSender<IntervalReport>,
-    /// The previous attempt of the current acquire call was a split vote.
-    previous_split: bool,
-    /// False during the warm-up: operations are then not counted (their windows still are).
-    pub measuring: bool,
 }
 
 impl Recorder {
     pub fn new(
         fanout: FanOut,
         n_masters: usize,
+        clients: usize,
         epoch: Instant,
         measure_start: Instant,
         intervals: UnboundedSender<IntervalReport>,
     ) -> Recorder {
         let mut stats = ModeStats::new(fanout, n_masters);
-        stats.acquired_per_worker = vec![0];
+        stats.acquired_per_worker = vec![0; clients];
         Recorder {
             stats,
             windows: Vec::new(),
@@ -48,8 +71,6 @@ impl Recorder {
             n_masters: n_masters as u64,
             current: None,
             intervals,
-            previous_split: false,
-            measuring: false,
         }
     }
 
@@ -73,22 +94,18 @@ impl Recorder {
         }
     }
 
-    /// Starts an acquire call (resets the split-vote-retry tracking).
-    pub fn begin_acquire(&mut self) {
-        self.previous_split = false;
-    }
-
     /// One attempt's vote, seen by the acquire observer.
-    pub fn attempt(&mut self, vote: &Vote) {
-        if !self.measuring {
+    pub fn attempt(&mut self, client: &mut ClientState, vote: &Vote) {
+        let verdict = vote.verdict();
+        let retried_after_split =
+            std::mem::replace(&mut client.previous_split, verdict == Verdict::SplitVote);
+        if !client.measuring {
             return;
         }
         let c = &mut self.stats.counts;
-        if self.previous_split {
+        if retried_after_split {
             c.split_vote_retries += 1;
         }
-        let verdict = vote.verdict();
-        self.previous_split = verdict == Verdict::SplitVote;
         c.attempts += 1;
         c.redis_commands += self.n_masters;
         match verdict {
@@ -145,8 +162,14 @@ impl Recorder {
     }
 
     /// The end of an acquire call; `latency` counts from its (intended) start.
-    pub fn acquired(&mut self, result: Result<Duration, &Error>, latency: Duration, done: Instant) {
-        if !self.measuring {
+    pub fn acquired(
+        &mut self,
+        client: &ClientState,
+        result: Result<Duration, &Error>,
+        latency: Duration,
+        done: Instant,
+    ) {
+        if !client.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -154,7 +177,7 @@ impl Recorder {
         match result {
             Ok(validity) => {
                 c.acquired += 1;
-                self.stats.acquired_per_worker[0] += 1;
+                self.stats.acquired_per_worker[client.slot] += 1;
                 self.stats.validity_margin.record_duration(validity);
             }
             Err(e) => match e.kind() {
@@ -171,8 +194,8 @@ impl Recorder {
     }
 
     /// A release and its vote.
-    pub fn released(&mut self, vote: &Vote, latency: Duration) {
-        if !self.measuring {
+    pub fn released(&mut self, client: &ClientState, vote: &Vote, latency: Duration) {
+        if !client.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -186,8 +209,14 @@ impl Recorder {
     }
 
     /// An extend; `vote` is its vote when one was made.
-    pub fn extended(&mut self, ok: bool, vote: Option<&Vote>, latency: Duration) {
-        if !self.measuring {
+    pub fn extended(
+        &mut self,
+        client: &ClientState,
+        ok: bool,
+        vote: Option<&Vote>,
+        latency: Duration,
+    ) {
+        if !client.measuring {
             return;
         }
         let c = &mut self.stats.counts;

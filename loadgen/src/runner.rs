@@ -14,7 +14,11 @@ use crate::progress::Progress;
 use crate::recorder::Recorder;
 use crate::stats::ModeStats;
 use crate::target::Target;
-use crate::worker::{run_worker, Clock, WorkerSetup};
+use crate::worker::{run_shard, Clock, WorkerSetup};
+
+/// At most this many tasks run the clients (a client is one concurrent acquire loop; a task
+/// runs a shard of them and keeps one set of histograms, so memory does not grow with clients).
+const MAX_SHARDS: u32 = 64;
 
 /// How often the control loop wakes up (collects seconds, prints progress, calls hooks).
 const TICK: Duration = Duration::from_millis(100);
@@ -157,10 +161,20 @@ async fn run_mode(
         stop: Arc::clone(stop),
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let workers: Vec<_> = (0..cfg.load.workers())
-        .map(|i| {
-            let rec = Recorder::new(fanout, n_masters, epoch, clock.measure_start, tx.clone());
-            tokio::spawn(run_worker(setup.clone(), i, rec))
+    let clients = cfg.load.workers();
+    let shards = clients.min(MAX_SHARDS);
+    let workers: Vec<_> = (0..shards)
+        .map(|shard| {
+            let members: Vec<u32> = (shard..clients).step_by(shards as usize).collect();
+            let rec = Recorder::new(
+                fanout,
+                n_masters,
+                members.len(),
+                epoch,
+                clock.measure_start,
+                tx.clone(),
+            );
+            tokio::spawn(run_shard(setup.clone(), members, rec))
         })
         .collect();
     drop(tx);

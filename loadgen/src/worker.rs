@@ -1,14 +1,18 @@
-//! One load worker: acquire → hold (→ extend) → release → repeat, closed or open loop.
+//! The load clients: acquire → hold (→ extend) → release → repeat, closed or open loop.
+//!
+//! Clients run in shards: one tokio task per shard drives its clients concurrently and owns
+//! one [`Recorder`], so memory stays bounded however many clients run, and no state is
+//! shared between tasks on the hot path.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use redlock_core::{Redlock, Retry, Vote};
 
 use crate::config::{Load, RunConfig};
 use crate::keys::Choices;
-use crate::recorder::Recorder;
+use crate::recorder::{ClientState, Recorder};
 
 /// An open-loop operation that starts later than this after its intended start is "late".
 const LATE_AFTER: Duration = Duration::from_millis(1);
@@ -54,8 +58,38 @@ impl Schedule {
     }
 }
 
-/// Runs worker `index` until the clock's end (or a stop) and returns its measurements.
-pub async fn run_worker(setup: WorkerSetup, index: u32, mut rec: Recorder) -> Recorder {
+/// The recorder of one shard. Only the clients of the shard's task touch it, and a task is
+/// polled by one thread at a time, so the lock is never contended; it exists because the
+/// task must be `Send` to run on the multi-threaded runtime.
+#[derive(Debug)]
+struct ShardRecorder(Mutex<Recorder>);
+
+impl ShardRecorder {
+    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Runs the clients `indices` (their global indices) in one task until the clock's end (or a
+/// stop) and returns the shard's measurements.
+pub async fn run_shard(setup: WorkerSetup, indices: Vec<u32>, rec: Recorder) -> Recorder {
+    let shard = ShardRecorder(Mutex::new(rec));
+    let clients = indices
+        .iter()
+        .enumerate()
+        .map(|(slot, &index)| run_client(&setup, index, ClientState::new(slot), &shard));
+    futures_util::future::join_all(clients).await;
+    let mut rec = shard.0.into_inner().unwrap_or_else(PoisonError::into_inner);
+    rec.flush_interval();
+    rec
+}
+
+async fn run_client(
+    setup: &WorkerSetup,
+    index: u32,
+    mut client: ClientState,
+    shard: &ShardRecorder,
+) {
     let cfg = &setup.cfg;
     let clock = setup.clock;
     let mut choices = Choices::new(cfg.seed, index, cfg.resources, cfg.key_dist, cfg.hold);
@@ -82,46 +116,50 @@ pub async fn run_worker(setup: WorkerSetup, index: u32, mut rec: Recorder) -> Re
         if now >= clock.end {
             // Open loop, behind schedule when the run ended: the remaining slots never ran.
             if let Some(s) = schedule {
-                count_dropped(&mut rec, &s, slot, &clock);
+                let dropped = count_dropped(&s, slot, &clock);
+                shard.with(|r| r.stats.counts.dropped_slots += dropped);
             }
             break;
         }
         slot += 1;
-        rec.measuring = intended >= clock.measure_start;
+        client.measuring = intended >= clock.measure_start;
         if schedule.is_some() {
             if intended > now {
                 tokio::time::sleep_until(intended.into()).await;
-            } else if rec.measuring && now - intended > LATE_AFTER {
-                rec.stats.counts.late_starts += 1;
+            } else if client.measuring && now - intended > LATE_AFTER {
+                shard.with(|r| r.stats.counts.late_starts += 1);
             }
         }
-        cycle(&setup, &mut rec, &mut choices, intended).await;
+        cycle(setup, shard, &mut client, &mut choices, intended).await;
     }
-    rec.flush_interval();
-    rec
 }
 
-fn count_dropped(rec: &mut Recorder, schedule: &Schedule, from_slot: u64, clock: &Clock) {
-    let mut k = from_slot;
-    while schedule.slot(k) < clock.end {
-        if schedule.slot(k) >= clock.measure_start {
-            rec.stats.counts.dropped_slots += 1;
-        }
-        k += 1;
-    }
+/// Measured slots from `from_slot` on that were due before the end.
+fn count_dropped(schedule: &Schedule, from_slot: u64, clock: &Clock) -> u64 {
+    (from_slot..)
+        .map(|k| schedule.slot(k))
+        .take_while(|&t| t < clock.end)
+        .filter(|&t| t >= clock.measure_start)
+        .count() as u64
 }
 
 /// One acquire → hold → release cycle. `intended` is when the acquire should have started
 /// (closed loop: when it did start).
-async fn cycle(setup: &WorkerSetup, rec: &mut Recorder, choices: &mut Choices, intended: Instant) {
+async fn cycle(
+    setup: &WorkerSetup,
+    shard: &ShardRecorder,
+    client: &mut ClientState,
+    choices: &mut Choices,
+    intended: Instant,
+) {
     let cfg = &setup.cfg;
     let resource = choices.resource();
     let key = &setup.keys[resource as usize];
-    rec.begin_acquire();
+    client.begin_acquire();
     let result = setup
         .redlock
         .acquire_observed(key, cfg.ttl, Retry::Configured, &mut |vote: &Vote| {
-            rec.attempt(vote)
+            shard.with(|r| r.attempt(client, vote))
         })
         .await;
     let done = Instant::now();
@@ -129,11 +167,11 @@ async fn cycle(setup: &WorkerSetup, rec: &mut Recorder, choices: &mut Choices, i
     let mut lock = match result {
         Ok(lock) => lock,
         Err(e) => {
-            rec.acquired(Err(&e), latency, done);
+            shard.with(|r| r.acquired(client, Err(&e), latency, done));
             return;
         }
     };
-    rec.acquired(Ok(lock.validity()), latency, done);
+    shard.with(|r| r.acquired(client, Ok(lock.validity()), latency, done));
     // Ownership starts when the holder learns it won.
     let owned_from = lock.vote().completed();
 
@@ -146,8 +184,8 @@ async fn cycle(setup: &WorkerSetup, rec: &mut Recorder, choices: &mut Choices, i
         let result = setup.redlock.extend(&mut lock, cfg.ttl).await;
         let latency = started.elapsed();
         match &result {
-            Ok(()) => rec.extended(true, Some(lock.vote()), latency),
-            Err(e) => rec.extended(false, e.vote(), latency),
+            Ok(()) => shard.with(|r| r.extended(client, true, Some(lock.vote()), latency)),
+            Err(e) => shard.with(|r| r.extended(client, false, e.vote(), latency)),
         }
         if result.is_err() {
             break; // no longer held on a quorum: stop extending, still release what is left
@@ -156,18 +194,17 @@ async fn cycle(setup: &WorkerSetup, rec: &mut Recorder, choices: &mut Choices, i
     sleep(hold.saturating_sub(piece * cfg.extends_per_hold)).await;
 
     let release_started = Instant::now();
-    rec.owned(
-        resource,
-        owned_from,
-        lock.valid_until().min(release_started),
-    );
-    match setup.redlock.release(&lock).await {
-        Ok(vote) => rec.released(&vote, release_started.elapsed()),
-        Err(e) => {
-            if let Some(vote) = e.vote() {
-                rec.released(vote, release_started.elapsed());
-            }
-        }
+    let owned_until = lock.valid_until().min(release_started);
+    shard.with(|r| r.owned(resource, owned_from, owned_until));
+    let released = setup.redlock.release(&lock).await;
+    let latency = release_started.elapsed();
+    // A release reports 0 released rather than failing; an error still carries a vote.
+    let vote = match &released {
+        Ok(vote) => Some(vote),
+        Err(e) => e.vote(),
+    };
+    if let Some(vote) = vote {
+        shard.with(|r| r.released(client, vote, latency));
     }
 }
 

@@ -453,3 +453,31 @@ fn existing_masters_are_loaded_without_being_started_or_flushed() {
         );
     }
 }
+
+#[test]
+fn more_clients_than_shards_are_each_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("many.json");
+    succeed(&[
+        "run",
+        "--spawn",
+        "3",
+        "--fanout",
+        "concurrent",
+        "--clients",
+        "100",
+        "--resources",
+        "32",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let result = read_json(&json);
+    let mode = &result["modes"][0];
+    // 100 clients run in 64 tasks; fairness still lists every client.
+    assert_consistent(mode, 3, 100);
+}
