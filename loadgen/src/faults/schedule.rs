@@ -207,6 +207,8 @@ impl FaultSchedule {
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             LoadgenError::Failed(format!("fault {what} on {names}: {e}"))
         };
+        // What `expire` found on each master.
+        let mut expired = Vec::new();
         for &i in &action.masters {
             match action.step {
                 Step::Kill => {
@@ -234,13 +236,14 @@ impl FaultSchedule {
                     self.killed.remove(&i);
                 }
                 Step::Expire => {
-                    if !self.keys.is_empty()
-                        && !self.killed.contains(&i)
-                        && !self.paused.contains(&i)
-                    {
+                    if self.killed.contains(&i) || self.paused.contains(&i) {
+                        expired.push(format!("m{i} is down, nothing to delete"));
+                    } else if !self.keys.is_empty() {
                         let mut args = vec!["DEL"];
                         args.extend(self.keys.iter().map(String::as_str));
-                        local.command(i, &args).map_err(|e| failed("expire", &e))?;
+                        let reply = local.command(i, &args).map_err(|e| failed("expire", &e))?;
+                        let deleted = reply.trim().trim_start_matches(':');
+                        expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
                     }
                 }
                 Step::Latency(_) | Step::LatencyOff | Step::BlackholeOn | Step::BlackholeOff => {
@@ -274,7 +277,7 @@ impl FaultSchedule {
             Step::LatencyOff => format!("removed the latency of {names}"),
             Step::BlackholeOn => format!("blackholed {names}"),
             Step::BlackholeOff => format!("lifted the blackhole of {names}"),
-            Step::Expire => format!("deleted the lock keys on {names}"),
+            Step::Expire => expired.join("; "),
         })
     }
 
