@@ -412,3 +412,114 @@ pub fn judge(
         Expect::Safe => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Interval, VotePattern};
+
+    fn cfg() -> RunConfig {
+        let line = RunLine::try_parse_from(["--ttl", "1s"]).unwrap();
+        RunConfig::new(&line.run.workload, Load::Closed { clients: 1 }, RUN_TIMING)
+    }
+
+    /// A mode of 3 measured seconds with these locks acquired in each.
+    fn mode(per_second: &[u64]) -> ModeStats {
+        let mut m = ModeStats::new(FanOut::Concurrent, 5);
+        m.duration = Duration::from_secs(3);
+        m.add_intervals(per_second.iter().enumerate().map(|(s, &acquired)| {
+            let interval = Interval {
+                acquired,
+                ..Interval::default()
+            };
+            (s, interval)
+        }));
+        m.counts.acquired = per_second.iter().sum();
+        m.counts.acquire_calls = m.counts.acquired;
+        m
+    }
+
+    #[test]
+    fn live_needs_locks_in_every_second_and_no_violation() {
+        let cfg = cfg();
+        assert_eq!(judge(Expect::Live, &mode(&[5, 5, 5]), &cfg, 5), Ok(()));
+        let stalled = judge(Expect::Live, &mode(&[5, 0, 5]), &cfg, 5).unwrap_err();
+        assert!(stalled.contains("[1]"), "{stalled}");
+        let short = judge(Expect::Live, &mode(&[5, 5]), &cfg, 5).unwrap_err();
+        assert!(short.contains("[2]"), "{short}");
+        let mut unsafe_ = mode(&[5, 5, 5]);
+        unsafe_.counts.violations = 1;
+        assert!(judge(Expect::Live, &unsafe_, &cfg, 5).is_err());
+    }
+
+    #[test]
+    fn unavailable_needs_every_call_refused_as_unavailable_within_the_bound() {
+        let cfg = cfg();
+        assert_eq!(acquire_bound(&cfg), Duration::from_millis(800));
+        let mut m = mode(&[0, 0, 0]);
+        m.counts.acquire_calls = 10;
+        m.counts.unavailable = 10;
+        m.acquire.record(600_000);
+        assert_eq!(judge(Expect::Unavailable, &m, &cfg, 5), Ok(()));
+        let mut slow = m.clone();
+        slow.acquire.record(900_000);
+        assert!(judge(Expect::Unavailable, &slow, &cfg, 5)
+            .unwrap_err()
+            .contains("bound"));
+        let mut mixed = m.clone();
+        mixed.counts.unavailable = 9;
+        mixed.counts.not_acquired = 1;
+        assert!(judge(Expect::Unavailable, &mixed, &cfg, 5).is_err());
+        let mut won = m;
+        won.counts.acquired = 1;
+        assert!(judge(Expect::Unavailable, &won, &cfg, 5).is_err());
+    }
+
+    #[test]
+    fn controls_need_a_holder_with_exactly_a_quorum() {
+        let cfg = cfg();
+        let mut m = mode(&[1, 0, 1]);
+        let precondition = judge(Expect::Detected, &m, &cfg, 5).unwrap_err();
+        assert!(precondition.contains("exactly 3 of 5"), "{precondition}");
+        m.vote_patterns.insert(
+            VotePattern {
+                granted: 3,
+                denied: 0,
+                failed: 2,
+                not_awaited: 0,
+            },
+            1,
+        );
+        assert!(judge(Expect::Detected, &m, &cfg, 5)
+            .unwrap_err()
+            .contains("not detected"));
+        assert_eq!(judge(Expect::Safe, &m, &cfg, 5), Ok(()));
+        m.counts.violations = 1;
+        assert_eq!(judge(Expect::Detected, &m, &cfg, 5), Ok(()));
+        assert!(judge(Expect::Safe, &m, &cfg, 5).is_err());
+    }
+
+    #[test]
+    fn rows_are_selected_by_name_and_unknown_names_are_refused() {
+        let rows = select(&["2 killed".into(), "no faults".into()]).unwrap();
+        let names: Vec<&str> = rows.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["no faults", "2 killed"], "matrix order");
+        let err = select(&["4 killed".into()]).unwrap_err().to_string();
+        assert!(
+            err.contains("\"4 killed\"") && err.contains("3 killed"),
+            "{err}"
+        );
+        assert_eq!(select(&[]).unwrap().len(), matrix().len());
+    }
+
+    #[test]
+    fn every_row_is_a_valid_run_command_line() {
+        for s in matrix() {
+            for mode in [FanOut::Sequential, FanOut::Concurrent] {
+                let flags = s.run_flags(mode);
+                let line = RunLine::try_parse_from(flags.split_whitespace());
+                assert!(line.is_ok(), "{}: {flags}: {:?}", s.name, line.err());
+            }
+        }
+    }
+}
