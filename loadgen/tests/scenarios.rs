@@ -2,6 +2,9 @@
 //! a healthy run, the largest minority killed, and a negative control that the checker must
 //! catch. Each row runs on its own 5 fresh local masters and ends by itself.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
 use redlock_core::FanOut;
 use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
 
@@ -11,7 +14,9 @@ fn run(name: &str) -> Outcome {
         .build()
         .unwrap();
     let scenario = select(&[name.to_string()]).unwrap().remove(0);
-    let outcome = run_scenario(&rt, &scenario, FanOut::Concurrent).expect("the scenario runs");
+    let stop = Arc::new(AtomicBool::new(false));
+    let outcome =
+        run_scenario(&rt, &scenario, FanOut::Concurrent, stop).expect("the scenario runs");
     assert!(
         outcome.passed,
         "{name}: {} ({})\nfaults: {:#?}",

@@ -6,7 +6,7 @@
 //! no lock key is left on any master.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -222,6 +222,14 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
         .build()
         .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))?;
     let mut outcomes = Vec::with_capacity(rows.len());
+    // Ctrl-C ends the current row early and skips the rest; the masters are still cleaned up.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    rt.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            flag.store(true, Ordering::Relaxed);
+        }
+    });
     for (i, (scenario, mode)) in rows.iter().enumerate() {
         if !args.quiet {
             eprintln!(
@@ -233,7 +241,7 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
                 scenario.run_flags(*mode)
             );
         }
-        let mut outcome = run_scenario(&rt, scenario, *mode)?;
+        let mut outcome = run_scenario(&rt, scenario, *mode, Arc::clone(&stop))?;
         if modes.len() > 1 {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
             outcome.row.cells[0] = outcome.scenario.clone();
@@ -284,6 +292,7 @@ pub fn run_scenario(
     rt: &tokio::runtime::Runtime,
     scenario: &Scenario,
     fanout: FanOut,
+    stop: Arc<AtomicBool>,
 ) -> Result<Outcome, LoadgenError> {
     let flags = scenario.run_flags(fanout);
     let line = RunLine::try_parse_from(flags.split_whitespace())
@@ -299,10 +308,18 @@ pub fn run_scenario(
     cfg.quiet = true;
     cfg.command_line = format!("redlock-loadgen run {flags}");
     let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
-    let (result, faults) = rt.block_on(async {
-        let stop = Arc::new(AtomicBool::new(false));
-        run_with_faults(&cfg, &mut target, &args.faults, stop).await
-    })?;
+    let (result, faults) = rt.block_on(run_with_faults(
+        &cfg,
+        &mut target,
+        &args.faults,
+        Arc::clone(&stop),
+    ))?;
+    if result.interrupted {
+        return Err(LoadgenError::Failed(format!(
+            "interrupted during scenario {:?}: no verdict",
+            scenario.name
+        )));
+    }
     let keys_left = wait_until_keys_expire(&target, &lock_keys(&cfg), cfg.ttl)?;
     let report = Report::from_run(&result);
     let mode = report.modes.first().ok_or_else(|| {
