@@ -7,11 +7,13 @@
 BENCH_CARGO := $(CARGO) bench --locked -p redlock-bench
 # Number of full runs `make bench-runs` makes (BENCHMARKS.md quotes the median of runs).
 RUNS ?= 3
+# Extra criterion arguments of `make bench` and `make bench-runs` (e.g. --measurement-time 3).
+BENCH_ARGS ?=
 # Criterion arguments of `make bench-quick`: short warm-up and measurement, few samples.
 BENCH_QUICK_ARGS ?= --warm-up-time 0.5 --measurement-time 1 --sample-size 10
 
 bench: deps-redis ## Run every criterion benchmark (about 10 min; BENCH_FILTER=regex to pick some)
-	$(BENCH_CARGO) -- $(BENCH_FILTER)
+	$(BENCH_CARGO) -- $(BENCH_ARGS) $(BENCH_FILTER)
 
 bench-quick: deps-redis ## A short pass over every benchmark (rough figures, about 2 min)
 	$(BENCH_CARGO) -- $(BENCH_QUICK_ARGS) $(BENCH_FILTER)
@@ -20,7 +22,7 @@ bench-runs: deps-redis ## RUNS full runs saved as criterion baselines run1..runN
 	@uptime
 	@for i in $$(seq 1 $(RUNS)); do \
 	  echo "== run $$i of $(RUNS): $$(date -u +%FT%TZ), load: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
-	  $(BENCH_CARGO) -- --save-baseline run$$i $(BENCH_FILTER) || exit 1; \
+	  $(BENCH_CARGO) -- --save-baseline run$$i $(BENCH_ARGS) $(BENCH_FILTER) || exit 1; \
 	done
 	@uptime
 	$(CARGO) run --locked -q -p redlock-bench --bin bench-report -- \

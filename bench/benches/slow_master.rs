@@ -34,7 +34,14 @@ async fn cycles(redlock: &Redlock, resources: Vec<String>) -> Duration {
 fn slow_master(c: &mut Criterion) {
     let rt = fixture::runtime();
     let masters = Masters::start(MASTERS);
-    let proxies = rt
+    // The proxies stand for the network: they get their own thread, not the client's runtime.
+    let network = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("fault-proxy")
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("cannot start the proxies' runtime: {e}"));
+    let proxies = network
         .block_on(FaultProxies::start(masters.local()))
         .unwrap_or_else(|e| panic!("cannot start the fault proxies: {e}"));
     let mut group = c.benchmark_group("slow_master");
