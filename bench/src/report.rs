@@ -139,6 +139,8 @@ pub enum Figure {
     TimeRatio(&'static str, &'static str),
     /// Lock cycles per second of one benchmark (from its declared throughput).
     Rate(&'static str),
+    /// Cycles per second of the first over the second (same run).
+    RateRatio(&'static str, &'static str),
     /// (first − second) / 2 in microseconds: the cost added per call when one iteration
     /// makes two calls (acquire and release).
     PerCallOverheadUs(&'static str, &'static str),
@@ -150,6 +152,7 @@ impl Figure {
         match self {
             Figure::TimeRatio(a, b) => Some(get(a)?.median_ns / get(b)?.median_ns),
             Figure::Rate(a) => Some(get(a)?.per_second()),
+            Figure::RateRatio(a, b) => Some(get(a)?.per_second() / get(b)?.per_second()),
             Figure::PerCallOverheadUs(a, b) => {
                 Some((get(a)?.median_ns - get(b)?.median_ns) / 2.0 / 1e3)
             }
@@ -288,8 +291,8 @@ pub const ROWS: &[Row] = &[
         target: None,
     },
     Row {
-        label: "parallel scaling, concurrent: 16 tasks / 1 task (cycles/s)",
-        figure: Figure::TimeRatio("parallel/concurrent/1", "parallel/concurrent/16"),
+        label: "parallel scaling, concurrent: cycles/s with 16 tasks / with 1 task",
+        figure: Figure::RateRatio("parallel/concurrent/16", "parallel/concurrent/1"),
         target: None,
     },
     Row {
@@ -525,6 +528,7 @@ mod tests {
         assert_eq!(Figure::TimeRatio("x", "y").eval(&r), Some(2.0));
         assert_eq!(Figure::Rate("y").eval(&r), Some(160_000.0));
         assert_eq!(Figure::Rate("x").eval(&r), Some(5_000.0));
+        assert_eq!(Figure::RateRatio("y", "x").eval(&r), Some(32.0));
         assert_eq!(Figure::PerCallOverheadUs("x", "z").eval(&r), Some(2.0));
         assert_eq!(Figure::TimeRatio("x", "missing").eval(&r), None);
     }
