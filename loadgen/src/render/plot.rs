@@ -1,5 +1,6 @@
-//! `--plot FILE.svg`: latency by percentile (log percentile axis, as the HdrHistogram plotter
-//! draws it) for each mode's whole acquire and single attempt. Pure SVG: no font files needed.
+//! `--plot FILE.svg`: latency by percentile for each mode's whole acquire and single attempt,
+//! on a log percentile axis (as the HdrHistogram plotter draws it) and a log latency axis.
+//! Pure SVG: no font files needed.
 
 use plotters::prelude::*;
 
@@ -42,12 +43,17 @@ pub fn render(report: &Report) -> Result<String, String> {
             }
         }
     }
-    let y_max = series
-        .iter()
-        .flat_map(|(_, points)| points.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max)
-        .max(0.001)
-        * 1.1;
+    // Both axes logarithmic: medians of ~0.1 ms and retry tails of ~100s of ms stay readable.
+    let values = || {
+        series
+            .iter()
+            .flat_map(|(_, points)| points.iter().map(|p| p.1))
+    };
+    let y_max = values().fold(0.001f64, f64::max) * 1.5;
+    let y_min = values()
+        .fold(f64::INFINITY, f64::min)
+        .clamp(0.001, y_max / 10.0)
+        / 1.5;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (1000, 600)).into_drawing_area();
@@ -64,7 +70,7 @@ pub fn render(report: &Report) -> Result<String, String> {
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70)
-            .build_cartesian_2d((1f64..X_MAX).log_scale(), 0f64..y_max)
+            .build_cartesian_2d((1f64..X_MAX).log_scale(), (y_min..y_max).log_scale())
             .map_err(e)?;
         chart
             .configure_mesh()
