@@ -89,9 +89,14 @@ impl ClientArgs<'_> {
             )?)
             .max_extensions(count("max_extensions", self.max_extensions)?);
         if let Some(quorum) = self.quorum {
-            let quorum = usize::try_from(quorum).ok().filter(|q| *q > 0).ok_or_else(|| {
-                PyValueError::new_err(format!("quorum must be a positive integer, got {quorum}"))
-            })?;
+            let quorum = usize::try_from(quorum)
+                .ok()
+                .filter(|q| *q > 0)
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "quorum must be a positive integer, got {quorum}"
+                    ))
+                })?;
             builder = builder.quorum(quorum);
         }
         Ok(builder)

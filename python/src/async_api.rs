@@ -209,7 +209,11 @@ impl Acquiring {
             .await
             .map_err(to_py_err_attached)?;
         let renewal = self.auto_extend.then(|| {
-            AsyncRenewal::start(&self.client.redlock, lock.clone(), self.client.handle.clone())
+            AsyncRenewal::start(
+                &self.client.redlock,
+                lock.clone(),
+                self.client.handle.clone(),
+            )
         });
         Ok((self.shared, Arc::new(Held::new(lock, renewal))))
     }

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::{create_exception, PyTypeInfo};
 use redlock_core::{Error, ErrorKind};
 
+use crate::boundary::AttachPermit;
 use crate::vote::Vote;
 
 create_exception!(
@@ -74,7 +75,9 @@ pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
 /// [`to_py_err`] from a thread that may not hold the GIL (async completions).
 pub(crate) fn to_py_err_attached(err: Error) -> PyErr {
     let fallback = err.to_string();
-    Python::try_attach(|py| to_py_err(py, err)).unwrap_or_else(|| RedlockError::new_err(fallback))
+    let attached =
+        AttachPermit::acquire().and_then(|_permit| Python::try_attach(|py| to_py_err(py, err)));
+    attached.unwrap_or_else(|| RedlockError::new_err(fallback))
 }
 
 fn with_details<T: PyTypeInfo>(

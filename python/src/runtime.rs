@@ -16,7 +16,7 @@ use pyo3_async_runtimes::TaskLocals;
 use tokio::runtime::{Builder, Handle};
 use tokio::task::JoinHandle;
 
-use crate::boundary::contain_panics;
+use crate::boundary::{contain_panics, AttachPermit};
 use crate::errors::RedlockError;
 
 /// I/O threads of the coroutine runtime (the work is network-bound; 2 is plenty).
@@ -92,7 +92,13 @@ impl Runtime for AsyncRuntime {
     where
         F: FnOnce() + Send + 'static,
     {
-        spawn_handle().spawn_blocking(f)
+        // pyo3-async-runtimes hands results to asyncio from here, attached to the interpreter.
+        // Once it is exiting nobody awaits them: drop them rather than attach.
+        spawn_handle().spawn_blocking(move || {
+            if let Some(_permit) = AttachPermit::acquire() {
+                f();
+            }
+        })
     }
 }
 

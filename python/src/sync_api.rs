@@ -152,7 +152,13 @@ fn acquire_interruptible(
     };
     let mut raised: Option<PyErr> = None;
     let outcome = without_gil(py, || {
-        client.acquire_cancellable(resource, ttl, retry, &mut |_| {}, signal_raised(&mut raised))
+        client.acquire_cancellable(
+            resource,
+            ttl,
+            retry,
+            &mut |_| {},
+            signal_raised(&mut raised),
+        )
     })?;
     match (outcome, raised) {
         (Some(lock), _) => Ok(lock),

@@ -1,0 +1,45 @@
+# Python extension redlock_rs (crate redlock-python, python/). See README "From Python".
+#
+# A virtualenv in python/.venv holds the pinned tools of python/requirements-dev.txt; the
+# extension is built into it with maturin (debug for tests, release for the benchmark).
+
+.PHONY: deps-python python-develop test-python bench-python
+
+PYTHON ?= python3
+PY_VENV := python/.venv
+PY := $(PY_VENV)/bin/python
+# Rebuilt when the pinned requirements change.
+PY_DEPS_STAMP := $(PY_VENV)/.requirements-installed
+# Per-test bound of the pytest suite (seconds).
+PYTEST_TIMEOUT ?= 60
+# Benchmark: seconds per measurement and runs per configuration (the median is reported).
+BENCH_PY_SECONDS ?= 2
+BENCH_PY_RUNS ?= 3
+
+deps-python: $(PY_DEPS_STAMP) ## Python virtualenv python/.venv with maturin, pytest, mypy (pinned)
+
+$(PY_DEPS_STAMP): python/requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(PY_VENV) || { \
+	  echo "python3 -m venv failed: installing the distribution's python3-venv" >&2; \
+	  rm -rf $(PY_VENV); \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
+	  $(PYTHON) -m venv $(PY_VENV); }
+	$(PY) -m pip install -q --disable-pip-version-check -r python/requirements-dev.txt
+	@touch $@
+
+python-develop: deps-python ## Build redlock_rs (debug) and install it into python/.venv
+	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q
+
+test-python: deps-redis python-develop ## pytest suite (warnings are errors, per-test timeout) and stubtest of the .pyi
+	cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) tests
+	cd python/tests && ../.venv/bin/python -m mypy.stubtest redlock_rs
+	cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests bench
+
+bench-python: deps-redis deps-python ## Acquire+release cycles/s from Python vs the Rust blocking API (release builds, 5 local masters)
+	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q --release
+	$(CARGO) build --release --locked -q -p redlock-python --example cycles
+	$(PY) python/bench/cycles.py --rust target/release/examples/cycles \
+	  --seconds $(BENCH_PY_SECONDS) --runs $(BENCH_PY_RUNS)
+
+DEPS_TARGETS += deps-python
+TEST_TARGETS += test-python

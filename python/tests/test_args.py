@@ -1,0 +1,126 @@
+"""Every bad argument raises ValueError/TypeError naming it; nothing crashes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from conftest import LocalMasters
+
+from redlock_rs import AsyncRedlock, Redlock
+
+CLIENTS = [Redlock, AsyncRedlock]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize(
+    ("kwargs", "error", "names"),
+    [
+        ({"retry_count": -1}, ValueError, "retry_count"),
+        ({"retry_count": 2**32}, ValueError, "retry_count"),
+        ({"retry_count": 1.5}, TypeError, "retry_count"),
+        ({"retry_delay": -0.1}, ValueError, "retry_delay"),
+        ({"retry_delay": math.nan}, ValueError, "retry_delay"),
+        ({"retry_delay": "0.2"}, TypeError, "retry_delay"),
+        ({"drift_factor": 1.5}, ValueError, "drift_factor"),
+        ({"drift_factor": -0.01}, ValueError, "drift_factor"),
+        ({"drift_factor": math.inf}, ValueError, "drift_factor"),
+        ({"instance_timeout": 0.0}, ValueError, "instance_timeout"),
+        ({"instance_timeout": -1.0}, ValueError, "instance_timeout"),
+        ({"fanout": "parallel"}, ValueError, "parallel"),
+        ({"fanout": 1}, TypeError, "fanout"),
+        ({"quorum": 2}, ValueError, "quorum 2"),
+        ({"quorum": 6}, ValueError, "quorum 6"),
+        ({"quorum": 0}, ValueError, "quorum"),
+        ({"quorum": -3}, ValueError, "quorum"),
+        ({"max_extensions": -1}, ValueError, "max_extensions"),
+    ],
+)
+def test_bad_client_settings(
+    client: type[Any], masters: LocalMasters, kwargs: dict[str, Any], error: type[Exception], names: str
+) -> None:
+    with pytest.raises(error, match=names):
+        client(masters.urls, **kwargs)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_bad_master_lists(client: type[Any]) -> None:
+    with pytest.raises(ValueError, match="masters"):
+        client([])
+    with pytest.raises(TypeError, match="masters"):
+        client("redis://127.0.0.1:7001")  # a str, not a list of URLs
+    with pytest.raises(TypeError, match="masters"):
+        client([7001])
+    with pytest.raises(TypeError):
+        client(["redis://127.0.0.1:7001"], 3)  # settings are keyword-only
+    with pytest.raises(ValueError, match="not-a-url"):
+        client(["not-a-url"])
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_unparsable_url_is_named_without_its_password(client: type[Any]) -> None:
+    with pytest.raises(ValueError) as caught:
+        client(["redis://user:s3cret@127.0.0.1:notaport"])
+    assert "s3cret" not in str(caught.value)
+    assert "notaport" in str(caught.value)
+
+
+BAD_CALLS: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"resource": ""}, ValueError, "resource"),
+    ({"resource": 42}, TypeError, "resource"),
+    ({"resource": "r", "ttl": 0.0}, ValueError, "ttl"),
+    ({"resource": "r", "ttl": -1.0}, ValueError, "ttl"),
+    ({"resource": "r", "ttl": math.nan}, ValueError, "ttl"),
+    ({"resource": "r", "ttl": math.inf}, ValueError, "ttl"),
+    ({"resource": "r", "ttl": 0.001}, ValueError, "ttl"),  # not longer than the drift allowance
+    ({"resource": "r", "ttl": 1e12}, ValueError, "ttl"),
+    ({"resource": "r", "ttl": "10"}, TypeError, "ttl"),
+    ({"resource": "r", "timeout": -1.0}, ValueError, "timeout"),
+    ({"resource": "r", "timeout": math.nan}, ValueError, "timeout"),
+    ({"resource": "r", "timeout": "1"}, TypeError, "timeout"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "names"), BAD_CALLS)
+def test_bad_acquire_arguments(
+    masters: LocalMasters, kwargs: dict[str, Any], error: type[Exception], names: str
+) -> None:
+    redlock = Redlock(masters.urls)
+    with pytest.raises(error, match=names):
+        redlock.acquire(**kwargs)
+    if "timeout" not in kwargs:
+        with pytest.raises(error, match=names):
+            redlock.try_acquire(**kwargs)
+    with pytest.raises(error, match=names):
+        with redlock.lock(**kwargs):
+            pass
+    assert masters.values("r") == [None] * 5
+
+
+@pytest.mark.parametrize(("kwargs", "error", "names"), BAD_CALLS)
+async def test_bad_async_acquire_arguments(
+    masters: LocalMasters, kwargs: dict[str, Any], error: type[Exception], names: str
+) -> None:
+    redlock = AsyncRedlock(masters.urls)
+    with pytest.raises(error, match=names):
+        await redlock.acquire(**kwargs)
+    if "timeout" not in kwargs:
+        with pytest.raises(error, match=names):
+            await redlock.try_acquire(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("ttl", "error"), [(0.0, ValueError), (-2.0, ValueError), (math.nan, ValueError), ("5", TypeError)]
+)
+def test_bad_extend_ttl(masters: LocalMasters, ttl: Any, error: type[Exception]) -> None:
+    lock = Redlock(masters.urls).acquire("r")
+    with pytest.raises(error, match="ttl"):
+        lock.extend(ttl)
+    assert lock.extensions == 0 and lock.is_valid()
+    lock.release()
+
+
+def test_bad_context_manager_arguments(masters: LocalMasters) -> None:
+    with pytest.raises(TypeError):
+        Redlock(masters.urls).lock("r", auto_extend="yes")  # type: ignore[arg-type]

@@ -1,0 +1,235 @@
+"""The blocking API on real masters, in both fan-out modes."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from conftest import FanOutName, LocalMasters, wait_until
+
+import redlock_rs
+from redlock_rs import LockLost, NotAcquired, Redlock, RedlockError
+
+
+@pytest.fixture
+def redlock(masters: LocalMasters, fanout: FanOutName) -> Redlock:
+    return Redlock(masters.urls, fanout=fanout, retry_delay=0.02)
+
+
+def test_acquire_sets_token_on_a_quorum_and_release_removes_it(
+    redlock: Redlock, masters: LocalMasters, resource: str
+) -> None:
+    lock = redlock.acquire(resource, ttl=5.0)
+    assert lock.resource == resource
+    assert len(lock.token) == 40 and int(lock.token, 16) >= 0
+    assert 0.0 < lock.validity <= 5.0
+    assert lock.ttl == 5.0
+    assert lock.is_valid() and 0.0 < lock.remaining() <= lock.validity
+    assert masters.holders_of(resource, lock.token) >= 3
+    released = lock.release()
+    assert released >= 3
+    assert masters.values(resource) == [None] * 5
+    assert not lock.is_valid()
+
+
+def test_vote_reports_every_master(redlock: Redlock, resource: str, fanout: FanOutName) -> None:
+    lock = redlock.acquire(resource)
+    vote = lock.vote
+    assert vote.won and vote.verdict == "won"
+    assert vote.quorum == 3 and vote.granted >= 3
+    assert vote.granted + vote.denied + vote.failed + vote.not_awaited == 5
+    assert vote.elapsed > 0.0 and vote.validity is not None and vote.validity > 0.0
+    assert [m.master for m in vote.masters] == [0, 1, 2, 3, 4]
+    for master in vote.masters:
+        assert master.outcome in ("granted", "not_awaited")
+        assert master.failure is None
+        if master.outcome == "granted":
+            assert master.round_trip is not None and master.round_trip > 0.0
+    if fanout == "sequential":
+        assert vote.granted == 5  # sequential asks every master in turn
+    assert "won" in repr(vote) and "MasterVote(master=0" in repr(vote.masters[0])
+    lock.release()
+
+
+def test_try_acquire_on_a_held_resource_raises_not_acquired_with_the_vote(
+    redlock: Redlock, resource: str
+) -> None:
+    holder = redlock.acquire(resource)
+    with pytest.raises(NotAcquired) as caught:
+        redlock.try_acquire(resource)
+    err = caught.value
+    assert isinstance(err, RedlockError) and isinstance(err, Exception)
+    assert err.resource == resource and resource in str(err)
+    assert err.vote is not None and err.vote.denied >= 3 and err.vote.granted < 3
+    # Concurrent fan-out may not have waited for the holder's last masters: those can grant.
+    assert err.vote.verdict in ("clean_loss", "split_vote")
+    holder.release()
+
+
+def test_acquire_retries_then_raises_not_acquired(masters: LocalMasters, fanout: FanOutName, resource: str) -> None:
+    redlock = Redlock(masters.urls, fanout=fanout, retry_count=2, retry_delay=0.01)
+    holder = redlock.acquire(resource)
+    sets_before = masters.calls(0, "set")
+    with pytest.raises(NotAcquired):
+        redlock.acquire(resource)
+    # 1 + retry_count attempts reached master 0 (sequential asks it first; concurrent asks all).
+    assert masters.calls(0, "set") - sets_before == 3
+    holder.release()
+
+
+def test_timeout_keeps_trying_until_the_holder_releases(
+    masters: LocalMasters, fanout: FanOutName, resource: str
+) -> None:
+    redlock = Redlock(masters.urls, fanout=fanout, retry_count=0, retry_delay=0.02)
+    holder = redlock.acquire(resource)
+    sets_before = masters.calls(0, "set")
+    result: list[object] = []
+
+    def contender() -> None:
+        try:
+            result.append(redlock.acquire(resource, ttl=5.0, timeout=10.0))
+        except BaseException as err:  # reported below
+            result.append(err)
+
+    thread = threading.Thread(target=contender)
+    thread.start()
+    # Release only once the contender's first attempt was denied: retry_count=0, so only the
+    # timeout can make it try again.
+    wait_until(lambda: masters.calls(0, "set") > sets_before, 5.0, "the contender's first attempt")
+    holder.release()
+    thread.join(15.0)
+    assert not thread.is_alive()
+    assert isinstance(result[0], redlock_rs.Lock), result
+    result[0].release()
+
+
+def test_timeout_expiring_raises_not_acquired(redlock: Redlock, resource: str) -> None:
+    holder = redlock.acquire(resource)
+    with pytest.raises(NotAcquired):
+        redlock.acquire(resource, timeout=0.1)
+    with pytest.raises(NotAcquired):
+        redlock.acquire(resource, timeout=0.0)  # one attempt
+    holder.release()
+
+
+def test_lock_is_a_context_manager(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
+    with redlock.acquire(resource) as lock:
+        assert masters.holders_of(resource, lock.token) >= 3
+    assert masters.values(resource) == [None] * 5
+    assert lock.release() == 0  # already released: nothing left, not an error
+
+
+def test_lock_context_releases_when_the_block_raises(
+    redlock: Redlock, masters: LocalMasters, resource: str
+) -> None:
+    with pytest.raises(ZeroDivisionError):
+        with redlock.lock(resource, ttl=5.0) as lock:
+            assert lock.is_valid()
+            _ = 1 / 0
+    assert masters.values(resource) == [None] * 5
+
+
+def test_lock_context_is_not_reentrant(redlock: Redlock, resource: str) -> None:
+    context = redlock.lock(resource)
+    with context:
+        with pytest.raises(RedlockError, match="already entered"):
+            context.__enter__()
+    with context:  # usable again once left
+        pass
+
+
+def test_extend_renews_every_master(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
+    lock = redlock.acquire(resource, ttl=1.0)
+    lock.extend(30.0)
+    assert lock.ttl == 30.0 and lock.extensions == 1
+    assert 29.0 < lock.validity <= 30.0
+    for index in range(5):
+        pttl = masters.command(index, "PTTL", resource)
+        assert isinstance(pttl, int) and (pttl == -2 or pttl > 20_000)
+    lock.extend()  # default: the current ttl
+    assert lock.extensions == 2 and lock.ttl == 30.0
+    lock.release()
+
+
+def test_extend_after_expiry_raises_lock_lost(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
+    lock = redlock.acquire(resource, ttl=0.05)
+    wait_until(lambda: masters.values(resource) == [None] * 5, 5.0, "the keys to expire")
+    with pytest.raises(LockLost) as caught:
+        lock.extend(1.0)
+    assert isinstance(caught.value, RedlockError)
+    assert caught.value.resource == resource
+    assert masters.values(resource) == [None] * 5  # extend never re-creates a key
+    assert lock.release() == 0
+
+
+def test_extend_after_release_raises_lock_lost(redlock: Redlock, resource: str) -> None:
+    lock = redlock.acquire(resource)
+    lock.release()
+    with pytest.raises(LockLost):
+        lock.extend()
+
+
+def test_leaving_a_block_after_the_validity_ran_out_raises_lock_lost(redlock: Redlock, resource: str) -> None:
+    with pytest.raises(LockLost):
+        with redlock.lock(resource, ttl=0.05) as lock:
+            wait_until(lambda: not lock.is_valid(), 5.0, "the validity to run out")
+
+
+def test_auto_extend_keeps_the_lock_past_its_ttl(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
+    with redlock.lock(resource, ttl=1.0, auto_extend=True) as lock:
+        assert lock.auto_extend
+        wait_until(lambda: lock.extensions >= 3, 20.0, "three renewals")
+        assert lock.is_valid()
+        assert masters.holders_of(resource, lock.token) >= 3
+        with pytest.raises(RedlockError, match="background"):
+            lock.extend()
+    assert masters.values(resource) == [None] * 5
+
+
+def test_auto_extend_lost_raises_lock_lost_on_exit(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
+    with pytest.raises(LockLost):
+        with redlock.lock(resource, ttl=0.3, auto_extend=True) as lock:
+            for index in range(5):  # someone deletes the keys behind our back
+                masters.command(index, "DEL", resource)
+            wait_until(lambda: not lock.is_valid(), 10.0, "the renewal to notice the loss")
+
+
+def test_auto_extend_loss_does_not_hide_the_blocks_own_exception(
+    redlock: Redlock, masters: LocalMasters, resource: str
+) -> None:
+    with pytest.raises(KeyError):
+        with redlock.lock(resource, ttl=0.3, auto_extend=True) as lock:
+            for index in range(5):
+                masters.command(index, "DEL", resource)
+            wait_until(lambda: not lock.is_valid(), 10.0, "the renewal to notice the loss")
+            raise KeyError("the block's own error")
+
+
+def test_repr_never_shows_the_full_token(redlock: Redlock, resource: str) -> None:
+    lock = redlock.acquire(resource)
+    text = repr(lock)
+    assert lock.token[:8] in text and lock.token not in text
+    assert resource in text and "held" in text
+    lock.release()
+    assert "released" in repr(lock)
+
+
+def test_client_properties(masters: LocalMasters, fanout: FanOutName) -> None:
+    redlock = Redlock(masters.urls, fanout=fanout, quorum=4)
+    assert redlock.masters == masters.urls
+    assert redlock.fanout == fanout
+    assert redlock.quorum == 4
+    assert f"fanout='{fanout}'" in repr(redlock)
+
+
+def test_urls_with_passwords_are_redacted(masters: LocalMasters) -> None:
+    url = masters.urls[0].replace("redis://", "redis://user:s3cret@")
+    redlock = Redlock([url, *masters.urls[1:]])
+    assert "s3cret" not in repr(redlock) and "s3cret" not in str(redlock.masters)
+
+
+def test_a_rust_panic_surfaces_as_redlock_error() -> None:
+    from redlock_rs import _redlock_rs
+
+    with pytest.raises(RedlockError, match="boom"):
+        _redlock_rs._panic_in_call("boom")
