@@ -18,7 +18,7 @@ CARGO_TEST_FLAGS += --exclude redlock-ffi
 TEST_TARGETS += test-ffi
 DEPS_TARGETS += deps-ffi
 
-.PHONY: deps-ffi header test-ffi test-ffi-suite test-ffi-install install
+.PHONY: deps-ffi header test-ffi test-ffi-suite test-ffi-install install ffi-overhead
 
 deps-ffi: ## Install the C/C++ toolchain, pkg-config and valgrind if missing
 	@command -v cc >/dev/null && command -v c++ >/dev/null && command -v pkg-config >/dev/null \
@@ -71,3 +71,6 @@ install: ## Install libredlock (.so, .a), redlock.h, redlock.hpp and redlock.pc 
 	  -e 's|@NATIVE_STATIC_LIBS@|$(FFI_NATIVE_STATIC_LIBS)|' ffi/redlock.pc.in \
 	  > "$(DESTDIR)$(PREFIX)/lib/pkgconfig/redlock.pc"
 	@echo "installed libredlock $(FFI_VERSION) under $(DESTDIR)$(PREFIX)"
+
+ffi-overhead: deps-redis ## Measure one acquire+release through the C ABI vs the Rust API (same masters, same run)
+	$(CARGO) run --locked --release -q -p redlock-ffi --example overhead

@@ -45,8 +45,9 @@ int main(int argc, char **argv) {
                redlock_lock_resource(lock), redlock_lock_token(lock), vote.granted,
                vote.n_masters, (unsigned long long)redlock_lock_validity_ms(lock));
         for (size_t i = 0; i < vote.n_masters; i++) {
-            printf("  master %zu: outcome %d, round trip %lld us\n", i,
-                   (int)vote.masters[i].outcome, (long long)vote.masters[i].round_trip_us);
+            printf("  master %zu: %s, round trip %lld us\n", i,
+                   redlock_outcome_str(vote.masters[i].outcome),
+                   (long long)vote.masters[i].round_trip_us);
         }
 
         /* ... do the work, while redlock_lock_remaining_ms(lock) > 0 ... */

@@ -314,8 +314,11 @@ const char *redlock_version(void);
  *
  * Every fallible function sets it: to `""` when it returns `REDLOCK_OK`, to the failure's
  * message otherwise (it names the bad value of an `REDLOCK_INVALID_ARGUMENT`; URL passwords
- * are always redacted). The string belongs to the library and stays valid until the next
- * `redlock_*` call on the same thread: copy it to keep it. Never NULL.
+ * are always redacted). The vote queries (`redlock_last_vote()`, `redlock_lock_vote()`) are
+ * the exception: they leave it alone unless they are called wrongly, so the vote and the
+ * message of a failed operation can be read in either order. The string belongs to the
+ * library and stays valid until the next `redlock_*` call on the same thread: copy it to keep
+ * it. Never NULL.
  */
 const char *redlock_last_error_message(void);
 
@@ -499,7 +502,8 @@ const char *redlock_status_str(int status);
  * `granted` is the number of masters that deleted the key.
  *
  * Returns `REDLOCK_NO_VOTE` (and leaves `*out` alone) when that operation asked no master
- * (e.g. it failed with `REDLOCK_INVALID_ARGUMENT`) or none ran yet on this thread.
+ * (e.g. it failed with `REDLOCK_INVALID_ARGUMENT`) or none ran yet on this thread. Leaves
+ * `redlock_last_error_message()` alone unless `out` is NULL.
  *
  * # Safety
  * `out` must be NULL or point to a writable `redlock_vote`.
@@ -514,6 +518,18 @@ enum redlock_status redlock_last_vote(struct redlock_vote *out);
  */
 enum redlock_status redlock_lock_vote(const struct redlock_lock *lock,
                                       struct redlock_vote *out);
+
+/**
+ * Short stable name of a `redlock_outcome` (`"granted"`, `"denied"`, `"failed"`,
+ * `"timed_out"`, `"not_awaited"`), or `"unknown"`. Static: never free it.
+ */
+const char *redlock_outcome_str(int outcome);
+
+/**
+ * Short stable name of a `redlock_verdict` (`"won"`, `"expired"`, `"split_vote"`,
+ * `"clean_loss"`), or `"unknown"`. Static: never free it.
+ */
+const char *redlock_verdict_str(int verdict);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -24,6 +24,14 @@ pub struct redlock_client {
     inner: blocking::Redlock,
 }
 
+impl redlock_client {
+    /// The Rust client behind this handle (same runtime and connections), for Rust code that
+    /// compares or mixes both APIs (benchmarks); not part of the C ABI.
+    pub fn blocking(&self) -> &blocking::Redlock {
+        &self.inner
+    }
+}
+
 /// Borrows a live client handle, or `InvalidArgument` when NULL.
 ///
 /// # Safety

@@ -33,7 +33,7 @@ pub use options::{redlock_fanout, redlock_options, redlock_options_default};
 pub use status::{redlock_status, redlock_status_str};
 pub use vote::{
     redlock_failure, redlock_last_vote, redlock_lock_vote, redlock_master_vote, redlock_outcome,
-    redlock_verdict, redlock_vote, REDLOCK_MAX_MASTERS,
+    redlock_outcome_str, redlock_verdict, redlock_verdict_str, redlock_vote, REDLOCK_MAX_MASTERS,
 };
 
 /// The library's version (`"MAJOR.MINOR.PATCH"`), to compare with the `REDLOCK_VERSION_*`

@@ -1,6 +1,7 @@
 //! `redlock_vote`: what each master answered, in memory the caller owns.
 
 use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr};
 use std::time::Duration;
 
 use redlock_core::{FailureKind, Outcome, Verdict, Vote};
@@ -223,4 +224,81 @@ pub unsafe extern "C" fn redlock_lock_vote(
         unsafe { boundary::write_out(out, redlock_vote::from((*lock).lock.vote())) };
         Ok(())
     })
+}
+
+/// Finds the entry of `number` in `names` (`(value, name)` pairs), or `unknown`.
+fn name_of(
+    number: c_int,
+    names: &[(c_int, &'static CStr)],
+    unknown: &'static CStr,
+) -> *const c_char {
+    names
+        .iter()
+        .find(|(value, _)| *value == number)
+        .map_or(unknown, |(_, name)| name)
+        .as_ptr()
+}
+
+/// Short stable name of a `redlock_outcome` (`"granted"`, `"denied"`, `"failed"`,
+/// `"timed_out"`, `"not_awaited"`), or `"unknown"`. Static: never free it.
+#[no_mangle]
+pub extern "C" fn redlock_outcome_str(outcome: c_int) -> *const c_char {
+    use redlock_outcome::*;
+    let names = [
+        (REDLOCK_OUTCOME_GRANTED as c_int, c"granted"),
+        (REDLOCK_OUTCOME_DENIED as c_int, c"denied"),
+        (REDLOCK_OUTCOME_FAILED as c_int, c"failed"),
+        (REDLOCK_OUTCOME_TIMED_OUT as c_int, c"timed_out"),
+        (REDLOCK_OUTCOME_NOT_AWAITED as c_int, c"not_awaited"),
+    ];
+    name_of(outcome, &names, c"unknown")
+}
+
+/// Short stable name of a `redlock_verdict` (`"won"`, `"expired"`, `"split_vote"`,
+/// `"clean_loss"`), or `"unknown"`. Static: never free it.
+#[no_mangle]
+pub extern "C" fn redlock_verdict_str(verdict: c_int) -> *const c_char {
+    use redlock_verdict::*;
+    let names = [
+        (REDLOCK_VERDICT_WON as c_int, c"won"),
+        (REDLOCK_VERDICT_EXPIRED as c_int, c"expired"),
+        (REDLOCK_VERDICT_SPLIT_VOTE as c_int, c"split_vote"),
+        (REDLOCK_VERDICT_CLEAN_LOSS as c_int, c"clean_loss"),
+    ];
+    name_of(verdict, &names, c"unknown")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(ptr: *const c_char) -> &'static str {
+        // SAFETY: the functions return static NUL-terminated strings.
+        unsafe { CStr::from_ptr(ptr) }.to_str().unwrap()
+    }
+
+    #[test]
+    fn names_match_the_core() {
+        use redlock_core::Outcome;
+        let outcomes = [
+            (redlock_outcome::REDLOCK_OUTCOME_GRANTED, Outcome::Granted),
+            (redlock_outcome::REDLOCK_OUTCOME_DENIED, Outcome::Denied),
+            (
+                redlock_outcome::REDLOCK_OUTCOME_TIMED_OUT,
+                Outcome::TimedOut,
+            ),
+            (
+                redlock_outcome::REDLOCK_OUTCOME_NOT_AWAITED,
+                Outcome::NotAwaited,
+            ),
+        ];
+        for (c, core) in outcomes {
+            assert_eq!(text(redlock_outcome_str(c as c_int)), core.as_str());
+            assert_eq!(master_vote(core, None).outcome, c);
+        }
+        assert_eq!(text(redlock_outcome_str(2)), "failed");
+        assert_eq!(text(redlock_outcome_str(99)), "unknown");
+        assert_eq!(text(redlock_verdict_str(2)), Verdict::SplitVote.as_str());
+        assert_eq!(text(redlock_verdict_str(-3)), "unknown");
+    }
 }

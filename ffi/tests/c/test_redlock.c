@@ -489,6 +489,9 @@ static void constants(void) {
     CHECK(opts.retry_delay_ms == 200 && opts.instance_timeout_ms == 50);
     CHECK(opts.drift_factor == 0.01 && opts.quorum == 0 && opts.max_extensions == 1000);
     CHECK(strcmp(redlock_version(), REDLOCK_VERSION) == 0);
+    CHECK(strcmp(redlock_outcome_str(REDLOCK_OUTCOME_NOT_AWAITED), "not_awaited") == 0);
+    CHECK(strcmp(redlock_outcome_str(42), "unknown") == 0);
+    CHECK(strcmp(redlock_verdict_str(REDLOCK_VERDICT_SPLIT_VOTE), "split_vote") == 0);
 }
 
 int main(int argc, char **argv) {
