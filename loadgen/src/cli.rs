@@ -66,7 +66,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_enum, default_value = "both")]
     pub fanout: FanoutChoice,
     /// Resources (lock keys) the clients compete for; 1 = maximum contention.
-    #[arg(long, value_name = "K", default_value = "1", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "K", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub resources: u32,
     /// How clients pick a resource: uniform, or zipf[:EXPONENT] (default exponent 1.0).
     #[arg(long, value_name = "DIST", default_value = "uniform", value_parser = KeyDist::parse)]
@@ -75,7 +75,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "D|MIN..MAX", default_value = "0s", value_parser = HoldSpec::parse)]
     pub hold: HoldSpec,
     /// Extend each held lock this many times during its hold (measures extend latency).
-    #[arg(long, value_name = "N", default_value = "0")]
+    #[arg(long, value_name = "N", default_value = "0", value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub extend: u32,
     /// Lock TTL.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
@@ -171,10 +171,19 @@ pub struct MergeArgs {
     pub output: OutputArgs,
 }
 
-/// Durations like `10s`, `500ms`, `1m30s`, `250us` (a bare `0` is zero).
+/// The longest duration any flag accepts (keeps every deadline computation far from overflow).
+const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Durations like `10s`, `500ms`, `1m30s`, `250us` (a bare `0` is zero), at most 30 days.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim())
-        .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 10s, 500ms, 1m"))
+    let d = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 10s, 500ms, 1m"))?;
+    if d > MAX_DURATION {
+        return Err(format!(
+            "{text:?}: longer than the 30 days any flag accepts"
+        ));
+    }
+    Ok(d)
 }
 
 fn parse_positive_duration(text: &str) -> Result<Duration, String> {
@@ -190,9 +199,9 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{text:?} is not a number of acquires per second"))?;
-    if !rate.is_finite() || rate <= 0.0 || rate > 10_000_000.0 {
+    if !rate.is_finite() || !(0.001..=10_000_000.0).contains(&rate) {
         return Err(format!(
-            "{text:?}: must be a rate above 0 and at most 10000000 per second"
+            "{text:?}: must be a rate between 0.001 and 10000000 per second"
         ));
     }
     Ok(rate)
