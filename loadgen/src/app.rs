@@ -98,11 +98,24 @@ fn run_command(args: RunArgs) -> Result<(), LoadgenError> {
     check(&result)
 }
 
+/// After the report: violations exit 3; a mode in which the masters were never reachable
+/// (no lock, only `Unavailable`) is a failed run (exit 1), not a measurement.
 fn check(result: &RunResult) -> Result<(), LoadgenError> {
-    match result.violations() {
-        0 => Ok(()),
-        n => Err(LoadgenError::Violations(n)),
+    if let n @ 1.. = result.violations() {
+        return Err(LoadgenError::Violations(n));
     }
+    for m in &result.modes {
+        let c = &m.counts;
+        if c.acquired == 0 && c.unavailable > 0 && c.unavailable == c.acquire_calls {
+            return Err(LoadgenError::Failed(format!(
+                "{} fan-out: all {} acquire calls found fewer than a quorum of masters reachable; are the masters up ({})?",
+                m.fanout,
+                c.acquire_calls,
+                result.masters.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn print(text: &str) -> Result<(), LoadgenError> {

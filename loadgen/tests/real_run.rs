@@ -481,3 +481,38 @@ fn more_clients_than_shards_are_each_counted() {
     // 100 clients run in 64 tasks; fairness still lists every client.
     assert_consistent(mode, 3, 100);
 }
+
+#[test]
+fn unreachable_masters_fail_the_run_with_exit_1_after_the_report() {
+    // Ports that were free a moment ago: nothing listens there.
+    let urls: Vec<String> = (0..3)
+        .map(|_| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!(
+                "redis://127.0.0.1:{}",
+                listener.local_addr().unwrap().port()
+            )
+        })
+        .collect();
+    let out = loadgen(&[
+        "--masters",
+        &urls.join(","),
+        "--fanout",
+        "concurrent",
+        "--retry-delay",
+        "20ms",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "0s",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("acquire errors: unavailable"), "{report}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fewer than a quorum of masters reachable") && stderr.contains(&urls[0]),
+        "{stderr}"
+    );
+}
