@@ -3,8 +3,9 @@
 //!
 //! Each task cycles acquire + release on its own resource (no contention), so the figure is
 //! what the client and its multiplexed connections sustain, not lock contention (the load
-//! generator measures that). One criterion iteration is one round in which every task
-//! completes one cycle; the throughput line is aggregate cycles per second.
+//! generator measures that). For `rounds` iterations every task runs `rounds` cycles back to
+//! back (not in lock-step), so one iteration is worth one cycle per task: the time is wall
+//! time / rounds, and the throughput line is aggregate cycles per second.
 
 use std::time::Instant;
 

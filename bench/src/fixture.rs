@@ -48,7 +48,7 @@ pub fn anomaly(message: String) {
         .get_or_insert(message);
 }
 
-/// Fresh resource names (`prefix:0`, `prefix:1`, ...), so a key left behind by a timed-out
+/// Fresh resource names (`prefix:1`, `prefix:2`, ...), so a key left behind by a timed-out
 /// release can never make a later acquire of the same benchmark lose.
 #[derive(Debug)]
 pub struct Names {
