@@ -516,3 +516,46 @@ fn unreachable_masters_fail_the_run_with_exit_1_after_the_report() {
         "{stderr}"
     );
 }
+
+#[test]
+fn extends_during_the_hold_are_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("extend.json");
+    succeed(&[
+        "run",
+        "--spawn",
+        "3",
+        "--fanout",
+        "both",
+        "--clients",
+        "4",
+        "--resources",
+        "2",
+        "--hold",
+        "1ms..3ms",
+        "--extend",
+        "2",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let result = read_json(&json);
+    assert_eq!(result["config"]["extends_per_hold"], 2);
+    assert_eq!(result["config"]["hold_max_us"], 3000);
+    for mode in result["modes"].as_array().unwrap() {
+        assert_consistent(mode, 3, 4);
+        let c = &mode["counts"];
+        // Two extends per held lock; a failed one skips the one after it.
+        let (extends, failures, acquired) =
+            (u(c, "extends"), u(c, "extend_failures"), u(c, "acquired"));
+        assert!(
+            extends <= 2 * acquired && extends + failures >= 2 * acquired,
+            "{c}"
+        );
+        assert!(extends > 0);
+    }
+}
