@@ -175,8 +175,11 @@ fn run_case(program: &Path, case: &str, masters: &LocalMasters) -> String {
             stderr.contains("ERROR SUMMARY: 0 errors"),
             "valgrind reported errors in {case}:\n{stderr}"
         );
-        // The one line the issue note quotes, visible with `--nocapture`.
-        if let Some(line) = stderr.lines().find(|l| l.contains("ERROR SUMMARY")) {
+        // The summary lines (visible with `--nocapture`). Definitely-lost bytes count as
+        // errors (--errors-for-leak-kinds=definite), so "0 errors" also means none leaked.
+        for line in stderr.lines().filter(|l| {
+            l.contains("ERROR SUMMARY") || l.contains("definitely lost") || l.contains("All heap")
+        }) {
             println!("{case}: {line}");
         }
     }
