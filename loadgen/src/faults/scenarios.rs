@@ -357,10 +357,16 @@ fn keys_verdict(left: &[(usize, u64)]) -> Result<(), String> {
     ))
 }
 
-/// The longest an acquire may take when every attempt fails: each attempt waits at most the
-/// per-master timeout, and at most `retry_delay` passes between attempts.
-pub fn acquire_bound(cfg: &RunConfig) -> Duration {
-    cfg.instance_timeout * (cfg.retry_count + 1) + cfg.retry_delay * cfg.retry_count
+/// The longest an acquire may take when every attempt fails: each attempt makes one round of
+/// SET and one round of cleanup, a round waits at most the per-master timeout (sequential
+/// fan-out: once per master, one after the other), and at most `retry_delay` passes between
+/// attempts.
+pub fn acquire_bound(cfg: &RunConfig, fanout: FanOut, n_masters: usize) -> Duration {
+    let round = match fanout {
+        FanOut::Sequential => cfg.instance_timeout * n_masters as u32,
+        _ => cfg.instance_timeout,
+    };
+    round * 2 * (cfg.retry_count + 1) + cfg.retry_delay * cfg.retry_count
 }
 
 /// Whether `mode` shows what `expect` asks.
@@ -408,7 +414,7 @@ pub fn judge(
                     c.unavailable, c.acquire_calls
                 ));
             }
-            let bound = acquire_bound(cfg);
+            let bound = acquire_bound(cfg, mode.fanout, n_masters);
             let max = Duration::from_micros(mode.acquire.max());
             if max > bound {
                 return Err(format!(
@@ -472,14 +478,19 @@ mod tests {
     #[test]
     fn unavailable_needs_every_call_refused_as_unavailable_within_the_bound() {
         let cfg = cfg();
-        assert_eq!(acquire_bound(&cfg), Duration::from_millis(800));
+        // 4 attempts × (SET + cleanup) × 50 ms + 3 retry delays × 200 ms.
+        let concurrent = acquire_bound(&cfg, FanOut::Concurrent, 5);
+        assert_eq!(concurrent, Duration::from_millis(1000));
+        // Sequential fan-out waits for the 5 masters one after the other.
+        let sequential = acquire_bound(&cfg, FanOut::Sequential, 5);
+        assert_eq!(sequential, Duration::from_millis(2600));
         let mut m = mode(&[0, 0, 0]);
         m.counts.acquire_calls = 10;
         m.counts.unavailable = 10;
-        m.acquire.record(600_000);
+        m.acquire.record(900_000);
         assert_eq!(judge(Expect::Unavailable, &m, &cfg, 5), Ok(()));
         let mut slow = m.clone();
-        slow.acquire.record(900_000);
+        slow.acquire.record(1_100_000);
         assert!(judge(Expect::Unavailable, &slow, &cfg, 5)
             .unwrap_err()
             .contains("bound"));
