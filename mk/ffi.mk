@@ -45,7 +45,8 @@ test-ffi-suite: deps-ffi deps-redis
 	  exit $${PIPESTATUS[0]}
 
 # `make install` into a temporary prefix; basic.c and guard.cpp compiled there with
-# pkg-config (shared and static) and run against 5 local masters.
+# pkg-config (shared and static) and run against 5 local masters. The runner is started
+# directly, not by `cargo run` (which would put target/ first on LD_LIBRARY_PATH).
 test-ffi-install: deps-ffi deps-redis
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix"; \
@@ -56,9 +57,14 @@ test-ffi-install: deps-ffi deps-redis
 	cc -std=c11 $(FFI_CFLAGS) ffi/examples/basic.c $$(pkg-config --cflags redlock) \
 	  "$$tmp/prefix/lib/libredlock.a" $$(pkg-config --static --libs-only-l redlock | sed 's/-lredlock//') \
 	  -o "$$tmp/basic-static"; \
-	for program in basic guard basic-static; do \
-	  LD_LIBRARY_PATH="$$tmp/prefix/lib" $(CARGO) run --locked -q -p redlock-ffi --example with_masters -- "$$tmp/$$program"; \
-	done; \
+	$(CARGO) build --locked -q -p redlock-ffi --example with_masters; \
+	with_masters="$${CARGO_TARGET_DIR:-target}/debug/examples/with_masters"; \
+	export LD_LIBRARY_PATH="$$tmp/prefix/lib"; \
+	ldd "$$tmp/basic" | grep -q "$$tmp/prefix/lib/libredlock.so" \
+	  || { echo "basic does not load the installed libredlock.so:"; ldd "$$tmp/basic"; exit 1; }; \
+	! ldd "$$tmp/basic-static" | grep -q libredlock \
+	  || { echo "basic-static still needs libredlock.so"; exit 1; }; \
+	for program in basic guard basic-static; do "$$with_masters" "$$tmp/$$program"; done; \
 	echo "test-ffi-install: basic, guard and static basic built with pkg-config and ran"
 
 install: ## Install libredlock (.so, .a), redlock.h, redlock.hpp and redlock.pc under PREFIX (default /usr/local)
