@@ -392,7 +392,8 @@ enum redlock_status redlock_try_acquire(const struct redlock_client *client,
 
 /**
  * Like `redlock_acquire()`, but keeps attempting for up to `wait_ms` milliseconds (no
- * attempt starts after that) whatever retry_count says. `wait_ms` 0 makes one attempt.
+ * attempt starts after that) whatever retry_count says. `wait_ms` 0 makes one attempt;
+ * `UINT64_MAX` waits as long as it takes.
  *
  * # Safety
  * As for `redlock_acquire()`.

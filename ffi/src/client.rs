@@ -214,7 +214,8 @@ pub unsafe extern "C" fn redlock_try_acquire(
 }
 
 /// Like `redlock_acquire()`, but keeps attempting for up to `wait_ms` milliseconds (no
-/// attempt starts after that) whatever retry_count says. `wait_ms` 0 makes one attempt.
+/// attempt starts after that) whatever retry_count says. `wait_ms` 0 makes one attempt;
+/// `UINT64_MAX` waits as long as it takes.
 ///
 /// # Safety
 /// As for `redlock_acquire()`.
@@ -235,7 +236,11 @@ pub unsafe extern "C" fn redlock_acquire_within(
             ttl_ms,
             out,
             |c, r, ttl| {
-                let deadline = Instant::now() + Duration::from_millis(wait_ms);
+                let deadline = Instant::now()
+                    .checked_add(Duration::from_millis(wait_ms))
+                    .ok_or_else(|| {
+                        Error::InvalidArgument(format!("wait_ms {wait_ms}: too large"))
+                    })?;
                 c.acquire_with_deadline(r, ttl, deadline)
             },
         )

@@ -327,6 +327,8 @@ static void invalid_input(void) {
     CHECK_MESSAGE("ttl 1ms");
     CHECK_STATUS(redlock_acquire(client, "", 1000, &lock), REDLOCK_INVALID_ARGUMENT);
     CHECK_MESSAGE("resource \"\"");
+    CHECK_STATUS(redlock_acquire(client, "c:ttl", UINT64_MAX, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("larger than the maximum");
     CHECK(lock == NULL);
 
     CHECK_STATUS(redlock_try_acquire(client, "c:extend", 10000, &lock), REDLOCK_OK);
