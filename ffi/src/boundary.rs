@@ -18,8 +18,18 @@ thread_local! {
     static LAST_ERROR: RefCell<Vec<u8>> = RefCell::new(vec![0]);
 }
 
+/// Runs `f` on the thread's message buffer. Never panics: during thread teardown (the
+/// thread-local already destroyed) or re-entrance it does nothing.
+fn with_last_error(f: impl FnOnce(&mut Vec<u8>)) {
+    let _ = LAST_ERROR.try_with(|cell| {
+        if let Ok(mut buf) = cell.try_borrow_mut() {
+            f(&mut buf);
+        }
+    });
+}
+
 fn set_last_error(message: std::fmt::Arguments<'_>) {
-    LAST_ERROR.with_borrow_mut(|buf| {
+    with_last_error(|buf| {
         buf.clear();
         let _ = buf.write_fmt(message);
         // A C string ends at the first NUL: keep the message whole by escaping any inside it.
@@ -33,7 +43,7 @@ fn set_last_error(message: std::fmt::Arguments<'_>) {
 }
 
 fn clear_last_error() {
-    LAST_ERROR.with_borrow_mut(|buf| {
+    with_last_error(|buf| {
         buf.clear();
         buf.push(0);
     });
@@ -50,7 +60,13 @@ fn clear_last_error() {
 /// it. Never NULL.
 #[no_mangle]
 pub extern "C" fn redlock_last_error_message() -> *const c_char {
-    LAST_ERROR.with_borrow(|buf| buf.as_ptr().cast())
+    infallible(c"".as_ptr(), || {
+        LAST_ERROR
+            .try_with(|cell| cell.try_borrow().map(|buf| buf.as_ptr().cast()))
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(c"".as_ptr())
+    })
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> &str {
@@ -65,29 +81,39 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// its status (and the thread's last error message), success `REDLOCK_OK` (and an empty
 /// message).
 pub(crate) fn call(function: &str, body: impl FnOnce() -> Result<(), Error>) -> redlock_status {
-    let status = query(function, body);
-    if status == redlock_status::REDLOCK_OK {
-        clear_last_error();
-    }
-    status
+    respond(function, true, body)
 }
 
 /// Like [`call`], but a success leaves the thread's last error message alone (vote queries).
 pub(crate) fn query(function: &str, body: impl FnOnce() -> Result<(), Error>) -> redlock_status {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => redlock_status::REDLOCK_OK,
-        Ok(Err(error)) => {
+    respond(function, false, body)
+}
+
+fn respond(
+    function: &str,
+    clear_on_success: bool,
+    body: impl FnOnce() -> Result<(), Error>,
+) -> redlock_status {
+    // The error's message is formatted inside the boundary too.
+    let outcome = catch_unwind(AssertUnwindSafe(|| match body() {
+        Ok(()) => {
+            if clear_on_success {
+                clear_last_error();
+            }
+            redlock_status::REDLOCK_OK
+        }
+        Err(error) => {
             set_last_error(format_args!("{error}"));
             redlock_status::from_kind(error.kind())
         }
-        Err(payload) => {
-            set_last_error(format_args!(
-                "{function}: internal panic: {}",
-                panic_message(payload.as_ref())
-            ));
-            redlock_status::REDLOCK_PANIC
-        }
-    }
+    }));
+    outcome.unwrap_or_else(|payload| {
+        set_last_error(format_args!(
+            "{function}: internal panic: {}",
+            panic_message(payload.as_ref())
+        ));
+        redlock_status::REDLOCK_PANIC
+    })
 }
 
 /// Like [`call`] for the operations that produce a vote (acquire, extend, release): the
@@ -97,14 +123,14 @@ pub(crate) fn operation(
     function: &str,
     body: impl FnOnce() -> Result<(), Error>,
 ) -> redlock_status {
-    vote::record_last(None);
     call(function, || {
+        vote::record_last(None);
         body().inspect_err(|error| vote::record_last(error.vote()))
     })
 }
 
-/// Runs the body of an infallible exported function (accessor, free): a panic yields
-/// `fallback` instead of unwinding into C.
+/// Runs the body of an infallible exported function (accessor, free, name lookup): a panic
+/// yields `fallback` instead of unwinding into C.
 pub(crate) fn infallible<T>(fallback: T, body: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
 }

@@ -45,17 +45,18 @@ pub struct redlock_options {
 /// The defaults of every option (the same as the Rust and Python surfaces).
 #[no_mangle]
 pub extern "C" fn redlock_options_default() -> redlock_options {
-    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    redlock_options {
-        fanout: redlock_fanout::REDLOCK_FANOUT_CONCURRENT as u32,
-        retry_count: DEFAULT_RETRY_COUNT,
-        retry_delay_ms: ms(DEFAULT_RETRY_DELAY),
-        drift_factor: DEFAULT_DRIFT_FACTOR,
-        instance_timeout_ms: ms(DEFAULT_INSTANCE_TIMEOUT),
-        quorum: 0,
-        max_extensions: DEFAULT_MAX_EXTENSIONS,
-    }
+    DEFAULT_OPTIONS // a constant: nothing here can panic
 }
+
+const DEFAULT_OPTIONS: redlock_options = redlock_options {
+    fanout: redlock_fanout::REDLOCK_FANOUT_CONCURRENT as u32,
+    retry_count: DEFAULT_RETRY_COUNT,
+    retry_delay_ms: DEFAULT_RETRY_DELAY.as_millis() as u64,
+    drift_factor: DEFAULT_DRIFT_FACTOR,
+    instance_timeout_ms: DEFAULT_INSTANCE_TIMEOUT.as_millis() as u64,
+    quorum: 0,
+    max_extensions: DEFAULT_MAX_EXTENSIONS,
+};
 
 impl redlock_options {
     /// Applies every option to `builder`; the core validates the values (and names a bad one).

@@ -84,11 +84,14 @@ impl redlock_status {
 /// The returned string is static: never free it.
 #[no_mangle]
 pub extern "C" fn redlock_status_str(status: c_int) -> *const c_char {
-    ALL_STATUSES
-        .iter()
-        .find(|s| **s as c_int == status)
-        .map_or(c"REDLOCK_UNKNOWN_STATUS", |s| s.name())
-        .as_ptr()
+    let unknown = c"REDLOCK_UNKNOWN_STATUS";
+    crate::boundary::infallible(unknown.as_ptr(), || {
+        ALL_STATUSES
+            .iter()
+            .find(|s| **s as c_int == status)
+            .map_or(unknown, |s| s.name())
+            .as_ptr()
+    })
 }
 
 #[cfg(test)]

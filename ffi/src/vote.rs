@@ -175,7 +175,8 @@ thread_local! {
 
 /// Records the vote of the operation that just ran on this thread (None: it had none).
 pub(crate) fn record_last(vote: Option<&Vote>) {
-    LAST_VOTE.with_borrow_mut(|last| *last = vote.map(redlock_vote::from));
+    // try_with: never panics during thread teardown.
+    let _ = LAST_VOTE.try_with(|last| *last.borrow_mut() = vote.map(redlock_vote::from));
 }
 
 /// Fills `*out` with the vote of the last operation (`redlock_acquire`, `redlock_try_acquire`,
@@ -232,11 +233,13 @@ fn name_of(
     names: &[(c_int, &'static CStr)],
     unknown: &'static CStr,
 ) -> *const c_char {
-    names
-        .iter()
-        .find(|(value, _)| *value == number)
-        .map_or(unknown, |(_, name)| name)
-        .as_ptr()
+    boundary::infallible(unknown.as_ptr(), || {
+        names
+            .iter()
+            .find(|(value, _)| *value == number)
+            .map_or(unknown, |(_, name)| name)
+            .as_ptr()
+    })
 }
 
 /// Short stable name of a `redlock_outcome` (`"granted"`, `"denied"`, `"failed"`,
