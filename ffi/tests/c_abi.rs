@@ -247,8 +247,21 @@ fn panic_becomes_a_status() {
 }
 
 #[test]
-fn constants_match_the_header() {
-    c_case("constants");
+fn constants_and_layouts_match_the_header() {
+    use std::mem::size_of;
+    let masters = masters();
+    let stdout = run_case(&programs().test_c, "constants", &masters);
+    let expected = format!(
+        "sizes: options {} vote {} master_vote {} status {}",
+        size_of::<redlock::redlock_options>(),
+        size_of::<redlock::redlock_vote>(),
+        size_of::<redlock::redlock_master_vote>(),
+        size_of::<redlock::redlock_status>(),
+    );
+    assert!(
+        stdout.contains(&expected),
+        "C and Rust disagree on struct sizes: C printed {stdout:?}, Rust has {expected:?}"
+    );
 }
 
 #[test]
