@@ -2,6 +2,7 @@
 //! a healthy run, the largest minority killed, and a negative control that the checker must
 //! catch. Each row runs on its own 5 fresh local masters and ends by itself.
 
+use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -30,11 +31,60 @@ fn counts(outcome: &Outcome) -> serde_json::Value {
     serde_json::to_value(&outcome.result).unwrap()["modes"][0]["counts"].clone()
 }
 
+/// Through the binary, as `make reliability` runs it: the table ends with the line CI tooling
+/// reads, the exit code is 0, and `--json` keeps the row with its full result.
 #[test]
-fn no_faults_is_live_and_safe() {
-    let outcome = run("no faults");
-    assert!(outcome.faults.is_empty(), "{:?}", outcome.faults);
-    assert_eq!(counts(&outcome)["violations"], 0);
+fn no_faults_is_live_and_safe_through_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("scenarios.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args([
+            "scenarios",
+            "--only",
+            "no faults",
+            "--fanout",
+            "concurrent",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("1 passed, 0 failed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("| no faults "), "{stdout}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["scenario"], "no faults");
+    assert_eq!(row["passed"], true);
+    assert_eq!(row["faults"], serde_json::json!([]));
+    let counts = &row["result"]["modes"][0]["counts"];
+    assert_eq!(counts["violations"], 0);
+    assert!(counts["acquired"].as_u64().unwrap() > 0, "{counts}");
+}
+
+#[test]
+fn an_unknown_row_is_refused_with_the_names_that_exist() {
+    let out = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args(["scenarios", "--only", "4 killed"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("\"4 killed\"") && stderr.contains("3 killed"),
+        "{stderr}"
+    );
 }
 
 #[test]
