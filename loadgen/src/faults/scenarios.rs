@@ -164,7 +164,7 @@ pub struct ScenariosArgs {
     /// Run only these rows (names as in the table, comma-separated, e.g. "no faults,2 killed").
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Fan-out mode of every run.
+    /// Fan-out mode(s) to run the matrix in.
     #[arg(long, value_enum, default_value = "both")]
     pub fanout: ScenarioFanout,
     /// Print each row's `redlock-loadgen run` command line and exit.
