@@ -97,9 +97,10 @@ fn faults_are_applied_on_schedule_and_logged_in_text_and_json() {
             "{event}"
         );
         let at = event["at_ms"].as_f64().unwrap();
-        // Applied by the run's 100 ms control loop: never early, at most a few ticks late.
+        // Applied by the run's 100 ms control loop: never early; late only by scheduling (bounded
+        // loosely so a loaded machine does not fail it).
         assert!(
-            at >= due_ms && at < due_ms + 400.0,
+            at >= due_ms && at < due_ms + 1000.0,
             "{event}: due at {due_ms} ms"
         );
     }
