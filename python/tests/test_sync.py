@@ -69,11 +69,15 @@ def test_try_acquire_on_a_held_resource_raises_not_acquired_with_the_vote(
 def test_acquire_retries_then_raises_not_acquired(masters: LocalMasters, fanout: FanOutName, resource: str) -> None:
     redlock = Redlock(masters.urls, fanout=fanout, retry_count=2, retry_delay=0.01)
     holder = redlock.acquire(resource)
-    sets_before = masters.calls(0, "set")
+    before = [masters.calls(index, "set") for index in range(5)]
     with pytest.raises(NotAcquired):
         redlock.acquire(resource)
-    # 1 + retry_count attempts reached master 0 (sequential asks it first; concurrent asks all).
-    assert masters.calls(0, "set") - sets_before == 3
+    sets = [masters.calls(index, "set") - before[index] for index in range(5)]
+    if fanout == "sequential":
+        assert sets[0] == 3  # 1 + retry_count attempts, each asking master 0 first
+    else:
+        # Each attempt is decided by 3 denials; stragglers may not have been sent.
+        assert 9 <= sum(sets) <= 15, sets
     holder.release()
 
 
