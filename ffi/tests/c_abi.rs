@@ -157,36 +157,42 @@ fn keys_left(masters: &LocalMasters, i: usize) -> usize {
         .unwrap_or_else(|_| panic!("DBSIZE reply {reply:?}"))
 }
 
-/// Runs one case of a test program against `masters` and checks it passed cleanly.
-fn run_case(program: &Path, case: &str, masters: &LocalMasters) -> String {
-    let mut args = vec![case.to_string()];
-    args.extend(masters.urls());
-    let output = run(program, &args);
+/// Runs `program args...` against `masters` and checks it passed cleanly: exit status 0, no
+/// memory error or definitely-lost byte under valgrind, no key left on any master. `label`
+/// names it in messages. Returns its stdout.
+fn run_checked(program: &Path, label: &str, args: &[String], masters: &LocalMasters) -> String {
+    let output = run(program, args);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "{} {case} failed ({}):\n{stdout}\n{stderr}",
-        program.display(),
+        "{label} failed ({}):\n{stdout}\n{stderr}",
         output.status
     );
     if check_mode() == Check::Valgrind {
         assert!(
             stderr.contains("ERROR SUMMARY: 0 errors"),
-            "valgrind reported errors in {case}:\n{stderr}"
+            "valgrind reported errors in {label}:\n{stderr}"
         );
         // The summary lines (visible with `--nocapture`). Definitely-lost bytes count as
         // errors (--errors-for-leak-kinds=definite), so "0 errors" also means none leaked.
         for line in stderr.lines().filter(|l| {
             l.contains("ERROR SUMMARY") || l.contains("definitely lost") || l.contains("All heap")
         }) {
-            println!("{case}: {line}");
+            println!("{label}: {line}");
         }
     }
     for i in 0..masters.len() {
-        assert_eq!(keys_left(masters, i), 0, "{case} left a key on master {i}");
+        assert_eq!(keys_left(masters, i), 0, "{label} left a key on master {i}");
     }
     stdout
+}
+
+/// Runs one case of a test program against `masters`.
+fn run_case(program: &Path, case: &str, masters: &LocalMasters) -> String {
+    let mut args = vec![case.to_string()];
+    args.extend(masters.urls());
+    run_checked(program, case, &args, masters)
 }
 
 fn c_case(case: &str) {
@@ -276,21 +282,12 @@ fn cpp_errors_carry_status_message_and_vote() {
     run_case(&programs().test_cpp, "errors", &masters);
 }
 
-/// Runs an example program (no case argument) and returns its stdout.
+/// Runs an example program (URLs as its only arguments) and returns its stdout.
 fn run_example(program: &Path, masters: &LocalMasters) -> String {
-    let output = run(program, &masters.urls());
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{} failed ({}):\n{stdout}\n{}",
-        program.display(),
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    for i in 0..masters.len() {
-        assert_eq!(keys_left(masters, i), 0, "{} left a key", program.display());
-    }
-    stdout
+    let label = program
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    run_checked(program, &label, &masters.urls(), masters)
 }
 
 /// N in the example's "released on N masters" line.
@@ -304,15 +301,26 @@ fn released_on(stdout: &str) -> usize {
         .unwrap_or_else(|| panic!("bad \"released on\" line in {stdout}"))
 }
 
+/// Masters an example must report released: a quorum; under valgrind only one, since the
+/// examples keep the default 50 ms per-master timeout, which its slowdown can exceed (the
+/// release still happens: no key may be left).
+fn min_released() -> usize {
+    if check_mode() == Check::Valgrind {
+        1
+    } else {
+        3
+    }
+}
+
 #[test]
 fn examples_run() {
     let masters = masters();
     let basic = run_example(&programs().basic, &masters);
     assert!(basic.contains("locked orders:42"), "{basic}");
     // Without warm connections some masters may not have been asked yet: at least a quorum.
-    assert!(released_on(&basic) >= 3, "{basic}");
+    assert!(released_on(&basic) >= min_released(), "{basic}");
     let guard = run_example(&programs().guard, &masters);
     assert!(guard.contains("locked reports:nightly"), "{guard}");
     assert!(guard.contains("free again: released on"), "{guard}");
-    assert!(released_on(&guard) >= 3, "{guard}");
+    assert!(released_on(&guard) >= min_released(), "{guard}");
 }
