@@ -210,20 +210,77 @@ fn contention_reports_not_acquired_with_zero_granted() {
     c_case("contention");
 }
 
+/// A socket bound to a killed master's port, not listening: connecting is refused at once
+/// (as with the port free), and no `redis-server` of a test running in parallel can take the
+/// port over and answer in the killed master's place. Closed on drop.
+struct PortHold(libc::c_int);
+
+impl PortHold {
+    fn new(port: u16) -> Self {
+        // SAFETY: plain socket calls on a descriptor this struct owns; `addr` outlives bind.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+            let one: libc::c_int = 1;
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+            let addr = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: port.to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            let bound = libc::bind(
+                fd,
+                (&addr as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            );
+            assert!(
+                bound == 0,
+                "cannot hold port {port} of a killed master: {}",
+                std::io::Error::last_os_error()
+            );
+            PortHold(fd)
+        }
+    }
+}
+
+impl Drop for PortHold {
+    fn drop(&mut self) {
+        // SAFETY: closes the descriptor this struct owns, once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// Kills masters `0..n` and holds their ports until the returned guards drop.
+fn kill_first(masters: &LocalMasters, n: usize) -> Vec<PortHold> {
+    (0..n)
+        .map(|i| {
+            let port = masters.port(i).expect("port");
+            masters.kill(i).expect("kill a master");
+            PortHold::new(port)
+        })
+        .collect()
+}
+
 #[test]
 fn two_masters_killed_still_acquires() {
     let masters = masters();
-    masters.kill(0).expect("kill master 0");
-    masters.kill(1).expect("kill master 1");
+    let _held = kill_first(&masters, 2);
     run_case(&programs().test_c, "two_masters_down", &masters);
 }
 
 #[test]
 fn three_masters_killed_is_unavailable() {
     let masters = masters();
-    for i in 0..3 {
-        masters.kill(i).expect("kill a master");
-    }
+    let _held = kill_first(&masters, 3);
     run_case(&programs().test_c, "three_masters_down", &masters);
 }
 
