@@ -30,7 +30,7 @@ $(PY_DEPS_STAMP): python/requirements-dev.txt
 python-develop: deps-python ## Build redlock_rs (debug) and install it into python/.venv
 	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q
 
-test-python: deps-redis python-develop ## pytest suite (warnings are errors, per-test timeout) and stubtest of the .pyi
+test-python: deps-redis python-develop ## pytest suite (warnings as errors, per-test timeout), stubtest of the .pyi, mypy --strict
 	cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) tests
 	cd python/tests && ../.venv/bin/python -m mypy.stubtest redlock_rs
 	cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests bench
