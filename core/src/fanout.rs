@@ -31,9 +31,26 @@ fn record(vote: &mut Vote, master: usize, result: redis::RedisResult<bool>, rtt:
     };
 }
 
-/// True once the outcome cannot change: quorum granted, or too many refusals to reach it.
-fn decided(vote: &Vote, granted: usize, refused: usize) -> bool {
-    granted >= vote.quorum || refused > vote.masters.len() - vote.quorum
+/// Running tally of a concurrent round.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    granted: usize,
+    denied: usize,
+    failed: usize,
+}
+
+impl Tally {
+    /// True once nothing still pending can change the result or its classification:
+    /// - quorum granted: won;
+    /// - quorum out of reach AND it is clear why: enough masters answered (contention,
+    ///   `NotAcquired`) or failures alone exceed `n − quorum` (`Unavailable`). With a mix of
+    ///   failures and denials and too few answers, the pending masters decide which error
+    ///   it is, so they are awaited (bounded by the per-master timeout).
+    fn decided(&self, n: usize, quorum: usize) -> bool {
+        let out_of_reach = self.denied + self.failed > n - quorum;
+        let answered = self.granted + self.denied;
+        self.granted >= quorum || (out_of_reach && (answered >= quorum || self.failed > n - quorum))
+    }
 }
 
 /// Runs `request` on all masters and returns the vote (elapsed set; validity left `None`).
@@ -69,18 +86,19 @@ pub(crate) async fn round(
                 .collect();
             let deadline = tokio::time::sleep(timeout);
             tokio::pin!(deadline);
-            let (mut granted, mut refused) = (0usize, 0usize);
+            let mut tally = Tally::default();
             loop {
                 tokio::select! {
                     biased;
                     next = pending.next() => {
                         let Some((i, result, rtt)) = next else { break };
                         match result {
-                            Ok(true) => granted += 1,
-                            _ => refused += 1,
+                            Ok(true) => tally.granted += 1,
+                            Ok(false) => tally.denied += 1,
+                            Err(_) => tally.failed += 1,
                         }
                         record(&mut vote, i, result, rtt);
-                        if stop == Stop::WhenDecided && decided(&vote, granted, refused) {
+                        if stop == Stop::WhenDecided && tally.decided(masters.len(), quorum) {
                             break;
                         }
                     }
@@ -96,4 +114,36 @@ pub(crate) async fn round(
     }
     vote.elapsed = start.elapsed();
     vote
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tally;
+
+    fn t(granted: usize, denied: usize, failed: usize) -> Tally {
+        Tally {
+            granted,
+            denied,
+            failed,
+        }
+    }
+
+    #[test]
+    fn a_round_stops_only_when_its_result_and_its_reason_are_known() {
+        // 5 masters, quorum 3.
+        assert!(t(3, 0, 0).decided(5, 3), "won");
+        assert!(t(0, 3, 0).decided(5, 3), "contention: 3 answered no");
+        assert!(t(0, 0, 3).decided(5, 3), "3 failed: unavailable");
+        assert!(t(1, 2, 1).decided(5, 3), "3 answered, quorum out of reach");
+        assert!(!t(2, 0, 0).decided(5, 3), "could still win");
+        assert!(
+            !t(0, 2, 1).decided(5, 3),
+            "NotAcquired or Unavailable: the rest decide"
+        );
+        assert!(
+            !t(0, 1, 2).decided(5, 3),
+            "NotAcquired or Unavailable: the rest decide"
+        );
+        assert!(t(0, 2, 3).decided(5, 3));
+    }
 }
