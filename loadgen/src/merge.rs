@@ -16,7 +16,8 @@ pub fn read(path: &Path) -> Result<Report, LoadgenError> {
 
 /// Adds `parts` into one report: modes of the same fan-out add up; the header is the first
 /// part's, listing every part in `merged_from`. Mutual exclusion is checked per part (the parts'
-/// clocks are not comparable), so violations add up too.
+/// clocks are not comparable), so violations add up too. Applied faults of every part are
+/// kept, in file order (their times are relative to each part's own mode start).
 pub fn merge(parts: Vec<(String, Report)>) -> Result<Report, LoadgenError> {
     let mut iter = parts.into_iter();
     let (first_name, mut merged) = iter
@@ -38,6 +39,7 @@ pub fn merge(parts: Vec<(String, Report)>) -> Result<Report, LoadgenError> {
                 None => merged.modes.push(mode),
             }
         }
+        merged.faults.extend(part.faults);
         merged.header.interrupted |= part.header.interrupted;
         merged.header.started_unix_s = merged.header.started_unix_s.min(part.header.started_unix_s);
         names.push(name);
