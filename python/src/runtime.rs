@@ -5,7 +5,7 @@
 //! This one is created once per *process* (keyed by pid), so a client made in a forked child
 //! works.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
@@ -39,6 +39,7 @@ pub(crate) fn handle() -> PyResult<Handle> {
     let runtime = Builder::new_multi_thread()
         .worker_threads(WORKER_THREADS)
         .thread_name("redlock-async")
+        .on_thread_start(|| ON_OUR_RUNTIME.with(|flag| flag.set(true)))
         .enable_all()
         .build()
         .map_err(|e| RedlockError::new_err(format!("cannot start the async I/O runtime: {e}")))?;
@@ -72,7 +73,19 @@ tokio::task_local! {
     static TASK_LOCALS: OnceCell<TaskLocals>;
 }
 
+thread_local! {
+    /// True on this module's runtime threads (set by `on_thread_start`).
+    static ON_OUR_RUNTIME: Cell<bool> = const { Cell::new(false) };
+}
+
 fn spawn_handle() -> Handle {
+    // pyo3-async-runtimes spawns most of its work from inside our runtime's tasks: use that
+    // runtime directly rather than the process-wide slot (no shared lock on the hot path).
+    if ON_OUR_RUNTIME.with(Cell::get) {
+        if let Ok(current) = Handle::try_current() {
+            return current;
+        }
+    }
     // `awaitable` started the runtime before anything is spawned.
     handle().expect("the coroutine runtime was started by `awaitable`")
 }
