@@ -46,9 +46,14 @@ pub(crate) fn count(name: &str, value: i64) -> PyResult<u32> {
 pub(crate) fn retry_until(timeout: Option<Duration>) -> Retry {
     match timeout {
         None => Retry::Configured,
-        Some(timeout) => Instant::now()
-            .checked_add(timeout)
-            .map_or(Retry::Configured, Retry::Until),
+        Some(timeout) => {
+            // A timeout past what the clock can represent means "keep trying".
+            let now = Instant::now();
+            let forever = Duration::from_secs(u64::from(u32::MAX));
+            now.checked_add(timeout)
+                .or_else(|| now.checked_add(forever))
+                .map_or(Retry::Configured, Retry::Until)
+        }
     }
 }
 

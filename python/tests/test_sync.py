@@ -237,3 +237,18 @@ def test_a_rust_panic_surfaces_as_redlock_error() -> None:
 
     with pytest.raises(RedlockError, match="boom"):
         _redlock_rs._panic_in_call("boom")
+
+
+def test_a_huge_timeout_means_keep_trying(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
+    holder = redlock.acquire(resource, ttl=30.0)
+    result: list[object] = []
+    sets_before = masters.calls(0, "set")
+    thread = threading.Thread(target=lambda: result.append(redlock.acquire(resource, timeout=1e15)))
+    thread.start()
+    # Far more attempts than 1 + retry_count (4): the timeout, not the retry count, rules.
+    wait_until(lambda: masters.calls(0, "set") >= sets_before + 12, 10.0, "a dozen attempts")
+    assert thread.is_alive() and result == []
+    holder.release()
+    thread.join(10.0)
+    assert isinstance(result[0], redlock_rs.Lock)
+    result[0].release()
