@@ -8,7 +8,7 @@ use crate::config::{check_resource, check_ttl, RedlockBuilder, Settings};
 use crate::error::{Error, LostReason, Result};
 use crate::fanout::{round, Stop};
 use crate::lock::Lock;
-use crate::master::{Master, Request};
+use crate::master::{Master, Op, Request};
 use crate::validity::{drift, jittered, new_token, validity};
 use crate::vote::Vote;
 
@@ -50,13 +50,13 @@ pub enum Retry {
 /// attempt is in flight (cancel safety for `select!`, `timeout` and aborted tasks).
 struct InFlight<'a> {
     client: &'a Redlock,
-    resource: &'a str,
-    token: &'a str,
+    resource: &'a Arc<str>,
+    token: &'a Arc<str>,
     armed: bool,
 }
 
 impl<'a> InFlight<'a> {
-    fn arm(client: &'a Redlock, resource: &'a str, token: &'a str) -> Self {
+    fn arm(client: &'a Redlock, resource: &'a Arc<str>, token: &'a Arc<str>) -> Self {
         InFlight {
             client,
             resource,
@@ -76,7 +76,7 @@ impl Drop for InFlight<'_> {
         }
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let client = self.client.clone();
-            let (resource, token) = (self.resource.to_string(), self.token.to_string());
+            let (resource, token) = (Arc::clone(self.resource), Arc::clone(self.token));
             handle.spawn(async move {
                 client.unlock_all(&resource, &token).await;
             });
@@ -220,6 +220,7 @@ impl Redlock {
         check_resource(resource)?;
         let settings = &self.inner.settings;
         let ttl = check_ttl(ttl, settings.drift_factor)?;
+        let resource: Arc<str> = Arc::from(resource);
         let max_attempts = match retry {
             Retry::Once => 1,
             Retry::Configured => settings.retry_count.saturating_add(1),
@@ -229,14 +230,15 @@ impl Redlock {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
-            let token =
-                new_token().map_err(|e| Error::Internal(format!("OS random source: {e}")))?;
-            let mut in_flight = InFlight::arm(self, resource, &token);
+            let token: Arc<str> = new_token()
+                .map_err(|e| Error::Internal(format!("OS random source: {e}")))?
+                .into();
+            let mut in_flight = InFlight::arm(self, &resource, &token);
             let vote = tokio::select! {
                 biased;
-                vote = self.attempt(resource, &token, ttl) => vote,
+                vote = self.attempt(&resource, &token, ttl) => vote,
                 () = &mut cancel => {
-                    self.unlock_all(resource, &token).await;
+                    self.unlock_all(&resource, &token).await;
                     in_flight.disarm();
                     return Ok(None);
                 }
@@ -246,7 +248,7 @@ impl Redlock {
                 in_flight.disarm();
                 drop(in_flight);
                 return Ok(Some(Lock {
-                    resource: resource.to_string(),
+                    resource,
                     token,
                     ttl,
                     validity,
@@ -257,7 +259,7 @@ impl Redlock {
             }
             // Lost: undo whatever this attempt set, on every master (even those that denied
             // or failed: their answer may have been lost after the key was written).
-            self.unlock_all(resource, &token).await;
+            self.unlock_all(&resource, &token).await;
             in_flight.disarm();
             let delay = jittered(settings.retry_delay);
             let out_of_time = match retry {
@@ -265,7 +267,7 @@ impl Redlock {
                 _ => false,
             };
             if attempts >= max_attempts || out_of_time {
-                return Err(self.acquire_error(resource, attempts, vote));
+                return Err(self.acquire_error(&resource, attempts, vote));
             }
             tokio::select! {
                 biased;
@@ -276,19 +278,21 @@ impl Redlock {
     }
 
     /// One attempt: SET NX PX on all masters, then the validity check.
-    async fn attempt(&self, resource: &str, token: &str, ttl: Duration) -> Vote {
+    async fn attempt(&self, resource: &Arc<str>, token: &Arc<str>, ttl: Duration) -> Vote {
         let settings = &self.inner.settings;
-        let request = Request::Lock {
-            resource,
-            token,
-            ttl_ms: ttl.as_millis() as u64,
+        let request = Request {
+            op: Op::Lock {
+                ttl_ms: ttl.as_millis() as u64,
+            },
+            resource: Arc::clone(resource),
+            token: Arc::clone(token),
         };
         let mut vote = round(
             &self.inner.masters,
             settings.fanout,
             settings.instance_timeout,
             settings.quorum,
-            request,
+            &request,
             Stop::WhenDecided,
         )
         .await;
@@ -318,14 +322,18 @@ impl Redlock {
         }
     }
 
-    async fn unlock_all(&self, resource: &str, token: &str) -> Vote {
+    async fn unlock_all(&self, resource: &Arc<str>, token: &Arc<str>) -> Vote {
         let settings = &self.inner.settings;
         round(
             &self.inner.masters,
             settings.fanout,
             settings.instance_timeout,
             settings.quorum,
-            Request::Unlock { resource, token },
+            &Request {
+                op: Op::Unlock,
+                resource: Arc::clone(resource),
+                token: Arc::clone(token),
+            },
             Stop::AfterAll,
         )
         .await
@@ -340,22 +348,24 @@ impl Redlock {
         let ttl = check_ttl(ttl, settings.drift_factor)?;
         if lock.extensions >= settings.max_extensions {
             return Err(Error::LockLost {
-                resource: lock.resource.clone(),
+                resource: lock.resource.to_string(),
                 reason: LostReason::ExtensionLimit,
                 vote: None,
             });
         }
-        let request = Request::Extend {
-            resource: &lock.resource,
-            token: &lock.token,
-            ttl_ms: ttl.as_millis() as u64,
+        let request = Request {
+            op: Op::Extend {
+                ttl_ms: ttl.as_millis() as u64,
+            },
+            resource: Arc::clone(&lock.resource),
+            token: Arc::clone(&lock.token),
         };
         let mut vote = round(
             &self.inner.masters,
             settings.fanout,
             settings.instance_timeout,
             settings.quorum,
-            request,
+            &request,
             Stop::WhenDecided,
         )
         .await;
@@ -371,20 +381,20 @@ impl Redlock {
                 return Ok(());
             }
             return Err(Error::LockLost {
-                resource: lock.resource.clone(),
+                resource: lock.resource.to_string(),
                 reason: LostReason::Expired,
                 vote: Some(Box::new(vote)),
             });
         }
         if vote.failed() > n - settings.quorum {
             return Err(Error::Unavailable {
-                resource: lock.resource.clone(),
+                resource: lock.resource.to_string(),
                 attempts: 1,
                 vote: Box::new(vote),
             });
         }
         Err(Error::LockLost {
-            resource: lock.resource.clone(),
+            resource: lock.resource.to_string(),
             reason: LostReason::NotHeld,
             vote: Some(Box::new(vote)),
         })

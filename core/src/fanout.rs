@@ -1,5 +1,7 @@
 //! Sending one request to every master, sequentially or concurrently, and collecting the vote.
 
+use std::future::Future;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -31,6 +33,26 @@ fn record(vote: &mut Vote, master: usize, result: redis::RedisResult<bool>, rtt:
     };
 }
 
+/// How long requests nobody waits for any more are kept alive in the background.
+const ABANDON_GRACE: Duration = Duration::from_secs(2);
+
+/// Lets requests the round stopped waiting for (stragglers of an early decision, or requests
+/// past the per-master timeout) finish in the background, for at most `ABANDON_GRACE`.
+///
+/// Why: the Redis client silently skips a queued request whose caller went away before it was
+/// written. Dropping a straggler's SET would leave the lock on fewer masters than it could
+/// have; dropping a timed-out release or cleanup (a CPU-starved client can take longer than
+/// the timeout to write it) would leave its key until the TTL. Requests are queued in order on
+/// first poll, so finishing them later never reorders them.
+fn abandon<F>(requests: F)
+where
+    F: Future + Send + 'static,
+{
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(ABANDON_GRACE, requests).await;
+    });
+}
+
 /// Running tally of a concurrent round.
 #[derive(Debug, Default, Clone, Copy)]
 struct Tally {
@@ -40,6 +62,14 @@ struct Tally {
 }
 
 impl Tally {
+    fn count(&mut self, result: &redis::RedisResult<bool>) {
+        match result {
+            Ok(true) => self.granted += 1,
+            Ok(false) => self.denied += 1,
+            Err(_) => self.failed += 1,
+        }
+    }
+
     /// True once nothing still pending can change the result or its classification:
     /// - quorum granted: won;
     /// - quorum out of reach AND it is clear why: enough masters answered (contention,
@@ -59,7 +89,7 @@ pub(crate) async fn round(
     fanout: FanOut,
     timeout: Duration,
     quorum: usize,
-    request: Request<'_>,
+    request: &Request,
     stop: Stop,
 ) -> Vote {
     let mut vote = Vote::new(masters.len(), quorum);
@@ -68,47 +98,78 @@ pub(crate) async fn round(
         FanOut::Sequential => {
             for (i, master) in masters.iter().enumerate() {
                 let sent = Instant::now();
-                match tokio::time::timeout(timeout, master.send(request)).await {
+                let connected = master.is_connected();
+                let (master, request) = (master.handle().clone(), request.clone());
+                let mut reply = Box::pin(tokio::task::unconstrained(async move {
+                    master.send(&request).await
+                }));
+                match tokio::time::timeout(timeout, &mut reply).await {
                     Ok(result) => record(&mut vote, i, result, sent.elapsed()),
-                    Err(_) => vote.masters[i].outcome = Outcome::TimedOut,
+                    Err(_) => {
+                        vote.masters[i].outcome = Outcome::TimedOut;
+                        // Queued (see the concurrent case) only if it had a connection.
+                        if connected {
+                            abandon(reply);
+                        }
+                    }
                 }
             }
         }
         FanOut::Concurrent => {
-            let mut pending: FuturesUnordered<_> = masters
-                .iter()
-                .enumerate()
-                .map(|(i, master)| async move {
+            // Requests to connected masters are queued on their connection during their first
+            // poll; those may be abandoned (finished in the background). Requests still waiting
+            // for a connection are not queued yet: finishing them later could put them behind
+            // a later request (e.g. the cleanup), so they are dropped instead.
+            let mut queued = FuturesUnordered::new();
+            let mut waiting = FuturesUnordered::new();
+            let mut tally = Tally::default();
+            let mut decided = false;
+            for (i, master) in masters.iter().enumerate() {
+                let connected = master.is_connected();
+                let (master, request) = (master.handle().clone(), request.clone());
+                // Unconstrained: no cooperative-budget yield before the request is queued.
+                let mut reply = Box::pin(tokio::task::unconstrained(async move {
                     let sent = Instant::now();
-                    let result = master.send(request).await;
+                    let result = master.send(&request).await;
                     (i, result, sent.elapsed())
-                })
-                .collect();
+                }));
+                // Poll each request once, in master order, before anything is decided.
+                match std::future::poll_fn(|cx| Poll::Ready(reply.as_mut().poll(cx))).await {
+                    Poll::Ready((i, result, rtt)) => {
+                        tally.count(&result);
+                        record(&mut vote, i, result, rtt);
+                    }
+                    Poll::Pending if connected => queued.push(reply),
+                    Poll::Pending => waiting.push(reply),
+                }
+            }
+            if stop == Stop::WhenDecided && tally.decided(masters.len(), quorum) {
+                decided = true;
+            }
             let deadline = tokio::time::sleep(timeout);
             tokio::pin!(deadline);
-            let mut tally = Tally::default();
             loop {
-                tokio::select! {
+                let all_answered = queued.is_empty() && waiting.is_empty();
+                if decided || all_answered {
+                    break;
+                }
+                let (i, result, rtt) = tokio::select! {
                     biased;
-                    next = pending.next() => {
-                        let Some((i, result, rtt)) = next else { break };
-                        match result {
-                            Ok(true) => tally.granted += 1,
-                            Ok(false) => tally.denied += 1,
-                            Err(_) => tally.failed += 1,
-                        }
-                        record(&mut vote, i, result, rtt);
-                        if stop == Stop::WhenDecided && tally.decided(masters.len(), quorum) {
-                            break;
-                        }
-                    }
+                    Some(reply) = queued.next() => reply,
+                    Some(reply) = waiting.next() => reply,
                     () = &mut deadline => {
                         for m in vote.masters.iter_mut().filter(|m| m.outcome == Outcome::NotAwaited) {
                             m.outcome = Outcome::TimedOut;
                         }
                         break;
                     }
-                }
+                };
+                tally.count(&result);
+                record(&mut vote, i, result, rtt);
+                decided = stop == Stop::WhenDecided && tally.decided(masters.len(), quorum);
+            }
+            if !queued.is_empty() {
+                abandon(async move { while queued.next().await.is_some() {} });
             }
         }
     }

@@ -1,6 +1,7 @@
 //! A held lock: what the holder needs to use, extend and release it.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::vote::Vote;
@@ -9,8 +10,8 @@ use crate::vote::Vote;
 /// only forgets it (the keys expire at their TTL).
 #[derive(Clone)]
 pub struct Lock {
-    pub(crate) resource: String,
-    pub(crate) token: String,
+    pub(crate) resource: Arc<str>,
+    pub(crate) token: Arc<str>,
     pub(crate) ttl: Duration,
     pub(crate) validity: Duration,
     pub(crate) computed_at: Instant,

@@ -41,23 +41,25 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(200);
 
-/// A request the algorithm sends to one master. `Ok(true)` means granted, `Ok(false)` denied.
+/// What a request asks of one master.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Request<'a> {
+pub(crate) enum Op {
     /// `SET resource token NX PX ttl_ms`.
-    Lock {
-        resource: &'a str,
-        token: &'a str,
-        ttl_ms: u64,
-    },
+    Lock { ttl_ms: u64 },
     /// Compare-and-PEXPIRE.
-    Extend {
-        resource: &'a str,
-        token: &'a str,
-        ttl_ms: u64,
-    },
+    Extend { ttl_ms: u64 },
     /// Compare-and-delete.
-    Unlock { resource: &'a str, token: &'a str },
+    Unlock,
+}
+
+/// A request the algorithm sends to every master. `Ok(true)` means granted, `Ok(false)`
+/// denied. Owns its strings (shared, cheap to clone) so a request can outlive the round that
+/// stopped waiting for it.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    pub(crate) op: Op,
+    pub(crate) resource: Arc<str>,
+    pub(crate) token: Arc<str>,
 }
 
 enum ConnState {
@@ -81,9 +83,13 @@ struct Shared {
 pub(crate) struct Master {
     /// The URL with any password redacted: the only form ever displayed.
     display: String,
-    shared: Arc<Shared>,
+    handle: MasterHandle,
     supervisor: JoinHandle<()>,
 }
+
+/// What a request needs of a master; `'static`, so requests can finish in the background.
+#[derive(Clone)]
+pub(crate) struct MasterHandle(Arc<Shared>);
 
 impl fmt::Debug for Master {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -121,7 +127,7 @@ impl Master {
         let supervisor = tokio::spawn(supervise(Arc::clone(&shared)));
         Ok(Master {
             display,
-            shared,
+            handle: MasterHandle(shared),
             supervisor,
         })
     }
@@ -131,23 +137,30 @@ impl Master {
         &self.display
     }
 
+    /// A handle for sending requests.
+    pub(crate) fn handle(&self) -> &MasterHandle {
+        &self.handle
+    }
+
     /// True while a connection is established.
     pub(crate) fn is_connected(&self) -> bool {
-        matches!(**self.shared.state.load(), ConnState::Connected(_))
+        matches!(**self.handle.0.state.load(), ConnState::Connected(_))
     }
 
     /// Waits until connected (returns true) or until the master is known to be down.
     pub(crate) async fn connected(&self) -> bool {
-        self.connection().await.is_ok()
+        self.handle.connection().await.is_ok()
     }
+}
 
+impl MasterHandle {
     /// The live connection, waiting for a connect under way; an error if the master is down.
     async fn connection(&self) -> RedisResult<(Arc<ConnState>, MultiplexedConnection)> {
         loop {
-            let changed = self.shared.changed.notified();
+            let changed = self.0.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            let state = self.shared.state.load_full();
+            let state = self.0.state.load_full();
             match &*state {
                 ConnState::Connected(conn) => {
                     let conn = conn.clone();
@@ -160,18 +173,18 @@ impl Master {
     }
 
     /// Sends `request`; `Ok(true)` = granted, `Ok(false)` = denied.
-    pub(crate) async fn send(&self, request: Request<'_>) -> RedisResult<bool> {
+    pub(crate) async fn send(&self, request: &Request) -> RedisResult<bool> {
         let (state, mut conn) = self.connection().await?;
         let result = exchange(&mut conn, request).await;
         if let Err(err) = &result {
             if err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal() {
                 // Hand the broken connection back to the supervisor, once.
                 let previous = self
-                    .shared
+                    .0
                     .state
                     .compare_and_swap(&state, Arc::new(ConnState::Connecting));
                 if Arc::ptr_eq(&previous, &state) {
-                    self.shared.broken.notify_one();
+                    self.0.broken.notify_one();
                 }
             }
         }
@@ -179,13 +192,10 @@ impl Master {
     }
 }
 
-async fn exchange(conn: &mut MultiplexedConnection, request: Request<'_>) -> RedisResult<bool> {
-    match request {
-        Request::Lock {
-            resource,
-            token,
-            ttl_ms,
-        } => {
+async fn exchange(conn: &mut MultiplexedConnection, request: &Request) -> RedisResult<bool> {
+    let (resource, token) = (&*request.resource, &*request.token);
+    match request.op {
+        Op::Lock { ttl_ms } => {
             let reply: Value = redis::cmd("SET")
                 .arg(resource)
                 .arg(token)
@@ -200,11 +210,7 @@ async fn exchange(conn: &mut MultiplexedConnection, request: Request<'_>) -> Red
                 other => Err(unexpected_reply("SET NX", &other)),
             }
         }
-        Request::Extend {
-            resource,
-            token,
-            ttl_ms,
-        } => {
+        Op::Extend { ttl_ms } => {
             let renewed: i64 = EXTEND
                 .key(resource)
                 .arg(token)
@@ -213,7 +219,7 @@ async fn exchange(conn: &mut MultiplexedConnection, request: Request<'_>) -> Red
                 .await?;
             Ok(renewed == 1)
         }
-        Request::Unlock { resource, token } => {
+        Op::Unlock => {
             let deleted: i64 = RELEASE.key(resource).arg(token).invoke_async(conn).await?;
             Ok(deleted == 1)
         }

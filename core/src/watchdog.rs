@@ -146,7 +146,7 @@ impl AutoExtend {
         match lost {
             None => Ok(vote),
             Some(reason) => Err(Error::LockLost {
-                resource: lock.resource,
+                resource: lock.resource.to_string(),
                 reason,
                 vote: Some(Box::new(vote)),
             }),

@@ -184,3 +184,26 @@ async fn quorum_setting_raises_the_votes_needed() {
         strict.release(&lock).await.unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_fanout_sets_the_key_on_every_master_even_those_not_awaited() {
+    // The attempt is decided on the first 3 grants, but the other 2 SETs must still reach
+    // their masters (a lock held on all 5 survives a master restart; one on exactly 3 does
+    // not). Release then finds the key everywhere.
+    let m = masters(5);
+    let redlock = client(&m, redlock_core::FanOut::Concurrent).await;
+    let mut not_awaited = 0;
+    for i in 0..1000 {
+        let lock = redlock
+            .try_acquire(&format!("everywhere:{i}"), TTL)
+            .await
+            .unwrap();
+        not_awaited += lock.vote().not_awaited();
+        let released = redlock.release(&lock).await.unwrap();
+        assert_eq!(released.granted(), 5, "cycle {i}: {released}");
+    }
+    assert!(
+        not_awaited > 0,
+        "no attempt was decided early: the test proves nothing"
+    );
+}

@@ -11,6 +11,8 @@ use redlock_core::Retry;
 
 const TASKS: usize = 32;
 const CYCLES_PER_TASK: usize = 10;
+/// Long enough that a key still there at the end was left behind, not merely unexpired.
+const TTL: Duration = Duration::from_secs(30);
 /// Bound on the whole run per fan-out mode, whatever happens.
 const RUN_LIMIT: Duration = Duration::from_secs(20);
 
@@ -43,12 +45,7 @@ async fn thirty_two_tasks_never_hold_one_resource_at_once() {
                         break;
                     }
                     let Ok(lock) = redlock
-                        .acquire_observed(
-                            &key,
-                            Duration::from_secs(2),
-                            Retry::Configured,
-                            &mut |_| {},
-                        )
+                        .acquire_observed(&key, TTL, Retry::Configured, &mut |_| {})
                         .await
                     else {
                         continue;
@@ -88,6 +85,11 @@ async fn thirty_two_tasks_never_hold_one_resource_at_once() {
                 pair[1]
             );
         }
-        assert!(with_key(&m, &key).is_empty());
+        // A cleanup or release that hit the per-master timeout (a CPU-starved test machine)
+        // finishes in the background: wait for it, far below the TTL.
+        eventually("no key left", Duration::from_secs(3), || {
+            with_key(&m, &key).is_empty()
+        })
+        .await;
     }
 }
