@@ -12,10 +12,10 @@ BENCH_ARGS ?=
 # Criterion arguments of `make bench-quick`: short warm-up and measurement, few samples.
 BENCH_QUICK_ARGS ?= --warm-up-time 0.5 --measurement-time 1 --sample-size 10
 
-bench: deps-redis ## Run every criterion benchmark (about 8 min on 2 cores; BENCH_FILTER=regex to pick some)
+bench: deps-redis ## Run every criterion benchmark (several minutes; BENCH_FILTER=regex to pick some)
 	$(BENCH_CARGO) -- $(BENCH_ARGS) $(BENCH_FILTER)
 
-bench-quick: deps-redis ## A short pass over every benchmark (rough figures, about 3 min on 2 cores)
+bench-quick: deps-redis ## A short pass over every benchmark (rough figures, a few minutes)
 	$(BENCH_CARGO) -- $(BENCH_QUICK_ARGS) $(BENCH_FILTER)
 
 bench-runs: deps-redis ## RUNS full runs saved as criterion baselines run1..runN, then their report
