@@ -153,6 +153,15 @@ class LocalMasters:
     def holders_of(self, key: str, token: str) -> int:
         return sum(1 for value in self.values(key) if value == token)
 
+    def wait_settled(self, key: str, token: str) -> None:
+        """Waits until `token` holds `key` on every master.
+
+        Concurrent fan-out returns once a quorum granted; the other masters' SETs still land
+        afterwards. A test that counts SET calls must wait for them first, or it counts them.
+        """
+        count = len(self.ports)
+        wait_until(lambda: self.holders_of(key, token) == count, 5.0, f"{key} to be set on all {count} masters")
+
     def calls(self, index: int, command: str) -> int:
         """How many times `command` ran on master `index` (INFO commandstats)."""
         info = self.command(index, "INFO", "commandstats")

@@ -69,6 +69,7 @@ def test_try_acquire_on_a_held_resource_raises_not_acquired_with_the_vote(
 def test_acquire_retries_then_raises_not_acquired(masters: LocalMasters, fanout: FanOutName, resource: str) -> None:
     redlock = Redlock(masters.urls, fanout=fanout, retry_count=2, retry_delay=0.01)
     holder = redlock.acquire(resource)
+    masters.wait_settled(resource, holder.token)
     before = [masters.calls(index, "set") for index in range(5)]
     with pytest.raises(NotAcquired):
         redlock.acquire(resource)
@@ -86,6 +87,7 @@ def test_timeout_keeps_trying_until_the_holder_releases(
 ) -> None:
     redlock = Redlock(masters.urls, fanout=fanout, retry_count=0, retry_delay=0.02)
     holder = redlock.acquire(resource)
+    masters.wait_settled(resource, holder.token)
     sets_before = masters.calls(0, "set")
     result: list[object] = []
 
@@ -241,6 +243,7 @@ def test_a_rust_panic_surfaces_as_redlock_error() -> None:
 
 def test_a_huge_timeout_means_keep_trying(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
     holder = redlock.acquire(resource, ttl=30.0)
+    masters.wait_settled(resource, holder.token)
     result: list[object] = []
     sets_before = masters.calls(0, "set")
     thread = threading.Thread(target=lambda: result.append(redlock.acquire(resource, timeout=1e15)))

@@ -14,6 +14,7 @@ from redlock_rs import Lock, NotAcquired, Redlock
 def test_other_threads_run_while_one_is_blocked_in_acquire(masters: LocalMasters, resource: str) -> None:
     redlock = Redlock(masters.urls, retry_delay=0.02)
     holder = redlock.acquire(resource, ttl=30.0)
+    masters.wait_settled(resource, holder.token)
     started = threading.Event()
     outcome: list[object] = []
 
