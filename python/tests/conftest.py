@@ -153,14 +153,23 @@ class LocalMasters:
     def holders_of(self, key: str, token: str) -> int:
         return sum(1 for value in self.values(key) if value == token)
 
-    def wait_settled(self, key: str, token: str) -> None:
-        """Waits until `token` holds `key` on every master.
+    def occupy(self, key: str, ttl: float = 30.0) -> str:
+        """Sets `key` on every master, as another process holding the lock would; returns its token.
 
-        Concurrent fan-out returns once a quorum granted; the other masters' SETs still land
-        afterwards. A test that counts SET calls must wait for them first, or it counts them.
+        Tests that count a contender's SET calls use this instead of a Redlock holder: a
+        concurrent holder returns at quorum and its last SETs may still land (or, for a master
+        not yet connected, never be sent), which would blur the count.
         """
-        count = len(self.ports)
-        wait_until(lambda: self.holders_of(key, token) == count, 5.0, f"{key} to be set on all {count} masters")
+        token = os.urandom(20).hex()
+        for index in range(len(self.ports)):
+            assert self.command(index, "SET", key, token, "PX", int(ttl * 1000)) == "OK"
+        return token
+
+    def vacate(self, key: str, token: str) -> None:
+        """Deletes `key` wherever `token` still holds it (the other process releasing)."""
+        for index in range(len(self.ports)):
+            if self.command(index, "GET", key) == token.encode():
+                self.command(index, "DEL", key)
 
     def calls(self, index: int, command: str) -> int:
         """How many times `command` ran on master `index` (INFO commandstats)."""

@@ -68,8 +68,7 @@ def test_try_acquire_on_a_held_resource_raises_not_acquired_with_the_vote(
 
 def test_acquire_retries_then_raises_not_acquired(masters: LocalMasters, fanout: FanOutName, resource: str) -> None:
     redlock = Redlock(masters.urls, fanout=fanout, retry_count=2, retry_delay=0.01)
-    holder = redlock.acquire(resource)
-    masters.wait_settled(resource, holder.token)
+    holder = masters.occupy(resource)
     before = [masters.calls(index, "set") for index in range(5)]
     with pytest.raises(NotAcquired):
         redlock.acquire(resource)
@@ -79,15 +78,14 @@ def test_acquire_retries_then_raises_not_acquired(masters: LocalMasters, fanout:
     else:
         # Each attempt is decided by 3 denials; stragglers may not have been sent.
         assert 9 <= sum(sets) <= 15, sets
-    holder.release()
+    masters.vacate(resource, holder)
 
 
 def test_timeout_keeps_trying_until_the_holder_releases(
     masters: LocalMasters, fanout: FanOutName, resource: str
 ) -> None:
     redlock = Redlock(masters.urls, fanout=fanout, retry_count=0, retry_delay=0.02)
-    holder = redlock.acquire(resource)
-    masters.wait_settled(resource, holder.token)
+    holder = masters.occupy(resource)
     sets_before = masters.calls(0, "set")
     result: list[object] = []
 
@@ -102,7 +100,7 @@ def test_timeout_keeps_trying_until_the_holder_releases(
     # Release only once the contender's first attempt was denied: retry_count=0, so only the
     # timeout can make it try again.
     wait_until(lambda: masters.calls(0, "set") > sets_before, 5.0, "the contender's first attempt")
-    holder.release()
+    masters.vacate(resource, holder)
     thread.join(15.0)
     assert not thread.is_alive()
     assert isinstance(result[0], redlock_rs.Lock), result
@@ -242,8 +240,7 @@ def test_a_rust_panic_surfaces_as_redlock_error() -> None:
 
 
 def test_a_huge_timeout_means_keep_trying(redlock: Redlock, masters: LocalMasters, resource: str) -> None:
-    holder = redlock.acquire(resource, ttl=30.0)
-    masters.wait_settled(resource, holder.token)
+    holder = masters.occupy(resource)
     result: list[object] = []
     sets_before = masters.calls(0, "set")
     thread = threading.Thread(target=lambda: result.append(redlock.acquire(resource, timeout=1e15)))
@@ -251,7 +248,7 @@ def test_a_huge_timeout_means_keep_trying(redlock: Redlock, masters: LocalMaster
     # Far more attempts than 1 + retry_count (4): the timeout, not the retry count, rules.
     wait_until(lambda: masters.calls(0, "set") >= sets_before + 12, 10.0, "a dozen attempts")
     assert thread.is_alive() and result == []
-    holder.release()
+    masters.vacate(resource, holder)
     thread.join(10.0)
     assert isinstance(result[0], redlock_rs.Lock)
     result[0].release()

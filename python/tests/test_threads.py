@@ -13,8 +13,7 @@ from redlock_rs import Lock, NotAcquired, Redlock
 
 def test_other_threads_run_while_one_is_blocked_in_acquire(masters: LocalMasters, resource: str) -> None:
     redlock = Redlock(masters.urls, retry_delay=0.02)
-    holder = redlock.acquire(resource, ttl=30.0)
-    masters.wait_settled(resource, holder.token)
+    holder = masters.occupy(resource)
     started = threading.Event()
     outcome: list[object] = []
 
@@ -35,7 +34,7 @@ def test_other_threads_run_while_one_is_blocked_in_acquire(masters: LocalMasters
     work = sum(i * i for i in range(200_000))
     assert work > 0
     assert thread.is_alive() and outcome == []
-    holder.release()
+    masters.vacate(resource, holder)
     thread.join(20.0)
     assert isinstance(outcome[0], Lock), outcome
     outcome[0].release()
