@@ -12,8 +12,12 @@ from conftest import FanOutName, LocalMasters, wait_until
 
 Script = Callable[[str, list[str]], "subprocess.Popen[str]"]
 
+# The child installs Python's default SIGINT handler itself: a process started with SIGINT
+# ignored (e.g. `make test &` in a non-interactive shell) passes that on, and Python then keeps
+# ignoring it, so Ctrl-C would never reach the extension at all.
 CTRL_C = """
-import os, redlock_rs
+import os, signal, redlock_rs
+signal.signal(signal.SIGINT, signal.default_int_handler)
 redlock = redlock_rs.Redlock(os.environ["REDLOCK_URLS"].split(","), fanout=os.environ["FANOUT"], retry_delay=0.02)
 print("ready", flush=True)
 try:
