@@ -40,6 +40,17 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Reconnect back-off bounds: a restarted master is found again within `MAX_BACKOFF`.
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(200);
+/// Requests a connection's queue holds before a sender has to wait (redis-rs default: 50).
+///
+/// Why so many: the fan-out relies on a request being queued during its first poll, so that
+/// a straggler finished in the background still reaches the master before a later request
+/// for the same key. A sender that finds the queue full waits instead; once room is made,
+/// whichever waiting task runs first is queued first, so a release could overtake the
+/// acquire's straggling `SET` and leave its key behind until the TTL (seen with 64 tasks on
+/// one client: a dozen keys per 3 s). The queue allocates as it fills, so the room costs
+/// nothing while a master keeps up; one that stops reading (paused) holds at most this many
+/// small requests (a few MiB) until it resumes or the connection drops.
+const PIPELINE_BUFFER: usize = 1 << 16;
 
 /// What a request asks of one master.
 #[derive(Debug, Clone, Copy)]
@@ -230,6 +241,7 @@ async fn exchange(conn: &mut MultiplexedConnection, request: &Request) -> RedisR
 async fn supervise(shared: Arc<Shared>) {
     let config = AsyncConnectionConfig::new()
         .set_connection_timeout(Some(CONNECT_TIMEOUT))
+        .set_pipeline_buffer_size(PIPELINE_BUFFER)
         // The algorithm applies its own per-master timeout to every request.
         .set_response_timeout(None);
     let mut backoff = MIN_BACKOFF;

@@ -207,3 +207,50 @@ async fn concurrent_fanout_sets_the_key_on_every_master_even_those_not_awaited()
         "no attempt was decided early: the test proves nothing"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_tasks_on_one_client_never_let_a_release_overtake_its_acquire() {
+    // Hundreds of operations in flight per master connection: a release must still reach each
+    // master after the acquire's straggling SET (queued in the background), or it deletes
+    // nothing there and the key stays until the TTL.
+    const TASKS: usize = 256;
+    const CYCLES: usize = 20;
+    let m = masters(5);
+    // A generous per-master timeout: this test is about order, not about a starved CPU.
+    let redlock = connected(
+        builder(&m, redlock_core::FanOut::Concurrent).instance_timeout(Duration::from_secs(5)),
+    )
+    .await;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|t| {
+            let redlock = redlock.clone();
+            tokio::spawn(async move {
+                let mut short = Vec::new();
+                for c in 0..CYCLES {
+                    let lock = redlock
+                        .acquire(&format!("crowd:{t}:{c}"), TTL)
+                        .await
+                        .unwrap();
+                    let released = redlock.release(&lock).await.unwrap();
+                    if released.granted() != 5 {
+                        short.push(format!("crowd:{t}:{c}: {released}"));
+                    }
+                }
+                short
+            })
+        })
+        .collect();
+    let mut short = Vec::new();
+    for task in tasks {
+        short.extend(task.await.unwrap());
+    }
+    assert!(
+        short.is_empty(),
+        "{} release(s) missed a master, e.g. {}",
+        short.len(),
+        short[0]
+    );
+    for i in 0..5 {
+        assert_eq!(key_count(&m, i), 0, "keys left on master {i}");
+    }
+}
