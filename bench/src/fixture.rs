@@ -120,12 +120,9 @@ impl Masters {
     pub fn settle(&self, benchmark: &str) {
         let leftover: u64 = (0..self.local.len())
             .map(|i| {
-                let reply = self
-                    .local
-                    .command(i, &["DBSIZE"])
-                    .unwrap_or_else(|e| panic!("DBSIZE on master {i}: {e}"));
-                parse_integer_reply(&reply)
-                    .unwrap_or_else(|| panic!("DBSIZE on master {i}: unexpected reply {reply:?}"))
+                self.local
+                    .key_count(i)
+                    .unwrap_or_else(|e| panic!("DBSIZE on master {i}: {e}"))
             })
             .sum();
         let anomalies = ANOMALIES.swap(0, Ordering::Relaxed);
@@ -145,11 +142,6 @@ impl Masters {
             .flush_all()
             .unwrap_or_else(|e| panic!("FLUSHALL after {benchmark}: {e}"));
     }
-}
-
-/// Parses a RESP integer reply (`:42\r\n`).
-fn parse_integer_reply(reply: &str) -> Option<u64> {
-    reply.strip_prefix(':')?.trim_end().parse().ok()
 }
 
 /// A client over `urls` with every connection open, so no benchmark times a connect.
@@ -231,17 +223,5 @@ pub fn released(result: redlock_core::Result<Vote>, lock: &Lock) {
 pub async fn cycle(redlock: &Redlock, resource: &str) {
     if let Some(lock) = won(redlock.acquire(resource, TTL).await, resource) {
         released(redlock.release(&lock).await, &lock);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_replies_parse() {
-        assert_eq!(parse_integer_reply(":0\r\n"), Some(0));
-        assert_eq!(parse_integer_reply(":17\r\n"), Some(17));
-        assert_eq!(parse_integer_reply("-ERR x\r\n"), None);
     }
 }

@@ -414,6 +414,17 @@ impl LocalMasters {
         Ok(String::from_utf8_lossy(&reply).into_owned())
     }
 
+    /// How many keys master `index` holds (`DBSIZE`).
+    pub fn key_count(&self, index: usize) -> Result<u64, LocalError> {
+        let reply = self.command(index, &["DBSIZE"])?;
+        parse_integer_reply(&reply).ok_or_else(|| {
+            LocalError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("DBSIZE on master #{index}: unexpected reply {reply:?}"),
+            ))
+        })
+    }
+
     /// Deletes every key on every running master.
     pub fn flush_all(&self) -> Result<(), LocalError> {
         for i in 0..self.len() {
@@ -423,6 +434,11 @@ impl LocalMasters {
         }
         Ok(())
     }
+}
+
+/// Parses a RESP integer reply (`:42\r\n`).
+fn parse_integer_reply(reply: &str) -> Option<u64> {
+    reply.strip_prefix(':')?.trim_end().parse().ok()
 }
 
 /// A self-signed certificate for 127.0.0.1 (`server.crt`, `server.key`) in `dir`.
@@ -482,5 +498,17 @@ impl Drop for LocalMasters {
         for server in &mut self.servers {
             server.get_mut().unwrap_or_else(|p| p.into_inner()).kill();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_integer_reply;
+
+    #[test]
+    fn integer_replies_parse() {
+        assert_eq!(parse_integer_reply(":0\r\n"), Some(0));
+        assert_eq!(parse_integer_reply(":17\r\n"), Some(17));
+        assert_eq!(parse_integer_reply("-ERR x\r\n"), None);
     }
 }

@@ -145,16 +145,11 @@ fn masters() -> LocalMasters {
 }
 
 /// Keys left on master `i` (0 when it is down).
-fn keys_left(masters: &LocalMasters, i: usize) -> usize {
+fn keys_left(masters: &LocalMasters, i: usize) -> u64 {
     if !masters.is_up(i).unwrap_or(false) {
         return 0;
     }
-    let reply = masters.command(i, &["DBSIZE"]).expect("DBSIZE");
-    reply
-        .trim()
-        .trim_start_matches(':')
-        .parse()
-        .unwrap_or_else(|_| panic!("DBSIZE reply {reply:?}"))
+    masters.key_count(i).expect("DBSIZE")
 }
 
 /// Runs `program args...` against `masters` and checks it passed cleanly: exit status 0, no

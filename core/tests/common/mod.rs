@@ -42,16 +42,6 @@ pub fn get(masters: &LocalMasters, i: usize, key: &str) -> Option<String> {
     reply.split("\r\n").nth(1).map(str::to_string)
 }
 
-/// How many keys master `i` holds (`DBSIZE`).
-pub fn key_count(masters: &LocalMasters, i: usize) -> u64 {
-    let reply = masters.command(i, &["DBSIZE"]).expect("DBSIZE");
-    reply
-        .trim()
-        .strip_prefix(':')
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("DBSIZE on master {i}: unexpected reply {reply:?}"))
-}
-
 /// Masters (indices) on which `key` holds `value`.
 pub fn holders(masters: &LocalMasters, key: &str, value: &str) -> Vec<usize> {
     (0..masters.len())
