@@ -43,7 +43,8 @@ const ABANDON_GRACE: Duration = Duration::from_secs(2);
 /// written. Dropping a straggler's SET would leave the lock on fewer masters than it could
 /// have; dropping a timed-out release or cleanup (a CPU-starved client can take longer than
 /// the timeout to write it) would leave its key until the TTL. Requests are queued in order on
-/// first poll, so finishing them later never reorders them.
+/// first poll (the connection's queue has room for that: `PIPELINE_BUFFER` in `master.rs`), so
+/// finishing them later never reorders them.
 fn abandon<F>(requests: F)
 where
     F: Future + Send + 'static,
