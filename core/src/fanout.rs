@@ -115,7 +115,8 @@ pub(crate) async fn round(
             }
             let deadline = tokio::time::sleep(timeout);
             tokio::pin!(deadline);
-            while !pending.is_empty() && !(stop == Stop::WhenDecided && rule.decided(tally)) {
+            let decided = |tally| stop == Stop::WhenDecided && rule.decided(tally);
+            while !pending.is_empty() && !decided(tally) {
                 tokio::select! {
                     biased;
                     Some((i, answer)) = pending.next() => {
