@@ -250,12 +250,9 @@ impl Vote {
         }
         let parts: Vec<String> = groups
             .into_iter()
-            .map(|(what, cause, count)| {
-                let noun = if count == 1 { "master" } else { "masters" };
-                match cause {
-                    Some(cause) => format!("{count} of {n} {noun} {what} ({cause})"),
-                    None => format!("{count} of {n} {noun} {what}"),
-                }
+            .map(|(what, cause, count)| match cause {
+                Some(cause) => format!("{count} of {n} masters {what} ({cause})"),
+                None => format!("{count} of {n} masters {what}"),
             })
             .collect();
         parts.join("; ")

@@ -88,7 +88,13 @@ async fn after_a_master_restarts_the_client_reconnects_and_locks_land_on_it_agai
 
 /// Acquires once (no retry) on a fresh client and returns the error.
 async fn failure_of(urls: Vec<String>) -> redlock_core::Error {
-    let redlock = Redlock::builder(urls).retry_count(0).build().unwrap();
+    // Sequential: every master is asked and answers (concurrent fan-out stops listening once
+    // failures alone decide the round).
+    let redlock = Redlock::builder(urls)
+        .fanout(FanOut::Sequential)
+        .retry_count(0)
+        .build()
+        .unwrap();
     // Let every connect attempt end (refused, handshake refused), so the vote shows causes
     // rather than timeouts; bounded.
     redlock.wait_connected(Duration::from_secs(10)).await;
@@ -146,10 +152,19 @@ async fn a_wrong_or_missing_password_is_named_with_the_servers_words() {
 
 #[tokio::test]
 async fn a_closed_port_is_named_as_refused() {
-    // Ports that were just free: nothing listens there.
-    let m = masters(3);
-    let urls = m.urls();
-    drop(m);
+    // Sockets bound but never listening: connects are refused, and no server started by a
+    // test running in parallel can take these ports.
+    let held: Vec<tokio::net::TcpSocket> = (0..3)
+        .map(|_| {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            socket
+        })
+        .collect();
+    let urls = held
+        .iter()
+        .map(|s| format!("redis://{}", s.local_addr().unwrap()))
+        .collect();
     let err = failure_of(urls).await;
     assert_every_master_failed(&err, FailureKind::Connection, "connection refused");
 }

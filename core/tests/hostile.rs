@@ -338,7 +338,7 @@ async fn a_wrong_script_load_answer_fails_that_master_without_a_panic_until_a_re
             .spawn()
             .expect("redis-server"),
     );
-    let mut last = String::new();
+    let mut last;
     let start = std::time::Instant::now();
     loop {
         match redlock.acquire("sha", TTL).await {

@@ -87,16 +87,6 @@ impl Target {
         })
     }
 
-    /// `host:port` or the socket path: what messages name (no credentials).
-    pub(crate) fn describe(&self) -> String {
-        match &self.addr {
-            Addr::Tcp { host, port } => format!("{host}:{port}"),
-            #[cfg(feature = "tls")]
-            Addr::Tls { host, port, .. } => format!("{host}:{port}"),
-            Addr::Unix(path) => path.display().to_string(),
-        }
-    }
-
     /// Opens the stream (TCP connect, TLS handshake).
     pub(crate) async fn open(&self) -> Result<Stream, Failure> {
         match &self.addr {
@@ -104,7 +94,7 @@ impl Target {
             #[cfg(feature = "tls")]
             Addr::Tls { host, port, config } => {
                 let tcp = tcp(host, *port).await?;
-                super::tls::handshake(config, host, *port, tcp)
+                super::tls::handshake(config, host, tcp)
                     .await
                     .map(|s| Stream::Tls(Box::new(s)))
             }
@@ -114,7 +104,7 @@ impl Target {
                 .map_err(|e| {
                     Failure::new(
                         FailureKind::Connection,
-                        format!("cannot connect to {}: {e}", path.display()),
+                        format!("cannot connect to the socket: {e}"),
                     )
                 }),
         }
@@ -226,11 +216,10 @@ async fn tcp(host: &str, port: u16) -> Result<TcpStream, Failure> {
         }
     }
     Err(match last {
-        Some((addr, e)) if e.kind() == io::ErrorKind::ConnectionRefused => Failure::new(
-            FailureKind::Connection,
-            format!("connection refused by {addr}"),
-        ),
-        Some((addr, e)) => Failure::new(FailureKind::Connection, format!("{addr}: {e}")),
+        Some((_, e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            Failure::new(FailureKind::Connection, "connection refused")
+        }
+        Some((_, e)) => Failure::new(FailureKind::Connection, format!("cannot connect: {e}")),
         None => Failure::new(
             FailureKind::Connection,
             format!("host {host:?} resolved to no address"),

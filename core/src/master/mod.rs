@@ -274,10 +274,7 @@ async fn connect(target: &Target) -> std::result::Result<dial::Stream, Failure> 
         .map_err(|_| {
             Failure::new(
                 FailureKind::Connection,
-                format!(
-                    "connecting to {} timed out after {CONNECT_TIMEOUT:?}",
-                    target.describe()
-                ),
+                format!("connecting timed out after {CONNECT_TIMEOUT:?}"),
             )
         })??;
     tokio::time::timeout(CONNECT_TIMEOUT, target.handshake(&mut stream))
@@ -286,8 +283,7 @@ async fn connect(target: &Target) -> std::result::Result<dial::Stream, Failure> 
             Failure::new(
                 FailureKind::Connection,
                 format!(
-                    "{} accepted the connection but did not answer the handshake (AUTH, SCRIPT LOAD) within {CONNECT_TIMEOUT:?}",
-                    target.describe()
+                    "accepted the connection but did not answer the handshake (AUTH, SCRIPT LOAD) within {CONNECT_TIMEOUT:?}"
                 ),
             )
         })??;

@@ -49,7 +49,6 @@ pub(crate) fn client_config(insecure: bool) -> Result<Arc<ClientConfig>, String>
 pub(crate) async fn handshake(
     config: &Arc<ClientConfig>,
     host: &str,
-    port: u16,
     tcp: TcpStream,
 ) -> Result<tokio_rustls::client::TlsStream<TcpStream>, Failure> {
     let name = ServerName::try_from(host.to_string()).map_err(|e| {
@@ -61,12 +60,7 @@ pub(crate) async fn handshake(
     tokio_rustls::TlsConnector::from(Arc::clone(config))
         .connect(name, tcp)
         .await
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::Tls,
-                format!("TLS handshake with {host}:{port} failed: {e}"),
-            )
-        })
+        .map_err(|e| Failure::new(FailureKind::Tls, format!("TLS handshake failed: {e}")))
 }
 
 /// `#insecure`: accepts any certificate (signatures are still checked, so the handshake is
