@@ -110,7 +110,8 @@ static void round_trip(void) {
 
         redlock_vote vote;
         CHECK_STATUS(redlock_lock_vote(lock, &vote), REDLOCK_OK);
-        CHECK(vote.n_masters == n_urls && vote.quorum == n_urls / 2 + 1);
+        /* The driver runs this case on 5 masters: the default quorum is their majority, 3. */
+        CHECK(vote.n_masters == 5 && vote.quorum == 3);
         CHECK(vote.granted >= vote.quorum && vote.denied == 0 && vote.failed == 0);
         CHECK(vote.granted + vote.not_awaited == n_urls);
         CHECK(vote.verdict == REDLOCK_VERDICT_WON);
@@ -133,7 +134,7 @@ static void round_trip(void) {
         CHECK_STATUS(redlock_extend(client, lock, 30000), REDLOCK_OK);
         CHECK(redlock_lock_validity_ms(lock) > 20000 && redlock_lock_validity_ms(lock) < 30000);
         CHECK(redlock_lock_extensions(lock) == 1);
-        CHECK(last_vote().granted >= n_urls / 2 + 1);
+        CHECK(last_vote().granted >= last_vote().quorum);
 
         CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
         /* Sequential set the key everywhere; concurrent may not have sent its not-awaited
