@@ -59,7 +59,12 @@ async fn four_thousand_tasks_on_one_client_get_no_false_unavailable() {
         TASKS * CYCLES,
         unavailable.first()
     );
-    println!("{} Unavailable of {}: {:?}", unavailable.len(), TASKS * CYCLES, unavailable.first());
+    println!(
+        "{} Unavailable of {}: {:?}",
+        unavailable.len(),
+        TASKS * CYCLES,
+        unavailable.first()
+    );
     assert!(grown < 512 << 20, "memory grew by {} MiB", grown >> 20);
     for i in 0..5 {
         assert!(with_key(&m, &format!("crowd:0:{i}")).is_empty());

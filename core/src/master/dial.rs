@@ -195,15 +195,20 @@ async fn read_reply(stream: &mut Stream, buf: &mut Vec<u8>) -> Result<Reply, Fai
 }
 
 async fn tcp(host: &str, port: u16) -> Result<TcpStream, Failure> {
-    let addrs: Vec<_> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::Connection,
-                format!("cannot resolve host {host:?}: {e}"),
-            )
-        })?
-        .collect();
+    // An address literal needs no resolver (which runs on a blocking thread: costly for a
+    // master that is down and retried again and again).
+    let addrs: Vec<std::net::SocketAddr> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![(ip, port).into()],
+        Err(_) => tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| {
+                Failure::new(
+                    FailureKind::Connection,
+                    format!("cannot resolve host {host:?}: {e}"),
+                )
+            })?
+            .collect(),
+    };
     let mut last = None;
     for addr in &addrs {
         match TcpStream::connect(addr).await {
