@@ -27,6 +27,7 @@ mod error;
 mod fanout;
 mod lock;
 mod master;
+mod redact;
 pub mod validity;
 mod vote;
 mod watchdog;
@@ -39,11 +40,12 @@ pub mod proxy;
 
 pub use client::{Redlock, Retry};
 pub use config::{
-    redact_url, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
+    FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
     DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,
 };
 pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;
+pub use redact::{redact_url, redact_url_bytes};
 pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
 pub use watchdog::AutoExtend;
 

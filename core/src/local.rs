@@ -94,8 +94,9 @@ pub struct LocalMasters {
 
 impl fmt::Debug for LocalMasters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let urls: Vec<String> = self.urls().iter().map(|u| crate::redact_url(u)).collect();
         f.debug_struct("LocalMasters")
-            .field("urls", &self.urls())
+            .field("urls", &urls)
             .field("dir", &self.dir.path())
             .finish()
     }
