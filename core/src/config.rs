@@ -306,7 +306,11 @@ mod tests {
             (&["redis://H:7000", "redis://u:pw@h:7000/1"], "#1", "#0"),
             (&["redis://[::1]:1", "redis://[0:0::1]:1"], "#1", "#0"),
             (&["redis://a:1", "redis://b:2", "rediss://b:2"], "#2", "#1"),
-            (&["unix:///tmp/r.sock", "redis+unix:///tmp//./r.sock?db=3"], "#1", "#0"),
+            (
+                &["unix:///tmp/r.sock", "redis+unix:///tmp//./r.sock?db=3"],
+                "#1",
+                "#0",
+            ),
         ];
         for (list, later, first) in duplicates {
             let err = RedlockBuilder::new(urls(list)).settings().unwrap_err();

@@ -51,10 +51,7 @@ pub fn redact_url_bytes(url: &[u8]) -> String {
 /// start when there is no scheme. Leading spaces and control bytes are skipped, as the URL
 /// parser trims them.
 fn authority_start(url: &[u8]) -> usize {
-    let start = url
-        .iter()
-        .position(|&b| b > b' ')
-        .unwrap_or(url.len());
+    let start = url.iter().position(|&b| b > b' ').unwrap_or(url.len());
     let rest = &url[start..];
     let scheme_len = match rest.first() {
         Some(b) if b.is_ascii_alphabetic() => rest

@@ -182,8 +182,7 @@ async fn auto_extend_reports_loss_when_a_majority_drops_the_key() {
 async fn auto_extend_is_lost_as_soon_as_validity_runs_out() {
     let m = masters(5);
     for fanout in FANOUTS {
-        let redlock =
-            connected(builder(&m, fanout).instance_timeout(Duration::from_secs(1))).await;
+        let redlock = connected(builder(&m, fanout).instance_timeout(Duration::from_secs(1))).await;
         let key = format!("watchdog-deadline:{fanout}");
         let lock = redlock
             .acquire(&key, Duration::from_millis(400))

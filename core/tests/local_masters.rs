@@ -46,7 +46,12 @@ struct Child {
 /// Runs the child and waits (bounded) for its `ready` line.
 fn start_child() -> Child {
     let mut process = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child_holding_masters", "--ignored", "--nocapture"])
+        .args([
+            "--exact",
+            "child_holding_masters",
+            "--ignored",
+            "--nocapture",
+        ])
         .env(CHILD_ENV, "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -94,7 +99,9 @@ fn survivors(ports: &[u16]) -> Vec<String> {
         }
         let on_port = ports.iter().any(|port| {
             let port = port.to_string();
-            words.iter().any(|w| w.rsplit_once(':').is_some_and(|(_, p)| p == port))
+            words
+                .iter()
+                .any(|w| w.rsplit_once(':').is_some_and(|(_, p)| p == port))
                 || words.windows(2).any(|w| w[0] == "--port" && w[1] == port)
         });
         let zombie = std::fs::read_to_string(path.join("stat"))
@@ -161,7 +168,11 @@ fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_dir
     // A live owner's directory is never swept.
     let live = next.dir().to_path_buf();
     drop(LocalMasters::start(1).expect("start another master"));
-    assert!(live.exists(), "the live directory {} was swept", live.display());
+    assert!(
+        live.exists(),
+        "the live directory {} was swept",
+        live.display()
+    );
     drop(next);
     assert!(!live.exists(), "dropping removes the directory");
 }
@@ -182,7 +193,10 @@ fn masters_outlive_the_thread_that_started_them() {
     let task = PathBuf::from(format!("/proc/self/task/{tid}"));
     let deadline = Instant::now() + PATIENCE;
     while task.exists() {
-        assert!(Instant::now() < deadline, "thread {tid} never finished exiting");
+        assert!(
+            Instant::now() < deadline,
+            "thread {tid} never finished exiting"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     let ports: Vec<u16> = (0..2).map(|i| masters.port(i).unwrap()).collect();
@@ -193,5 +207,8 @@ fn masters_outlive_the_thread_that_started_them() {
     }
     assert_eq!(survivors(&ports).len(), 2);
     drop(masters);
-    assert!(survivors(&ports).is_empty(), "dropping kills and reaps them");
+    assert!(
+        survivors(&ports).is_empty(),
+        "dropping kills and reaps them"
+    );
 }

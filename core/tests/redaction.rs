@@ -58,13 +58,7 @@ fn placement() -> impl Strategy<Value = Placement> {
 
 /// A URL holding `password`; hosts are loopback and ports closed (1-3), so a URL that
 /// builds connects nowhere that answers.
-fn url_with(
-    scheme: &str,
-    host: &str,
-    tail: &str,
-    placement: &Placement,
-    password: &str,
-) -> String {
+fn url_with(scheme: &str, host: &str, tail: &str, placement: &Placement, password: &str) -> String {
     match placement {
         Placement::Userinfo { user } => format!("{scheme}{user}:{password}@{host}{tail}"),
         Placement::UserinfoEncoded { user } => {

@@ -83,7 +83,14 @@ fn tie_to_parent(command: &mut Command) {
     // async-signal-safe calls (prctl, getppid) without allocating.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             // The parent may have died before the request took effect: then no signal comes.
