@@ -168,9 +168,9 @@ impl RedlockBuilder {
             ));
         }
         check_distinct_servers(&self.urls)?;
-        let majority = n / 2 + 1;
+        let majority = crate::quorum::majority(n);
         let quorum = self.quorum.unwrap_or(majority);
-        if quorum < majority || quorum > n {
+        if !crate::quorum::valid_range(n).contains(&quorum) {
             return Err(Error::invalid(format!(
                 "quorum {quorum}: must be between {majority} (majority) and {n} (all masters)"
             )));

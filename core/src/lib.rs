@@ -27,6 +27,7 @@ mod error;
 mod fanout;
 mod lock;
 mod master;
+pub mod quorum;
 mod redact;
 pub mod validity;
 mod vote;
