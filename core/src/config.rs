@@ -213,16 +213,6 @@ enum Server {
     Socket(PathBuf),
 }
 
-impl fmt::Display for Server {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Server::Tcp(host, port) if host.contains(':') => write!(f, "[{host}]:{port}"),
-            Server::Tcp(host, port) => write!(f, "{host}:{port}"),
-            Server::Socket(path) => write!(f, "socket {}", path.display()),
-        }
-    }
-}
-
 /// The server of `url` as the Redis client reads it; `None` when it does not parse (the
 /// client's own parse reports that, naming the URL).
 fn server_of(url: &str) -> Option<Server> {
@@ -252,8 +242,9 @@ fn check_distinct_servers(urls: &[String]) -> Result<()> {
             continue;
         };
         if let Some(&first) = seen.get(&server) {
+            // The parsed server is not shown: a misplaced password can end up in a socket path.
             return Err(Error::invalid(format!(
-                "master URL #{index} {:?} is the same server ({server}) as master URL #{first} {:?}: \
+                "master URL #{index} {:?} is the same server as master URL #{first} {:?}: \
                  each server may vote only once, list every master once",
                 redact_url(url),
                 redact_url(&urls[first]),

@@ -48,8 +48,9 @@ pub fn redact_url_bytes(url: &[u8]) -> String {
 }
 
 /// Where the authority (userinfo and host) starts: after `scheme:` and its slashes, or at the
-/// start when there is no scheme. Leading spaces and control bytes are skipped, as the URL
-/// parser trims them.
+/// start when there is no scheme or no slash after it (then `a:b@h` may be a user `a` with
+/// password `b` as well as a scheme `a`: the start is the safe reading). Leading spaces and
+/// control bytes are skipped, as the URL parser trims them.
 fn authority_start(url: &[u8]) -> usize {
     let start = url.iter().position(|&b| b > b' ').unwrap_or(url.len());
     let rest = &url[start..];
@@ -60,10 +61,11 @@ fn authority_start(url: &[u8]) -> usize {
             .unwrap_or(rest.len()),
         _ => 0,
     };
-    if scheme_len == 0 || rest.get(scheme_len) != Some(&b':') {
+    let after_colon = start + scheme_len + 1;
+    let has_slashes = matches!(url.get(after_colon), Some(b'/' | b'\\'));
+    if scheme_len == 0 || rest.get(scheme_len) != Some(&b':') || !has_slashes {
         return start;
     }
-    let after_colon = start + scheme_len + 1;
     after_colon
         + url[after_colon..]
             .iter()
@@ -222,7 +224,8 @@ mod tests {
             // No scheme, or a mangled one: hidden from the start.
             ("user:s3cret@host", "user:***@host"),
             (" redis://u:s3cret@h", " redis://u:***@h"),
-            ("unix:u:s3cret@/tmp/s", "unix:u:***@/tmp/s"),
+            ("unix:u:s3cret@/tmp/s", "unix:***@/tmp/s"),
+            ("a:b:s3cret@h:1", "a:***@h:1"),
         ];
         for (url, expected) in cases {
             assert_eq!(redact_url(url), expected, "{url}");

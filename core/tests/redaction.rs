@@ -89,6 +89,9 @@ fn scheme() -> impl Strategy<Value = &'static str> {
         Just("http://"),
         Just(""),
         Just(" redis://"),
+        Just("REDIS://"),
+        Just("redis:/"),
+        Just("redis:"),
     ]
 }
 
@@ -104,7 +107,14 @@ fn host() -> impl Strategy<Value = &'static str> {
 }
 
 fn tail() -> impl Strategy<Value = &'static str> {
-    prop_oneof![Just(""), Just("/0"), Just("/x"), Just("/#insecure")]
+    prop_oneof![
+        Just(""),
+        Just("/0"),
+        Just("/x"),
+        Just("/#insecure"),
+        Just("?db=1"),
+        Just("/?protocol=3")
+    ]
 }
 
 /// Fails the case if any part of the password shows in `shown`.
