@@ -26,7 +26,7 @@ const MAX_IN_FLIGHT: usize = 1024;
 const MAX_UNWRITTEN: usize = 256 * 1024;
 /// Requests taken from the queue per wake-up (written together, in one system call when the
 /// socket takes them).
-const BATCH: usize = 64;
+const BATCH: usize = 256;
 
 /// A request written to the master, waiting for its reply.
 struct Sent {
@@ -64,6 +64,8 @@ pub(crate) async fn serve(
         let room = MAX_IN_FLIGHT - sent.len();
         let take = queue_open && room > 0 && unwritten.len() < MAX_UNWRITTEN;
         let oldest = sent.front().map(|s| s.job.sent_at());
+        // Order matters: replies first (they free room), then every request already queued
+        // (so concurrent callers' requests leave in one write), then the write.
         tokio::select! {
             biased;
             read = reader.read_buf(&mut incoming) => {
@@ -78,16 +80,6 @@ pub(crate) async fn serve(
                         }
                         incoming.reserve(4096);
                     }
-                    Err(e) => break Ended::Broken(io_failure(&e)),
-                }
-            }
-            written = writer.write(&unwritten), if !unwritten.is_empty() => {
-                match written {
-                    Ok(0) => break Ended::Broken(Failure::new(
-                        FailureKind::Connection,
-                        "connection closed by the master",
-                    )),
-                    Ok(n) => { unwritten.drain(..n); }
                     Err(e) => break Ended::Broken(io_failure(&e)),
                 }
             }
@@ -110,6 +102,16 @@ pub(crate) async fn serve(
                     encode_request(&mut unwritten, job.op, &job.resource, &job.token, decimal(&mut digits, id));
                     job.mark_sent();
                     sent.push_back(Sent { id, job });
+                }
+            }
+            written = writer.write(&unwritten), if !unwritten.is_empty() => {
+                match written {
+                    Ok(0) => break Ended::Broken(Failure::new(
+                        FailureKind::Connection,
+                        "connection closed by the master",
+                    )),
+                    Ok(n) => { unwritten.drain(..n); }
+                    Err(e) => break Ended::Broken(io_failure(&e)),
                 }
             }
             () = sleep_until_silent(oldest, silence), if oldest.is_some() => {
