@@ -25,7 +25,19 @@ pub struct Redlock {
 struct Inner {
     masters: Vec<Master>,
     settings: Settings,
+    /// Admission: at most `MAX_ROUNDS_IN_FLIGHT` rounds talk to the masters at once; more
+    /// callers wait here, in arrival order (tokio's semaphore is fair), before their round
+    /// starts. Why: the per-master timeout and the validity clock must measure the masters,
+    /// not a queue inside this client. Without it, thousands of callers on one client push
+    /// each other's requests past the timeout and healthy masters get reported as failed.
+    admission: tokio::sync::Semaphore,
 }
+
+/// Rounds (acquire attempts, extends, releases, cleanups) of one client talking to the
+/// masters at once. Far above what a client needs to reach its peak rate on a LAN (rounds
+/// in flight ≈ rate × round trip), low enough that a round's requests are never stuck
+/// behind thousands of others.
+pub const MAX_ROUNDS_IN_FLIGHT: usize = 64;
 
 impl fmt::Debug for Redlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -104,7 +116,11 @@ impl RedlockBuilder {
             .map(|(i, url)| Master::new(i, url, settings.instance_timeout))
             .collect::<Result<Vec<_>>>()?;
         Ok(Redlock {
-            inner: Arc::new(Inner { masters, settings }),
+            inner: Arc::new(Inner {
+                masters,
+                settings,
+                admission: tokio::sync::Semaphore::new(MAX_ROUNDS_IN_FLIGHT),
+            }),
         })
     }
 }
@@ -290,6 +306,8 @@ impl Redlock {
     /// One request on every master, by the client's fan-out and timeout.
     async fn round(&self, op: Op, resource: &Arc<str>, token: &Arc<str>, stop: Stop) -> Vote {
         let settings = &self.inner.settings;
+        // Never closed, so never an error; the permit is held until the round is decided.
+        let _admitted = self.inner.admission.acquire().await;
         let request = Request {
             op,
             resource,

@@ -39,7 +39,7 @@ pub mod local;
 #[cfg(feature = "local")]
 pub mod proxy;
 
-pub use client::{Redlock, Retry};
+pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{
     FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
     DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,

@@ -343,7 +343,9 @@ mod tests {
         );
         assert_eq!(failed.failure, redlock_failure::REDLOCK_FAILURE_AUTH);
         // SAFETY: `error_field` always NUL-terminates within the array.
-        let error = unsafe { CStr::from_ptr(failed.error.as_ptr()) }.to_str().unwrap();
+        let error = unsafe { CStr::from_ptr(failed.error.as_ptr()) }
+            .to_str()
+            .unwrap();
         assert!(error.starts_with("WRONGPASS é") && error.len() < REDLOCK_MASTER_ERROR_LEN);
         assert_eq!(text(redlock_outcome_str(2)), "failed");
         assert_eq!(text(redlock_outcome_str(99)), "unknown");

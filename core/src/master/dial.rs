@@ -68,7 +68,7 @@ impl Target {
             } => Addr::Tls {
                 host: host.clone(),
                 port: *port,
-                config: super::tls::client_config(*insecure)?,
+                config: super::tls::client_config(*insecure, &super::tls::TlsFiles::from_url(url))?,
             },
             ConnectionAddr::Unix(path) => Addr::Unix(path.clone()),
             #[allow(unreachable_patterns)]
@@ -78,6 +78,10 @@ impl Target {
                 )
             }
         };
+        #[cfg(feature = "tls")]
+        if !matches!(addr, Addr::Tls { .. }) && !super::tls::TlsFiles::from_url(url).is_empty() {
+            return Err("ssl_ca_certs, ssl_certfile and ssl_keyfile need a rediss:// URL".into());
+        }
         let redis = info.redis_settings();
         Ok(Target {
             addr,
@@ -195,15 +199,20 @@ async fn read_reply(stream: &mut Stream, buf: &mut Vec<u8>) -> Result<Reply, Fai
 }
 
 async fn tcp(host: &str, port: u16) -> Result<TcpStream, Failure> {
-    let addrs: Vec<_> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::Connection,
-                format!("cannot resolve host {host:?}: {e}"),
-            )
-        })?
-        .collect();
+    // An address literal needs no resolver (which runs on a blocking thread: costly for a
+    // master that is down and retried again and again).
+    let addrs: Vec<std::net::SocketAddr> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![(ip, port).into()],
+        Err(_) => tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| {
+                Failure::new(
+                    FailureKind::Connection,
+                    format!("cannot resolve host {host:?}: {e}"),
+                )
+            })?
+            .collect(),
+    };
     let mut last = None;
     for addr in &addrs {
         match TcpStream::connect(addr).await {
@@ -229,6 +238,12 @@ async fn tcp(host: &str, port: u16) -> Result<TcpStream, Failure> {
 
 /// A socket error as a failure cause.
 pub(crate) fn io_failure(e: &io::Error) -> Failure {
+    // TLS 1.3 servers refuse a client (e.g. no client certificate) after the handshake, on
+    // the first read: that is still a TLS failure, not a network one.
+    #[cfg(feature = "tls")]
+    if let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+        return Failure::new(FailureKind::Tls, format!("TLS: {tls}"));
+    }
     let what = match e.kind() {
         io::ErrorKind::ConnectionReset => "connection reset by the master".to_string(),
         io::ErrorKind::BrokenPipe => "connection closed by the master (broken pipe)".to_string(),

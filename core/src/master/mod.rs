@@ -43,9 +43,13 @@ use pipeline::Ended;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Reconnect back-off: the first retry after a broken connection is immediate, then the delay
 /// doubles from `MIN_BACKOFF` to `MAX_BACKOFF`, each drawn with jitter in `[d/2, d]` so that
-/// many clients (or many masters that are down) do not retry in step.
+/// many clients (or many masters that are down) do not retry in step. A master nobody asks
+/// for is retried rarely (an idle client with many masters down costs next to nothing); one
+/// that requests keep asking for is retried at most every `KICK_INTERVAL`, so a restarted
+/// master is found again quickly by a client that uses it.
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
-const MAX_BACKOFF: Duration = Duration::from_millis(1000);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+const KICK_INTERVAL: Duration = Duration::from_millis(100);
 /// Requests one master's queue holds. A request that finds it full fails at once.
 const QUEUE_CAPACITY: usize = 16 * 1024;
 /// A request that waited longer than this for a connection is failed, not sent.
@@ -115,6 +119,8 @@ struct Shared {
     state: ArcSwap<ConnState>,
     /// Signalled on every state change.
     changed: Notify,
+    /// Signalled by a request that found the master down: retry soon.
+    kick: Notify,
 }
 
 /// A configured master.
@@ -148,6 +154,7 @@ impl Master {
         let shared = Arc::new(Shared {
             state: ArcSwap::from_pointee(ConnState::Connecting),
             changed: Notify::new(),
+            kick: Notify::new(),
         });
         let (queue, jobs) = mpsc::channel(QUEUE_CAPACITY);
         let silence = (instance_timeout * SILENT_TIMEOUTS).max(MIN_SILENCE);
@@ -194,6 +201,7 @@ impl MasterHandle {
     /// master is known to be down or the queue is full.
     pub(crate) fn submit(&self, op: Op, resource: &Arc<str>, token: &Arc<str>) -> Submitted {
         if let ConnState::Down(failure) = &**self.shared.state.load() {
+            self.shared.kick.notify_one();
             return Submitted::Failed(failure.clone());
         }
         let (reply, pending) = oneshot::channel();
@@ -248,14 +256,21 @@ async fn supervise(
             Err(failure) => {
                 set_state(&shared, ConnState::Down(failure.clone()));
                 backoff = (backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
-                let wait = crate::validity::jittered(backoff);
+                let failed_at = tokio::time::Instant::now();
+                let wake = failed_at + crate::validity::jittered(backoff);
+                let kickable = failed_at + KICK_INTERVAL.min(backoff);
                 // Requests queued while connecting, or racing with the state change, fail
                 // with the cause instead of waiting out the back-off.
-                let sleep = tokio::time::sleep(wait);
-                tokio::pin!(sleep);
                 loop {
                     tokio::select! {
-                        () = &mut sleep => break,
+                        () = tokio::time::sleep_until(wake) => break,
+                        () = shared.kick.notified() => {
+                            if tokio::time::Instant::now() >= kickable {
+                                break;
+                            }
+                            tokio::time::sleep_until(kickable).await;
+                            break;
+                        }
                         job = queue.recv() => match job {
                             Some(job) => job.fail(failure.clone()),
                             None => return,
