@@ -241,7 +241,10 @@ pub(crate) fn io_failure(e: &io::Error) -> Failure {
     // TLS 1.3 servers refuse a client (e.g. no client certificate) after the handshake, on
     // the first read: that is still a TLS failure, not a network one.
     #[cfg(feature = "tls")]
-    if let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+    if let Some(tls) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
         return Failure::new(FailureKind::Tls, format!("TLS: {tls}"));
     }
     let what = match e.kind() {
