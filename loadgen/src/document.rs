@@ -12,7 +12,7 @@ use crate::sweep::{SweepJson, SweepResult};
 /// One parsed result file.
 #[derive(Debug, Clone)]
 pub enum Document {
-    Run(Report),
+    Run(Box<Report>),
     Sweep(SweepResult),
     Capacity(CapacityResult),
 }
@@ -50,7 +50,7 @@ pub fn parse(text: &str) -> Result<Document, String> {
         .to_string();
     let field = |e: serde_json::Error| format!("not a redlock-loadgen {kind} result: {e}");
     match kind.as_str() {
-        "run" => json::from_value(value).map(Document::Run),
+        "run" => json::from_value(value).map(|r| Document::Run(Box::new(r))),
         "sweep" => {
             let j: SweepJson = serde_json::from_value(value).map_err(field)?;
             SweepResult::from_json(j).map(Document::Sweep)

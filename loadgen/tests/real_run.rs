@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 
 const SHORT_RUN: &[&str] = &[

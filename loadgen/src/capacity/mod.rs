@@ -122,7 +122,7 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
         for &fanout in &base.fanouts {
             let mut search = Search::new(plan);
             let mut n = 0;
-            while let Some((phase, rate)) = search.next() {
+            while let Some((phase, rate)) = search.next_step() {
                 if signals.stop.is_set() {
                     break;
                 }

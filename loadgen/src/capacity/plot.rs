@@ -15,9 +15,12 @@ const PALETTE: [RGBColor; 4] = [
     RGBColor(148, 103, 189),
 ];
 
-/// (acquires/s, p50 ms, p99 ms) of each step of `fanout`, by throughput.
-fn points(result: &CapacityResult, fanout: &str) -> Vec<(f64, f64, f64)> {
-    let mut points: Vec<(f64, f64, f64)> = result
+/// (acquires/s, p50 ms, p99 ms) of a step.
+type Point = (f64, f64, f64);
+
+/// The points of each step of `fanout`, by throughput.
+fn points(result: &CapacityResult, fanout: &str) -> Vec<Point> {
+    let mut points: Vec<Point> = result
         .steps
         .iter()
         .filter(|s| s.fanout == fanout)
@@ -38,8 +41,7 @@ fn points(result: &CapacityResult, fanout: &str) -> Vec<(f64, f64, f64)> {
 /// The SVG document.
 pub fn render(result: &CapacityResult) -> Result<String, String> {
     let fanouts: Vec<&str> = result.answers.iter().map(|a| a.fanout.as_str()).collect();
-    let series: Vec<(&str, Vec<(f64, f64, f64)>)> =
-        fanouts.iter().map(|&f| (f, points(result, f))).collect();
+    let series: Vec<(&str, Vec<Point>)> = fanouts.iter().map(|&f| (f, points(result, f))).collect();
     let bounds: Vec<(String, f64)> = result
         .objective
         .slo
@@ -105,9 +107,9 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                 result
                     .steps
                     .iter()
+                    .rev()
                     .filter(|s| s.fanout == *fanout && s.rate == rate && s.passed())
-                    .filter_map(|s| s.report.modes.first())
-                    .last()
+                    .find_map(|s| s.report.modes.first())
                     .map(|m| (m.acquires_per_s(), m.acquire.quantile(0.99) as f64 / 1000.0))
             });
             if let Some((x, y)) = knee {

@@ -154,18 +154,15 @@ pub fn answer(
         .filter(|s| !s.passed() && rate.is_none_or(|r| s.rate > r))
         .min_by(|a, b| a.rate.total_cmp(&b.rate));
     let generator_limited = above.is_some_and(|s| {
-        s.failures
-            .iter()
-            .any(|f| f == "generator-bound" || f.starts_with("rate missed"))
-            && s.report
-                .modes
-                .first()
-                .is_some_and(|m| s.report.judge(m).generator_bound)
+        s.report
+            .modes
+            .first()
+            .is_some_and(|m| s.report.judge(m).generator_bound)
     });
     let at = rate.and_then(|r| {
         mine.iter()
-            .filter(|s| s.rate == r && s.passed())
-            .last()
+            .rev()
+            .find(|s| s.rate == r && s.passed())
             .and_then(|s| s.report.modes.first())
     });
     let statement = match (rate, at) {

@@ -87,7 +87,7 @@ impl Search {
     }
 
     /// The next step, or `None` when the search is over.
-    pub fn next(&mut self) -> Option<(Phase, f64)> {
+    pub fn next_step(&mut self) -> Option<(Phase, f64)> {
         if self.done.is_some() {
             return None;
         }
@@ -181,7 +181,7 @@ mod tests {
         let mut s = Search::new(plan);
         let mut steps = Vec::new();
         let mut first_confirm = true;
-        while let Some((phase, rate)) = s.next() {
+        while let Some((phase, rate)) = s.next_step() {
             let mut passed = rate <= capacity;
             if phase == Phase::Confirm && flaky_confirm && first_confirm {
                 passed = false;
@@ -212,7 +212,7 @@ mod tests {
         let rate = rate.unwrap();
         assert_eq!(steps.last(), Some(&(Phase::Confirm, rate)));
         assert!(confirmed && limit == Limit::Objective);
-        assert!(rate <= 5_300.0 && rate >= 5_300.0 / 1.05, "{rate}");
+        assert!((5_300.0 / 1.05..=5_300.0).contains(&rate), "{rate}");
     }
 
     #[test]
@@ -228,7 +228,7 @@ mod tests {
             ]
         );
         let rate = s.answer().0.unwrap();
-        assert!(rate <= 180.0 && rate >= 180.0 / 1.05, "{rate}");
+        assert!((180.0 / 1.05..=180.0).contains(&rate), "{rate}");
     }
 
     #[test]

@@ -43,11 +43,11 @@ pub fn merge(parts: Vec<(String, Document)>, allow: Allow) -> Result<Document, L
             let runs = parts
                 .into_iter()
                 .map(|(n, d)| match d {
-                    Document::Run(r) => (n, r),
+                    Document::Run(r) => (n, *r),
                     _ => unreachable!("kinds checked above"),
                 })
                 .collect();
-            merge_runs(runs, allow).map(Document::Run)
+            merge_runs(runs, allow).map(|r| Document::Run(Box::new(r)))
         }
         "sweep" => {
             let sweeps = parts
