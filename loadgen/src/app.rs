@@ -63,11 +63,21 @@ fn describe_run(cfg: &RunConfig, target: &Target) -> String {
 fn warn_about_generator(report: &Report) {
     for m in &report.modes {
         let j = report.judge(m);
-        if !j.reasons.is_empty() {
+        let mut said = Vec::new();
+        if j.target_missed {
+            said.push(format!(
+                "target rate missed ({:.0}/s started)",
+                m.started_per_s()
+            ));
+        }
+        if j.generator_bound {
+            said.push("generator-bound: these figures measure this machine, not the masters".into());
+        }
+        if !said.is_empty() {
             eprintln!(
-                "redlock-loadgen: warning: {} fan-out: {}",
+                "redlock-loadgen: warning: {} fan-out: {} (why: at the end of the report)",
                 m.fanout.as_str(),
-                j.reasons.join("; ")
+                said.join("; ")
             );
         }
     }

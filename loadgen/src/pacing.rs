@@ -28,7 +28,7 @@ const COARSE_ABOVE: Duration = Duration::from_millis(3);
 const COARSE_MARGIN: Duration = Duration::from_millis(2);
 /// Bounds of the lead, and its starting value.
 const LEAD_MIN_NS: u64 = 10_000;
-const LEAD_MAX_NS: u64 = 200_000;
+const LEAD_MAX_NS: u64 = 100_000;
 const LEAD_START_NS: u64 = 50_000;
 /// The lead tracks this quantile of the observed wake-up lateness, moving by at most
 /// `LEAD_STEP_NS` per observation (a stochastic quantile estimate).

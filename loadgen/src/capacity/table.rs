@@ -57,7 +57,15 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         "{:>8.3}%{:>15}{:>9}  {verdict}",
         100.0 * m.acquire_success_rate(),
         format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots),
-        format!("{:.0}%", 100.0 * m.cpu.core_share()),
+        format!(
+            "{:.0}%{}",
+            100.0 * m.cpu.core_share(),
+            if step.report.judge(m).generator_bound {
+                "!"
+            } else {
+                ""
+            }
+        ),
     );
     out
 }
