@@ -161,9 +161,9 @@ impl RedlockBuilder {
                 "masters: at least one master URL is required",
             ));
         }
-        let majority = n / 2 + 1;
+        let majority = crate::quorum::majority(n);
         let quorum = self.quorum.unwrap_or(majority);
-        if quorum < majority || quorum > n {
+        if !crate::quorum::valid_range(n).contains(&quorum) {
             return Err(Error::invalid(format!(
                 "quorum {quorum}: must be between {majority} (majority) and {n} (all masters)"
             )));

@@ -27,6 +27,7 @@ mod error;
 mod fanout;
 mod lock;
 mod master;
+pub mod quorum;
 pub mod validity;
 mod vote;
 mod watchdog;
@@ -37,7 +38,7 @@ pub mod local;
 #[cfg(feature = "local")]
 pub mod proxy;
 
-pub use client::{Redlock, Retry};
+pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{
     redact_url, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
     DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,

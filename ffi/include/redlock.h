@@ -34,6 +34,11 @@
 #define REDLOCK_MAX_MASTERS 32
 
 /**
+ * Bytes of `redlock_master_vote.error`, including its terminating NUL.
+ */
+#define REDLOCK_MASTER_ERROR_LEN 128
+
+/**
  * The result of every fallible `redlock_*` function.
  *
  * The numbers are part of the ABI and never change; new statuses get new numbers. Use
@@ -153,6 +158,18 @@ typedef enum redlock_failure {
      * Anything else.
      */
     REDLOCK_FAILURE_OTHER = 4,
+    /**
+     * The master refused authentication (`WRONGPASS`, `NOAUTH`, ...).
+     */
+    REDLOCK_FAILURE_AUTH = 5,
+    /**
+     * The TLS handshake failed (e.g. a certificate the client does not trust).
+     */
+    REDLOCK_FAILURE_TLS = 6,
+    /**
+     * Too many requests were already queued in this client for that master.
+     */
+    REDLOCK_FAILURE_OVERLOADED = 7,
 } redlock_failure;
 
 /**
@@ -243,6 +260,12 @@ typedef struct redlock_master_vote {
      * Round trip of its request in microseconds; -1 when it timed out or was not awaited.
      */
     int64_t round_trip_us;
+    /**
+     * Why it failed or timed out, NUL-terminated, in the words of whoever said so (the
+     * server's error reply, the TLS or socket error), cut to fit; empty when it answered.
+     * Never holds a password.
+     */
+    char error[REDLOCK_MASTER_ERROR_LEN];
 } redlock_master_vote;
 
 /**

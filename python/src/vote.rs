@@ -69,7 +69,7 @@ impl Vote {
     /// Per-master answers, in configured master order.
     #[getter]
     fn masters(&self) -> Vec<MasterVote> {
-        self.0.masters().iter().copied().map(MasterVote).collect()
+        self.0.masters().iter().cloned().map(MasterVote).collect()
     }
 
     fn __repr__(&self) -> String {
@@ -102,13 +102,20 @@ impl MasterVote {
     fn outcome(&self) -> &'static str {
         self.0.outcome.as_str()
     }
-    /// For a failed master: "connection", "server", "protocol" or "other"; else None.
+    /// For a failed master: "connection", "server", "protocol", "auth", "tls", "overloaded"
+    /// or "other"; else None.
     #[getter]
     fn failure(&self) -> Option<&'static str> {
         match self.0.outcome {
             Outcome::Failed(kind) => Some(kind.as_str()),
             _ => None,
         }
+    }
+    /// Why it failed or timed out, in the words of whoever said so (the server's error
+    /// reply, the TLS or socket error); None when it answered.
+    #[getter]
+    fn error(&self) -> Option<&str> {
+        self.0.error.as_deref()
     }
     /// Seconds of its round trip; None when it timed out or was not awaited.
     #[getter]
@@ -121,8 +128,13 @@ impl MasterVote {
             .0
             .round_trip
             .map_or("None".to_string(), |rt| format!("{:.6}", rt.as_secs_f64()));
+        let error = self
+            .0
+            .error
+            .as_deref()
+            .map_or("None".to_string(), |e| format!("{e:?}"));
         format!(
-            "MasterVote(master={}, outcome='{}', round_trip={round_trip})",
+            "MasterVote(master={}, outcome='{}', round_trip={round_trip}, error={error})",
             self.0.master, self.0.outcome
         )
     }
