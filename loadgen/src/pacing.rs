@@ -313,10 +313,10 @@ mod tests {
         let us = Duration::from_micros;
         let mut lead = LEAD_START_NS;
         for _ in 0..200 {
-            lead = next_lead(lead, us(120));
+            lead = next_lead(lead, us(70));
         }
-        // Wake-ups always 120 µs late: the lead settles just around 120 µs.
-        assert!(lead.abs_diff(120_000) <= LEAD_STEP_NS as u64, "{lead}");
+        // Wake-ups always 70 µs late: the lead settles just around 70 µs.
+        assert!(lead.abs_diff(70_000) <= LEAD_STEP_NS as u64, "{lead}");
         for _ in 0..100_000 {
             lead = next_lead(lead, us(5_000));
         }

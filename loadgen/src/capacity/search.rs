@@ -91,10 +91,6 @@ impl Search {
         if self.done.is_some() {
             return None;
         }
-        if self.steps >= self.plan.max_steps {
-            self.done = Some(Limit::Steps);
-            return None;
-        }
         let p = self.plan;
         let step = match (self.best(), self.failed) {
             (None, None) => (
@@ -117,6 +113,12 @@ impl Search {
                 }
             }
         };
+        // Checked after the terminal cases above: a search whose last step confirmed its
+        // answer ended because of that answer, not because of the budget.
+        if self.steps >= p.max_steps {
+            self.done = Some(Limit::Steps);
+            return None;
+        }
         Some(step)
     }
 
@@ -254,5 +256,13 @@ mod tests {
         let (steps, s) = search(few, 5_300.0, false);
         assert_eq!(steps.len(), 3);
         assert_eq!(s.answer(), (Some(4000.0), false, Limit::Steps));
+        // A budget used up exactly by the confirming step: the answer stands on its own.
+        let (all, _) = search(plan(), 5_300.0, false);
+        let exact = Plan {
+            max_steps: all.len() as u32,
+            ..plan()
+        };
+        let (_, s) = search(exact, 5_300.0, false);
+        assert_eq!(s.answer().2, Limit::Objective);
     }
 }
