@@ -71,7 +71,9 @@ fn warn_about_generator(report: &Report) {
             ));
         }
         if j.generator_bound {
-            said.push("generator-bound: these figures measure this machine, not the masters".into());
+            said.push(
+                "generator-bound: these figures measure this machine, not the masters".into(),
+            );
         }
         if !said.is_empty() {
             eprintln!(

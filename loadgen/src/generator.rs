@@ -82,8 +82,8 @@ pub fn judge(m: &ModeStats, rate_per_s: Option<f64>, clients: u32, hold_mean_us:
             if share(late_with_free_client) {
                 bound = true;
                 reasons.push(format!(
-                    "generator-bound: {late_with_free_client} slots started more than 1 ms late although a client was free ({cpu_words}; start lag p99 {:.3} ms)",
-                    m.start_lag.quantile(0.99) as f64 / 1000.0
+                    "generator-bound: {late_with_free_client} slots started more than 1 ms late although a client was free ({cpu_words}; start lag p99 of those a client waited for: {:.3} ms)",
+                    m.pacing_lag.quantile(0.99) as f64 / 1000.0
                 ));
             }
         }

@@ -168,6 +168,9 @@ impl Recorder {
             return;
         }
         self.stats.start_lag.record_duration(lag);
+        if !no_free_client {
+            self.stats.pacing_lag.record_duration(lag);
+        }
         if lag > crate::worker::LATE_AFTER {
             self.stats.counts.late_starts += 1;
             self.stats.counts.late_no_free_client += u64::from(no_free_client);

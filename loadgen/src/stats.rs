@@ -194,6 +194,9 @@ pub struct ModeStats {
     /// Open loop: actual − intended start of each operation, µs (the generator's timing error,
     /// plus the wait for a free client when all were busy).
     pub start_lag: Hist,
+    /// Open loop: the start lag of the operations a free client waited for — the pacing
+    /// error alone, without the wait for a client to become free.
+    pub pacing_lag: Hist,
     pub cpu: GeneratorCpu,
     pub masters: Vec<MasterStats>,
     pub vote_patterns: BTreeMap<VotePattern, u64>,
@@ -217,6 +220,7 @@ impl ModeStats {
             extend: Hist::new(),
             validity_margin: Hist::new(),
             start_lag: Hist::new(),
+            pacing_lag: Hist::new(),
             cpu: GeneratorCpu::default(),
             masters: vec![MasterStats::default(); n_masters],
             vote_patterns: BTreeMap::new(),
@@ -238,6 +242,7 @@ impl ModeStats {
     pub fn add_measurements(&mut self, other: &ModeStats) {
         self.cpu.add(&other.cpu);
         self.start_lag.add(&other.start_lag);
+        self.pacing_lag.add(&other.pacing_lag);
         self.counts.add(&other.counts);
         self.acquire.add(&other.acquire);
         self.attempt.add(&other.attempt);

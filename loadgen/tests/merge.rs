@@ -66,10 +66,10 @@ fn runs_that_measured_together_merge_into_union_and_overlap_rates() {
         "--hold",
         "1ms",
     ];
-    // A measures 4 s; B starts once A is loading and measures 2 s inside A's window.
+    // A measures 5 s; B starts once A is loading and measures 2 s, overlapping A's window.
     let mut first = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
         .args(workload)
-        .args(["--warmup", "200ms", "--duration", "4s", "--json", s(&a)])
+        .args(["--warmup", "200ms", "--duration", "5s", "--json", s(&a)])
         .stdout(Stdio::null())
         .spawn()
         .unwrap();

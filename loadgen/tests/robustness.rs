@@ -180,7 +180,10 @@ fn open_loop_overload_counts_what_ran_and_is_flagged_generator_bound() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.contains("generator-bound") && err.contains("raise --clients"),
+        // Too few clients, or (on a machine with few cores) a saturated CPU: either way it
+        // is the generator.
+        err.contains("generator-bound")
+            && (err.contains("raise --clients") || err.contains("the generator used")),
         "{err}"
     );
     assert!(

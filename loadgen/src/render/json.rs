@@ -90,6 +90,8 @@ pub struct LatencyJson {
     pub validity_margin: HistJson,
     /// Open loop: actual − intended start (empty in closed loop).
     pub start_lag: HistJson,
+    /// Open loop: the start lag of operations a free client waited for (the pacing error).
+    pub pacing_lag: HistJson,
 }
 
 /// The generator's own cost and its judgement of the measurement.
@@ -220,6 +222,7 @@ fn mode_json(report: &Report, m: &ModeStats) -> ModeJson {
             extend: (&m.extend).into(),
             validity_margin: (&m.validity_margin).into(),
             start_lag: (&m.start_lag).into(),
+            pacing_lag: (&m.pacing_lag).into(),
         },
         masters: m
             .masters
@@ -321,6 +324,7 @@ fn mode_stats(m: &ModeJson) -> Result<ModeStats, String> {
         windows_unix_ms: m.windows_unix_ms.iter().map(|w| (w[0], w[1])).collect(),
         counts: m.counts.clone(),
         start_lag: l.start_lag.decode(&at("start lag"))?,
+        pacing_lag: l.pacing_lag.decode(&at("pacing lag"))?,
         cpu: m.generator.cpu,
         acquire: l.acquire.decode(&at("acquire latency"))?,
         attempt: l.attempt.decode(&at("attempt latency"))?,

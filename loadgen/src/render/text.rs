@@ -376,6 +376,7 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
     }
     if modes.iter().any(|m| m.start_lag.count() > 0) {
         tables.push(("start lag", |m| &m.start_lag));
+        tables.push(("  client waited", |m| &m.pacing_lag));
     }
     for (what, pick) in tables {
         for (i, m) in modes.iter().enumerate() {

@@ -140,6 +140,10 @@ pub fn assert_consistent(mode: &Value, n_masters: u64, workers: u64) {
             "{name}: every scheduled slot started or was dropped"
         );
         assert!(u(c, "late_no_free_client") <= u(c, "late_starts"), "{name}");
+        assert!(
+            u(&l["pacing_lag"], "count") <= u(&l["start_lag"], "count"),
+            "{name}: the lag of waited-for slots is a part of all start lags"
+        );
     }
     let p = |what: &str, key: &str| u(&l[what], key);
     assert!(
