@@ -225,6 +225,14 @@ async fn run_mode(
         })
         .collect();
     drop(tx);
+    if !cfg.quiet {
+        eprintln!(
+            "{} fan-out: load running ({:?} warm-up, then {:?} measured)",
+            fanout.as_str(),
+            cfg.warmup,
+            cfg.duration
+        );
+    }
 
     let mut stats = ModeStats::new(fanout, n_masters);
     let mut progress = Progress::new(fanout, cfg.quiet);

@@ -128,8 +128,8 @@ fn sigint_sigterm_and_sighup_each_end_a_run_with_its_partial_report() {
         (libc::SIGHUP, "SIGHUP", 129),
     ] {
         let (mut child, rx) = long_run(&[]);
-        // The masters are up and the load is running (the setup line comes just before it).
-        wait_for_line(&rx, "3 local master(s)");
+        // The masters are up and the load is running.
+        wait_for_line(&rx, "concurrent fan-out: load running");
         // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
         let status = wait_exit(&mut child);
