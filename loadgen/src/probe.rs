@@ -32,12 +32,18 @@ pub async fn require_quorum(target: &Target, quorum: Option<usize>) -> Result<()
         target.urls.len(),
         REACH_WITHIN
     );
-    for (i, (url, cause)) in display.iter().zip(causes).enumerate() {
-        let cause = match cause {
+    for (i, ((url, raw), cause)) in display.iter().zip(&target.urls).zip(causes).enumerate() {
+        let mut cause = match cause {
             Ok(()) => "answered PING to a separate probe (the client could not connect in time)"
                 .to_string(),
             Err(cause) => cause,
         };
+        if ["ssl_ca_certs", "ssl_certfile", "ssl_keyfile"]
+            .iter()
+            .any(|p| raw.contains(p))
+        {
+            cause.push_str(" (seen by a plain redis-rs probe, without the URL's ssl_* files)");
+        }
         message.push_str(&format!("\n  m{i} {url}: {cause}"));
     }
     Err(LoadgenError::Failed(message))
