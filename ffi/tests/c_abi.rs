@@ -364,6 +364,12 @@ fn cpp_guard_releases_on_scope_exit() {
 }
 
 #[test]
+fn cpp_guard_waits_and_tries_for_a_while() {
+    let masters = masters();
+    run_case(&programs().test_cpp, "guard_wait", &masters);
+}
+
+#[test]
 fn cpp_errors_carry_status_message_and_vote() {
     let masters = masters();
     run_case(&programs().test_cpp, "errors", &masters);
