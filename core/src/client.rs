@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 
 use crate::config::{check_resource, check_ttl, RedlockBuilder, Settings};
 use crate::error::{Error, LostReason, Result};
-use crate::fanout::{round, Stop};
+use crate::fanout::{round, Request, Stop};
 use crate::lock::Lock;
-use crate::master::{Master, Op, Request};
-use crate::validity::{drift, jittered, new_token, validity};
+use crate::master::{Master, Op};
+use crate::quorum::Quorum;
+use crate::validity::{drift, fill_token, jittered, validity};
 use crate::vote::Vote;
 
 /// A Redlock client over N independent masters. Cheap to clone; clones share connections.
@@ -24,7 +25,19 @@ pub struct Redlock {
 struct Inner {
     masters: Vec<Master>,
     settings: Settings,
+    /// Admission: at most `MAX_ROUNDS_IN_FLIGHT` rounds talk to the masters at once; more
+    /// callers wait here, in arrival order (tokio's semaphore is fair), before their round
+    /// starts. Why: the per-master timeout and the validity clock must measure the masters,
+    /// not a queue inside this client. Without it, thousands of callers on one client push
+    /// each other's requests past the timeout and healthy masters get reported as failed.
+    admission: tokio::sync::Semaphore,
 }
+
+/// Rounds (acquire attempts, extends, releases, cleanups) of one client talking to the
+/// masters at once. Far above what a client needs to reach its peak rate on a LAN (rounds
+/// in flight ≈ rate × round trip), low enough that a round's requests are never stuck
+/// behind thousands of others.
+pub const MAX_ROUNDS_IN_FLIGHT: usize = 64;
 
 impl fmt::Debug for Redlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -100,10 +113,14 @@ impl RedlockBuilder {
             .urls
             .iter()
             .enumerate()
-            .map(|(i, url)| Master::new(i, url))
+            .map(|(i, url)| Master::new(i, url, settings.instance_timeout))
             .collect::<Result<Vec<_>>>()?;
         Ok(Redlock {
-            inner: Arc::new(Inner { masters, settings }),
+            inner: Arc::new(Inner {
+                masters,
+                settings,
+                admission: tokio::sync::Semaphore::new(MAX_ROUNDS_IN_FLIGHT),
+            }),
         })
     }
 }
@@ -230,9 +247,10 @@ impl Redlock {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
-            let token: Arc<str> = new_token()
-                .map_err(|e| Error::Internal(format!("OS random source: {e}")))?
-                .into();
+            let mut hex = [0u8; 40];
+            fill_token(&mut hex).map_err(|e| Error::Internal(format!("OS random source: {e}")))?;
+            // Hex digits are ASCII: always valid UTF-8.
+            let token: Arc<str> = Arc::from(std::str::from_utf8(&hex).unwrap_or_default());
             let mut in_flight = InFlight::arm(self, &resource, &token);
             let vote = tokio::select! {
                 biased;
@@ -279,35 +297,52 @@ impl Redlock {
 
     /// One attempt: SET NX PX on all masters, then the validity check.
     async fn attempt(&self, resource: &Arc<str>, token: &Arc<str>, ttl: Duration) -> Vote {
-        let settings = &self.inner.settings;
-        let request = Request {
-            op: Op::Lock {
-                ttl_ms: ttl.as_millis() as u64,
-            },
-            resource: Arc::clone(resource),
-            token: Arc::clone(token),
+        let op = Op::Lock {
+            ttl_ms: ttl.as_millis() as u64,
         };
-        let mut vote = round(
+        let vote = self.round(op, resource, token, Stop::WhenDecided).await;
+        self.with_validity(vote, ttl)
+    }
+
+    /// One request on every master, by the client's fan-out and timeout.
+    async fn round(&self, op: Op, resource: &Arc<str>, token: &Arc<str>, stop: Stop) -> Vote {
+        let settings = &self.inner.settings;
+        // Never closed, so never an error; the permit is held until the round is decided.
+        let _admitted = self.inner.admission.acquire().await;
+        let request = Request {
+            op,
+            resource,
+            token,
+        };
+        round(
             &self.inner.masters,
             settings.fanout,
             settings.instance_timeout,
             settings.quorum,
-            &request,
-            Stop::WhenDecided,
+            request,
+            stop,
         )
-        .await;
-        if vote.granted() >= settings.quorum {
-            vote.validity = validity(ttl, vote.elapsed, drift(ttl, settings.drift_factor));
+        .await
+    }
+
+    /// The quorum rule of this client.
+    fn quorum(&self) -> Quorum {
+        Quorum::new(self.inner.masters.len(), self.inner.settings.quorum)
+    }
+
+    /// Sets the vote's validity when a quorum granted and time is left (acquire and extend).
+    fn with_validity(&self, mut vote: Vote, ttl: Duration) -> Vote {
+        if self.quorum().reached(vote.granted()) {
+            let drift = drift(ttl, self.inner.settings.drift_factor);
+            vote.validity = validity(ttl, vote.elapsed, drift);
         }
         vote
     }
 
     fn acquire_error(&self, resource: &str, attempts: u32, vote: Vote) -> Error {
         // Unavailable when failures alone made the quorum unreachable: Redis is down, not busy.
-        let n = self.inner.masters.len();
-        let unavailable = vote.failed() > n - self.inner.settings.quorum;
         let (resource, vote) = (resource.to_string(), Box::new(vote));
-        if unavailable {
+        if self.quorum().unavailable(vote.failed()) {
             Error::Unavailable {
                 resource,
                 attempts,
@@ -323,20 +358,8 @@ impl Redlock {
     }
 
     async fn unlock_all(&self, resource: &Arc<str>, token: &Arc<str>) -> Vote {
-        let settings = &self.inner.settings;
-        round(
-            &self.inner.masters,
-            settings.fanout,
-            settings.instance_timeout,
-            settings.quorum,
-            &Request {
-                op: Op::Unlock,
-                resource: Arc::clone(resource),
-                token: Arc::clone(token),
-            },
-            Stop::AfterAll,
-        )
-        .await
+        self.round(Op::Unlock, resource, token, Stop::AfterAll)
+            .await
     }
 
     /// Renews `lock` to `ttl` on every master that still holds its token. Succeeds iff a
@@ -353,25 +376,14 @@ impl Redlock {
                 vote: None,
             });
         }
-        let request = Request {
-            op: Op::Extend {
-                ttl_ms: ttl.as_millis() as u64,
-            },
-            resource: Arc::clone(&lock.resource),
-            token: Arc::clone(&lock.token),
+        let op = Op::Extend {
+            ttl_ms: ttl.as_millis() as u64,
         };
-        let mut vote = round(
-            &self.inner.masters,
-            settings.fanout,
-            settings.instance_timeout,
-            settings.quorum,
-            &request,
-            Stop::WhenDecided,
-        )
-        .await;
-        let n = self.inner.masters.len();
-        if vote.granted() >= settings.quorum {
-            vote.validity = validity(ttl, vote.elapsed, drift(ttl, settings.drift_factor));
+        let vote = self
+            .round(op, &lock.resource, &lock.token, Stop::WhenDecided)
+            .await;
+        let vote = self.with_validity(vote, ttl);
+        if self.quorum().reached(vote.granted()) {
             if let Some(validity) = vote.validity {
                 lock.ttl = ttl;
                 lock.validity = validity;
@@ -386,7 +398,7 @@ impl Redlock {
                 vote: Some(Box::new(vote)),
             });
         }
-        if vote.failed() > n - settings.quorum {
+        if self.quorum().unavailable(vote.failed()) {
             return Err(Error::Unavailable {
                 resource: lock.resource.to_string(),
                 attempts: 1,

@@ -50,7 +50,10 @@ impl fmt::Display for LostReason {
 #[non_exhaustive]
 pub enum Error {
     /// Lost the vote: someone else holds the resource (or held it on enough masters).
-    #[error("lock on {resource:?} not acquired after {attempts} attempt(s): {vote}")]
+    #[error(
+        "lock on {resource:?} not acquired after {attempts} attempt(s): {vote}{}",
+        failures_suffix(vote)
+    )]
     NotAcquired {
         /// The resource asked for.
         resource: String,
@@ -59,8 +62,9 @@ pub enum Error {
         /// The last attempt's vote.
         vote: Box<Vote>,
     },
-    /// Fewer than a quorum of masters answered.
-    #[error("lock on {resource:?} unavailable after {attempts} attempt(s): only {} of {} masters answered, quorum is {} ({vote})", vote.answered(), vote.masters().len(), vote.quorum())]
+    /// Failures alone made the quorum unreachable: Redis is down, unreachable or refusing us.
+    /// The message names each failed master's cause.
+    #[error("lock on {resource:?} unavailable after {attempts} attempt(s): {}; quorum is {} ({vote})", vote.failure_summary(), vote.quorum())]
     Unavailable {
         /// The resource asked for.
         resource: String,
@@ -70,7 +74,7 @@ pub enum Error {
         vote: Box<Vote>,
     },
     /// Extend failed or the lock expired.
-    #[error("lock on {resource:?} lost: {reason}")]
+    #[error("lock on {resource:?} lost: {reason}{}", vote.as_deref().map(failures_suffix).unwrap_or_default())]
     LockLost {
         /// The lock's resource.
         resource: String,
@@ -85,6 +89,16 @@ pub enum Error {
     /// A bug or an environment failure.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// `"; 1 of 5 masters could not be reached (...)"`, or nothing when no master failed.
+fn failures_suffix(vote: &Vote) -> String {
+    let summary = vote.failure_summary();
+    if summary.is_empty() {
+        summary
+    } else {
+        format!("; {summary}")
+    }
 }
 
 impl Error {

@@ -4,48 +4,57 @@
 //! generator and the bindings read; nothing else re-derives the algorithm's bookkeeping.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Why a master's answer counted as failed.
+/// Why a master's answer counted as failed. The words of the failure (the server's error
+/// reply, the TLS or socket error) are on [`MasterVote::error`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FailureKind {
-    /// Could not connect, or the connection dropped.
+    /// Could not connect (refused, unreachable, name not resolved), or the connection dropped.
     Connection,
-    /// The server answered with an error (e.g. `OOM`, `READONLY`, `NOAUTH`, script error).
+    /// The server answered with an error (e.g. `OOM`, `READONLY`, `LOADING`, `BUSY`).
     Server,
-    /// The reply did not have the expected shape.
+    /// The reply did not have the expected type or shape, was oversized, or was not this
+    /// request's (a stray reply): the connection is replaced.
     Protocol,
-    /// Anything else reported by the Redis client.
+    /// Anything else.
     Other,
+    /// The master refused authentication (`WRONGPASS`, `NOAUTH`, a password it does not expect).
+    Auth,
+    /// The TLS handshake failed (e.g. a certificate the client does not trust).
+    Tls,
+    /// The request never left the client: too many requests were already waiting for this
+    /// master (bounded queue).
+    Overloaded,
 }
 
 impl FailureKind {
-    /// Short stable name (`"connection"`, `"server"`, `"protocol"`, `"other"`).
+    /// Short stable name (`"connection"`, `"server"`, `"protocol"`, `"other"`, `"auth"`,
+    /// `"tls"`, `"overloaded"`).
     pub fn as_str(self) -> &'static str {
         match self {
             FailureKind::Connection => "connection",
             FailureKind::Server => "server",
             FailureKind::Protocol => "protocol",
             FailureKind::Other => "other",
+            FailureKind::Auth => "auth",
+            FailureKind::Tls => "tls",
+            FailureKind::Overloaded => "overloaded",
         }
     }
 
-    pub(crate) fn classify(err: &redis::RedisError) -> Self {
-        use redis::ErrorKind;
-        if err.is_io_error()
-            || err.is_connection_dropped()
-            || err.is_connection_refusal()
-            || err.is_timeout()
-        {
-            return FailureKind::Connection;
-        }
-        match err.kind() {
-            ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::AuthenticationFailed => {
-                FailureKind::Server
-            }
-            ErrorKind::Parse | ErrorKind::UnexpectedReturnType => FailureKind::Protocol,
-            _ => FailureKind::Other,
+    /// What masters that failed this way did, in plain words ("refused authentication").
+    pub fn describe(self) -> &'static str {
+        match self {
+            FailureKind::Connection => "could not be reached",
+            FailureKind::Server => "answered with an error",
+            FailureKind::Protocol => "sent a reply that was not this request's",
+            FailureKind::Other => "failed",
+            FailureKind::Auth => "refused authentication",
+            FailureKind::Tls => "failed the TLS handshake",
+            FailureKind::Overloaded => "had too many requests queued in this client",
         }
     }
 }
@@ -95,7 +104,7 @@ impl fmt::Display for Outcome {
 }
 
 /// One master's part of a vote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MasterVote {
     /// Index of the master in the configured order.
     pub master: usize,
@@ -103,6 +112,11 @@ pub struct MasterVote {
     pub outcome: Outcome,
     /// Round trip of its request; `None` when it timed out or was not awaited.
     pub round_trip: Option<Duration>,
+    /// Why it failed, in the words of whoever said so: the server's error reply
+    /// (`WRONGPASS invalid username-password pair ...`), the TLS or socket error, or what was
+    /// wrong with the reply. `Some` for every failed or timed-out master, `None` otherwise.
+    /// Never holds a password.
+    pub error: Option<Arc<str>>,
 }
 
 /// How an acquire attempt ended, in the terms of the suite's metrics (DESIGN §4).
@@ -149,6 +163,7 @@ impl Vote {
                     master,
                     outcome: Outcome::NotAwaited,
                     round_trip: None,
+                    error: None,
                 })
                 .collect(),
             quorum,
@@ -213,12 +228,43 @@ impl Vote {
     }
     /// True when granted ≥ quorum and validity > 0.
     pub fn won(&self) -> bool {
-        self.granted() >= self.quorum && self.validity.is_some()
+        self.quorum_reached() && self.validity.is_some()
     }
+    /// The failed masters' causes in plain words, grouped by cause: `"3 of 3 masters refused
+    /// authentication (WRONGPASS invalid username-password pair or user is disabled.)"`.
+    /// Empty when no master failed.
+    pub fn failure_summary(&self) -> String {
+        let n = self.masters.len();
+        let mut groups: Vec<(&'static str, Option<&str>, usize)> = Vec::new();
+        for m in &self.masters {
+            let what = match m.outcome {
+                Outcome::Failed(kind) => kind.describe(),
+                Outcome::TimedOut => "timed out",
+                _ => continue,
+            };
+            let cause = m.error.as_deref();
+            match groups.iter_mut().find(|g| g.0 == what && g.1 == cause) {
+                Some(group) => group.2 += 1,
+                None => groups.push((what, cause, 1)),
+            }
+        }
+        let parts: Vec<String> = groups
+            .into_iter()
+            .map(|(what, cause, count)| match cause {
+                Some(cause) => format!("{count} of {n} masters {what} ({cause})"),
+                None => format!("{count} of {n} masters {what}"),
+            })
+            .collect();
+        parts.join("; ")
+    }
+    fn quorum_reached(&self) -> bool {
+        crate::quorum::Quorum::new(self.masters.len(), self.quorum).reached(self.granted())
+    }
+
     /// Classification of an acquire attempt by the suite's metric definitions.
     pub fn verdict(&self) -> Verdict {
         let granted = self.granted();
-        if granted >= self.quorum {
+        if self.quorum_reached() {
             if self.validity.is_some() {
                 Verdict::Won
             } else {

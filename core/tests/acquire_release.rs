@@ -191,7 +191,11 @@ async fn concurrent_fanout_sets_the_key_on_every_master_even_those_not_awaited()
     // their masters (a lock held on all 5 survives a master restart; one on exactly 3 does
     // not). Release then finds the key everywhere.
     let m = masters(5);
-    let redlock = client(&m, redlock_core::FanOut::Concurrent).await;
+    // A per-master timeout no CPU stall reaches: this test is about where keys land.
+    let redlock = connected(
+        builder(&m, redlock_core::FanOut::Concurrent).instance_timeout(Duration::from_secs(5)),
+    )
+    .await;
     let mut not_awaited = 0;
     for i in 0..1000 {
         let lock = redlock
@@ -199,8 +203,23 @@ async fn concurrent_fanout_sets_the_key_on_every_master_even_those_not_awaited()
             .await
             .unwrap();
         not_awaited += lock.vote().not_awaited();
-        let released = redlock.release(&lock).await.unwrap();
-        assert_eq!(released.granted(), 5, "cycle {i}: {released}");
+        let key = format!("everywhere:{i}");
+        // The straggler's SET lands on every master, and the release after it clears them
+        // all. Checked on the masters: the release *count* depends on the per-master timeout,
+        // which a starved CPU can exceed while the key is still deleted in the background.
+        common::eventually(
+            &format!("cycle {i}: token on all 5 masters"),
+            Duration::from_secs(10),
+            || common::holders(&m, &key, lock.token()).len() == 5,
+        )
+        .await;
+        redlock.release(&lock).await.unwrap();
+        common::eventually(
+            &format!("cycle {i}: no key left after release"),
+            Duration::from_secs(10),
+            || common::with_key(&m, &key).is_empty(),
+        )
+        .await;
     }
     assert!(
         not_awaited > 0,

@@ -296,15 +296,18 @@ mod tests {
     #[test]
     fn init_writes_only_what_fits_and_zeroes_the_rest() {
         let mut buffer = [0xAAu8; 64];
+        // SAFETY: `buffer` holds 64 writable bytes, as many as any size given here.
         let status = unsafe { redlock_options_init(buffer.as_mut_ptr().cast(), 16) };
         assert_eq!(status, redlock_status::REDLOCK_OK);
         assert_eq!(usize::from_ne_bytes(buffer[..8].try_into().unwrap()), 16);
         assert!(buffer[16..].iter().all(|&b| b == 0xAA), "wrote past size");
+        // SAFETY: as above.
         let status = unsafe { redlock_options_init(buffer.as_mut_ptr().cast(), 64) };
         assert_eq!(status, redlock_status::REDLOCK_OK);
         assert!(buffer[size_of::<redlock_options>()..]
             .iter()
             .all(|&b| b == 0));
+        // SAFETY: as above.
         let status = unsafe { redlock_options_init(buffer.as_mut_ptr().cast(), 4) };
         assert_eq!(status, redlock_status::REDLOCK_INVALID_ARGUMENT);
     }

@@ -45,7 +45,16 @@ pub enum redlock_failure {
     REDLOCK_FAILURE_PROTOCOL = 3,
     /// Anything else.
     REDLOCK_FAILURE_OTHER = 4,
+    /// The master refused authentication (`WRONGPASS`, `NOAUTH`, ...).
+    REDLOCK_FAILURE_AUTH = 5,
+    /// The TLS handshake failed (e.g. a certificate the client does not trust).
+    REDLOCK_FAILURE_TLS = 6,
+    /// Too many requests were already queued in this client for that master.
+    REDLOCK_FAILURE_OVERLOADED = 7,
 }
+
+/// Bytes of `redlock_master_vote.error`, including its terminating NUL.
+pub const REDLOCK_MASTER_ERROR_LEN: usize = 128;
 
 /// How an acquire attempt ended (the suite's metric definitions).
 #[repr(C)]
@@ -73,6 +82,10 @@ pub struct redlock_master_vote {
     pub failure: redlock_failure,
     /// Round trip of its request in microseconds; -1 when it timed out or was not awaited.
     pub round_trip_us: i64,
+    /// Why it failed or timed out, NUL-terminated, in the words of whoever said so (the
+    /// server's error reply, the TLS or socket error), cut to fit; empty when it answered.
+    /// Never holds a password.
+    pub error: [c_char; REDLOCK_MASTER_ERROR_LEN],
 }
 
 /// The vote of one operation (an acquire attempt, an extend or a release) across all masters.
@@ -112,7 +125,27 @@ fn micros(d: Duration) -> i64 {
     i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
 
-fn master_vote(outcome: Outcome, round_trip: Option<Duration>) -> redlock_master_vote {
+/// `text` as a NUL-terminated C string cut to `REDLOCK_MASTER_ERROR_LEN - 1` bytes (on a
+/// character boundary).
+fn error_field(text: Option<&str>) -> [c_char; REDLOCK_MASTER_ERROR_LEN] {
+    let mut field = [0 as c_char; REDLOCK_MASTER_ERROR_LEN];
+    let text = text.unwrap_or_default();
+    let mut end = text.len().min(REDLOCK_MASTER_ERROR_LEN - 1);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    for (slot, byte) in field.iter_mut().zip(text[..end].bytes()) {
+        // A NUL inside the text would cut it short in C; show it as '?'.
+        *slot = if byte == 0 { b'?' } else { byte } as c_char;
+    }
+    field
+}
+
+fn master_vote(
+    outcome: Outcome,
+    round_trip: Option<Duration>,
+    error: Option<&str>,
+) -> redlock_master_vote {
     use redlock_failure::*;
     use redlock_outcome::*;
     let (outcome, failure) = match outcome {
@@ -126,6 +159,9 @@ fn master_vote(outcome: Outcome, round_trip: Option<Duration>) -> redlock_master
                 FailureKind::Connection => REDLOCK_FAILURE_CONNECTION,
                 FailureKind::Server => REDLOCK_FAILURE_SERVER,
                 FailureKind::Protocol => REDLOCK_FAILURE_PROTOCOL,
+                FailureKind::Auth => REDLOCK_FAILURE_AUTH,
+                FailureKind::Tls => REDLOCK_FAILURE_TLS,
+                FailureKind::Overloaded => REDLOCK_FAILURE_OVERLOADED,
                 _ => REDLOCK_FAILURE_OTHER,
             },
         ),
@@ -136,15 +172,16 @@ fn master_vote(outcome: Outcome, round_trip: Option<Duration>) -> redlock_master
         outcome,
         failure,
         round_trip_us: round_trip.map_or(-1, micros),
+        error: error_field(error),
     }
 }
 
 impl From<&Vote> for redlock_vote {
     fn from(vote: &Vote) -> Self {
-        let mut masters = [master_vote(Outcome::NotAwaited, None); REDLOCK_MAX_MASTERS];
+        let mut masters = [master_vote(Outcome::NotAwaited, None, None); REDLOCK_MAX_MASTERS];
         // The client refuses more than REDLOCK_MAX_MASTERS masters, so nothing is cut here.
         for (slot, m) in masters.iter_mut().zip(vote.masters()) {
-            *slot = master_vote(m.outcome, m.round_trip);
+            *slot = master_vote(m.outcome, m.round_trip, m.error.as_deref());
         }
         let verdict = match vote.verdict() {
             Verdict::Won => redlock_verdict::REDLOCK_VERDICT_WON,
@@ -297,8 +334,19 @@ mod tests {
         ];
         for (c, core) in outcomes {
             assert_eq!(text(redlock_outcome_str(c as c_int)), core.as_str());
-            assert_eq!(master_vote(core, None).outcome, c);
+            assert_eq!(master_vote(core, None, None).outcome, c);
         }
+        let failed = master_vote(
+            Outcome::Failed(redlock_core::FailureKind::Auth),
+            None,
+            Some(&"WRONGPASS é".repeat(40)),
+        );
+        assert_eq!(failed.failure, redlock_failure::REDLOCK_FAILURE_AUTH);
+        // SAFETY: `error_field` always NUL-terminates within the array.
+        let error = unsafe { CStr::from_ptr(failed.error.as_ptr()) }
+            .to_str()
+            .unwrap();
+        assert!(error.starts_with("WRONGPASS é") && error.len() < REDLOCK_MASTER_ERROR_LEN);
         assert_eq!(text(redlock_outcome_str(2)), "failed");
         assert_eq!(text(redlock_outcome_str(99)), "unknown");
         assert_eq!(text(redlock_verdict_str(2)), Verdict::SplitVote.as_str());

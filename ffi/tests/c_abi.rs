@@ -325,6 +325,57 @@ fn eight_threads_one_client_never_two_holders() {
 }
 
 #[test]
+fn fresh_clients_lock_on_every_master() {
+    c_case("fresh_clients");
+}
+
+/// Runs `failure_cause` against `urls` (masters that all refuse us) expecting `failure` and
+/// `words` in every master's vote and in the message.
+fn failure_cause(urls: Vec<String>, failure: redlock::redlock_failure, words: &str) {
+    let mut args = vec!["failure_cause".to_string()];
+    args.extend(urls);
+    std::env::set_var("REDLOCK_EXPECT_FAILURE", (failure as i32).to_string());
+    std::env::set_var("REDLOCK_EXPECT_WORDS", words);
+    let output = run(&programs().test_c, &args);
+    assert!(
+        output.status.success(),
+        "failure_cause {words}:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn wrong_password_missing_password_closed_port_and_untrusted_tls_name_their_cause() {
+    use redlock::redlock_failure::*;
+    let m = LocalMasters::start_with_password(3, "right-one").expect("masters");
+    let wrong = m
+        .urls()
+        .iter()
+        .map(|u| u.replace("right-one", "wrong-one"))
+        .collect();
+    failure_cause(wrong, REDLOCK_FAILURE_AUTH, "WRONGPASS");
+    let missing = m
+        .urls()
+        .iter()
+        .map(|u| u.replace(":right-one@", ""))
+        .collect();
+    failure_cause(missing, REDLOCK_FAILURE_AUTH, "NOAUTH");
+    let closed = m.urls();
+    let ports: Vec<u16> = (0..m.len()).map(|i| m.port(i).unwrap()).collect();
+    drop(m);
+    let _held: Vec<PortHold> = ports.into_iter().map(PortHold::new).collect();
+    failure_cause(closed, REDLOCK_FAILURE_CONNECTION, "connection refused");
+    let tls = LocalMasters::start_tls(3).expect("TLS masters");
+    let strict = tls
+        .urls()
+        .iter()
+        .map(|u| u.replace("#insecure", ""))
+        .collect();
+    failure_cause(strict, REDLOCK_FAILURE_TLS, "certificate");
+}
+
+#[test]
 fn panic_becomes_a_status() {
     c_case("panic_boundary");
 }
@@ -337,6 +388,11 @@ fn options_of_older_and_newer_sizes() {
 #[test]
 fn a_huge_bad_resource_gives_a_short_message() {
     c_case("huge_resource");
+}
+
+#[test]
+fn a_client_used_after_fork_fails_fast_with_a_message() {
+    c_case("fork_child");
 }
 
 #[test]

@@ -207,6 +207,7 @@ pub(crate) struct MasterVote {
     outcome: String,
     failure: Option<String>,
     round_trip: Option<f64>,
+    error: Option<String>,
 }
 
 impl From<&CoreMasterVote> for MasterVote {
@@ -219,11 +220,12 @@ impl From<&CoreMasterVote> for MasterVote {
                 _ => None,
             },
             round_trip: vote.round_trip.map(|rt| rt.as_secs_f64()),
+            error: vote.error.as_deref().map(str::to_string),
         }
     }
 }
 
-type MasterVoteState = (usize, String, Option<String>, Option<f64>);
+type MasterVoteState = (usize, String, Option<String>, Option<f64>, Option<String>);
 
 #[pymethods]
 impl MasterVote {
@@ -237,10 +239,17 @@ impl MasterVote {
     fn outcome(&self) -> &str {
         &self.outcome
     }
-    /// For a failed master: "connection", "server", "protocol" or "other"; else None.
+    /// For a failed master: "connection", "server", "protocol", "auth", "tls", "overloaded"
+    /// or "other"; else None.
     #[getter]
     fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
+    }
+    /// Why it failed or timed out, in the words of whoever said so (the server's error
+    /// reply, the TLS or socket error); None when it answered.
+    #[getter]
+    fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
     /// Seconds of its round trip; None when it timed out or was not awaited.
     #[getter]
@@ -256,8 +265,13 @@ impl MasterVote {
             .failure
             .as_ref()
             .map_or("None".to_string(), |f| format!("'{f}'"));
+        let error = self
+            .error
+            .as_deref()
+            .map_or("None".to_string(), |e| format!("{e:?}"));
         format!(
-            "MasterVote(master={}, outcome='{}', failure={failure}, round_trip={round_trip})",
+            "MasterVote(master={}, outcome='{}', failure={failure}, round_trip={round_trip}, \
+             error={error})",
             self.master, self.outcome
         )
     }
@@ -274,6 +288,7 @@ impl MasterVote {
             self.outcome.clone(),
             self.failure.clone(),
             self.round_trip,
+            self.error.clone(),
         );
         Ok((rebuild, PyTuple::new(py, [state.into_pyobject(py)?])?))
     }
@@ -282,11 +297,12 @@ impl MasterVote {
 /// Unpickles a `MasterVote` (the target of `MasterVote.__reduce__`).
 #[pyfunction]
 pub(crate) fn _rebuild_master_vote(state: MasterVoteState) -> MasterVote {
-    let (master, outcome, failure, round_trip) = state;
+    let (master, outcome, failure, round_trip, error) = state;
     MasterVote {
         master,
         outcome,
         failure,
         round_trip,
+        error,
     }
 }

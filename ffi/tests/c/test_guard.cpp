@@ -93,13 +93,13 @@ static void guard_scope() {
         redlock::Guard first(client, "cpp:moved", 10s);
         redlock::Guard second(std::move(first));
         CHECK(!first.holds() && second.holds());
-        CHECK(second.release() >= urls.size() / 2 + 1); // concurrent: the quorum at least
+        CHECK(second.release() >= 3); // 5 masters: at least their majority
         CHECK(!second.holds() && second.release() == 0);
     }
     // Moving the client keeps the guards' handle valid.
     redlock::Client moved(std::move(client));
     redlock::Guard guard(moved, "cpp:moved-client", 10s);
-    CHECK(guard.release() >= urls.size() / 2 + 1);
+    CHECK(guard.release() >= 3);
 }
 
 // Failures are redlock::Error with the status, the message and, for operations, the vote.

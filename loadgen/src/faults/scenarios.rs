@@ -377,7 +377,9 @@ pub fn judge(
     n_masters: usize,
 ) -> Result<(), String> {
     let c = &mode.counts;
-    let quorum = cfg.quorum.unwrap_or(n_masters / 2 + 1);
+    let quorum = cfg
+        .quorum
+        .unwrap_or_else(|| redlock_core::quorum::majority(n_masters));
     // A lock won with exactly a quorum of grants while the other masters were down.
     let exact_quorum_holder = mode.vote_patterns.keys().any(|p| {
         usize::from(p.granted) == quorum

@@ -100,10 +100,10 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
         "workload   {load}; {} resource(s), {} keys; hold {hold}; {} extend(s) per hold; ttl {} ms",
         c.resources, c.key_dist, c.extends_per_hold, c.ttl_ms
     );
-    let quorum = c
-        .quorum
-        .map(|q| q.to_string())
-        .unwrap_or_else(|| format!("{} (majority)", h.masters.len() / 2 + 1));
+    let quorum = c.quorum.map(|q| q.to_string()).unwrap_or_else(|| {
+        let majority = redlock_core::quorum::majority(h.masters.len());
+        format!("{majority} (majority)")
+    });
     let _ = writeln!(
         out,
         "client     retry count {}, retry delay ≤ {} ms, per-master timeout {} ms, quorum {quorum} of {}",

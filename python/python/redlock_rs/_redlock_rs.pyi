@@ -22,7 +22,7 @@ __all__ = [
 
 _Outcome = Literal["granted", "denied", "failed", "timed_out", "not_awaited"]
 _Verdict = Literal["won", "expired", "split_vote", "clean_loss"]
-_Failure = Literal["connection", "server", "protocol", "other"]
+_Failure = Literal["connection", "server", "protocol", "auth", "tls", "overloaded", "other"]
 _FanOut = Literal["concurrent", "sequential"]
 
 class RedlockError(Exception):
@@ -54,7 +54,12 @@ class MasterVote:
         """"granted", "denied", "failed", "timed_out" or "not_awaited"."""
     @property
     def failure(self) -> Optional[_Failure]:
-        """For a failed master: "connection", "server", "protocol" or "other"; else None."""
+        """For a failed master: "connection", "server", "protocol", "auth", "tls", "overloaded"
+        or "other"; else None."""
+    @property
+    def error(self) -> Optional[str]:
+        """Why it failed or timed out, in the words of whoever said so (the server's error
+        reply, the TLS or socket error); None when it answered."""
     @property
     def round_trip(self) -> Optional[float]:
         """Seconds of its round trip; None when it timed out or was not awaited."""

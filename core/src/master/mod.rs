@@ -1,0 +1,314 @@
+//! One Redis master: a queue of requests in issue order, and a task that keeps a connection
+//! open and serves the queue over it.
+//!
+//! Order by construction: a request is put on the master's queue the moment the algorithm
+//! issues it (a non-blocking send, in master order), and one task writes the queue to the
+//! connection front to back. While the connection is opening or re-opening, requests wait in
+//! the queue; none is dropped to keep order, so the first lock of a fresh client reaches every
+//! master that can be reached, and a cleanup or release always follows the request it undoes.
+//! A caller that stops waiting (quorum decided early, per-master timeout) only stops
+//! listening: its request still goes out in its place.
+//!
+//! Bounded against a master that misbehaves: the queue holds at most `QUEUE_CAPACITY`
+//! requests (a full queue fails the request at once), a connection at most `MAX_IN_FLIGHT`
+//! unanswered ones, replies are size-checked from their header (`wire.rs`), a reply that is
+//! not its request's (`scripts.rs`) or a master silent for `silence` replaces the connection,
+//! and requests left waiting for a connection longer than `QUEUE_GRACE` are failed instead of
+//! sent late. A master that cannot be reached fails requests at once with its cause.
+
+mod dial;
+mod pipeline;
+mod scripts;
+#[cfg(feature = "tls")]
+mod tls;
+mod wire;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use tokio::sync::{mpsc, Notify};
+
+use crate::collector::Collector;
+use crate::config::redact_url;
+use crate::error::{Error, Result};
+use crate::vote::FailureKind;
+
+pub(crate) use scripts::Op;
+
+use dial::Target;
+use pipeline::Ended;
+
+/// How long one connect (TCP, TLS) may take, and then the login handshake.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// Reconnect back-off: the first retry after a broken connection is immediate, then the delay
+/// doubles from `MIN_BACKOFF` to `MAX_BACKOFF`, each drawn with jitter in `[d/2, d]` so that
+/// many clients (or many masters that are down) do not retry in step. A master nobody asks
+/// for is retried rarely (an idle client with many masters down costs next to nothing); one
+/// that requests keep asking for is retried at most every `KICK_INTERVAL`, so a restarted
+/// master is found again quickly by a client that uses it.
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+const KICK_INTERVAL: Duration = Duration::from_millis(100);
+/// Requests one master's queue holds. A request that finds it full fails at once.
+const QUEUE_CAPACITY: usize = 16 * 1024;
+/// A request that waited longer than this for a connection is failed, not sent.
+pub(crate) const QUEUE_GRACE: Duration = Duration::from_secs(5);
+/// The silence bound is this many per-master timeouts, and at least `MIN_SILENCE`: a master
+/// that leaves its oldest request unanswered that long has its connection replaced.
+const SILENT_TIMEOUTS: u32 = 4;
+const MIN_SILENCE: Duration = Duration::from_secs(1);
+
+/// Why a request failed on one master: the kind and the words of whoever said so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    pub(crate) kind: FailureKind,
+    pub(crate) cause: Arc<str>,
+}
+
+impl Failure {
+    pub(crate) fn new(kind: FailureKind, cause: impl Into<Arc<str>>) -> Self {
+        Failure {
+            kind,
+            cause: cause.into(),
+        }
+    }
+}
+
+/// Granted (`true`), denied (`false`) or failed.
+pub(crate) type Answer = std::result::Result<bool, Failure>;
+
+/// A request on a master's queue.
+pub(crate) struct Job {
+    op: Op,
+    resource: Arc<str>,
+    token: Arc<str>,
+    queued_at: Instant,
+    sent_at: Option<Instant>,
+    /// Where the answer goes: the round's collector and this master's place in it.
+    reply: (Arc<Collector>, usize),
+}
+
+impl Job {
+    fn mark_sent(&mut self) {
+        self.sent_at = Some(Instant::now());
+    }
+    fn sent_at(&self) -> Instant {
+        self.sent_at.unwrap_or(self.queued_at)
+    }
+    fn answer(self, answer: Answer) {
+        // The round may have stopped listening; the request did its work anyway.
+        let (collector, index) = self.reply;
+        collector.record(index, answer);
+    }
+    fn fail(self, failure: Failure) {
+        self.answer(Err(failure));
+    }
+}
+
+enum ConnState {
+    /// A connect (or handshake) is under way: requests wait in the queue.
+    Connecting,
+    Connected,
+    /// The last connect failed; requests fail at once with this until the next try.
+    Down(Failure),
+}
+
+struct Shared {
+    state: ArcSwap<ConnState>,
+    /// Signalled on every state change.
+    changed: Notify,
+    /// Signalled by a request that found the master down: retry soon.
+    kick: Notify,
+}
+
+/// A configured master.
+pub(crate) struct Master {
+    /// The URL with any password redacted: the only form ever displayed.
+    display: String,
+    handle: MasterHandle,
+}
+
+/// What a request needs of a master; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct MasterHandle {
+    queue: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Master {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Master")
+            .field("url", &self.display)
+            .finish()
+    }
+}
+
+impl Master {
+    /// Parses `url` and starts connecting in the background. Must run inside a tokio runtime.
+    pub(crate) fn new(index: usize, url: &str, instance_timeout: Duration) -> Result<Self> {
+        let display = redact_url(url);
+        let target = Target::parse(url)
+            .map_err(|e| Error::invalid(format!("master URL #{index} {display:?}: {e}")))?;
+        let shared = Arc::new(Shared {
+            state: ArcSwap::from_pointee(ConnState::Connecting),
+            changed: Notify::new(),
+            kick: Notify::new(),
+        });
+        let (queue, jobs) = mpsc::channel(QUEUE_CAPACITY);
+        let silence = (instance_timeout * SILENT_TIMEOUTS).max(MIN_SILENCE);
+        tokio::spawn(supervise(target, jobs, Arc::clone(&shared), silence));
+        Ok(Master {
+            display,
+            handle: MasterHandle { queue, shared },
+        })
+    }
+
+    /// The URL with its password redacted.
+    pub(crate) fn display(&self) -> &str {
+        &self.display
+    }
+
+    /// A handle for sending requests.
+    pub(crate) fn handle(&self) -> &MasterHandle {
+        &self.handle
+    }
+
+    /// True while a connection is established.
+    pub(crate) fn is_connected(&self) -> bool {
+        matches!(**self.handle.shared.state.load(), ConnState::Connected)
+    }
+
+    /// Waits until connected (true) or until a connect attempt failed (false).
+    pub(crate) async fn connected(&self) -> bool {
+        let shared = &self.handle.shared;
+        loop {
+            let changed = shared.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            match **shared.state.load() {
+                ConnState::Connected => return true,
+                ConnState::Down(_) => return false,
+                ConnState::Connecting => changed.await,
+            }
+        }
+    }
+}
+
+impl MasterHandle {
+    /// Puts a request on the queue now (so it keeps its place); its answer goes to
+    /// `collector` at `index`. A master known to be down, or a full queue, answers at once
+    /// with the failure.
+    pub(crate) fn submit(
+        &self,
+        op: Op,
+        resource: &Arc<str>,
+        token: &Arc<str>,
+        collector: &Arc<Collector>,
+        index: usize,
+    ) {
+        if let ConnState::Down(failure) = &**self.shared.state.load() {
+            self.shared.kick.notify_one();
+            collector.record(index, Err(failure.clone()));
+            return;
+        }
+        let job = Job {
+            op,
+            resource: Arc::clone(resource),
+            token: Arc::clone(token),
+            queued_at: Instant::now(),
+            sent_at: None,
+            reply: (Arc::clone(collector), index),
+        };
+        let failure = match self.queue.try_send(job) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(_)) => Failure::new(
+                FailureKind::Overloaded,
+                format!("{QUEUE_CAPACITY} requests already waiting for this master"),
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => Failure::new(
+                FailureKind::Other,
+                "the master's connection task has stopped",
+            ),
+        };
+        collector.record(index, Err(failure));
+    }
+}
+
+/// Connects, serves the queue, reconnects: until every handle of the client is gone.
+async fn supervise(
+    target: Target,
+    mut queue: mpsc::Receiver<Job>,
+    shared: Arc<Shared>,
+    silence: Duration,
+) {
+    let mut backoff = Duration::ZERO;
+    loop {
+        set_state(&shared, ConnState::Connecting);
+        match connect(&target).await {
+            Ok(stream) => {
+                backoff = Duration::ZERO;
+                set_state(&shared, ConnState::Connected);
+                match pipeline::serve(stream, &mut queue, silence).await {
+                    Ended::Shutdown => return,
+                    // Reconnect at once: a restarted master is usually back.
+                    Ended::Broken(_) => continue,
+                }
+            }
+            Err(failure) => {
+                set_state(&shared, ConnState::Down(failure.clone()));
+                backoff = (backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
+                let failed_at = tokio::time::Instant::now();
+                let wake = failed_at + crate::validity::jittered(backoff);
+                let kickable = failed_at + KICK_INTERVAL.min(backoff);
+                // Requests queued while connecting, or racing with the state change, fail
+                // with the cause instead of waiting out the back-off.
+                loop {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(wake) => break,
+                        () = shared.kick.notified() => {
+                            if tokio::time::Instant::now() >= kickable {
+                                break;
+                            }
+                            tokio::time::sleep_until(kickable).await;
+                            break;
+                        }
+                        job = queue.recv() => match job {
+                            Some(job) => job.fail(failure.clone()),
+                            None => return,
+                        },
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Opens the stream and runs the handshake, each bounded by `CONNECT_TIMEOUT`.
+async fn connect(target: &Target) -> std::result::Result<dial::Stream, Failure> {
+    let mut stream = tokio::time::timeout(CONNECT_TIMEOUT, target.open())
+        .await
+        .map_err(|_| {
+            Failure::new(
+                FailureKind::Connection,
+                format!("connecting timed out after {CONNECT_TIMEOUT:?}"),
+            )
+        })??;
+    tokio::time::timeout(CONNECT_TIMEOUT, target.handshake(&mut stream))
+        .await
+        .map_err(|_| {
+            Failure::new(
+                FailureKind::Connection,
+                format!(
+                    "accepted the connection but did not answer the handshake (AUTH, SCRIPT LOAD) within {CONNECT_TIMEOUT:?}"
+                ),
+            )
+        })??;
+    Ok(stream)
+}
+
+fn set_state(shared: &Shared, state: ConnState) {
+    shared.state.store(Arc::new(state));
+    shared.changed.notify_waiters();
+}

@@ -1,0 +1,176 @@
+//! One open connection at work: requests go out in queue order, replies are matched to them
+//! in the same order, and anything that shows the two are no longer in step ends the
+//! connection.
+//!
+//! A single task owns the stream, the write buffer and the list of requests sent and not yet
+//! answered; nothing is shared, so nothing is locked. Requests waiting in the queue are not
+//! touched when the connection ends: the next connection sends them, still in order.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use crate::vote::FailureKind;
+
+use super::dial::{io_failure, Stream};
+use super::scripts::{encode_request, judge, Judged};
+use super::wire::{decimal, parse};
+use super::{Failure, Job, QUEUE_GRACE};
+
+/// Requests sent and not answered on one connection, at most. More wait in the queue (which
+/// is bounded too), so a master that stops answering holds a bounded amount of memory.
+const MAX_IN_FLIGHT: usize = 1024;
+/// Bytes encoded ahead of the socket, at most, before new requests wait in the queue.
+const MAX_UNWRITTEN: usize = 256 * 1024;
+/// Requests taken from the queue per wake-up (written together, in one system call when the
+/// socket takes them).
+const BATCH: usize = 256;
+
+/// A request written to the master, waiting for its reply.
+struct Sent {
+    id: u64,
+    job: Job,
+}
+
+/// Why a connection ended.
+pub(crate) enum Ended {
+    /// Every handle of the client is gone and nothing is left to do.
+    Shutdown,
+    /// The connection broke or was given up on; requests in flight on it failed with this.
+    Broken(Failure),
+}
+
+/// Serves `queue` on `stream` until the connection breaks or the client is dropped.
+/// `silence` bounds how long the oldest request may go unanswered before the connection is
+/// replaced (a master that reads and never answers).
+pub(crate) async fn serve(
+    stream: Stream,
+    queue: &mut mpsc::Receiver<Job>,
+    silence: Duration,
+) -> Ended {
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    let mut sent: VecDeque<Sent> = VecDeque::with_capacity(64);
+    let mut unwritten: Vec<u8> = Vec::with_capacity(4096);
+    let mut incoming: Vec<u8> = Vec::with_capacity(4096);
+    let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
+    let mut next_id: u64 = 1;
+    let mut queue_open = true;
+    // One coarse timer per connection (not one per wake-up): every half silence bound, see
+    // whether the oldest request has waited past it.
+    let check_every = silence / 2;
+    let silence_check = tokio::time::sleep(check_every);
+    tokio::pin!(silence_check);
+    let ended = loop {
+        if !queue_open && sent.is_empty() && unwritten.is_empty() {
+            break Ended::Shutdown;
+        }
+        let room = MAX_IN_FLIGHT - sent.len();
+        let take = queue_open && room > 0 && unwritten.len() < MAX_UNWRITTEN;
+        // Order matters: replies first (they free room), then every request already queued
+        // (so concurrent callers' requests leave in one write), then the write.
+        tokio::select! {
+            biased;
+            read = reader.read_buf(&mut incoming) => {
+                match read {
+                    Ok(0) => break Ended::Broken(Failure::new(
+                        FailureKind::Connection,
+                        "connection closed by the master",
+                    )),
+                    Ok(_) => {
+                        if let Err(failure) = dispatch(&mut incoming, &mut sent) {
+                            break Ended::Broken(failure);
+                        }
+                        incoming.reserve(4096);
+                    }
+                    Err(e) => break Ended::Broken(io_failure(&e)),
+                }
+            }
+            n = queue.recv_many(&mut batch, BATCH.min(room)), if take => {
+                if n == 0 {
+                    queue_open = false;
+                    continue;
+                }
+                for mut job in batch.drain(..) {
+                    if job.queued_at.elapsed() > QUEUE_GRACE {
+                        job.fail(Failure::new(
+                            FailureKind::Connection,
+                            format!("not sent: waited over {QUEUE_GRACE:?} for a connection"),
+                        ));
+                        continue;
+                    }
+                    let id = next_id;
+                    next_id += 1;
+                    let mut digits = [0u8; 20];
+                    encode_request(&mut unwritten, job.op, &job.resource, &job.token, decimal(&mut digits, id));
+                    job.mark_sent();
+                    sent.push_back(Sent { id, job });
+                }
+            }
+            written = writer.write(&unwritten), if !unwritten.is_empty() => {
+                match written {
+                    Ok(0) => break Ended::Broken(Failure::new(
+                        FailureKind::Connection,
+                        "connection closed by the master",
+                    )),
+                    Ok(n) => { unwritten.drain(..n); }
+                    Err(e) => break Ended::Broken(io_failure(&e)),
+                }
+            }
+            () = &mut silence_check => {
+                if sent.front().is_some_and(|s| s.job.sent_at().elapsed() >= silence) {
+                    break Ended::Broken(Failure::new(
+                        FailureKind::Connection,
+                        format!("no reply from the master for {silence:?}; connection replaced"),
+                    ));
+                }
+                silence_check.as_mut().reset(tokio::time::Instant::now() + check_every);
+            }
+        }
+    };
+    if let Ended::Broken(failure) = &ended {
+        for s in sent.drain(..) {
+            s.job.fail(failure.clone());
+        }
+    }
+    ended
+}
+
+/// Matches every complete reply in `incoming` to the oldest request in flight. An error ends
+/// the connection: the reply that showed it failed its request with the cause.
+fn dispatch(incoming: &mut Vec<u8>, sent: &mut VecDeque<Sent>) -> Result<(), Failure> {
+    let mut used = 0;
+    let result = loop {
+        match parse(&incoming[used..]) {
+            Ok(None) => break Ok(()),
+            Err(e) => {
+                let failure = Failure::new(FailureKind::Protocol, e.0);
+                if let Some(s) = sent.pop_front() {
+                    s.job.fail(failure.clone());
+                }
+                break Err(failure);
+            }
+            Ok(Some((reply, n))) => {
+                used += n;
+                let Some(s) = sent.pop_front() else {
+                    break Err(Failure::new(
+                        FailureKind::Protocol,
+                        format!("unsolicited reply {reply} with no request waiting"),
+                    ));
+                };
+                let mut digits = [0u8; 20];
+                match judge(s.job.op, decimal(&mut digits, s.id), reply) {
+                    Judged::Answer(granted) => s.job.answer(Ok(granted)),
+                    Judged::Failed(failure) => s.job.answer(Err(failure)),
+                    Judged::Broken(failure) => {
+                        s.job.answer(Err(failure.clone()));
+                        break Err(failure);
+                    }
+                }
+            }
+        }
+    };
+    incoming.drain(..used);
+    result
+}

@@ -1,0 +1,359 @@
+//! Masters that are not honest Redis servers: stray replies, floods, silence, a wrong
+//! `SCRIPT LOAD` answer. A real Redis cannot be made to send these, so each is a small server
+//! written for the test (127.0.0.1 only); every other master in these tests is a real one.
+//!
+//! What users rely on: only a well-formed grant of *this* request counts, a broken connection
+//! is replaced, memory stays bounded, nothing panics, and a master that recovers is used again.
+
+mod common;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use common::{eventually, masters};
+use redlock_core::{FailureKind, FanOut, Outcome, Redlock};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const TTL: Duration = Duration::from_secs(10);
+
+/// How a hostile master behaves once a connection has loaded its scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Denies every request (`:0`), but sends one unsolicited `+OK` first on each
+    /// connection, so every later reply is shifted by one.
+    StrayOk,
+    /// Answers each request with the previous request's id: a grant, but not this one's.
+    ReplayPreviousGrant,
+    /// Answers the first request with a 4 GB bulk header and then endless bytes.
+    Flood,
+    /// Reads every request and never answers.
+    Silent,
+    /// Answers `SCRIPT LOAD` with a SHA1 that is not the script's.
+    WrongScriptSha,
+}
+
+/// A hostile master on 127.0.0.1; counts the connections it accepted.
+struct Hostile {
+    addr: SocketAddr,
+    accepted: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Hostile {
+    async fn start(mode: Mode) -> Hostile {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&accepted);
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(serve(stream, mode));
+            }
+        });
+        Hostile {
+            addr,
+            accepted,
+            task,
+        }
+    }
+    fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+    fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+/// Reads one command (an array of bulk strings); `None` at end of stream.
+async fn read_command(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<Vec<u8>>> {
+    loop {
+        if let Some((args, used)) = parse_command(buf) {
+            buf.drain(..used);
+            return Some(args);
+        }
+        let mut chunk = [0u8; 4096];
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn parse_command(buf: &[u8]) -> Option<(Vec<Vec<u8>>, usize)> {
+    fn line(buf: &[u8], at: usize) -> Option<(usize, usize)> {
+        let end = buf[at..].windows(2).position(|w| w == b"\r\n")? + at;
+        let n = std::str::from_utf8(&buf[at + 1..end]).ok()?.parse().ok()?;
+        Some((n, end + 2))
+    }
+    let (n, mut at) = line(buf, 0)?;
+    let mut args = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (len, start) = line(buf, at)?;
+        if buf.len() < start + len + 2 {
+            return None;
+        }
+        args.push(buf[start..start + len].to_vec());
+        at = start + len + 2;
+    }
+    Some((args, at))
+}
+
+async fn serve(mut stream: TcpStream, mode: Mode) {
+    let mut buf = Vec::new();
+    let mut requests = 0usize;
+    let mut previous_id: Vec<u8> = b"0".to_vec();
+    while let Some(args) = read_command(&mut stream, &mut buf).await {
+        let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+        let reply: Vec<u8> = match name.as_str() {
+            "SCRIPT" => {
+                // What Redis answers: the SHA1 of the script body.
+                let sha = redis::Script::new(&String::from_utf8_lossy(&args[2]))
+                    .get_hash()
+                    .to_string();
+                let sha = if mode == Mode::WrongScriptSha {
+                    "0".repeat(40)
+                } else {
+                    sha
+                };
+                format!("${}\r\n{sha}\r\n", sha.len()).into_bytes()
+            }
+            "EVALSHA" => {
+                requests += 1;
+                let id = args.last().unwrap().clone();
+                let reply = match mode {
+                    Mode::StrayOk if requests == 1 => b"+OK\r\n:0\r\n".to_vec(),
+                    Mode::StrayOk | Mode::WrongScriptSha => b":0\r\n".to_vec(),
+                    Mode::ReplayPreviousGrant => {
+                        let mut r = format!("${}\r\n", previous_id.len()).into_bytes();
+                        r.extend_from_slice(&previous_id);
+                        r.extend_from_slice(b"\r\n");
+                        r
+                    }
+                    Mode::Flood => {
+                        let _ = stream.write_all(b"$4000000000\r\n").await;
+                        let junk = vec![b'x'; 64 * 1024];
+                        while stream.write_all(&junk).await.is_ok() {}
+                        return;
+                    }
+                    Mode::Silent => continue,
+                };
+                previous_id = id;
+                reply
+            }
+            _ => b"+OK\r\n".to_vec(),
+        };
+        if stream.write_all(&reply).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Counts panics anywhere in this test binary: none may happen, in any build.
+fn count_panics() -> &'static AtomicUsize {
+    static PANICS: AtomicUsize = AtomicUsize::new(0);
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.fetch_add(1, Ordering::SeqCst);
+            default(info);
+        }));
+    });
+    &PANICS
+}
+
+/// Resident memory of this process, from /proc.
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stray_or_replayed_replies_never_count_as_grants_and_the_connection_is_replaced() {
+    let panics = count_panics();
+    for mode in [Mode::StrayOk, Mode::ReplayPreviousGrant] {
+        let hostile: Vec<Hostile> =
+            futures_util::future::join_all((0..5).map(|_| Hostile::start(mode))).await;
+        let redlock = Redlock::builder(hostile.iter().map(Hostile::url))
+            .retry_count(0)
+            .build()
+            .unwrap();
+        redlock.wait_connected(Duration::from_secs(10)).await;
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                let redlock = redlock.clone();
+                tokio::spawn(async move {
+                    let (mut granted, mut protocol) = (0, 0);
+                    for _ in 0..20 {
+                        match redlock.acquire("contended", TTL).await {
+                            Ok(lock) => panic!("{mode:?}: a lock was won: {:?}", lock.vote()),
+                            Err(e) => {
+                                let vote = e.vote().unwrap();
+                                granted += vote.granted();
+                                protocol += vote
+                                    .masters()
+                                    .iter()
+                                    .filter(|m| m.outcome == Outcome::Failed(FailureKind::Protocol))
+                                    .count();
+                            }
+                        }
+                    }
+                    (granted, protocol)
+                })
+            })
+            .collect();
+        let (mut granted, mut protocol) = (0, 0);
+        for task in tasks {
+            let (g, p) = task.await.unwrap();
+            granted += g;
+            protocol += p;
+        }
+        assert_eq!(granted, 0, "{mode:?}: a reply that was not a grant counted");
+        assert!(
+            protocol > 0,
+            "{mode:?}: no reply was seen as not this request's"
+        );
+        for (i, h) in hostile.iter().enumerate() {
+            eventually(
+                &format!("{mode:?}: master {i}'s connection replaced"),
+                Duration::from_secs(10),
+                || h.connections() >= 2,
+            )
+            .await;
+        }
+    }
+    assert_eq!(panics.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flooding_and_silent_masters_leave_memory_bounded_and_the_others_keep_working() {
+    let panics = count_panics();
+    for mode in [Mode::Flood, Mode::Silent] {
+        let real = masters(4);
+        let hostile = Hostile::start(mode).await;
+        let mut urls = real.urls();
+        urls.push(hostile.url());
+        let redlock = Redlock::builder(urls)
+            .fanout(FanOut::Concurrent)
+            .instance_timeout(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        redlock.wait_connected(Duration::from_secs(10)).await;
+        let before = rss_bytes();
+        let tasks: Vec<_> = (0..16)
+            .map(|t| {
+                let redlock = redlock.clone();
+                tokio::spawn(async move {
+                    let mut causes = Vec::new();
+                    for c in 0..200 {
+                        // Healthy masters are a quorum: every lock is won.
+                        let lock = redlock
+                            .acquire(&format!("bounded:{t}:{c}"), TTL)
+                            .await
+                            .unwrap();
+                        let released = redlock.release(&lock).await.unwrap();
+                        causes.extend(released.masters()[4].error.clone());
+                    }
+                    causes
+                })
+            })
+            .collect();
+        let mut causes = Vec::new();
+        for task in tasks {
+            causes.extend(task.await.unwrap());
+        }
+        let grown = rss_bytes().saturating_sub(before);
+        assert!(
+            grown < 64 << 20,
+            "{mode:?}: memory grew by {} MiB over 3,200 cycles",
+            grown >> 20
+        );
+        let expected = match mode {
+            Mode::Flood => "reply too large",
+            _ => "no reply",
+        };
+        assert!(
+            causes.iter().any(|c| c.contains(expected)),
+            "{mode:?}: causes seen: {:?}",
+            &causes[..causes.len().min(5)]
+        );
+        eventually(
+            &format!("{mode:?}: the broken connection is replaced"),
+            Duration::from_secs(10),
+            || hostile.connections() >= 2,
+        )
+        .await;
+    }
+    assert_eq!(panics.load(Ordering::SeqCst), 0);
+}
+
+/// A real redis-server on `port`, killed on drop.
+struct RealOnPort(Child);
+
+impl Drop for RealOnPort {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_script_load_answer_fails_that_master_without_a_panic_until_a_real_redis_answers() {
+    let panics = count_panics();
+    let hostile = Hostile::start(Mode::WrongScriptSha).await;
+    let url = hostile.url();
+    let port = hostile.addr.port();
+    let redlock = Redlock::builder([url.clone()])
+        .retry_count(0)
+        .build()
+        .unwrap();
+    redlock.wait_connected(Duration::from_secs(10)).await;
+    let err = redlock.acquire("sha", TTL).await.unwrap_err();
+    let cause = err.vote().unwrap().masters()[0].error.clone().unwrap();
+    assert!(cause.contains("SCRIPT LOAD answered"), "{err}");
+    assert_eq!(
+        err.vote().unwrap().masters()[0].outcome,
+        Outcome::Failed(FailureKind::Protocol)
+    );
+    // The hostile server goes; a real Redis takes its port. The same client uses it.
+    drop(hostile);
+    let _real = RealOnPort(
+        Command::new(std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into()))
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server"),
+    );
+    let mut last;
+    let start = std::time::Instant::now();
+    loop {
+        match redlock.acquire("sha", TTL).await {
+            Ok(lock) => {
+                redlock.release(&lock).await.unwrap();
+                break;
+            }
+            Err(e) => last = e.to_string(),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the master was never used again: {last}"
+        );
+        // Waiting for the client's own reconnect (back-off), not standing in for a signal.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(panics.load(Ordering::SeqCst), 0);
+}

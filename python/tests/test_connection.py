@@ -1,0 +1,136 @@
+"""The connection layer from Python: a fresh client's first lock reaches every master, and a
+master that refuses us says why (`MasterVote.error`, the exception's message)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+import redlock_rs
+from conftest import REDIS_SERVER, LocalMasters, free_port, wait_until
+
+
+def test_a_fresh_clients_first_lock_reaches_every_master(masters: LocalMasters) -> None:
+    # One request per process, as scripts and cron jobs do: nothing may be dropped while the
+    # connections are still opening.
+    released_everywhere = 0
+    for round_ in range(100):
+        key = f"py:fresh:{round_}"
+        client = redlock_rs.Redlock(masters.urls, instance_timeout=5.0)
+        lock = client.acquire(key, ttl=10.0)
+        wait_until(lambda: masters.holders_of(key, lock.token) == 5, 10.0, f"round {round_}: token on all 5")
+        if lock.release() == 5:
+            released_everywhere += 1
+        wait_until(lambda: masters.values(key) == [None] * 5, 10.0, f"round {round_}: no key left")
+    print(f"release reported 5 of 5 in {released_everywhere} of 100 rounds")
+
+
+def test_after_a_restart_the_client_reconnects_and_locks_land_on_every_master(
+    fresh_masters: LocalMasters,
+) -> None:
+    client = redlock_rs.Redlock(fresh_masters.urls, instance_timeout=5.0)
+    for round_ in range(5):
+        restarted = round_ % 5
+        fresh_masters.restart(restarted)
+
+        def reconnected() -> bool:
+            # The restarted server is empty: a connection of ours in its client list means the
+            # client is back (it loads its scripts first).
+            clients = fresh_masters.command(restarted, "CLIENT", "LIST")
+            text = clients.decode() if isinstance(clients, bytes) else str(clients)
+            return "cmd=script|load" in text or "cmd=evalsha" in text
+
+        wait_until(reconnected, 10.0, f"reconnect to restarted master {restarted}")
+        key = f"py:restart:{round_}"
+        lock = client.acquire(key, ttl=10.0)
+        wait_until(lambda: fresh_masters.holders_of(key, lock.token) == 5, 10.0, f"round {round_}: token on all 5")
+        lock.release()
+        wait_until(lambda: fresh_masters.values(key) == [None] * 5, 10.0, f"round {round_}: no key left")
+
+
+def test_an_untrusted_tls_certificate_is_named(tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-subj", "/CN=localhost", "-days", "1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    servers: list[subprocess.Popen[bytes]] = []
+    try:
+        urls = []
+        for _ in range(3):
+            port = free_port()
+            servers.append(subprocess.Popen(
+                [REDIS_SERVER, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
+                 "--tls-cert-file", str(cert), "--tls-key-file", str(key),
+                 "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no",
+                 "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ))
+            urls.append(f"rediss://127.0.0.1:{port}")
+        client = redlock_rs.Redlock(urls, fanout="sequential", retry_count=0)
+
+        def refused_by_all() -> bool:
+            try:
+                client.acquire("py:tls", ttl=10.0)
+            except redlock_rs.Unavailable as err:
+                vote = err.vote
+                return vote is not None and all(m.failure == "tls" for m in vote.masters)
+            return False
+
+        # Until a server listens, the cause is "connection refused"; then it is the certificate.
+        wait_until(refused_by_all, 10.0, "every master fails the TLS handshake")
+        with pytest.raises(redlock_rs.Unavailable) as caught:
+            client.acquire("py:tls", ttl=10.0)
+        _every_master_failed(caught.value, "tls", "certificate")
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait()
+
+
+def _every_master_failed(err: redlock_rs.RedlockError, failure: str, words: str) -> None:
+    assert isinstance(err, redlock_rs.Unavailable), err
+    assert words in str(err)
+    assert "answered 0" not in str(err)
+    vote = err.vote
+    assert vote is not None
+    for master in vote.masters:
+        assert master.outcome == "failed", master
+        assert master.failure == failure, master
+        assert master.error is not None and words in master.error, master
+
+
+def test_wrong_or_missing_password_names_the_servers_words(fresh_masters: LocalMasters) -> None:
+    urls = fresh_masters.urls[:3]
+    for index in range(3):
+        assert fresh_masters.command(index, "CONFIG", "SET", "requirepass", "right-one") == "OK"
+    for masters_urls, words in [
+        ([u.replace("redis://", "redis://:wrong-one@") for u in urls], "WRONGPASS"),
+        (urls, "NOAUTH"),
+    ]:
+        client = redlock_rs.Redlock(masters_urls, fanout="sequential", retry_count=0)
+        with pytest.raises(redlock_rs.Unavailable) as caught:
+            client.acquire("py:cause", ttl=10.0)
+        _every_master_failed(caught.value, "auth", words)
+        assert "refused authentication" in str(caught.value)
+        assert "wrong-one" not in str(caught.value)
+
+
+def test_a_closed_port_is_named_as_refused() -> None:
+    # Sockets bound but not listening: connects are refused, and no parallel test's server
+    # can take these ports.
+    held = [socket.socket() for _ in range(3)]
+    try:
+        for s in held:
+            s.bind(("127.0.0.1", 0))
+        urls = [f"redis://127.0.0.1:{s.getsockname()[1]}" for s in held]
+        client = redlock_rs.Redlock(urls, fanout="sequential", retry_count=0)
+        with pytest.raises(redlock_rs.Unavailable) as caught:
+            client.acquire("py:cause", ttl=10.0)
+        _every_master_failed(caught.value, "connection", "connection refused")
+    finally:
+        for s in held:
+            s.close()
