@@ -150,6 +150,14 @@ class LocalMasters:
             out.append(value.decode() if isinstance(value, bytes) else None)
         return out
 
+    def wait_cleared(self, key: str, timeout: float = 10.0) -> None:
+        """Waits (bounded) until `key` is gone from every master.
+
+        A release waits for each master at most the per-master timeout; on a busy machine a
+        deletion can land just after it returned, so tests poll instead of asserting at once.
+        """
+        wait_until(lambda: self.values(key) == [None] * len(self.ports), timeout, f"{key} gone from every master")
+
     def holders_of(self, key: str, token: str) -> int:
         return sum(1 for value in self.values(key) if value == token)
 
