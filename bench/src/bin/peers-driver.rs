@@ -19,7 +19,11 @@ impl AsyncClient for Async {
         self.0.acquire(key, self.1).await.map_err(|e| e.to_string())
     }
     async fn release(&self, lock: Lock) -> Result<(), String> {
-        self.0.release(&lock).await.map(drop).map_err(|e| e.to_string())
+        self.0
+            .release(&lock)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 }
 

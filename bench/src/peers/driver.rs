@@ -68,13 +68,15 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
     let c = paths.program("c", paths.target.join("bench-peers/c-driver"));
     let python = |name: &'static str| {
         let script = paths.root.join("bench/peers/driver.py");
-        paths.program(name, paths.python.clone()).and_then(|python| {
-            if script.is_file() {
-                Ok((python, vec![script.display().to_string()]))
-            } else {
-                Err(format!("{} is missing", script.display()))
-            }
-        })
+        paths
+            .program(name, paths.python.clone())
+            .and_then(|python| {
+                if script.is_file() {
+                    Ok((python, vec![script.display().to_string()]))
+                } else {
+                    Err(format!("{} is missing", script.display()))
+                }
+            })
     };
     let bin = |program: Result<PathBuf, String>| program.map(|p| (p, Vec::new()));
     let project = |name, surface, command| Driver {
@@ -95,10 +97,7 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
         project("rust-async", "Rust, tokio", bin(rust.clone())),
         project("rust-blocking", "Rust, blocking (threads)", bin(rust)),
         Driver {
-            env: vec![(
-                "LD_LIBRARY_PATH".to_string(),
-                release.display().to_string(),
-            )],
+            env: vec![("LD_LIBRARY_PATH".to_string(), release.display().to_string())],
             ..project("c", "C ABI (libredlock.so, pthreads)", bin(c))
         },
         project(

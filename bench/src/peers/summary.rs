@@ -130,7 +130,8 @@ pub fn render(plan: &Plan, drivers: &[Driver], results: &Results) -> String {
             if samples.is_empty() {
                 continue;
             }
-            let pick = |f: fn(&Sample) -> f64| samples.iter().map(|(_, s)| f(s)).collect::<Vec<_>>();
+            let pick =
+                |f: fn(&Sample) -> f64| samples.iter().map(|(_, s)| f(s)).collect::<Vec<_>>();
             let (mut rate_ratios, mut cpu_ratios) = (Vec::new(), Vec::new());
             for (run, s) in &samples {
                 let Some(run_results) = results[*run].get(workload) else {
@@ -220,7 +221,11 @@ fn error_notes(drivers: &[Driver], results: &Results) -> Vec<String> {
             errors.dedup();
             errors.truncate(3);
             if !errors.is_empty() {
-                notes.push(format!("`{}` {workload}: {}", driver.name, errors.join("; ")));
+                notes.push(format!(
+                    "`{}` {workload}: {}",
+                    driver.name,
+                    errors.join("; ")
+                ));
             }
         }
     }

@@ -60,5 +60,12 @@ fn main() {
         manager.set_retry(1, 1);
     }
     let ttl_ms = usize::try_from(args.ttl_ms()).unwrap_or(usize::MAX);
-    workload::run_blocking(&args, Redlock { manager, ttl_ms, w3 });
+    workload::run_blocking(
+        &args,
+        Redlock {
+            manager,
+            ttl_ms,
+            w3,
+        },
+    );
 }
