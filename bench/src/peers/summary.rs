@@ -76,7 +76,9 @@ fn cell(values: &[f64], format: fn(f64) -> String) -> String {
 }
 
 fn ratio(v: f64) -> String {
-    if v.is_finite() {
+    if v.is_finite() && v < 0.1 {
+        format!("{v:.3}")
+    } else if v.is_finite() {
         format!("{v:.2}")
     } else {
         "—".to_string()
@@ -230,4 +232,36 @@ fn error_notes(drivers: &[Driver], results: &Results) -> Vec<String> {
         }
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peers::driver::percentile_us;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let ns: Vec<u64> = (1..=100).map(|i| i * 1000).collect();
+        assert_eq!(percentile_us(&ns, 0.50), 50.0);
+        assert_eq!(percentile_us(&ns, 0.99), 99.0);
+        assert_eq!(percentile_us(&[7000], 0.99), 7.0);
+        assert!(percentile_us(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn spread_is_median_min_max() {
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), Some((2.0, 1.0, 3.0)));
+        assert_eq!(spread(&[4.0, 1.0]), Some((2.5, 1.0, 4.0)));
+        assert_eq!(spread(&[f64::NAN]), None);
+    }
+
+    #[test]
+    fn numbers_read_like_the_tables() {
+        assert_eq!(number(12807.4), "12,807");
+        assert_eq!(number(1_320_377.0), "1,320,377");
+        assert_eq!(number(45.23), "45.2");
+        assert_eq!(number(8.123), "8.12");
+        assert_eq!(ratio(0.0042), "0.004");
+        assert_eq!(ratio(1.472), "1.47");
+    }
 }

@@ -118,3 +118,41 @@ impl Args {
         u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Args, String> {
+        Args::parse("d", "lib", line.split_whitespace().map(str::to_string))
+    }
+
+    #[test]
+    fn reads_every_flag() {
+        let args = parse("--workload w3 --masters redis://a:1,redis://b:2 --cycles 7 --tasks 4 --seconds 1.5 --ttl 2")
+            .expect("valid");
+        assert_eq!(args.workload, Workload::W3);
+        assert_eq!(args.masters, ["redis://a:1", "redis://b:2"]);
+        assert_eq!((args.cycles, args.tasks, args.seconds), (7, 4, 1.5));
+        assert_eq!(args.ttl_ms(), 2000);
+        assert_eq!(args.task_count(), 4);
+    }
+
+    #[test]
+    fn w1_is_serial_whatever_the_tasks() {
+        let args = parse("--workload w1 --masters redis://a:1 --tasks 16").expect("valid");
+        assert_eq!(args.task_count(), 1);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = parse("--masters redis://a:1 --cycles -3").unwrap_err();
+        assert!(e.contains("--cycles") && e.contains("-3"), "{e}");
+        let e = parse("--masters redis://a:1 --workload w9").unwrap_err();
+        assert!(e.contains("w9"), "{e}");
+        let e = parse("--workload w1").unwrap_err();
+        assert!(e.contains("--masters"), "{e}");
+        let e = parse("--masters redis://a:1 --bogus 1").unwrap_err();
+        assert!(e.contains("--bogus"), "{e}");
+    }
+}
