@@ -10,7 +10,7 @@ use crate::fanout::{round, Request, Stop};
 use crate::lock::Lock;
 use crate::master::{Master, Op};
 use crate::quorum::Quorum;
-use crate::validity::{drift, jittered, new_token, validity};
+use crate::validity::{drift, fill_token, jittered, validity};
 use crate::vote::Vote;
 
 /// A Redlock client over N independent masters. Cheap to clone; clones share connections.
@@ -25,7 +25,19 @@ pub struct Redlock {
 struct Inner {
     masters: Vec<Master>,
     settings: Settings,
+    /// Admission: at most `MAX_ROUNDS_IN_FLIGHT` rounds talk to the masters at once; more
+    /// callers wait here, in arrival order (tokio's semaphore is fair), before their round
+    /// starts. Why: the per-master timeout and the validity clock must measure the masters,
+    /// not a queue inside this client. Without it, thousands of callers on one client push
+    /// each other's requests past the timeout and healthy masters get reported as failed.
+    admission: tokio::sync::Semaphore,
 }
+
+/// Rounds (acquire attempts, extends, releases, cleanups) of one client talking to the
+/// masters at once. Far above what a client needs to reach its peak rate on a LAN (rounds
+/// in flight ≈ rate × round trip), low enough that a round's requests are never stuck
+/// behind thousands of others.
+pub const MAX_ROUNDS_IN_FLIGHT: usize = 64;
 
 impl fmt::Debug for Redlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -104,7 +116,11 @@ impl RedlockBuilder {
             .map(|(i, url)| Master::new(i, url, settings.instance_timeout))
             .collect::<Result<Vec<_>>>()?;
         Ok(Redlock {
-            inner: Arc::new(Inner { masters, settings }),
+            inner: Arc::new(Inner {
+                masters,
+                settings,
+                admission: tokio::sync::Semaphore::new(MAX_ROUNDS_IN_FLIGHT),
+            }),
         })
     }
 }
@@ -231,9 +247,10 @@ impl Redlock {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
-            let token: Arc<str> = new_token()
-                .map_err(|e| Error::Internal(format!("OS random source: {e}")))?
-                .into();
+            let mut hex = [0u8; 40];
+            fill_token(&mut hex).map_err(|e| Error::Internal(format!("OS random source: {e}")))?;
+            // Hex digits are ASCII: always valid UTF-8.
+            let token: Arc<str> = Arc::from(std::str::from_utf8(&hex).unwrap_or_default());
             let mut in_flight = InFlight::arm(self, &resource, &token);
             let vote = tokio::select! {
                 biased;
@@ -290,6 +307,8 @@ impl Redlock {
     /// One request on every master, by the client's fan-out and timeout.
     async fn round(&self, op: Op, resource: &Arc<str>, token: &Arc<str>, stop: Stop) -> Vote {
         let settings = &self.inner.settings;
+        // Never closed, so never an error; the permit is held until the round is decided.
+        let _admitted = self.inner.admission.acquire().await;
         let request = Request {
             op,
             resource,

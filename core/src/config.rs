@@ -1,10 +1,16 @@
-//! Client configuration: the builder, its validation, and URL redaction.
+//! Client configuration: the builder and its validation.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use redis::{ConnectionAddr, IntoConnectionInfo};
+
 use crate::error::{Error, Result};
+pub(crate) use crate::redact::redact_url;
 
 /// How one operation reaches the masters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -161,6 +167,7 @@ impl RedlockBuilder {
                 "masters: at least one master URL is required",
             ));
         }
+        check_distinct_servers(&self.urls)?;
         let majority = crate::quorum::majority(n);
         let quorum = self.quorum.unwrap_or(majority);
         if !crate::quorum::valid_range(n).contains(&quorum) {
@@ -197,31 +204,55 @@ impl RedlockBuilder {
     }
 }
 
-/// Returns `url` with any password replaced by `***` (also for strings that do not parse).
-///
-/// `redis://user:secret@host:6379/0` → `redis://user:***@host:6379/0`; a userinfo without a
-/// colon (`redis://secret@host`) is treated as a password, since some clients read it so.
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
+/// The server a master URL points at, as far as the URL alone tells (no name resolution).
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum Server {
+    /// Host (IP addresses in canonical form, names in lower case) and port; TLS or not.
+    Tcp(String, u16),
+    /// A Unix socket path, with `.` and repeated `/` removed.
+    Socket(PathBuf),
+}
+
+/// The server of `url` as the Redis client reads it; `None` when it does not parse (the
+/// client's own parse reports that, naming the URL).
+fn server_of(url: &str) -> Option<Server> {
+    let info = url.into_connection_info().ok()?;
+    let tcp = |host: &str, port: u16| {
+        let host = match host.parse::<IpAddr>() {
+            Ok(ip) => ip.to_string(),
+            Err(_) => host.to_ascii_lowercase(),
+        };
+        Some(Server::Tcp(host, port))
     };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_string();
-    };
-    let userinfo = &authority[..at];
-    let redacted_userinfo = match userinfo.find(':') {
-        Some(colon) => format!("{}:***", &userinfo[..colon]),
-        None => "***".to_string(),
-    };
-    format!(
-        "{}{}@{}",
-        &url[..scheme_end + 3],
-        redacted_userinfo,
-        &rest[at + 1..]
-    )
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) => tcp(host, *port),
+        ConnectionAddr::TcpTls { host, port, .. } => tcp(host, *port),
+        ConnectionAddr::Unix(path) => Some(Server::Socket(path.components().collect())),
+        _ => None,
+    }
+}
+
+/// Refuses a server listed twice (same host and port, or same socket path, whatever the
+/// database, user or scheme): it would count as several independent votes, so one server
+/// could hold a quorum alone. Names (`localhost` and `127.0.0.1`) are compared as written.
+fn check_distinct_servers(urls: &[String]) -> Result<()> {
+    let mut seen: HashMap<Server, usize> = HashMap::with_capacity(urls.len());
+    for (index, url) in urls.iter().enumerate() {
+        let Some(server) = server_of(url) else {
+            continue;
+        };
+        if let Some(&first) = seen.get(&server) {
+            // The parsed server is not shown: a misplaced password can end up in a socket path.
+            return Err(Error::invalid(format!(
+                "master URL #{index} {:?} is the same server as master URL #{first} {:?}: \
+                 each server may vote only once, list every master once",
+                redact_url(url),
+                redact_url(&urls[first]),
+            )));
+        }
+        seen.insert(server, index);
+    }
+    Ok(())
 }
 
 /// Validates a resource name: non-empty.
@@ -255,17 +286,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn redacts_passwords_in_every_form() {
-        assert_eq!(
-            redact_url("redis://user:s3cret@127.0.0.1:7000/0"),
-            "redis://user:***@127.0.0.1:7000/0"
-        );
-        assert_eq!(redact_url("rediss://:s3cret@host"), "rediss://:***@host");
-        assert_eq!(redact_url("redis://s3cret@host"), "redis://***@host");
-        assert_eq!(redact_url("redis://host:1/2"), "redis://host:1/2");
-        // Does not parse as a URL (bad port), still redacted.
-        let r = redact_url("redis://u:s3cret@host:notaport");
-        assert!(!r.contains("s3cret"), "{r}");
+    fn the_same_server_twice_is_refused_naming_both_positions() {
+        let urls = |list: &[&str]| list.iter().map(|u| u.to_string()).collect::<Vec<_>>();
+        let duplicates = [
+            (
+                &["redis://h:7000/0", "redis://h:7001", "redis://h:7000/2"][..],
+                "#2",
+                "#0",
+            ),
+            (&["redis://H:7000", "redis://u:pw@h:7000/1"], "#1", "#0"),
+            (&["redis://[::1]:1", "redis://[0:0::1]:1"], "#1", "#0"),
+            (&["redis://a:1", "redis://b:2", "rediss://b:2"], "#2", "#1"),
+            (
+                &["unix:///tmp/r.sock", "redis+unix:///tmp//./r.sock?db=3"],
+                "#1",
+                "#0",
+            ),
+        ];
+        for (list, later, first) in duplicates {
+            let err = RedlockBuilder::new(urls(list)).settings().unwrap_err();
+            let msg = err.to_string();
+            assert!(err.is_invalid_argument(), "{msg}");
+            assert!(
+                msg.contains(&format!("master URL {later} "))
+                    && msg.contains(&format!("master URL {first} "))
+                    && msg.contains("same server"),
+                "{list:?}: {msg}"
+            );
+            assert!(!msg.contains("pw"), "{msg}");
+        }
+        let distinct = ["redis://h:7000", "redis://h:7001", "redis://g:7000"];
+        assert!(RedlockBuilder::new(urls(&distinct)).settings().is_ok());
+        let sockets = ["unix:///tmp/a.sock", "unix:///tmp/b.sock", "redis://h:1"];
+        assert!(RedlockBuilder::new(urls(&sockets)).settings().is_ok());
     }
 
     #[test]

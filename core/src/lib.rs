@@ -22,12 +22,14 @@
 //! From synchronous code use [`blocking::Redlock`] (same operations).
 
 mod client;
+mod collector;
 mod config;
 mod error;
 mod fanout;
 mod lock;
 mod master;
 pub mod quorum;
+mod redact;
 pub mod validity;
 mod vote;
 mod watchdog;
@@ -38,13 +40,14 @@ pub mod local;
 #[cfg(feature = "local")]
 pub mod proxy;
 
-pub use client::{Redlock, Retry};
+pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{
-    redact_url, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
+    FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
     DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,
 };
 pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;
+pub use redact::{redact_url, redact_url_bytes};
 pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
 pub use watchdog::AutoExtend;
 

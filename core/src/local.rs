@@ -3,8 +3,13 @@
 //!
 //! Each server runs with `--save "" --appendonly no` in a temporary directory with its own log.
 //! Every process started is killed by pid when [`LocalMasters`] is dropped, also during a
-//! panic's unwinding. Individual masters can be paused (SIGSTOP), resumed, killed and
-//! restarted (empty: no persistence) to inject faults.
+//! panic's unwinding, and (Linux) by the kernel when the process that started it dies in any
+//! other way, SIGTERM, SIGHUP or SIGKILL included, paused or not; the temporary directory a
+//! killed process leaves behind is removed by the next `LocalMasters` started. Individual
+//! masters can be paused (SIGSTOP), resumed, killed and restarted (empty: no persistence) to
+//! inject faults.
+
+mod lifetime;
 
 use std::fmt;
 use std::io::{Read, Write};
@@ -94,8 +99,9 @@ pub struct LocalMasters {
 
 impl fmt::Debug for LocalMasters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let urls: Vec<String> = self.urls().iter().map(|u| crate::redact_url(u)).collect();
         f.debug_struct("LocalMasters")
-            .field("urls", &self.urls())
+            .field("urls", &urls)
             .field("dir", &self.dir.path())
             .finish()
     }
@@ -188,9 +194,11 @@ impl LocalMasters {
             }
             Err(e) => return Err(e.into()),
         }
+        lifetime::sweep_abandoned_dirs(&std::env::temp_dir());
         let dir = tempfile::Builder::new()
-            .prefix("redlock-masters-")
+            .prefix(lifetime::DIR_PREFIX)
             .tempdir()?;
+        lifetime::claim_dir(dir.path())?;
         if tls {
             make_certificate(dir.path())?;
         }
@@ -249,7 +257,7 @@ impl LocalMasters {
         } else {
             command.arg("--port").arg(port.to_string());
         }
-        let child = command
+        command
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--protected-mode", "yes", "--daemonize", "no"])
             .arg("--dir")
@@ -258,8 +266,8 @@ impl LocalMasters {
             .arg(&log)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()?;
+            .stderr(Stdio::null());
+        let child = lifetime::spawn_tied_to_process(command)?;
         let mut server = Server {
             port,
             child: Some(child),
@@ -342,6 +350,10 @@ impl LocalMasters {
     pub fn is_up(&self, index: usize) -> Result<bool, LocalError> {
         let s = self.server(index)?;
         Ok(s.child.is_some() && !s.paused)
+    }
+    /// The temporary directory holding the masters' logs and data (removed on drop).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
     /// The last lines of master `index`'s log (for failure messages).
     pub fn log_tail(&self, index: usize) -> String {

@@ -16,15 +16,30 @@ const RENEW_AT_REMAINING: u32 = 3; // i.e. at 1/3 remaining
 
 #[derive(Clone)]
 struct State {
+    /// The lock as last renewed; replaced only while the one it renews is still valid.
     lock: Lock,
+    /// Set by the renewal when it knows the lock is lost before its validity ends.
     lost: Option<LostReason>,
+    /// The reason reported once `lock`'s validity has run out without a renewal.
+    at_expiry: LostReason,
+}
+
+impl State {
+    /// Lost once renewal failed for good, and in any case from the moment the lock's
+    /// validity deadline (monotonic clock) has passed: never later than that.
+    fn lost_reason(&self) -> Option<LostReason> {
+        self.lost
+            .or_else(|| (!self.lock.is_valid()).then_some(self.at_expiry))
+    }
 }
 
 /// A lock kept alive in the background: renewed at 1/3 of its validity left, each renewal
 /// needing a quorum, up to the client's extension bound.
 ///
 /// Check [`is_lost`](Self::is_lost) (or await [`lost`](Self::lost)) before acting as the
-/// owner. [`release`](Self::release) stops renewing and releases; dropping the guard does the
+/// owner: it is true from the instant the held lock's validity has run out, whatever the
+/// renewal is doing (e.g. still waiting for paused masters), and stays true — a renewal that
+/// completes after that instant is not taken back. [`release`](Self::release) stops renewing and releases; dropping the guard does the
 /// same in the background.
 pub struct AutoExtend {
     client: Redlock,
@@ -37,7 +52,7 @@ impl fmt::Debug for AutoExtend {
         let state = self.state.borrow();
         f.debug_struct("AutoExtend")
             .field("lock", &state.lock)
-            .field("lost", &state.lost)
+            .field("lost", &state.lost_reason())
             .finish()
     }
 }
@@ -46,7 +61,11 @@ impl Redlock {
     /// Keeps `lock` alive in the background until the guard is released or dropped.
     /// Must be called inside a tokio runtime.
     pub fn auto_extend(&self, lock: Lock) -> AutoExtend {
-        let (tx, rx) = watch::channel(State { lock, lost: None });
+        let (tx, rx) = watch::channel(State {
+            lock,
+            lost: None,
+            at_expiry: LostReason::Expired,
+        });
         let task = tokio::spawn(renew(self.clone(), tx));
         AutoExtend {
             client: self.clone(),
@@ -61,30 +80,46 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
     let mut next = renewal_time(&lock);
     loop {
         tokio::time::sleep_until(next.into()).await;
+        let deadline = lock.valid_until();
+        let mut renewed = lock.clone();
         let ttl = lock.ttl();
-        match client.extend(&mut lock, ttl).await {
+        // A renewal that has not finished by the deadline is too late: the lock is lost then.
+        let extended = tokio::select! {
+            biased;
+            result = client.extend(&mut renewed, ttl) => result,
+            () = tokio::time::sleep_until(deadline.into()) => {
+                mark_lost(&tx, LostReason::Expired);
+                return;
+            }
+        };
+        match extended {
             Ok(()) => {
+                if !commit(&tx, &renewed) {
+                    return;
+                }
+                lock = renewed;
                 next = renewal_time(&lock);
-                tx.send_modify(|s| s.lock = lock.clone());
             }
             Err(Error::LockLost {
                 reason: LostReason::ExtensionLimit,
                 ..
             }) => {
-                // Still ours until its validity ends; lost from then on.
-                tokio::time::sleep_until(lock.valid_until().into()).await;
-                tx.send_modify(|s| s.lost = Some(LostReason::ExtensionLimit));
+                // Still ours until its validity ends; lost from then on (`lost_reason` says
+                // so at the deadline; the update below wakes `lost()` waiters).
+                tx.send_modify(|s| s.at_expiry = LostReason::ExtensionLimit);
+                tokio::time::sleep_until(deadline.into()).await;
+                mark_lost(&tx, LostReason::ExtensionLimit);
                 return;
             }
             Err(Error::LockLost { reason, .. }) => {
-                tx.send_modify(|s| s.lost = Some(reason));
+                mark_lost(&tx, reason);
                 return;
             }
             Err(_) => {
                 // Too few masters answered: retry while the current validity lasts.
                 let remaining = lock.remaining();
                 if remaining.is_zero() {
-                    tx.send_modify(|s| s.lost = Some(LostReason::Expired));
+                    mark_lost(&tx, LostReason::Expired);
                     return;
                 }
                 let pause = client
@@ -98,6 +133,29 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
     }
 }
 
+/// Publishes a renewed lock, unless the lock it renews has expired meanwhile (then it is
+/// marked lost instead, so a holder that saw it lost never sees it held again). Returns
+/// whether the renewal was kept.
+fn commit(tx: &watch::Sender<State>, renewed: &Lock) -> bool {
+    let mut kept = false;
+    tx.send_modify(|s| {
+        if s.lost_reason().is_none() {
+            s.lock = renewed.clone();
+            kept = true;
+        } else {
+            s.lost = s.lost_reason();
+        }
+    });
+    kept
+}
+
+/// Records the loss (keeping an earlier reason).
+fn mark_lost(tx: &watch::Sender<State>, reason: LostReason) {
+    tx.send_modify(|s| {
+        s.lost = s.lost.or(Some(reason));
+    });
+}
+
 fn renewal_time(lock: &Lock) -> Instant {
     lock.valid_until()
         .checked_sub(lock.validity() / RENEW_AT_REMAINING)
@@ -109,23 +167,36 @@ impl AutoExtend {
     pub fn lock(&self) -> Lock {
         self.state.borrow().lock.clone()
     }
-    /// True once renewal failed for good: do not act as the owner any more.
+    /// True once the lock is lost: renewal failed for good, or — at the latest — the held
+    /// lock's validity has run out (monotonic clock), even while a renewal is still under
+    /// way. Do not act as the owner any more. Once true, stays true.
     pub fn is_lost(&self) -> bool {
-        self.state.borrow().lost.is_some()
+        self.lost_reason().is_some()
     }
-    /// Why the lock was lost, if it was.
+    /// Why the lock was lost, if it was (`Expired` when its validity ran out before a
+    /// renewal).
     pub fn lost_reason(&self) -> Option<LostReason> {
-        self.state.borrow().lost
+        self.state.borrow().lost_reason()
     }
-    /// Resolves when the lock is lost (never, while renewals keep succeeding).
+    /// Resolves when the lock is lost (never, while renewals keep succeeding); at the latest
+    /// when the held lock's validity runs out.
     pub async fn lost(&mut self) -> LostReason {
         loop {
-            if let Some(reason) = self.state.borrow_and_update().lost {
-                return reason;
-            }
-            if self.state.changed().await.is_err() {
-                // The renewal task is gone without reporting loss: the lock is unguarded.
-                return self.state.borrow().lost.unwrap_or(LostReason::NotHeld);
+            let deadline = {
+                let state = self.state.borrow_and_update();
+                if let Some(reason) = state.lost_reason() {
+                    return reason;
+                }
+                state.lock.valid_until()
+            };
+            tokio::select! {
+                changed = self.state.changed() => {
+                    if changed.is_err() {
+                        // The renewal task is gone without reporting loss: unguarded.
+                        return self.lost_reason().unwrap_or(LostReason::NotHeld);
+                    }
+                }
+                () = tokio::time::sleep_until(deadline.into()) => {}
             }
         }
     }

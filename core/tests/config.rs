@@ -82,23 +82,20 @@ async fn bad_operation_arguments_are_invalid_arguments() {
 #[tokio::test]
 async fn passwords_never_appear_in_errors_or_debug_output() {
     let secret = "hunter2-secret";
-    let good = format!("redis://user:{secret}@127.0.0.1:1");
+    let good = |port: u16| format!("redis://user:{secret}@127.0.0.1:{port}");
     let unparsable = format!("redis://user:{secret}@127.0.0.1:notaport");
 
-    let builder = Redlock::builder([good.clone(), good.clone(), unparsable.clone()]);
+    let builder = Redlock::builder([good(1), good(2), unparsable.clone()]);
     assert!(!format!("{builder:?}").contains(secret));
     let err = builder.build().unwrap_err();
     assert!(!err.to_string().contains(secret), "{err}");
     assert!(!format!("{err:?}").contains(secret), "{err:?}");
     assert!(err.to_string().contains("user:***@"), "{err}");
 
-    let bad_quorum = Redlock::builder([good.clone()])
-        .quorum(3)
-        .build()
-        .unwrap_err();
+    let bad_quorum = Redlock::builder([good(1)]).quorum(3).build().unwrap_err();
     assert!(!format!("{bad_quorum:?}").contains(secret));
 
-    let client = Redlock::builder([good.clone(), good.clone(), good])
+    let client = Redlock::builder([good(1), good(2), good(3)])
         .fanout(FanOut::Sequential)
         .build()
         .unwrap();
@@ -111,6 +108,67 @@ async fn passwords_never_appear_in_errors_or_debug_output() {
         .unwrap_err();
     assert!(err.is_unavailable(), "{err}");
     assert!(!format!("{err} {err:?}").contains(secret));
+}
+
+#[tokio::test]
+async fn passwords_with_url_delimiters_and_socket_passwords_never_appear() {
+    // Each of these used to be printed in full somewhere: the parse error, Debug, masters().
+    let secret = "S3cretPass";
+    for url in [
+        format!("redis://user:{secret}#x@127.0.0.1:1"),
+        format!("redis://user:{secret}/x@127.0.0.1:1"),
+        format!("redis://user:{secret}?x@127.0.0.1:1"),
+        format!("redis://user:x@{secret}@127.0.0.1:1"),
+    ] {
+        let builder = Redlock::builder([url.clone()]);
+        assert!(!format!("{builder:?}").contains(secret), "{builder:?}");
+        // The `@` one parses (the client takes the last `@`); the others do not.
+        let shown = match builder.build() {
+            Ok(client) => format!("{client:?} {:?}", client.masters()),
+            Err(err) => format!("{err} {err:?}"),
+        };
+        assert!(!shown.contains(secret), "{url}: {shown}");
+        assert!(shown.contains("user:***@127.0.0.1:1"), "{shown}");
+    }
+    let socket = format!("unix:///nonexistent/redlock-test.sock?pass={secret}");
+    let client = Redlock::builder([socket]).build().unwrap();
+    assert!(!format!("{client:?}").contains(secret), "{client:?}");
+    assert_eq!(
+        client.masters(),
+        ["unix:///nonexistent/redlock-test.sock?pass=***"]
+    );
+}
+
+#[tokio::test]
+async fn the_same_server_twice_is_refused_naming_both_positions() {
+    // One server under three database numbers would be three votes: a quorum on its own.
+    let urls = [
+        "redis://127.0.0.1:7001/0",
+        "redis://127.0.0.1:7001/1",
+        "redis://127.0.0.1:7001/2",
+    ];
+    let msg = invalid(Redlock::builder(urls).build());
+    assert!(
+        msg.contains("#1") && msg.contains("#0") && msg.contains("same server"),
+        "{msg}"
+    );
+    assert!(msg.contains("127.0.0.1:7001"), "{msg}");
+}
+
+#[test]
+fn the_blocking_facade_refuses_the_same_server_twice_too() {
+    // The C and Python bindings build through it.
+    let err = redlock_core::blocking::Redlock::builder([
+        "redis://127.0.0.1:7001",
+        "redis://127.0.0.1:7002",
+        "redis://:pw@127.0.0.1:7002/3",
+    ])
+    .build_blocking()
+    .unwrap_err();
+    let msg = err.to_string();
+    assert!(err.is_invalid_argument(), "{msg}");
+    assert!(msg.contains("#2") && msg.contains("#1"), "{msg}");
+    assert!(!msg.contains(":pw@"), "{msg}");
 }
 
 #[test]
@@ -127,6 +185,7 @@ fn building_outside_a_runtime_is_an_error_not_a_panic() {
 #[tokio::test]
 async fn masters_with_a_password_work_through_the_url_and_refuse_a_wrong_one() {
     let m = redlock_core::local::LocalMasters::start_with_password(3, "s3cr3t-pw").unwrap();
+    assert!(!format!("{m:?}").contains("s3cr3t-pw"), "{m:?}");
     let redlock = connected(Redlock::builder(m.urls())).await;
     let lock = redlock
         .acquire("auth", Duration::from_secs(5))

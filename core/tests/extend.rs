@@ -174,3 +174,51 @@ async fn auto_extend_reports_loss_when_a_majority_drops_the_key() {
         );
     }
 }
+
+/// With a quorum of masters paused before renewal starts, no renewal can succeed, and a
+/// renewal round (per-master timeout longer than the TTL) outlasts the validity: `is_lost()`
+/// must still be true at every instant the lock's validity has run out, and stay true.
+#[tokio::test]
+async fn auto_extend_is_lost_as_soon_as_validity_runs_out() {
+    let m = masters(5);
+    for fanout in FANOUTS {
+        let redlock = connected(builder(&m, fanout).instance_timeout(Duration::from_secs(1))).await;
+        let key = format!("watchdog-deadline:{fanout}");
+        let lock = redlock
+            .acquire(&key, Duration::from_millis(400))
+            .await
+            .unwrap();
+        for i in 0..3 {
+            m.pause(i).unwrap();
+        }
+        let mut guard = redlock.auto_extend(lock);
+        let give_up = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            // Validity first, then is_lost(): once the first says expired, the second must agree.
+            let expired = !guard.lock().is_valid();
+            let lost = guard.is_lost();
+            if expired {
+                assert!(lost, "{fanout}: validity ran out but is_lost() is false");
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < give_up,
+                "{fanout}: never expired"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(guard.lost_reason(), Some(LostReason::Expired), "{fanout}");
+        assert_eq!(guard.lost().await, LostReason::Expired, "{fanout}");
+        for i in 0..3 {
+            m.resume(i).unwrap();
+        }
+        // Lost stays lost, whatever the renewal does once the masters answer again.
+        assert!(guard.is_lost(), "{fanout}");
+        let err = guard.release().await.expect_err("release reports the loss");
+        assert!(err.is_lock_lost(), "{fanout}: {err}");
+        eventually("keys gone", Duration::from_secs(10), || {
+            with_key(&m, &key).is_empty()
+        })
+        .await;
+    }
+}

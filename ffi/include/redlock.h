@@ -67,7 +67,8 @@ typedef enum redlock_status {
     REDLOCK_LOCK_LOST = 3,
     /**
      * A bad argument: a NULL pointer, a resource that is not valid UTF-8, a ttl of 0, an
-     * unparsable URL, an out-of-range option. The message names the value.
+     * unparsable URL, the same server listed twice, an out-of-range option, a client used in
+     * a process forked from the one that created it. The message names the value.
      */
     REDLOCK_INVALID_ARGUMENT = 4,
     /**
@@ -195,6 +196,10 @@ typedef enum redlock_fanout {
  *
  * **Thread safety:** one client may be used by any number of threads at once (all functions
  * taking a `const redlock_client *` are thread-safe); their requests share the connections.
+ *
+ * **fork():** a client belongs to the process that created it. In a forked child every call
+ * with it returns `REDLOCK_INVALID_ARGUMENT` at once, with a message saying so (its I/O
+ * threads do not exist there); create a new client in the child.
  */
 typedef struct redlock_client redlock_client;
 
@@ -352,7 +357,9 @@ const char *redlock_last_error_message(void);
  *
  * On success writes a new handle to `*out` (free it with `redlock_client_free()`); on failure
  * leaves `*out` alone. `REDLOCK_INVALID_ARGUMENT` for a NULL `urls`, URL or `out`, a URL that
- * is not UTF-8 or does not parse, no URL or more than `REDLOCK_MAX_MASTERS`, or a bad option.
+ * is not UTF-8 or does not parse, the same server listed twice (same host and port, or same
+ * socket path, whatever the database), no URL or more than `REDLOCK_MAX_MASTERS`, or a bad
+ * option. Messages show URLs with their passwords redacted.
  *
  * # Safety
  * `urls` must be NULL or point to `n_urls` pointers, each NULL or a NUL-terminated string;
@@ -366,7 +373,9 @@ enum redlock_status redlock_client_new(const char *const *urls,
 /**
  * Frees a client: closes its connections and stops its I/O threads (without waiting for
  * them). NULL is ignored, so freeing NULL twice is fine. Locks it acquired stay valid handles
- * (free them with `redlock_lock_free()`); release them before, if you mean to.
+ * (free them with `redlock_lock_free()`); release them before, if you mean to. In a process
+ * forked from the one that created the client, this only forgets the handle (its threads
+ * and their state belong to the parent; touching them could block).
  *
  * # Safety
  * `client` must be NULL or a live client handle from this library that no other thread is

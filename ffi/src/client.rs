@@ -3,9 +3,12 @@
 use std::ffi::c_char;
 use std::time::{Duration, Instant};
 
-use redlock_core::{blocking, Error, Lock};
+use std::ffi::CStr;
+
+use redlock_core::{blocking, redact_url_bytes, Error, Lock};
 
 use crate::boundary::{self, non_null, positive_ms, utf8_arg, write_out};
+use crate::fork::Owner;
 use crate::lock::redlock_lock;
 use crate::options::{redlock_options, redlock_options_default};
 use crate::status::redlock_status;
@@ -19,9 +22,14 @@ use crate::vote::{self, REDLOCK_MAX_MASTERS};
 ///
 /// **Thread safety:** one client may be used by any number of threads at once (all functions
 /// taking a `const redlock_client *` are thread-safe); their requests share the connections.
+///
+/// **fork():** a client belongs to the process that created it. In a forked child every call
+/// with it returns `REDLOCK_INVALID_ARGUMENT` at once, with a message saying so (its I/O
+/// threads do not exist there); create a new client in the child.
 #[derive(Debug)]
 pub struct redlock_client {
     inner: blocking::Redlock,
+    owner: Owner,
 }
 
 impl redlock_client {
@@ -32,14 +40,36 @@ impl redlock_client {
     }
 }
 
-/// Borrows a live client handle, or `InvalidArgument` when NULL.
+/// Borrows a live client handle, or `InvalidArgument` when NULL or used after fork().
 ///
 /// # Safety
 /// `client` must be NULL or a live client handle.
 unsafe fn client_ref<'a>(client: *const redlock_client) -> Result<&'a blocking::Redlock, Error> {
     non_null(client, "client")?;
     // SAFETY: non-NULL live handle by the caller's contract.
-    Ok(unsafe { &(*client).inner })
+    let client = unsafe { &*client };
+    client.owner.check()?;
+    Ok(&client.inner)
+}
+
+/// Reads master URL `urls[index]`, or `InvalidArgument` naming it; a URL that is not UTF-8 is
+/// shown redacted (never its password), its other bad bytes escaped.
+///
+/// # Safety
+/// `url` must be NULL or a NUL-terminated string that outlives the call.
+unsafe fn url_arg(url: *const c_char, index: usize) -> Result<String, Error> {
+    let name = format!("urls[{index}]");
+    non_null(url, &name)?;
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(url) }.to_bytes();
+    match std::str::from_utf8(bytes) {
+        Ok(url) => Ok(url.to_owned()),
+        Err(e) => Err(Error::InvalidArgument(format!(
+            "{name} \"{}\" is not valid UTF-8 (bad byte at offset {})",
+            redact_url_bytes(bytes),
+            e.valid_up_to()
+        ))),
+    }
 }
 
 /// Creates a client over `n_urls` master URLs (`redis://[user:password@]host:port[/db]`,
@@ -48,7 +78,9 @@ unsafe fn client_ref<'a>(client: *const redlock_client) -> Result<&'a blocking::
 ///
 /// On success writes a new handle to `*out` (free it with `redlock_client_free()`); on failure
 /// leaves `*out` alone. `REDLOCK_INVALID_ARGUMENT` for a NULL `urls`, URL or `out`, a URL that
-/// is not UTF-8 or does not parse, no URL or more than `REDLOCK_MAX_MASTERS`, or a bad option.
+/// is not UTF-8 or does not parse, the same server listed twice (same host and port, or same
+/// socket path, whatever the database), no URL or more than `REDLOCK_MAX_MASTERS`, or a bad
+/// option. Messages show URLs with their passwords redacted.
 ///
 /// # Safety
 /// `urls` must be NULL or point to `n_urls` pointers, each NULL or a NUL-terminated string;
@@ -73,7 +105,7 @@ pub unsafe extern "C" fn redlock_client_new(
                 // SAFETY: `urls` has `n_urls` elements by the caller's contract.
                 let url = unsafe { *urls.add(i) };
                 // SAFETY: each element is NULL or NUL-terminated by the caller's contract.
-                unsafe { utf8_arg(url, &format!("urls[{i}]")) }.map(str::to_owned)
+                unsafe { url_arg(url, i) }
             })
             .collect::<Result<Vec<_>, _>>()?;
         let opts = if opts.is_null() {
@@ -82,10 +114,11 @@ pub unsafe extern "C" fn redlock_client_new(
             // SAFETY: non-NULL and valid by the caller's contract.
             unsafe { *opts }
         };
+        let owner = Owner::current();
         let inner = opts
             .apply(blocking::Redlock::builder(urls))?
             .build_blocking()?;
-        let handle = Box::into_raw(Box::new(redlock_client { inner }));
+        let handle = Box::into_raw(Box::new(redlock_client { inner, owner }));
         // SAFETY: `out` is non-NULL and writable by the caller's contract.
         unsafe { write_out(out, handle) };
         Ok(())
@@ -94,7 +127,9 @@ pub unsafe extern "C" fn redlock_client_new(
 
 /// Frees a client: closes its connections and stops its I/O threads (without waiting for
 /// them). NULL is ignored, so freeing NULL twice is fine. Locks it acquired stay valid handles
-/// (free them with `redlock_lock_free()`); release them before, if you mean to.
+/// (free them with `redlock_lock_free()`); release them before, if you mean to. In a process
+/// forked from the one that created the client, this only forgets the handle (its threads
+/// and their state belong to the parent; touching them could block).
 ///
 /// # Safety
 /// `client` must be NULL or a live client handle from this library that no other thread is
@@ -106,6 +141,10 @@ pub unsafe extern "C" fn redlock_client_free(client: *mut redlock_client) {
     }
     // SAFETY: the handle came from Box::into_raw in this library and is freed once.
     let client = unsafe { Box::from_raw(client) };
+    if client.owner.is_forked() {
+        std::mem::forget(client);
+        return;
+    }
     boundary::infallible((), || drop(client));
 }
 

@@ -12,6 +12,7 @@
 
 mod boundary;
 mod client;
+mod fork;
 mod lock;
 mod options;
 mod status;

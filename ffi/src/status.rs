@@ -26,7 +26,8 @@ pub enum redlock_status {
     /// extension bound.
     REDLOCK_LOCK_LOST = 3,
     /// A bad argument: a NULL pointer, a resource that is not valid UTF-8, a ttl of 0, an
-    /// unparsable URL, an out-of-range option. The message names the value.
+    /// unparsable URL, the same server listed twice, an out-of-range option, a client used in
+    /// a process forked from the one that created it. The message names the value.
     REDLOCK_INVALID_ARGUMENT = 4,
     /// A bug or an environment failure (e.g. the OS random source or thread creation failed).
     REDLOCK_INTERNAL = 5,

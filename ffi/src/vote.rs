@@ -334,8 +334,19 @@ mod tests {
         ];
         for (c, core) in outcomes {
             assert_eq!(text(redlock_outcome_str(c as c_int)), core.as_str());
-            assert_eq!(master_vote(core, None).outcome, c);
+            assert_eq!(master_vote(core, None, None).outcome, c);
         }
+        let failed = master_vote(
+            Outcome::Failed(redlock_core::FailureKind::Auth),
+            None,
+            Some(&"WRONGPASS é".repeat(40)),
+        );
+        assert_eq!(failed.failure, redlock_failure::REDLOCK_FAILURE_AUTH);
+        // SAFETY: `error_field` always NUL-terminates within the array.
+        let error = unsafe { CStr::from_ptr(failed.error.as_ptr()) }
+            .to_str()
+            .unwrap();
+        assert!(error.starts_with("WRONGPASS é") && error.len() < REDLOCK_MASTER_ERROR_LEN);
         assert_eq!(text(redlock_outcome_str(2)), "failed");
         assert_eq!(text(redlock_outcome_str(99)), "unknown");
         assert_eq!(text(redlock_verdict_str(2)), Verdict::SplitVote.as_str());

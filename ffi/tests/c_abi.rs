@@ -356,6 +356,11 @@ fn panic_becomes_a_status() {
 }
 
 #[test]
+fn a_client_used_after_fork_fails_fast_with_a_message() {
+    c_case("fork_child");
+}
+
+#[test]
 fn constants_and_layouts_match_the_header() {
     use std::mem::size_of;
     let masters = masters();

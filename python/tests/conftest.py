@@ -198,6 +198,12 @@ class LocalMasters:
             proc.wait()
             self._procs[index] = None
 
+    def restart(self, index: int) -> None:
+        """Kills master `index` and starts it again, empty, on the same port."""
+        self.kill(index)
+        _, proc = self._start(index, self.ports[index])
+        self._procs[index] = proc
+
     def flush_all(self) -> None:
         for index in range(len(self.ports)):
             self.command(index, "FLUSHALL")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FanOutName, LocalMasters
+from conftest import FanOutName, LocalMasters, wait_until
 
-from redlock_rs import NotAcquired, Redlock, Unavailable
+from redlock_rs import LockLost, NotAcquired, Redlock, Unavailable
 
 
 def test_two_masters_down_still_acquires(fresh_masters: LocalMasters, fanout: FanOutName) -> None:
@@ -58,3 +58,21 @@ def test_extend_without_a_quorum_of_masters_raises_unavailable(fresh_masters: Lo
         fresh_masters.kill(index)
     with pytest.raises(Unavailable):
         lock.extend()
+
+
+def test_auto_extend_is_lost_as_soon_as_the_validity_runs_out(fresh_masters: LocalMasters, fanout: FanOutName) -> None:
+    # A per-master timeout longer than the TTL: with a quorum paused, a renewal round outlasts
+    # the validity. Leaving the block once the validity ran out must report the loss, however
+    # far the renewal still is from giving up.
+    redlock = Redlock(fresh_masters.urls, fanout=fanout, instance_timeout=0.5)
+    try:
+        with pytest.raises(LockLost):
+            with redlock.lock("watchdog", ttl=0.3, auto_extend=True) as lock:
+                for index in (0, 1, 2):
+                    fresh_masters.pause(index)
+                wait_until(lambda: not lock.is_valid(), 10.0, "the validity to run out")
+                assert "status='lost'" in repr(lock)
+    finally:
+        for index in (0, 1, 2):
+            fresh_masters.resume(index)
+    assert not lock.is_valid()

@@ -232,6 +232,36 @@ def test_urls_with_passwords_are_redacted(masters: LocalMasters) -> None:
     assert "s3cret" not in repr(redlock) and "s3cret" not in str(redlock.masters)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://user:S3cretPass#x@127.0.0.1:1",  # a password with URL delimiters: unparsable
+        "redis://user:S3cretPass/x@127.0.0.1:1",
+        "redis://user:S3cretPass?x@127.0.0.1:1",
+        "unix:///nonexistent/redlock.sock?pass=S3cretPass",  # a socket's password parameter
+        "redis://user:x@S3cretPass@127.0.0.1:1",  # the last `@` ends the userinfo
+    ],
+)
+@pytest.mark.parametrize("client", [Redlock, redlock_rs.AsyncRedlock])
+def test_passwords_anywhere_in_a_url_are_redacted(client: type[Redlock], url: str) -> None:
+    try:
+        made = client([url])
+    except ValueError as err:
+        assert "S3cretPass" not in str(err) and "***" in str(err)
+    else:
+        assert "S3cretPass" not in repr(made) and "S3cretPass" not in str(made.masters)
+        assert "***" in str(made.masters)
+
+
+@pytest.mark.parametrize("client", [Redlock, redlock_rs.AsyncRedlock])
+def test_the_same_server_twice_is_refused_naming_both(masters: LocalMasters, client: type[Redlock]) -> None:
+    # One server under three database numbers would be three votes: a quorum on its own.
+    first = masters.urls[0]
+    with pytest.raises(ValueError, match=r"#2 .*same server.*#0 ") as caught:
+        client([f"{first}/0", masters.urls[1], f"{first}/2"])
+    assert first.removeprefix("redis://") in str(caught.value)
+
+
 def test_a_rust_panic_surfaces_as_redlock_error() -> None:
     from redlock_rs import _redlock_rs
 

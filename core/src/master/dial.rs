@@ -68,7 +68,7 @@ impl Target {
             } => Addr::Tls {
                 host: host.clone(),
                 port: *port,
-                config: super::tls::client_config(*insecure)?,
+                config: super::tls::client_config(*insecure, &super::tls::TlsFiles::from_url(url))?,
             },
             ConnectionAddr::Unix(path) => Addr::Unix(path.clone()),
             #[allow(unreachable_patterns)]
@@ -78,6 +78,10 @@ impl Target {
                 )
             }
         };
+        #[cfg(feature = "tls")]
+        if !matches!(addr, Addr::Tls { .. }) && !super::tls::TlsFiles::from_url(url).is_empty() {
+            return Err("ssl_ca_certs, ssl_certfile and ssl_keyfile need a rediss:// URL".into());
+        }
         let redis = info.redis_settings();
         Ok(Target {
             addr,
@@ -133,8 +137,7 @@ impl Target {
         stream.write_all(&out).await.map_err(|e| io_failure(&e))?;
         let mut buf = Vec::with_capacity(512);
         for want in expect {
-            let reply = read_reply(stream, &mut buf).await?;
-            want.check(reply)?;
+            read_reply(stream, &mut buf, |reply| want.check(reply)).await?;
         }
         if !buf.is_empty() {
             return Err(Failure::new(
@@ -155,9 +158,9 @@ enum Expect {
 impl Expect {
     fn check(&self, reply: Reply) -> Result<(), Failure> {
         match (self, reply) {
-            (Expect::Ok(_), Reply::Status(s)) if s == "OK" => Ok(()),
+            (Expect::Ok(_), Reply::Status(b"OK")) => Ok(()),
             (Expect::Sha(sha), Reply::Bulk(b)) if b == sha.as_bytes() => Ok(()),
-            (_, Reply::Error(text)) => Err(server_error(text)),
+            (_, Reply::Error(text)) => Err(server_error(Reply::text(text))),
             (Expect::Ok(what), other) => Err(Failure::new(
                 FailureKind::Protocol,
                 format!("{what} answered {other}, expected +OK"),
@@ -170,12 +173,19 @@ impl Expect {
     }
 }
 
-async fn read_reply(stream: &mut Stream, buf: &mut Vec<u8>) -> Result<Reply, Failure> {
+/// Reads the next reply into `buf` and hands it to `check` (it borrows the buffer), then
+/// drops it from `buf`.
+async fn read_reply(
+    stream: &mut Stream,
+    buf: &mut Vec<u8>,
+    check: impl FnOnce(Reply<'_>) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     loop {
         match parse(buf) {
             Ok(Some((reply, used))) => {
+                let checked = check(reply);
                 buf.drain(..used);
-                return Ok(reply);
+                return checked;
             }
             Ok(None) => {}
             Err(e) => return Err(Failure::new(FailureKind::Protocol, e.0)),
@@ -195,15 +205,20 @@ async fn read_reply(stream: &mut Stream, buf: &mut Vec<u8>) -> Result<Reply, Fai
 }
 
 async fn tcp(host: &str, port: u16) -> Result<TcpStream, Failure> {
-    let addrs: Vec<_> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::Connection,
-                format!("cannot resolve host {host:?}: {e}"),
-            )
-        })?
-        .collect();
+    // An address literal needs no resolver (which runs on a blocking thread: costly for a
+    // master that is down and retried again and again).
+    let addrs: Vec<std::net::SocketAddr> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![(ip, port).into()],
+        Err(_) => tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| {
+                Failure::new(
+                    FailureKind::Connection,
+                    format!("cannot resolve host {host:?}: {e}"),
+                )
+            })?
+            .collect(),
+    };
     let mut last = None;
     for addr in &addrs {
         match TcpStream::connect(addr).await {
@@ -229,6 +244,15 @@ async fn tcp(host: &str, port: u16) -> Result<TcpStream, Failure> {
 
 /// A socket error as a failure cause.
 pub(crate) fn io_failure(e: &io::Error) -> Failure {
+    // TLS 1.3 servers refuse a client (e.g. no client certificate) after the handshake, on
+    // the first read: that is still a TLS failure, not a network one.
+    #[cfg(feature = "tls")]
+    if let Some(tls) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        return Failure::new(FailureKind::Tls, format!("TLS: {tls}"));
+    }
     let what = match e.kind() {
         io::ErrorKind::ConnectionReset => "connection reset by the master".to_string(),
         io::ErrorKind::BrokenPipe => "connection closed by the master (broken pipe)".to_string(),

@@ -28,8 +28,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, Notify};
 
+use crate::collector::Collector;
 use crate::config::redact_url;
 use crate::error::{Error, Result};
 use crate::vote::FailureKind;
@@ -43,9 +44,13 @@ use pipeline::Ended;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Reconnect back-off: the first retry after a broken connection is immediate, then the delay
 /// doubles from `MIN_BACKOFF` to `MAX_BACKOFF`, each drawn with jitter in `[d/2, d]` so that
-/// many clients (or many masters that are down) do not retry in step.
+/// many clients (or many masters that are down) do not retry in step. A master nobody asks
+/// for is retried rarely (an idle client with many masters down costs next to nothing); one
+/// that requests keep asking for is retried at most every `KICK_INTERVAL`, so a restarted
+/// master is found again quickly by a client that uses it.
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
-const MAX_BACKOFF: Duration = Duration::from_millis(1000);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+const KICK_INTERVAL: Duration = Duration::from_millis(100);
 /// Requests one master's queue holds. A request that finds it full fails at once.
 const QUEUE_CAPACITY: usize = 16 * 1024;
 /// A request that waited longer than this for a connection is failed, not sent.
@@ -81,7 +86,8 @@ pub(crate) struct Job {
     token: Arc<str>,
     queued_at: Instant,
     sent_at: Option<Instant>,
-    reply: oneshot::Sender<Answer>,
+    /// Where the answer goes: the round's collector and this master's place in it.
+    reply: (Arc<Collector>, usize),
 }
 
 impl Job {
@@ -92,16 +98,14 @@ impl Job {
         self.sent_at.unwrap_or(self.queued_at)
     }
     fn answer(self, answer: Answer) {
-        // The caller may have stopped listening; the request did its work anyway.
-        let _ = self.reply.send(answer);
+        // The round may have stopped listening; the request did its work anyway.
+        let (collector, index) = self.reply;
+        collector.record(index, answer);
     }
     fn fail(self, failure: Failure) {
         self.answer(Err(failure));
     }
 }
-
-/// A request on its way: the answer arrives here.
-pub(crate) type Pending = oneshot::Receiver<Answer>;
 
 enum ConnState {
     /// A connect (or handshake) is under way: requests wait in the queue.
@@ -115,6 +119,8 @@ struct Shared {
     state: ArcSwap<ConnState>,
     /// Signalled on every state change.
     changed: Notify,
+    /// Signalled by a request that found the master down: retry soon.
+    kick: Notify,
 }
 
 /// A configured master.
@@ -148,6 +154,7 @@ impl Master {
         let shared = Arc::new(Shared {
             state: ArcSwap::from_pointee(ConnState::Connecting),
             changed: Notify::new(),
+            kick: Notify::new(),
         });
         let (queue, jobs) = mpsc::channel(QUEUE_CAPACITY);
         let silence = (instance_timeout * SILENT_TIMEOUTS).max(MIN_SILENCE);
@@ -190,39 +197,43 @@ impl Master {
 }
 
 impl MasterHandle {
-    /// Puts a request on the queue now (so it keeps its place), or fails it at once when the
-    /// master is known to be down or the queue is full.
-    pub(crate) fn submit(&self, op: Op, resource: &Arc<str>, token: &Arc<str>) -> Submitted {
+    /// Puts a request on the queue now (so it keeps its place); its answer goes to
+    /// `collector` at `index`. A master known to be down, or a full queue, answers at once
+    /// with the failure.
+    pub(crate) fn submit(
+        &self,
+        op: Op,
+        resource: &Arc<str>,
+        token: &Arc<str>,
+        collector: &Arc<Collector>,
+        index: usize,
+    ) {
         if let ConnState::Down(failure) = &**self.shared.state.load() {
-            return Submitted::Failed(failure.clone());
+            self.shared.kick.notify_one();
+            collector.record(index, Err(failure.clone()));
+            return;
         }
-        let (reply, pending) = oneshot::channel();
         let job = Job {
             op,
             resource: Arc::clone(resource),
             token: Arc::clone(token),
             queued_at: Instant::now(),
             sent_at: None,
-            reply,
+            reply: (Arc::clone(collector), index),
         };
-        match self.queue.try_send(job) {
-            Ok(()) => Submitted::Queued(pending),
-            Err(mpsc::error::TrySendError::Full(_)) => Submitted::Failed(Failure::new(
+        let failure = match self.queue.try_send(job) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(_)) => Failure::new(
                 FailureKind::Overloaded,
                 format!("{QUEUE_CAPACITY} requests already waiting for this master"),
-            )),
-            Err(mpsc::error::TrySendError::Closed(_)) => Submitted::Failed(Failure::new(
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => Failure::new(
                 FailureKind::Other,
                 "the master's connection task has stopped",
-            )),
-        }
+            ),
+        };
+        collector.record(index, Err(failure));
     }
-}
-
-/// A request just submitted.
-pub(crate) enum Submitted {
-    Queued(Pending),
-    Failed(Failure),
 }
 
 /// Connects, serves the queue, reconnects: until every handle of the client is gone.
@@ -248,14 +259,21 @@ async fn supervise(
             Err(failure) => {
                 set_state(&shared, ConnState::Down(failure.clone()));
                 backoff = (backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
-                let wait = crate::validity::jittered(backoff);
+                let failed_at = tokio::time::Instant::now();
+                let wake = failed_at + crate::validity::jittered(backoff);
+                let kickable = failed_at + KICK_INTERVAL.min(backoff);
                 // Requests queued while connecting, or racing with the state change, fail
                 // with the cause instead of waiting out the back-off.
-                let sleep = tokio::time::sleep(wait);
-                tokio::pin!(sleep);
                 loop {
                     tokio::select! {
-                        () = &mut sleep => break,
+                        () = tokio::time::sleep_until(wake) => break,
+                        () = shared.kick.notified() => {
+                            if tokio::time::Instant::now() >= kickable {
+                                break;
+                            }
+                            tokio::time::sleep_until(kickable).await;
+                            break;
+                        }
                         job = queue.recv() => match job {
                             Some(job) => job.fail(failure.clone()),
                             None => return,

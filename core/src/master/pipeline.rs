@@ -7,7 +7,7 @@
 //! touched when the connection ends: the next connection sends them, still in order.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -26,7 +26,7 @@ const MAX_IN_FLIGHT: usize = 1024;
 const MAX_UNWRITTEN: usize = 256 * 1024;
 /// Requests taken from the queue per wake-up (written together, in one system call when the
 /// socket takes them).
-const BATCH: usize = 64;
+const BATCH: usize = 256;
 
 /// A request written to the master, waiting for its reply.
 struct Sent {
@@ -57,13 +57,19 @@ pub(crate) async fn serve(
     let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
     let mut next_id: u64 = 1;
     let mut queue_open = true;
+    // One coarse timer per connection (not one per wake-up): every half silence bound, see
+    // whether the oldest request has waited past it.
+    let check_every = silence / 2;
+    let silence_check = tokio::time::sleep(check_every);
+    tokio::pin!(silence_check);
     let ended = loop {
         if !queue_open && sent.is_empty() && unwritten.is_empty() {
             break Ended::Shutdown;
         }
         let room = MAX_IN_FLIGHT - sent.len();
         let take = queue_open && room > 0 && unwritten.len() < MAX_UNWRITTEN;
-        let oldest = sent.front().map(|s| s.job.sent_at());
+        // Order matters: replies first (they free room), then every request already queued
+        // (so concurrent callers' requests leave in one write), then the write.
         tokio::select! {
             biased;
             read = reader.read_buf(&mut incoming) => {
@@ -78,16 +84,6 @@ pub(crate) async fn serve(
                         }
                         incoming.reserve(4096);
                     }
-                    Err(e) => break Ended::Broken(io_failure(&e)),
-                }
-            }
-            written = writer.write(&unwritten), if !unwritten.is_empty() => {
-                match written {
-                    Ok(0) => break Ended::Broken(Failure::new(
-                        FailureKind::Connection,
-                        "connection closed by the master",
-                    )),
-                    Ok(n) => { unwritten.drain(..n); }
                     Err(e) => break Ended::Broken(io_failure(&e)),
                 }
             }
@@ -112,11 +108,24 @@ pub(crate) async fn serve(
                     sent.push_back(Sent { id, job });
                 }
             }
-            () = sleep_until_silent(oldest, silence), if oldest.is_some() => {
-                break Ended::Broken(Failure::new(
-                    FailureKind::Connection,
-                    format!("no reply from the master for {silence:?}; connection replaced"),
-                ));
+            written = writer.write(&unwritten), if !unwritten.is_empty() => {
+                match written {
+                    Ok(0) => break Ended::Broken(Failure::new(
+                        FailureKind::Connection,
+                        "connection closed by the master",
+                    )),
+                    Ok(n) => { unwritten.drain(..n); }
+                    Err(e) => break Ended::Broken(io_failure(&e)),
+                }
+            }
+            () = &mut silence_check => {
+                if sent.front().is_some_and(|s| s.job.sent_at().elapsed() >= silence) {
+                    break Ended::Broken(Failure::new(
+                        FailureKind::Connection,
+                        format!("no reply from the master for {silence:?}; connection replaced"),
+                    ));
+                }
+                silence_check.as_mut().reset(tokio::time::Instant::now() + check_every);
             }
         }
     };
@@ -126,12 +135,6 @@ pub(crate) async fn serve(
         }
     }
     ended
-}
-
-async fn sleep_until_silent(oldest: Option<Instant>, silence: Duration) {
-    if let Some(oldest) = oldest {
-        tokio::time::sleep_until((oldest + silence).into()).await;
-    }
 }
 
 /// Matches every complete reply in `incoming` to the oldest request in flight. An error ends

@@ -1,14 +1,20 @@
 //! TLS for `rediss://` masters (rustls with the ring provider).
 //!
 //! Trust: the system's roots (rustls-native-certs, which also reads `SSL_CERT_FILE` and
-//! `SSL_CERT_DIR`), loaded once per process. `#insecure` at the end of a URL skips
-//! certificate verification (self-signed test servers only).
+//! `SSL_CERT_DIR`), loaded once per process, or a private CA given in the URL. `#insecure`
+//! at the end of a URL skips certificate verification (self-signed test servers only).
+//!
+//! URL query parameters (the spelling redis-py uses): `ssl_ca_certs=PATH` (PEM file of the CA
+//! certificates to trust instead of the system's), `ssl_certfile=PATH` and `ssl_keyfile=PATH`
+//! (PEM client certificate chain and private key, for masters that require mutual TLS).
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio::net::TcpStream;
 
@@ -27,22 +33,95 @@ static SYSTEM_ROOTS: LazyLock<Arc<RootCertStore>> = LazyLock::new(|| {
     Arc::new(roots)
 });
 
-/// The client configuration of a `rediss://` master.
-pub(crate) fn client_config(insecure: bool) -> Result<Arc<ClientConfig>, String> {
+/// Files named in a `rediss://` URL's query.
+#[derive(Debug, Default)]
+pub(crate) struct TlsFiles {
+    pub(crate) ca: Option<PathBuf>,
+    pub(crate) cert: Option<PathBuf>,
+    pub(crate) key: Option<PathBuf>,
+}
+
+impl TlsFiles {
+    /// Reads `ssl_ca_certs`, `ssl_certfile` and `ssl_keyfile` from `url`'s query.
+    pub(crate) fn from_url(url: &str) -> Self {
+        let mut files = TlsFiles::default();
+        if let Ok(parsed) = url::Url::parse(url) {
+            for (name, value) in parsed.query_pairs() {
+                let path = Some(PathBuf::from(value.as_ref()));
+                match name.as_ref() {
+                    "ssl_ca_certs" => files.ca = path,
+                    "ssl_certfile" => files.cert = path,
+                    "ssl_keyfile" => files.key = path,
+                    _ => {}
+                }
+            }
+        }
+        files
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ca.is_none() && self.cert.is_none() && self.key.is_none()
+    }
+}
+
+/// The client configuration of a `rediss://` master; an error names the file at fault.
+pub(crate) fn client_config(insecure: bool, files: &TlsFiles) -> Result<Arc<ClientConfig>, String> {
     let builder = ClientConfig::builder_with_provider(Arc::clone(&PROVIDER))
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS configuration: {e}"))?;
-    let config = if insecure {
+    let builder = if insecure {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate))
-            .with_no_client_auth()
     } else {
-        builder
-            .with_root_certificates(Arc::clone(&SYSTEM_ROOTS))
-            .with_no_client_auth()
+        let roots = match &files.ca {
+            Some(path) => Arc::new(private_roots(path)?),
+            None => Arc::clone(&SYSTEM_ROOTS),
+        };
+        builder.with_root_certificates(roots)
+    };
+    let config = match (&files.cert, &files.key) {
+        (None, None) => builder.with_no_client_auth(),
+        (Some(cert), Some(key)) => {
+            let chain = certificates(cert, "ssl_certfile")?;
+            let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+                format!(
+                    "ssl_keyfile {:?}: no usable private key ({e})",
+                    key.display()
+                )
+            })?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| format!("ssl_certfile/ssl_keyfile: {e}"))?
+        }
+        (Some(_), None) => return Err("ssl_certfile needs ssl_keyfile too".into()),
+        (None, Some(_)) => return Err("ssl_keyfile needs ssl_certfile too".into()),
     };
     Ok(Arc::new(config))
+}
+
+/// Every certificate of a PEM file; an error names the parameter and the file.
+fn certificates(path: &Path, param: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let read = |e: &dyn std::fmt::Display| format!("{param} {:?}: {e}", path.display());
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| read(&e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| read(&e))?;
+    if certs.is_empty() {
+        return Err(read(&"no PEM certificate in the file"));
+    }
+    Ok(certs)
+}
+
+/// A trust store of the CA certificates in `path` only.
+fn private_roots(path: &Path) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in certificates(path, "ssl_ca_certs")? {
+        roots
+            .add(cert)
+            .map_err(|e| format!("ssl_ca_certs {:?}: {e}", path.display()))?;
+    }
+    Ok(roots)
 }
 
 /// Runs the TLS handshake over `tcp`; a failure names the certificate problem.

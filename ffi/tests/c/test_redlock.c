@@ -5,14 +5,17 @@
  * fault cases, and passes their URLs. Prints "ok CASE" and exits 0 when every check held;
  * prints each failed check (file:line) and exits 1 otherwise.
  */
-#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, fork, waitpid, alarm */
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "redlock.h"
 
@@ -352,6 +355,21 @@ static void invalid_input(void) {
     const char *bad_utf8[1] = {"redis://127.0.0.1:1/\xff"};
     CHECK_STATUS(redlock_client_new(bad_utf8, 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
     CHECK_MESSAGE("urls[0] \"redis://127.0.0.1:1/\\xff\" is not valid UTF-8");
+    /* Passwords stay hidden in every message: not UTF-8, URL delimiters in the password. */
+    const char *secret_bad_utf8[1] = {"redis://user:S3cretPass@127.0.0.1:1/\xff"};
+    CHECK_STATUS(redlock_client_new(secret_bad_utf8, 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("urls[0] \"redis://user:***@127.0.0.1:1/\\xff\" is not valid UTF-8");
+    CHECK(strstr(redlock_last_error_message(), "S3cretPass") == NULL);
+    const char *secret_delimiter[1] = {"redis://user:S3cretPass#x@127.0.0.1:1"};
+    CHECK_STATUS(redlock_client_new(secret_delimiter, 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("user:***@127.0.0.1:1");
+    CHECK(strstr(redlock_last_error_message(), "S3cretPass") == NULL);
+    /* The same server twice would vote twice: refused, naming both positions. */
+    const char *twice[3] = {urls[0], urls[1], urls[0]};
+    CHECK_STATUS(redlock_client_new(twice, 3, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("master URL #2");
+    CHECK_MESSAGE("same server");
+    CHECK_MESSAGE("master URL #0");
     CHECK_STATUS(redlock_client_new(urls, 0, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
     CHECK_MESSAGE("at least one master");
     const char *many[REDLOCK_MAX_MASTERS + 1];
@@ -476,6 +494,62 @@ static void panic_boundary(void) {
     redlock_client_free(client);
 }
 
+/* A client used in a forked child fails at once with a clear message instead of waiting
+ * forever for I/O threads that exist only in the parent; a new client in the child works. */
+static void fork_child(void) {
+    redlock_client *client = client_with(REDLOCK_FANOUT_CONCURRENT);
+    redlock_lock *lock = NULL;
+    CHECK_STATUS(redlock_try_acquire(client, "c:fork", 30000, &lock), REDLOCK_OK);
+    /* The child reports its failed checks through a pipe: its exit status may be a memory
+     * checker's, which counts what the parent's I/O threads own as lost there (they do not
+     * exist in a forked child). */
+    int report[2];
+    CHECK(pipe(report) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        close(report[0]);
+        alarm(20); /* a call that blocks forever fails the case instead of hanging it */
+        redlock_lock *other = NULL;
+        CHECK_STATUS(redlock_try_acquire(client, "c:fork-child", 10000, &other), REDLOCK_INVALID_ARGUMENT);
+        CHECK_MESSAGE("after fork()");
+        CHECK_MESSAGE("create a new client");
+        CHECK(other == NULL);
+        CHECK_STATUS(redlock_acquire(client, "c:fork-child", 10000, &other), REDLOCK_INVALID_ARGUMENT);
+        CHECK_STATUS(redlock_extend(client, lock, 10000), REDLOCK_INVALID_ARGUMENT);
+        CHECK_STATUS(redlock_release(client, lock), REDLOCK_INVALID_ARGUMENT);
+        size_t connected = 0;
+        CHECK_STATUS(redlock_client_wait_connected(client, 1000, &connected), REDLOCK_INVALID_ARGUMENT);
+        CHECK(lock != NULL && strcmp(redlock_lock_resource(lock), "c:fork") == 0);
+        redlock_client *fresh = client_with(REDLOCK_FANOUT_CONCURRENT);
+        CHECK_STATUS(redlock_try_acquire(fresh, "c:fork-child", 10000, &other), REDLOCK_OK);
+        CHECK_STATUS(redlock_release(fresh, other), REDLOCK_OK);
+        redlock_lock_free(other);
+        redlock_client_free(fresh);
+        redlock_client_free(client); /* the inherited one: only forgotten, returns at once */
+        unsigned char failed = failures > 255 ? 255 : (unsigned char)failures;
+        _exit(write(report[1], &failed, 1) == 1 ? 0 : 1);
+    }
+    close(report[1]);
+    unsigned char child_failures = 255;
+    CHECK(read(report[0], &child_failures, 1) == 1); /* 0 bytes: the child died first */
+    CHECK(child_failures == 0);
+    close(report[0]);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "forked child killed by signal %d (blocked?)\n", WTERMSIG(status));
+    }
+    CHECK(WIFEXITED(status));
+    /* The parent's client is untouched by the child. */
+    CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+    CHECK(last_vote().granted >= n_urls / 2 + 1);
+    redlock_lock_free(lock);
+    redlock_client_free(client);
+}
+
 /* Status names, defaults and version agree with the header. */
 static void constants(void) {
     const char *names[8] = {"REDLOCK_OK", "REDLOCK_NOT_ACQUIRED", "REDLOCK_UNAVAILABLE",
@@ -574,6 +648,7 @@ int main(int argc, char **argv) {
         {"double_free", double_free},       {"threads", threads},
         {"panic_boundary", panic_boundary}, {"constants", constants},
         {"fresh_clients", fresh_clients},   {"failure_cause", failure_cause},
+        {"fork_child", fork_child},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (strcmp(argv[1], cases[i].name) == 0) {

@@ -1,0 +1,214 @@
+//! Local masters never outlive the process that started them: a child process holding
+//! `LocalMasters` (one of them paused) is killed by each signal, and no `redis-server` on its
+//! ports may survive; the directory a killed owner leaves is swept by the next start.
+//!
+//! The child is this test binary itself, re-run with `REDLOCK_MASTERS_CHILD` set (see
+//! [`child_holding_masters`]).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use redlock_core::local::LocalMasters;
+
+const CHILD_ENV: &str = "REDLOCK_MASTERS_CHILD";
+/// Generous bound for anything that should take milliseconds (busy CI machine).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Not a test of its own (ignored): the body of the child process. Starts 2 masters, pauses
+/// one, prints `ready <dir> <port>,<port>` and waits to be killed.
+#[test]
+#[ignore = "the child process of the signal tests"]
+fn child_holding_masters() {
+    assert!(
+        std::env::var_os(CHILD_ENV).is_some(),
+        "run by the signal tests only"
+    );
+    let masters = LocalMasters::start(2).expect("start masters");
+    masters.pause(0).expect("pause");
+    let ports: Vec<String> = (0..masters.len())
+        .map(|i| masters.port(i).unwrap().to_string())
+        .collect();
+    println!("ready {} {}", masters.dir().display(), ports.join(","));
+    loop {
+        std::thread::park(); // until a signal ends the process
+    }
+}
+
+struct Child {
+    process: std::process::Child,
+    dir: PathBuf,
+    ports: Vec<u16>,
+}
+
+/// Runs the child and waits (bounded) for its `ready` line.
+fn start_child() -> Child {
+    let mut process = Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "child_holding_masters",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CHILD_ENV, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the child");
+    let stdout = process.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("ready ") {
+                let _ = tx.send(rest.to_string());
+                return;
+            }
+        }
+    });
+    let Ok(ready) = rx.recv_timeout(PATIENCE) else {
+        let _ = process.kill();
+        let _ = process.wait();
+        panic!("the child never reported its masters ready");
+    };
+    let (dir, ports) = ready.rsplit_once(' ').expect("ready <dir> <ports>");
+    Child {
+        process,
+        dir: PathBuf::from(dir),
+        ports: ports.split(',').map(|p| p.parse().unwrap()).collect(),
+    }
+}
+
+/// Live (not zombie) `redis-server` processes serving one of `ports` (by their title,
+/// `redis-server 127.0.0.1:PORT`, or their arguments, `--port PORT`).
+fn survivors(ports: &[u16]) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let path = entry.path();
+        let Ok(cmdline) = std::fs::read(path.join("cmdline")) else {
+            continue;
+        };
+        let words: Vec<String> = cmdline
+            .split(|&b| b == 0 || b == b' ')
+            .filter(|w| !w.is_empty())
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
+        if !words.first().is_some_and(|w| w.contains("redis-server")) {
+            continue;
+        }
+        let on_port = ports.iter().any(|port| {
+            let port = port.to_string();
+            words
+                .iter()
+                .any(|w| w.rsplit_once(':').is_some_and(|(_, p)| p == port))
+                || words.windows(2).any(|w| w[0] == "--port" && w[1] == port)
+        });
+        let zombie = std::fs::read_to_string(path.join("stat"))
+            .ok()
+            .and_then(|stat| stat.rsplit_once(") ").map(|(_, s)| s.starts_with('Z')))
+            .unwrap_or(true); // gone meanwhile
+        if on_port && !zombie {
+            found.push(format!("{} {}", path.display(), words.join(" ")));
+        }
+    }
+    found
+}
+
+fn kill_child_and_check_masters_die(signal: libc::c_int) -> Child {
+    let mut child = start_child();
+    assert!(
+        survivors(&child.ports).len() == 2,
+        "both masters run before the signal: {:?}",
+        survivors(&child.ports)
+    );
+    // SAFETY: signalling the child process this test started (not yet reaped).
+    assert_eq!(unsafe { libc::kill(child.process.id() as i32, signal) }, 0);
+    let status = child.process.wait().expect("wait for the child");
+    assert!(!status.success(), "the child ended by signal {signal}");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let left = survivors(&child.ports);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "redis-server outlived its parent killed by signal {signal}: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+#[test]
+fn masters_die_with_a_parent_killed_by_sigterm() {
+    kill_child_and_check_masters_die(libc::SIGTERM);
+}
+
+#[test]
+fn masters_die_with_a_parent_killed_by_sighup() {
+    kill_child_and_check_masters_die(libc::SIGHUP);
+}
+
+#[test]
+fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_directory() {
+    let child = kill_child_and_check_masters_die(libc::SIGKILL);
+    assert!(
+        child.dir.exists(),
+        "nothing ran in the killed child to remove {}",
+        child.dir.display()
+    );
+    let next = LocalMasters::start(1).expect("start a master");
+    assert!(
+        !child.dir.exists(),
+        "{} of the killed child was not swept",
+        child.dir.display()
+    );
+    // A live owner's directory is never swept.
+    let live = next.dir().to_path_buf();
+    drop(LocalMasters::start(1).expect("start another master"));
+    assert!(
+        live.exists(),
+        "the live directory {} was swept",
+        live.display()
+    );
+    drop(next);
+    assert!(!live.exists(), "dropping removes the directory");
+}
+
+/// The kernel's parent-death signal follows the *thread* that forked a child: masters
+/// started from a thread that ends must keep running while the process lives.
+#[test]
+fn masters_outlive_the_thread_that_started_them() {
+    let (masters, tid) = std::thread::spawn(|| {
+        let masters = LocalMasters::start(2).expect("start masters");
+        // SAFETY: gettid has no preconditions.
+        (masters, unsafe { libc::gettid() })
+    })
+    .join()
+    .expect("the starting thread");
+    // join() returns before the kernel has finished the thread's exit (and sent any
+    // parent-death signal); its task entry goes only after that.
+    let task = PathBuf::from(format!("/proc/self/task/{tid}"));
+    let deadline = Instant::now() + PATIENCE;
+    while task.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "thread {tid} never finished exiting"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let ports: Vec<u16> = (0..2).map(|i| masters.port(i).unwrap()).collect();
+    // The starting thread is gone; pings answer (a dead master would refuse the connection).
+    for i in 0..2 {
+        let reply = masters.command(i, &["PING"]).expect("PING");
+        assert_eq!(reply, "+PONG\r\n", "master {i}");
+    }
+    assert_eq!(survivors(&ports).len(), 2);
+    drop(masters);
+    assert!(
+        survivors(&ports).is_empty(),
+        "dropping kills and reaps them"
+    );
+}

@@ -1,0 +1,243 @@
+//! TLS the way operators run it: masters with certificates from a private CA, and masters that
+//! require a client certificate (mutual TLS). Everything is generated per test with `openssl`
+//! (installed by `make deps-redis`) and served by real `redis-server` processes.
+
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redlock_core::{FailureKind, FanOut, Outcome, Redlock};
+
+const TTL: Duration = Duration::from_secs(10);
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl (make deps-redis installs it)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA (`name`-ca.pem/key) and a certificate signed by it (`name`.pem/key) for 127.0.0.1.
+fn pki(dir: &Path, name: &str) {
+    let ca = format!("{name}-ca");
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut args = vec!["req", "-x509", "-days", "1", "-subj"];
+    let subject = format!("/CN={ca}");
+    let (ca_key, ca_pem) = (format!("{ca}.key"), format!("{ca}.pem"));
+    args.extend([subject.as_str()]);
+    args.extend(ec);
+    args.extend(["-keyout", &ca_key, "-out", &ca_pem]);
+    openssl(dir, &args);
+    let (key, csr, pem) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.pem"),
+    );
+    let mut args = vec!["req", "-new", "-subj", "/CN=127.0.0.1"];
+    args.extend(ec);
+    args.extend(["-keyout", &key, "-out", &csr]);
+    openssl(dir, &args);
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &ca_pem,
+            "-CAkey",
+            &ca_key,
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            "san.ext",
+            "-out",
+            &pem,
+        ],
+    );
+}
+
+/// A TLS-only redis-server with `server` certs; clients must present a certificate signed by
+/// `client_ca` when it is given. Killed on drop.
+struct TlsMaster {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for TlsMaster {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl TlsMaster {
+    fn start(dir: &Path, client_ca: Option<&str>) -> TlsMaster {
+        for _ in 0..20 {
+            let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut cmd = Command::new(
+                std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into()),
+            );
+            cmd.current_dir(dir)
+                .args([
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                ])
+                .args([
+                    "--tls-cert-file",
+                    "server.pem",
+                    "--tls-key-file",
+                    "server.key",
+                ])
+                .args(["--save", "", "--appendonly", "no"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            match client_ca {
+                Some(ca) => cmd.args(["--tls-ca-cert-file", ca, "--tls-auth-clients", "yes"]),
+                None => cmd.args([
+                    "--tls-ca-cert-file",
+                    "server-ca.pem",
+                    "--tls-auth-clients",
+                    "no",
+                ]),
+            };
+            let mut child = cmd.spawn().expect("redis-server");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
+                    return TlsMaster { child, port };
+                }
+                if child.try_wait().unwrap().is_some() {
+                    break; // the port was taken meanwhile: try another
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("no TLS redis-server could start");
+    }
+}
+
+fn url(master: &TlsMaster, query: &str) -> String {
+    format!("rediss://127.0.0.1:{}/?{query}", master.port)
+}
+
+fn path(dir: &Path, file: &str) -> String {
+    PathBuf::from(dir).join(file).display().to_string()
+}
+
+async fn acquire(urls: Vec<String>) -> Result<(), redlock_core::Error> {
+    let redlock = Redlock::builder(urls)
+        .fanout(FanOut::Sequential)
+        .retry_count(0)
+        .build()?;
+    redlock.wait_connected(Duration::from_secs(10)).await;
+    let lock = redlock.acquire("tls", TTL).await?;
+    redlock.release(&lock).await?;
+    Ok(())
+}
+
+fn assert_tls_failure(err: &redlock_core::Error, words: &str) {
+    assert!(err.is_unavailable(), "{err}");
+    for m in err.vote().unwrap().masters() {
+        assert!(
+            matches!(
+                m.outcome,
+                Outcome::Failed(FailureKind::Tls | FailureKind::Connection)
+            ),
+            "{err}"
+        );
+        let cause = m.error.as_deref().unwrap_or_default();
+        assert!(
+            cause.contains(words),
+            "cause {cause:?} lacks {words:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_private_ca_is_trusted_when_named_and_mutual_tls_works_with_a_client_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    pki(dir.path(), "server");
+    pki(dir.path(), "other");
+    pki(dir.path(), "client");
+    let d = dir.path();
+
+    // Server certificates from a private CA: trusted only when the URL names that CA.
+    let plain: Vec<TlsMaster> = (0..3).map(|_| TlsMaster::start(d, None)).collect();
+    let trusted = format!("ssl_ca_certs={}", path(d, "server-ca.pem"));
+    acquire(plain.iter().map(|m| url(m, &trusted)).collect())
+        .await
+        .expect("the private CA is trusted");
+    let err = acquire(plain.iter().map(|m| url(m, "")).collect())
+        .await
+        .unwrap_err();
+    assert_tls_failure(&err, "certificate");
+    let wrong = format!("ssl_ca_certs={}", path(d, "other-ca.pem"));
+    let err = acquire(plain.iter().map(|m| url(m, &wrong)).collect())
+        .await
+        .unwrap_err();
+    assert_tls_failure(&err, "certificate");
+
+    // Mutual TLS: the masters require a client certificate signed by client-ca.
+    let mutual: Vec<TlsMaster> = (0..3)
+        .map(|_| TlsMaster::start(d, Some("client-ca.pem")))
+        .collect();
+    let with_cert = format!(
+        "{trusted}&ssl_certfile={}&ssl_keyfile={}",
+        path(d, "client.pem"),
+        path(d, "client.key")
+    );
+    acquire(mutual.iter().map(|m| url(m, &with_cert)).collect())
+        .await
+        .expect("mutual TLS with a client certificate");
+    let err = acquire(mutual.iter().map(|m| url(m, &trusted)).collect())
+        .await
+        .unwrap_err();
+    // The server refuses during the handshake: rustls reports the alert it sent.
+    println!("mutual TLS without a client certificate: {err}");
+    assert_tls_failure(&err, "ertificate");
+}
+
+#[tokio::test]
+async fn tls_files_that_cannot_be_used_are_named_up_front() {
+    let err = Redlock::builder(["rediss://127.0.0.1:1/?ssl_ca_certs=/nonexistent/ca.pem"])
+        .build()
+        .unwrap_err();
+    assert!(err.is_invalid_argument(), "{err}");
+    assert!(err.to_string().contains("ssl_ca_certs"), "{err}");
+    assert!(err.to_string().contains("/nonexistent/ca.pem"), "{err}");
+    let err = Redlock::builder(["rediss://127.0.0.1:1/?ssl_certfile=/x.pem"])
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("ssl_keyfile"), "{err}");
+    let err = Redlock::builder(["redis://127.0.0.1:1/?ssl_ca_certs=/x.pem"])
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("rediss://"), "{err}");
+}
