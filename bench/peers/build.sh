@@ -28,7 +28,6 @@ try() {
   echo "bench-peers: $name not built, it will be skipped: $(cat "$SKIPPED/$name")" >&2
   return 1
 }
-: >"$LOGS/rust.log"
 
 echo "bench-peers: building the harness and this project's Rust driver (release)"
 "$CARGO" build --release --locked -q -p redlock-bench --bin bench-peers --bin peers-driver || exit 1
