@@ -36,7 +36,9 @@ echo "bench-peers: building libredlock (release) and the C driver"
 : >"$LOGS/c.log"
 try c "$CARGO" build --release --locked -q -p redlock-ffi &&
   try c cc -std=c11 -O2 -Wall -Wextra -Werror -pedantic -Iffi/include bench/peers/c/driver.c \
-    -L"$TARGET/release" -lredlock -lpthread -o "$OUT/c-driver"
+    -L"$TARGET/release" -lredlock -lpthread -Wl,-rpath,'$ORIGIN' -o "$OUT/c-driver" &&
+  # libredlock's SONAME is libredlock.so.0: the driver finds it next to itself.
+  ln -sf "$(cd "$TARGET/release" && pwd)/libredlock.so" "$OUT/libredlock.so.0"
 
 # Each peer alone, with its own feature, so one that does not build cannot stop the other.
 for peer in rslock:peer-rslock redlock-crate:peer-redlock; do
