@@ -1,4 +1,4 @@
-//! A fault-injecting TCP proxy to put between a client and one master (feature `local`).
+//! A fault-injecting TCP proxy to put between a client and one master.
 //!
 //! [`FaultProxy::start`] listens on `127.0.0.1:<free port>` and forwards every connection to
 //! its master. Faults switch at run time, without restarting the proxy, with the semantics of
@@ -18,8 +18,8 @@
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use std::time::Duration;
-//! use redlock_core::local::LocalMasters;
-//! use redlock_core::proxy::{Direction, FaultProxies};
+//! use redlock_local::LocalMasters;
+//! use redlock_local::proxy::{Direction, FaultProxies};
 //!
 //! let masters = LocalMasters::start(5).expect("redis-server");
 //! let proxies = FaultProxies::start(&masters).await?;

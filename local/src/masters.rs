@@ -1,5 +1,5 @@
 //! Real `redis-server` masters on free loopback ports, for tests, benchmarks and the load
-//! generator (feature `local`).
+//! generator.
 //!
 //! Each server runs with `--save "" --appendonly no` in a temporary directory with its own log.
 //! Every process started is killed by pid when [`LocalMasters`] is dropped, also during a
@@ -12,12 +12,16 @@
 mod lifetime;
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use crate::resp::{self, Decoder, Reply};
+
+pub use lifetime::die_with_parent;
 
 /// Errors of starting or controlling local masters.
 #[derive(Debug, thiserror::Error)]
@@ -99,7 +103,11 @@ pub struct LocalMasters {
 
 impl fmt::Debug for LocalMasters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let urls: Vec<String> = self.urls().iter().map(|u| crate::redact_url(u)).collect();
+        let urls: Vec<String> = self
+            .urls()
+            .iter()
+            .map(|u| redlock_core::redact_url(u))
+            .collect();
         f.debug_struct("LocalMasters")
             .field("urls", &urls)
             .field("dir", &self.dir.path())
@@ -117,35 +125,19 @@ fn free_port() -> std::io::Result<u16> {
     }
 }
 
-/// RESP encoding of one command.
-fn encode(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
+/// True once the server on `port` answers PING (after AUTH with `password`).
 fn ping(port: u16, password: Option<&str>) -> bool {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    let mut request = Vec::new();
-    let mut expected: &[u8] = b"+PONG\r\n";
-    if let Some(password) = password {
-        request = encode(&["AUTH", password]);
-        expected = b"+OK\r\n+PONG\r\n";
-    }
-    request.extend_from_slice(b"PING\r\n");
-    if stream.write_all(&request).is_err() {
-        return false;
-    }
-    let mut buf = vec![0u8; expected.len()];
-    stream.read_exact(&mut buf).is_ok() && buf == expected
+    let mut decoder = Decoder::default();
+    let mut ask = |args: &[&str], want: &str| {
+        stream.write_all(&resp::encode(args)).is_ok()
+            && decoder.read(&mut stream).ok() == Some(Reply::Status(want.into()))
+    };
+    password.is_none_or(|password| ask(&["AUTH", password], "OK")) && ask(&["PING"], "PONG")
 }
 
 fn tail(path: &Path) -> String {
@@ -396,9 +388,9 @@ impl LocalMasters {
         Ok(())
     }
 
-    /// Runs one command on master `index` over a fresh connection and returns the raw
-    /// RESP reply (test helper: e.g. `["GET", key]`, `["DBSIZE"]`).
-    pub fn command(&self, index: usize, args: &[&str]) -> Result<String, LocalError> {
+    /// Runs one command on master `index` over a fresh connection and returns its reply
+    /// (test helper: e.g. `["GET", key]`, `["DBSIZE"]`; an error reply is a [`Reply::Error`]).
+    pub fn command(&self, index: usize, args: &[&str]) -> Result<Reply, LocalError> {
         if self.tls {
             return Err(LocalError::Io(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
@@ -408,33 +400,57 @@ impl LocalMasters {
         let port = self.port(index)?;
         let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
         stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+        let mut decoder = Decoder::default();
         if let Some(password) = &self.password {
-            stream.write_all(&encode(&["AUTH", password]))?;
-            let mut ok = [0u8; 5];
-            stream.read_exact(&mut ok)?; // "+OK\r\n"
-        }
-        stream.write_all(&encode(args))?;
-        let mut reply = Vec::new();
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = stream.read(&mut buf)?;
-            reply.extend_from_slice(&buf[..n]);
-            if n == 0 || reply.ends_with(b"\r\n") && resp_complete(&reply) {
-                break;
+            stream.write_all(&resp::encode(&["AUTH", password]))?;
+            let reply = decoder.read(&mut stream)?;
+            if reply != Reply::Status("OK".into()) {
+                return Err(unexpected(index, "AUTH", &reply));
             }
         }
-        Ok(String::from_utf8_lossy(&reply).into_owned())
+        stream.write_all(&resp::encode(args))?;
+        Ok(decoder.read(&mut stream)?)
     }
 
     /// How many keys master `index` holds (`DBSIZE`).
     pub fn key_count(&self, index: usize) -> Result<u64, LocalError> {
         let reply = self.command(index, &["DBSIZE"])?;
-        parse_integer_reply(&reply).ok_or_else(|| {
-            LocalError::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("DBSIZE on master #{index}: unexpected reply {reply:?}"),
-            ))
-        })
+        reply
+            .as_integer()
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| unexpected(index, "DBSIZE", &reply))
+    }
+
+    /// The value of `key` on master `index` (`GET`), `None` where it does not exist.
+    pub fn get(&self, index: usize, key: &str) -> Result<Option<String>, LocalError> {
+        match self.command(index, &["GET", key])? {
+            Reply::Nil => Ok(None),
+            Reply::Bulk(value) => Ok(Some(String::from_utf8_lossy(&value).into_owned())),
+            other => Err(unexpected(index, "GET", &other)),
+        }
+    }
+
+    /// The running masters (indices) on which `key` holds `value`.
+    pub fn holders(&self, key: &str, value: &str) -> Result<Vec<usize>, LocalError> {
+        self.running_where(|i| Ok(self.get(i, key)?.as_deref() == Some(value)))
+    }
+
+    /// The running masters (indices) on which `key` exists at all.
+    pub fn with_key(&self, key: &str) -> Result<Vec<usize>, LocalError> {
+        self.running_where(|i| Ok(self.get(i, key)?.is_some()))
+    }
+
+    fn running_where(
+        &self,
+        mut keep: impl FnMut(usize) -> Result<bool, LocalError>,
+    ) -> Result<Vec<usize>, LocalError> {
+        let mut found = Vec::new();
+        for i in 0..self.len() {
+            if self.is_up(i)? && keep(i)? {
+                found.push(i);
+            }
+        }
+        Ok(found)
     }
 
     /// Deletes every key on every running master.
@@ -448,9 +464,12 @@ impl LocalMasters {
     }
 }
 
-/// Parses a RESP integer reply (`:42\r\n`).
-fn parse_integer_reply(reply: &str) -> Option<u64> {
-    reply.strip_prefix(':')?.trim_end().parse().ok()
+/// A reply that makes no sense for `command`.
+fn unexpected(index: usize, command: &str, reply: &Reply) -> LocalError {
+    LocalError::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("{command} on master #{index}: unexpected reply {reply}"),
+    ))
 }
 
 /// A self-signed certificate for 127.0.0.1 (`server.crt`, `server.key`) in `dir`.
@@ -487,40 +506,10 @@ fn make_certificate(dir: &Path) -> Result<(), LocalError> {
     }
 }
 
-/// True once `reply` holds one whole simple reply (status, error, integer, bulk or nil).
-fn resp_complete(reply: &[u8]) -> bool {
-    match reply.first() {
-        Some(b'$') => {
-            let Some(end) = reply.windows(2).position(|w| w == b"\r\n") else {
-                return false;
-            };
-            let len: i64 = std::str::from_utf8(&reply[1..end])
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
-            len < 0 || reply.len() >= end + 2 + len as usize + 2
-        }
-        Some(_) => true,
-        None => false,
-    }
-}
-
 impl Drop for LocalMasters {
     fn drop(&mut self) {
         for server in &mut self.servers {
             server.get_mut().unwrap_or_else(|p| p.into_inner()).kill();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_integer_reply;
-
-    #[test]
-    fn integer_replies_parse() {
-        assert_eq!(parse_integer_reply(":0\r\n"), Some(0));
-        assert_eq!(parse_integer_reply(":17\r\n"), Some(17));
-        assert_eq!(parse_integer_reply("-ERR x\r\n"), None);
     }
 }
