@@ -10,7 +10,7 @@ use crate::fanout::{round, Request, Stop};
 use crate::lock::Lock;
 use crate::master::{Master, Op};
 use crate::quorum::Quorum;
-use crate::validity::{drift, jittered, new_token, validity};
+use crate::validity::{drift, fill_token, jittered, validity};
 use crate::vote::Vote;
 
 /// A Redlock client over N independent masters. Cheap to clone; clones share connections.
@@ -247,9 +247,10 @@ impl Redlock {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
-            let token: Arc<str> = new_token()
-                .map_err(|e| Error::Internal(format!("OS random source: {e}")))?
-                .into();
+            let mut hex = [0u8; 40];
+            fill_token(&mut hex).map_err(|e| Error::Internal(format!("OS random source: {e}")))?;
+            // Hex digits are ASCII: always valid UTF-8.
+            let token: Arc<str> = Arc::from(std::str::from_utf8(&hex).unwrap_or_default());
             let mut in_flight = InFlight::arm(self, &resource, &token);
             let vote = tokio::select! {
                 biased;

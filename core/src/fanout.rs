@@ -7,12 +7,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
-
+use crate::collector::{Collector, Recorded, WakeWhen};
 use crate::config::FanOut;
-use crate::master::{Answer, Failure, Master, Op, Submitted};
-use crate::quorum::{Quorum, Tally};
-use crate::vote::{MasterVote, Outcome, Vote};
+use crate::master::{Failure, Master, Op};
+use crate::quorum::Quorum;
+use crate::vote::{Outcome, Vote};
 
 /// Whether a round may stop before every master answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,33 +30,35 @@ pub(crate) struct Request<'a> {
     pub(crate) token: &'a Arc<str>,
 }
 
-fn record(vote: &mut Vote, tally: &mut Tally, master: usize, answer: Answer, rtt: Duration) {
-    let (outcome, error) = match answer {
-        Ok(true) => {
-            tally.granted += 1;
-            (Outcome::Granted, None)
+/// Writes master `i`'s part of `vote` from what its collector recorded. `unanswered` is what
+/// a master that did not answer gets: `TimedOut` after the deadline, else `NotAwaited`.
+fn fill(
+    vote: &mut Vote,
+    i: usize,
+    sent: Instant,
+    recorded: Recorded,
+    unanswered: Outcome,
+    timeout: Duration,
+) {
+    let m = &mut vote.masters[i];
+    match recorded {
+        Some((answer, arrived)) => {
+            m.round_trip = Some(arrived.saturating_duration_since(sent));
+            match answer {
+                Ok(true) => m.outcome = Outcome::Granted,
+                Ok(false) => m.outcome = Outcome::Denied,
+                Err(Failure { kind, cause }) => {
+                    m.outcome = Outcome::Failed(kind);
+                    m.error = Some(cause);
+                }
+            }
         }
-        Ok(false) => {
-            tally.denied += 1;
-            (Outcome::Denied, None)
+        None if unanswered == Outcome::TimedOut => {
+            m.outcome = Outcome::TimedOut;
+            m.error = Some(Arc::from(format!("no reply within {timeout:?}")));
         }
-        Err(Failure { kind, cause }) => {
-            tally.failed += 1;
-            (Outcome::Failed(kind), Some(cause))
-        }
-    };
-    vote.masters[master] = MasterVote {
-        master,
-        outcome,
-        round_trip: Some(rtt),
-        error,
-    };
-}
-
-fn timed_out(vote: &mut Vote, master: usize, timeout: Duration) {
-    let m = &mut vote.masters[master];
-    m.outcome = Outcome::TimedOut;
-    m.error = Some(Arc::from(format!("no reply within {timeout:?}")));
+        None => m.outcome = unanswered,
+    }
 }
 
 /// Runs `request` on all masters and returns the vote (elapsed set; validity left `None`).
@@ -70,80 +71,61 @@ pub(crate) async fn round(
     stop: Stop,
 ) -> Vote {
     let mut vote = Vote::new(masters.len(), quorum);
-    let rule = Quorum::new(masters.len(), quorum);
-    let mut tally = Tally::default();
     let start = vote.started;
-    let submit = |master: &Master| {
-        master
-            .handle()
-            .submit(request.op, request.resource, request.token)
+    let submit = |master: &Master, collector: &Arc<Collector>, index: usize| {
+        master.handle().submit(
+            request.op,
+            request.resource,
+            request.token,
+            collector,
+            index,
+        )
     };
     match fanout {
         FanOut::Sequential => {
+            let rule = Quorum::new(masters.len(), quorum);
+            let each = Arc::new(Collector::new(masters.len(), rule, WakeWhen::EachAnswer));
+            let mut waited = Vec::with_capacity(masters.len());
             for (i, master) in masters.iter().enumerate() {
                 let sent = Instant::now();
-                match submit(master) {
-                    Submitted::Failed(f) => {
-                        record(&mut vote, &mut tally, i, Err(f), sent.elapsed())
-                    }
-                    Submitted::Queued(pending) => {
-                        match tokio::time::timeout(timeout, pending).await {
-                            Ok(answer) => {
-                                record(&mut vote, &mut tally, i, flatten(answer), sent.elapsed())
-                            }
-                            Err(_) => {
-                                tally.failed += 1;
-                                timed_out(&mut vote, i, timeout);
-                            }
-                        }
-                    }
-                }
+                submit(master, &each, i);
+                let timed_out = tokio::time::timeout(timeout, each.answered(i))
+                    .await
+                    .is_err();
+                waited.push((sent, timed_out));
+            }
+            for (i, recorded) in each.take().into_iter().enumerate() {
+                let (sent, timed_out) = waited[i];
+                let unanswered = if timed_out {
+                    Outcome::TimedOut
+                } else {
+                    Outcome::NotAwaited
+                };
+                fill(&mut vote, i, sent, recorded, unanswered, timeout);
             }
         }
         FanOut::Concurrent => {
-            // Submit to every master first, in master order, then listen.
-            let mut pending = FuturesUnordered::new();
+            let wake = match stop {
+                Stop::WhenDecided => WakeWhen::Decided,
+                Stop::AfterAll => WakeWhen::AllAnswered,
+            };
+            let rule = Quorum::new(masters.len(), quorum);
+            let all = Arc::new(Collector::new(masters.len(), rule, wake));
+            // Every request is queued, in master order, before anything is awaited.
             for (i, master) in masters.iter().enumerate() {
-                match submit(master) {
-                    Submitted::Failed(f) => {
-                        record(&mut vote, &mut tally, i, Err(f), start.elapsed())
-                    }
-                    Submitted::Queued(reply) => {
-                        pending.push(async move { (i, flatten(reply.await)) })
-                    }
-                }
+                submit(master, &all, i);
             }
-            let deadline = tokio::time::sleep(timeout);
-            tokio::pin!(deadline);
-            let decided = |tally| stop == Stop::WhenDecided && rule.decided(tally);
-            while !pending.is_empty() && !decided(tally) {
-                tokio::select! {
-                    biased;
-                    Some((i, answer)) = pending.next() => {
-                        record(&mut vote, &mut tally, i, answer, start.elapsed());
-                    }
-                    () = &mut deadline => {
-                        for i in 0..masters.len() {
-                            if vote.masters[i].outcome == Outcome::NotAwaited {
-                                timed_out(&mut vote, i, timeout);
-                            }
-                        }
-                        break;
-                    }
-                }
+            let timed_out = tokio::time::timeout(timeout, all.finished()).await.is_err();
+            let unanswered = if timed_out {
+                Outcome::TimedOut
+            } else {
+                Outcome::NotAwaited
+            };
+            for (i, recorded) in all.take().into_iter().enumerate() {
+                fill(&mut vote, i, start, recorded, unanswered, timeout);
             }
         }
     }
     vote.elapsed = start.elapsed();
     vote
-}
-
-/// A reply channel closed without an answer means the connection task is gone.
-fn flatten(answer: Result<Answer, tokio::sync::oneshot::error::RecvError>) -> Answer {
-    answer.unwrap_or_else(|_| {
-        Err(Failure::new(
-            crate::vote::FailureKind::Other,
-            "the master's connection task stopped before answering",
-        ))
-    })
 }

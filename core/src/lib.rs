@@ -22,6 +22,7 @@
 //! From synchronous code use [`blocking::Redlock`] (same operations).
 
 mod client;
+mod collector;
 mod config;
 mod error;
 mod fanout;

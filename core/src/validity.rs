@@ -33,15 +33,22 @@ pub fn validity(ttl: Duration, elapsed: Duration, drift: Duration) -> Option<Dur
 
 /// A fresh lock token: 20 bytes from the OS CSPRNG, hex-encoded (40 lowercase characters).
 pub fn new_token() -> Result<String, getrandom::Error> {
+    let mut hex = [0u8; 40];
+    fill_token(&mut hex)?;
+    Ok(String::from_utf8_lossy(&hex).into_owned())
+}
+
+/// Writes a fresh token (20 random bytes as 40 lowercase hex digits) into `hex`, without
+/// allocating: the client turns it straight into the shared `Arc<str>` it keeps.
+pub(crate) fn fill_token(hex: &mut [u8; 40]) -> Result<(), getrandom::Error> {
     let mut bytes = [0u8; 20];
     getrandom::fill(&mut bytes)?;
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut token = String::with_capacity(40);
-    for byte in bytes {
-        token.push(HEX[usize::from(byte >> 4)] as char);
-        token.push(HEX[usize::from(byte & 0x0f)] as char);
+    for (pair, byte) in hex.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = HEX[usize::from(byte >> 4)];
+        pair[1] = HEX[usize::from(byte & 0x0f)];
     }
-    Ok(token)
+    Ok(())
 }
 
 /// A retry delay drawn uniformly from `[delay / 2, delay]`, so contenders de-synchronise.

@@ -137,8 +137,7 @@ impl Target {
         stream.write_all(&out).await.map_err(|e| io_failure(&e))?;
         let mut buf = Vec::with_capacity(512);
         for want in expect {
-            let reply = read_reply(stream, &mut buf).await?;
-            want.check(reply)?;
+            read_reply(stream, &mut buf, |reply| want.check(reply)).await?;
         }
         if !buf.is_empty() {
             return Err(Failure::new(
@@ -159,9 +158,9 @@ enum Expect {
 impl Expect {
     fn check(&self, reply: Reply) -> Result<(), Failure> {
         match (self, reply) {
-            (Expect::Ok(_), Reply::Status(s)) if s == "OK" => Ok(()),
+            (Expect::Ok(_), Reply::Status(b"OK")) => Ok(()),
             (Expect::Sha(sha), Reply::Bulk(b)) if b == sha.as_bytes() => Ok(()),
-            (_, Reply::Error(text)) => Err(server_error(text)),
+            (_, Reply::Error(text)) => Err(server_error(Reply::text(text))),
             (Expect::Ok(what), other) => Err(Failure::new(
                 FailureKind::Protocol,
                 format!("{what} answered {other}, expected +OK"),
@@ -174,12 +173,19 @@ impl Expect {
     }
 }
 
-async fn read_reply(stream: &mut Stream, buf: &mut Vec<u8>) -> Result<Reply, Failure> {
+/// Reads the next reply into `buf` and hands it to `check` (it borrows the buffer), then
+/// drops it from `buf`.
+async fn read_reply(
+    stream: &mut Stream,
+    buf: &mut Vec<u8>,
+    check: impl FnOnce(Reply<'_>) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     loop {
         match parse(buf) {
             Ok(Some((reply, used))) => {
+                let checked = check(reply);
                 buf.drain(..used);
-                return Ok(reply);
+                return checked;
             }
             Ok(None) => {}
             Err(e) => return Err(Failure::new(FailureKind::Protocol, e.0)),

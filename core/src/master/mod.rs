@@ -28,8 +28,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, Notify};
 
+use crate::collector::Collector;
 use crate::config::redact_url;
 use crate::error::{Error, Result};
 use crate::vote::FailureKind;
@@ -85,7 +86,8 @@ pub(crate) struct Job {
     token: Arc<str>,
     queued_at: Instant,
     sent_at: Option<Instant>,
-    reply: oneshot::Sender<Answer>,
+    /// Where the answer goes: the round's collector and this master's place in it.
+    reply: (Arc<Collector>, usize),
 }
 
 impl Job {
@@ -96,16 +98,14 @@ impl Job {
         self.sent_at.unwrap_or(self.queued_at)
     }
     fn answer(self, answer: Answer) {
-        // The caller may have stopped listening; the request did its work anyway.
-        let _ = self.reply.send(answer);
+        // The round may have stopped listening; the request did its work anyway.
+        let (collector, index) = self.reply;
+        collector.record(index, answer);
     }
     fn fail(self, failure: Failure) {
         self.answer(Err(failure));
     }
 }
-
-/// A request on its way: the answer arrives here.
-pub(crate) type Pending = oneshot::Receiver<Answer>;
 
 enum ConnState {
     /// A connect (or handshake) is under way: requests wait in the queue.
@@ -197,40 +197,43 @@ impl Master {
 }
 
 impl MasterHandle {
-    /// Puts a request on the queue now (so it keeps its place), or fails it at once when the
-    /// master is known to be down or the queue is full.
-    pub(crate) fn submit(&self, op: Op, resource: &Arc<str>, token: &Arc<str>) -> Submitted {
+    /// Puts a request on the queue now (so it keeps its place); its answer goes to
+    /// `collector` at `index`. A master known to be down, or a full queue, answers at once
+    /// with the failure.
+    pub(crate) fn submit(
+        &self,
+        op: Op,
+        resource: &Arc<str>,
+        token: &Arc<str>,
+        collector: &Arc<Collector>,
+        index: usize,
+    ) {
         if let ConnState::Down(failure) = &**self.shared.state.load() {
             self.shared.kick.notify_one();
-            return Submitted::Failed(failure.clone());
+            collector.record(index, Err(failure.clone()));
+            return;
         }
-        let (reply, pending) = oneshot::channel();
         let job = Job {
             op,
             resource: Arc::clone(resource),
             token: Arc::clone(token),
             queued_at: Instant::now(),
             sent_at: None,
-            reply,
+            reply: (Arc::clone(collector), index),
         };
-        match self.queue.try_send(job) {
-            Ok(()) => Submitted::Queued(pending),
-            Err(mpsc::error::TrySendError::Full(_)) => Submitted::Failed(Failure::new(
+        let failure = match self.queue.try_send(job) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(_)) => Failure::new(
                 FailureKind::Overloaded,
                 format!("{QUEUE_CAPACITY} requests already waiting for this master"),
-            )),
-            Err(mpsc::error::TrySendError::Closed(_)) => Submitted::Failed(Failure::new(
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => Failure::new(
                 FailureKind::Other,
                 "the master's connection task has stopped",
-            )),
-        }
+            ),
+        };
+        collector.record(index, Err(failure));
     }
-}
-
-/// A request just submitted.
-pub(crate) enum Submitted {
-    Queued(Pending),
-    Failed(Failure),
 }
 
 /// Connects, serves the queue, reconnects: until every handle of the client is gone.

@@ -122,11 +122,14 @@ pub(crate) fn judge(op: Op, id: &[u8], reply: Reply) -> Judged {
     match reply {
         Reply::Bulk(bytes) if bytes == id => Judged::Answer(true),
         Reply::Int(0) => Judged::Answer(false),
-        Reply::Error(text) if text.starts_with("NOSCRIPT") => Judged::Broken(Failure::new(
+        Reply::Error(text) if text.starts_with(b"NOSCRIPT") => Judged::Broken(Failure::new(
             FailureKind::Server,
-            format!("{text} (the master's script cache was flushed; reconnecting reloads it)"),
+            format!(
+                "{} (the master's script cache was flushed; reconnecting reloads it)",
+                Reply::text(text)
+            ),
         )),
-        Reply::Error(text) => Judged::Failed(server_error(text)),
+        Reply::Error(text) => Judged::Failed(server_error(Reply::text(text))),
         other => Judged::Broken(Failure::new(
             FailureKind::Protocol,
             format!(
@@ -160,27 +163,24 @@ mod tests {
     #[test]
     fn only_the_requests_own_id_is_a_grant() {
         let op = Op::Lock { ttl_ms: 1000 };
-        assert_eq!(
-            judge(op, b"17", Reply::Bulk(b"17".to_vec())),
-            Judged::Answer(true)
-        );
+        assert_eq!(judge(op, b"17", Reply::Bulk(b"17")), Judged::Answer(true));
         assert_eq!(judge(op, b"17", Reply::Int(0)), Judged::Answer(false));
         for stray in [
-            Reply::Bulk(b"16".to_vec()),
-            Reply::Status("OK".into()),
+            Reply::Bulk(b"16"),
+            Reply::Status(b"OK"),
             Reply::Int(1),
             Reply::Nil,
         ] {
             assert!(
-                matches!(judge(op, b"17", stray.clone()), Judged::Broken(ref f) if f.kind == FailureKind::Protocol),
+                matches!(judge(op, b"17", stray), Judged::Broken(ref f) if f.kind == FailureKind::Protocol),
                 "{stray:?}"
             );
         }
         assert!(matches!(
-            judge(op, b"1", Reply::Error("NOSCRIPT No matching script".into())),
+            judge(op, b"1", Reply::Error(b"NOSCRIPT No matching script")),
             Judged::Broken(_)
         ));
-        match judge(op, b"1", Reply::Error("OOM command not allowed".into())) {
+        match judge(op, b"1", Reply::Error(b"OOM command not allowed")) {
             Judged::Failed(f) => {
                 assert_eq!(f.kind, FailureKind::Server);
                 assert_eq!(&*f.cause, "OOM command not allowed");

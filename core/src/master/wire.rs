@@ -14,27 +14,34 @@ pub(crate) const MAX_BULK: usize = 64 * 1024;
 /// Longest simple-string / error / integer line accepted (Redis error replies are short).
 pub(crate) const MAX_LINE: usize = 4 * 1024;
 
-/// One reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Reply {
+/// One reply, borrowed from the read buffer (no allocation per reply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reply<'a> {
     /// `+OK`
-    Status(String),
+    Status(&'a [u8]),
     /// `-ERR ...`: the server's words.
-    Error(String),
+    Error(&'a [u8]),
     /// `:1`
     Int(i64),
     /// `$n` + bytes.
-    Bulk(Vec<u8>),
+    Bulk(&'a [u8]),
     /// `$-1` (or `*-1`).
     Nil,
 }
 
-impl fmt::Display for Reply {
+impl Reply<'_> {
+    /// The text of a status or error reply (lossy UTF-8).
+    pub(crate) fn text(bytes: &[u8]) -> String {
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+impl fmt::Display for Reply<'_> {
     /// A short, printable rendering for error messages (bounded length).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reply::Status(s) => write!(f, "+{}", clip(s.as_bytes())),
-            Reply::Error(s) => write!(f, "-{}", clip(s.as_bytes())),
+            Reply::Status(s) => write!(f, "+{}", clip(s)),
+            Reply::Error(s) => write!(f, "-{}", clip(s)),
             Reply::Int(i) => write!(f, ":{i}"),
             Reply::Bulk(b) => write!(f, "bulk of {} bytes {:?}", b.len(), clip(b)),
             Reply::Nil => f.write_str("nil"),
@@ -61,7 +68,7 @@ pub(crate) struct WireError(pub(crate) String);
 
 /// Parses one reply from the start of `buf`: `Ok(None)` when more bytes are needed,
 /// `Ok(Some((reply, consumed)))`, or an error when the bytes cannot be a reply we accept.
-pub(crate) fn parse(buf: &[u8]) -> Result<Option<(Reply, usize)>, WireError> {
+pub(crate) fn parse(buf: &[u8]) -> Result<Option<(Reply<'_>, usize)>, WireError> {
     let Some(&kind) = buf.first() else {
         return Ok(None);
     };
@@ -75,10 +82,9 @@ pub(crate) fn parse(buf: &[u8]) -> Result<Option<(Reply, usize)>, WireError> {
         return Ok(None);
     };
     let after_line = after_line + 1;
-    let text = || String::from_utf8_lossy(line).into_owned();
     match kind {
-        b'+' => Ok(Some((Reply::Status(text()), after_line))),
-        b'-' => Ok(Some((Reply::Error(text()), after_line))),
+        b'+' => Ok(Some((Reply::Status(line), after_line))),
+        b'-' => Ok(Some((Reply::Error(line), after_line))),
         b':' => Ok(Some((Reply::Int(number(line)?), after_line))),
         b'*' => match number(line)? {
             -1 => Ok(Some((Reply::Nil, after_line))),
@@ -103,7 +109,7 @@ pub(crate) fn parse(buf: &[u8]) -> Result<Option<(Reply, usize)>, WireError> {
             if &buf[end..end + 2] != b"\r\n" {
                 return Err(WireError("bulk string not terminated by CRLF".into()));
             }
-            Ok(Some((Reply::Bulk(buf[after_line..end].to_vec()), end + 2)))
+            Ok(Some((Reply::Bulk(&buf[after_line..end]), end + 2)))
         }
     }
 }
@@ -164,24 +170,18 @@ mod tests {
 
     #[test]
     fn parses_the_reply_types_the_lock_gets() {
-        assert_eq!(
-            parse(b"+OK\r\n").unwrap(),
-            Some((Reply::Status("OK".into()), 5))
-        );
+        assert_eq!(parse(b"+OK\r\n").unwrap(), Some((Reply::Status(b"OK"), 5)));
         assert_eq!(
             parse(b"-WRONGPASS no\r\n:1\r\n").unwrap(),
-            Some((Reply::Error("WRONGPASS no".into()), 15))
+            Some((Reply::Error(b"WRONGPASS no"), 15))
         );
         assert_eq!(parse(b":-3\r\n").unwrap(), Some((Reply::Int(-3), 5)));
         assert_eq!(
             parse(b"$2\r\n17\r\n").unwrap(),
-            Some((Reply::Bulk(b"17".to_vec()), 8))
+            Some((Reply::Bulk(b"17"), 8))
         );
         assert_eq!(parse(b"$-1\r\n").unwrap(), Some((Reply::Nil, 5)));
-        assert_eq!(
-            parse(b"$0\r\n\r\n").unwrap(),
-            Some((Reply::Bulk(vec![]), 6))
-        );
+        assert_eq!(parse(b"$0\r\n\r\n").unwrap(), Some((Reply::Bulk(b""), 6)));
     }
 
     #[test]

@@ -1,0 +1,157 @@
+//! Where a round's answers land: one record per round, filled in by the masters' connection
+//! tasks, that wakes the round once — when its outcome is known — instead of once per master.
+//!
+//! Why: a round used to get one channel per master and be woken by each answer, often on the
+//! other runtime thread. Deciding here, where the answers arrive, saves those wake-ups and the
+//! allocations of a channel per request; the quorum rule is still the one in `quorum.rs`.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+use crate::master::Answer;
+use crate::quorum::{Quorum, Tally};
+
+/// When the waiting round is woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WakeWhen {
+    /// As soon as the quorum rule decides the round (or every master answered).
+    Decided,
+    /// When every master answered.
+    AllAnswered,
+    /// On every answer (sequential fan-out waits for one master at a time).
+    EachAnswer,
+}
+
+/// One master's answer and when it arrived.
+pub(crate) type Recorded = Option<(Answer, Instant)>;
+
+struct State {
+    answers: Vec<Recorded>,
+    tally: Tally,
+    answered: usize,
+    done: bool,
+}
+
+/// The shared record of one round.
+pub(crate) struct Collector {
+    state: Mutex<State>,
+    done: Notify,
+    rule: Quorum,
+    wake: WakeWhen,
+}
+
+impl Collector {
+    pub(crate) fn new(n: usize, rule: Quorum, wake: WakeWhen) -> Self {
+        Collector {
+            state: Mutex::new(State {
+                answers: vec![None; n],
+                tally: Tally::default(),
+                answered: 0,
+                done: false,
+            }),
+            done: Notify::new(),
+            rule,
+            wake,
+        }
+    }
+
+    /// Records master `i`'s answer; wakes the round if this decides it. Answers that arrive
+    /// after the round stopped listening are kept but change nothing.
+    pub(crate) fn record(&self, i: usize, answer: Answer) {
+        let arrived = Instant::now();
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        // Taken already (the round is over), or answered already: nothing to change.
+        if state.answers.get(i).is_none_or(Option::is_some) {
+            return;
+        }
+        match &answer {
+            Ok(true) => state.tally.granted += 1,
+            Ok(false) => state.tally.denied += 1,
+            Err(_) => state.tally.failed += 1,
+        }
+        state.answers[i] = Some((answer, arrived));
+        state.answered += 1;
+        let finished = state.answered == state.answers.len()
+            || (self.wake == WakeWhen::Decided && self.rule.decided(state.tally));
+        let wake = self.wake == WakeWhen::EachAnswer || (finished && !state.done);
+        state.done |= finished;
+        drop(state);
+        if wake {
+            // Stores a permit if the round is not waiting yet: no wake-up is lost.
+            self.done.notify_one();
+        }
+    }
+
+    /// Waits until the round is decided (by `WakeWhen`).
+    pub(crate) async fn finished(&self) {
+        loop {
+            if self
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .done
+            {
+                return;
+            }
+            self.done.notified().await;
+        }
+    }
+
+    /// Waits until master `i` answered (with `WakeWhen::EachAnswer`).
+    pub(crate) async fn answered(&self, i: usize) {
+        loop {
+            let answered = self
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .answers[i]
+                .is_some();
+            if answered {
+                return;
+            }
+            self.done.notified().await;
+        }
+    }
+
+    /// The answers so far, in master order (`None`: not answered yet).
+    pub(crate) fn take(&self) -> Vec<Recorded> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.done = true;
+        std::mem::take(&mut state.answers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::master::Failure;
+    use crate::vote::FailureKind;
+
+    #[tokio::test]
+    async fn wakes_once_the_quorum_rule_decides() {
+        let c = Collector::new(5, Quorum::new(5, 3), WakeWhen::Decided);
+        c.record(0, Ok(true));
+        c.record(1, Ok(true));
+        assert!(!c.state.lock().unwrap().done);
+        c.record(2, Ok(true));
+        c.finished().await; // returns: decided on three grants
+        let answers = c.take();
+        assert_eq!(answers.iter().filter(|a| a.is_some()).count(), 3);
+        c.record(3, Ok(false)); // a straggler after the round stopped listening: harmless
+    }
+
+    #[tokio::test]
+    async fn all_answered_waits_for_every_master_and_keeps_the_first_answer() {
+        let c = Collector::new(2, Quorum::new(2, 2), WakeWhen::AllAnswered);
+        c.record(0, Ok(true));
+        c.record(0, Ok(false));
+        assert!(!c.state.lock().unwrap().done);
+        c.record(1, Err(Failure::new(FailureKind::Other, "x")));
+        c.finished().await;
+        let answers = c.take();
+        assert!(matches!(answers[0], Some((Ok(true), _))));
+        assert!(matches!(answers[1], Some((Err(_), _))));
+    }
+}
