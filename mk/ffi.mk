@@ -78,5 +78,5 @@ install: ## Install libredlock (.so, .a), redlock.h, redlock.hpp and redlock.pc 
 	  > "$(DESTDIR)$(PREFIX)/lib/pkgconfig/redlock.pc"
 	@echo "installed libredlock $(FFI_VERSION) under $(DESTDIR)$(PREFIX)"
 
-ffi-overhead: deps-redis ## Measure one acquire+release through the C ABI vs the Rust API (same masters, same run)
-	$(CARGO) run --locked --release -q -p redlock-ffi --example overhead
+ffi-overhead: deps-redis ## Measure one acquire+release through the C ABI vs the Rust API (criterion, bench/benches/ffi.rs)
+	$(CARGO) bench --locked -p redlock-bench --bench ffi -- $(BENCH_ARGS)
