@@ -151,7 +151,7 @@ pub fn decode(buf: &[u8]) -> io::Result<Option<(Reply, usize)>> {
 }
 
 fn decode_at(buf: &[u8], at: usize) -> io::Result<Option<(Reply, usize)>> {
-    let Some(line_len) = buf.get(at..).and_then(|rest| find_crlf(rest)) else {
+    let Some(line_len) = buf.get(at..).and_then(find_crlf) else {
         return Ok(None);
     };
     let Some(&kind) = buf.get(at) else {

@@ -1,7 +1,9 @@
 //! The `redlock-masters` binary, as the Python tests drive it: URLs on stdout, one command
 //! per stdin line answered by one line, masters gone when stdin closes or the process dies.
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
+use std::io::Write;
 use std::net::{Ipv4Addr, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -14,8 +16,7 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// How long a paused master is given to (wrongly) answer.
 const SILENCE: Duration = Duration::from_millis(300);
 
-/// A running `redlock-masters`, its stdin, and its stdout lines (read by a thread, so every
-/// wait is bounded).
+/// A running `redlock-masters`, its stdin, and its stdout lines.
 struct Masters {
     process: Child,
     stdin: Option<ChildStdin>,
@@ -31,15 +32,7 @@ impl Masters {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start redlock-masters");
-        let stdout = process.stdout.take().expect("piped stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = common::stdout_lines(&mut process);
         let stdin = process.stdin.take();
         Masters {
             process,
