@@ -10,6 +10,7 @@
 //! inject faults.
 
 mod lifetime;
+mod tls;
 
 use std::fmt;
 use std::io::Write;
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 use crate::resp::{self, Decoder, Reply};
 
 pub use lifetime::die_with_parent;
+pub use tls::TlsFiles;
 
 /// Errors of starting or controlling local masters.
 #[derive(Debug, thiserror::Error)]
@@ -95,10 +97,19 @@ impl Server {
 pub struct LocalMasters {
     binary: String,
     password: Option<String>,
-    /// Serve TLS only (`--port 0 --tls-port P`) with a throw-away self-signed certificate.
-    tls: bool,
+    /// Serve TLS only (`--port 0 --tls-port P`) with these certificates.
+    tls: Option<TlsFiles>,
+    /// URLs end in `#insecure` (a throw-away self-signed certificate: nothing to verify).
+    insecure: bool,
     dir: tempfile::TempDir,
     servers: Vec<Mutex<Server>>,
+}
+
+/// How masters speak, as asked for by the constructors.
+enum Tls {
+    Off,
+    SelfSigned,
+    Files(TlsFiles),
 }
 
 impl fmt::Debug for LocalMasters {
@@ -161,17 +172,25 @@ impl LocalMasters {
     /// URLs are `rediss://127.0.0.1:PORT/#insecure` (no verification: the cert is throw-away).
     /// Needs the `openssl` command. [`command`](Self::command) is not available on them.
     pub fn start_tls(n: usize) -> Result<Self, LocalError> {
-        Self::start_with_options(n, None, true)
+        Self::start_with_options(n, None, Tls::SelfSigned)
+    }
+
+    /// Starts `n` masters that speak TLS only with the certificates of `files` (e.g. from a
+    /// private CA, or requiring client certificates); their URLs are `rediss://127.0.0.1:PORT/`,
+    /// to which the caller adds what to trust (`?ssl_ca_certs=...`).
+    /// [`command`](Self::command) is not available on them.
+    pub fn start_tls_with(n: usize, files: TlsFiles) -> Result<Self, LocalError> {
+        Self::start_with_options(n, None, Tls::Files(files))
     }
 
     fn start_with(n: usize, password: Option<String>) -> Result<Self, LocalError> {
-        Self::start_with_options(n, password, false)
+        Self::start_with_options(n, password, Tls::Off)
     }
 
     fn start_with_options(
         n: usize,
         password: Option<String>,
-        tls: bool,
+        tls: Tls,
     ) -> Result<Self, LocalError> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         match Command::new(&binary)
@@ -191,13 +210,17 @@ impl LocalMasters {
             .prefix(lifetime::DIR_PREFIX)
             .tempdir()?;
         lifetime::claim_dir(dir.path())?;
-        if tls {
-            make_certificate(dir.path())?;
-        }
+        let insecure = matches!(tls, Tls::SelfSigned);
+        let tls = match tls {
+            Tls::Off => None,
+            Tls::SelfSigned => Some(tls::self_signed(dir.path())?),
+            Tls::Files(files) => Some(files),
+        };
         let mut masters = LocalMasters {
             binary,
             password,
             tls,
+            insecure,
             dir,
             servers: Vec::with_capacity(n),
         };
@@ -235,17 +258,9 @@ impl LocalMasters {
         if let Some(password) = &self.password {
             command.arg("--requirepass").arg(password);
         }
-        if self.tls {
-            let file = |name: &str| self.dir.path().join(name);
-            command
-                .args(["--port", "0", "--tls-port", &port.to_string()])
-                .arg("--tls-cert-file")
-                .arg(file("server.crt"))
-                .arg("--tls-key-file")
-                .arg(file("server.key"))
-                .arg("--tls-ca-cert-file")
-                .arg(file("server.crt"))
-                .args(["--tls-auth-clients", "no"]);
+        if let Some(files) = &self.tls {
+            command.args(["--port", "0", "--tls-port", &port.to_string()]);
+            files.add_server_args(&mut command);
         } else {
             command.arg("--port").arg(port.to_string());
         }
@@ -267,7 +282,7 @@ impl LocalMasters {
         };
         let started = Instant::now();
         loop {
-            let ready = if self.tls {
+            let ready = if self.tls.is_some() {
                 std::fs::read_to_string(&log)
                     .is_ok_and(|text| text.contains("Ready to accept connections"))
             } else {
@@ -324,10 +339,11 @@ impl LocalMasters {
     /// `redis://127.0.0.1:PORT` of master `index` (`redis://:PASSWORD@…` with a password).
     pub fn url(&self, index: usize) -> Result<String, LocalError> {
         let port = self.port(index)?;
-        Ok(match (&self.password, self.tls) {
-            (_, true) => format!("rediss://127.0.0.1:{port}/#insecure"),
-            (Some(password), false) => format!("redis://:{password}@127.0.0.1:{port}"),
-            (None, false) => format!("redis://127.0.0.1:{port}"),
+        Ok(match (&self.password, &self.tls) {
+            (_, Some(_)) if self.insecure => format!("rediss://127.0.0.1:{port}/#insecure"),
+            (_, Some(_)) => format!("rediss://127.0.0.1:{port}/"),
+            (Some(password), None) => format!("redis://:{password}@127.0.0.1:{port}"),
+            (None, None) => format!("redis://127.0.0.1:{port}"),
         })
     }
     /// Port of master `index`.
@@ -391,7 +407,7 @@ impl LocalMasters {
     /// Runs one command on master `index` over a fresh connection and returns its reply
     /// (test helper: e.g. `["GET", key]`, `["DBSIZE"]`; an error reply is a [`Reply::Error`]).
     pub fn command(&self, index: usize, args: &[&str]) -> Result<Reply, LocalError> {
-        if self.tls {
+        if self.tls.is_some() {
             return Err(LocalError::Io(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "command() speaks plain TCP; these masters are TLS-only",
@@ -470,40 +486,6 @@ fn unexpected(index: usize, command: &str, reply: &Reply) -> LocalError {
         std::io::ErrorKind::InvalidData,
         format!("{command} on master #{index}: unexpected reply {reply}"),
     ))
-}
-
-/// A self-signed certificate for 127.0.0.1 (`server.crt`, `server.key`) in `dir`.
-fn make_certificate(dir: &Path) -> Result<(), LocalError> {
-    let status = Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args([
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ])
-        .arg("-keyout")
-        .arg(dir.join("server.key"))
-        .arg("-out")
-        .arg(dir.join("server.crt"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    match status {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(LocalError::Io(std::io::Error::other(format!(
-            "openssl could not make a test certificate ({s})"
-        )))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(LocalError::Io(std::io::Error::other(
-                "openssl not found: install it (`apt-get install openssl`) for TLS masters",
-            )))
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 impl Drop for LocalMasters {
