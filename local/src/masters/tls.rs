@@ -1,5 +1,6 @@
 //! TLS-only masters: the certificates they serve, and a throw-away self-signed one.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -40,33 +41,28 @@ impl TlsFiles {
 /// A fresh self-signed certificate for 127.0.0.1 in `dir` (`server.crt`, `server.key`).
 pub(super) fn self_signed(dir: &Path) -> Result<TlsFiles, LocalError> {
     let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
-    let status = Command::new("openssl")
+    // Output captured (not shown): openssl's own words go into the error if it fails.
+    let made = Command::new("openssl")
         .args([
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
         ])
-        .args([
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
+        .args(["-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .args([OsStr::new("-keyout"), key.as_os_str()])
+        .args([OsStr::new("-out"), cert.as_os_str()])
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    match status {
-        Ok(s) if s.success() => Ok(TlsFiles {
+        .output();
+    match made {
+        Ok(out) if out.status.success() => Ok(TlsFiles {
             client_ca: cert.clone(),
             cert,
             key,
             require_client_cert: false,
         }),
-        Ok(s) => Err(LocalError::Io(std::io::Error::other(format!(
-            "openssl could not make a test certificate ({s})"
+        Ok(out) => Err(LocalError::Io(std::io::Error::other(format!(
+            "openssl could not make a test certificate ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
         )))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(LocalError::Io(std::io::Error::other(
