@@ -10,8 +10,14 @@ FFI_TEST_TARGET_DIR ?= $(CURDIR)/target/ffi-tests
 FFI_CHECK ?= asan
 PREFIX ?= /usr/local
 FFI_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-# What a program linking libredlock.a statically also needs (`--print native-static-libs`).
+# The SONAME's number (libredlock.so.$(FFI_ABI)), set in ffi/build.rs.
+FFI_ABI = $(shell sed -n 's/^const ABI: u32 = \([0-9]*\);/\1/p' ffi/build.rs)
+FFI_LIBDIR = $(DESTDIR)$(PREFIX)/lib
+# What a program linking libredlock.a statically also needs (`--print native-static-libs`);
+# the CMake package lists the same (pthread as Threads::Threads).
 FFI_NATIVE_STATIC_LIBS = -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+FFI_CMAKE_STATIC_LIBS = $(subst $(space),;,$(patsubst -l%,%,$(filter-out -lpthread,$(FFI_NATIVE_STATIC_LIBS))))
+space := $(empty) $(empty)
 FFI_CFLAGS = -Wall -Wextra -Werror -pedantic
 
 CARGO_TEST_FLAGS += --exclude redlock-ffi
@@ -20,12 +26,12 @@ DEPS_TARGETS += deps-ffi
 
 .PHONY: deps-ffi header test-ffi test-ffi-suite test-ffi-install install ffi-overhead
 
-deps-ffi: ## Install the C/C++ toolchain, pkg-config and valgrind if missing
+deps-ffi: ## Install the C/C++ toolchain, pkg-config, cmake and valgrind if missing
 	@command -v cc >/dev/null && command -v c++ >/dev/null && command -v pkg-config >/dev/null \
-	  && command -v valgrind >/dev/null || { \
-	  echo "installing gcc, g++, pkg-config, valgrind"; \
+	  && command -v cmake >/dev/null && command -v valgrind >/dev/null || { \
+	  echo "installing gcc, g++, pkg-config, cmake, valgrind"; \
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
-	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq gcc g++ pkg-config valgrind; }
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq gcc g++ pkg-config cmake valgrind; }
 
 header: ## Regenerate ffi/include/redlock.h with the pinned cbindgen (commit the result)
 	REDLOCK_REGENERATE_HEADER=1 $(CARGO) test --locked -q -p redlock-ffi --test header
@@ -44,39 +50,64 @@ test-ffi-suite: deps-ffi deps-redis
 	  | tee $(FFI_TEST_TARGET_DIR)/memcheck.log | grep -E "ERROR SUMMARY|^test |test result"; \
 	  exit $${PIPESTATUS[0]}
 
-# `make install` into a temporary prefix; basic.c and guard.cpp compiled there with
-# pkg-config (shared and static) and run against 5 local masters. The runner is started
-# directly, not by `cargo run` (which would put target/ first on LD_LIBRARY_PATH).
+# `make install` into a temporary prefix, then, against it, with 5 local masters each:
+# basic.c and guard.cpp built with pkg-config (shared, and basic static), and the same built by
+# CMake through `find_package(redlock CONFIG REQUIRED)` (ffi/examples/cmake). The runner is
+# started directly, not by `cargo run` (which would put target/ first on LD_LIBRARY_PATH).
 test-ffi-install: deps-ffi deps-redis
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix"; \
-	export PKG_CONFIG_PATH="$$tmp/prefix/lib/pkgconfig"; \
+	lib="$$tmp/prefix/lib"; \
+	readelf -d "$$lib/libredlock.so.$(FFI_VERSION)" | grep -q "SONAME.*\[libredlock.so.$(FFI_ABI)\]" \
+	  || { echo "libredlock.so.$(FFI_VERSION) has no SONAME libredlock.so.$(FFI_ABI)"; readelf -d "$$lib/libredlock.so.$(FFI_VERSION)"; exit 1; }; \
+	[ "$$(readlink "$$lib/libredlock.so")" = libredlock.so.$(FFI_ABI) ] \
+	  && [ "$$(readlink "$$lib/libredlock.so.$(FFI_ABI)")" = libredlock.so.$(FFI_VERSION) ] \
+	  || { echo "missing versioned symlinks:"; ls -l "$$lib"; exit 1; }; \
+	export PKG_CONFIG_PATH="$$lib/pkgconfig"; \
 	echo "pkg-config --cflags --libs redlock: $$(pkg-config --cflags --libs redlock)"; \
 	cc -std=c11 $(FFI_CFLAGS) ffi/examples/basic.c $$(pkg-config --cflags --libs redlock) -o "$$tmp/basic"; \
 	c++ -std=c++17 $(FFI_CFLAGS) ffi/examples/guard.cpp $$(pkg-config --cflags --libs redlock) -o "$$tmp/guard"; \
 	cc -std=c11 $(FFI_CFLAGS) ffi/examples/basic.c $$(pkg-config --cflags redlock) \
-	  "$$tmp/prefix/lib/libredlock.a" $$(pkg-config --static --libs-only-l redlock | sed 's/-lredlock//') \
+	  "$$lib/libredlock.a" $$(pkg-config --static --libs-only-l redlock | sed 's/-lredlock//') \
 	  -o "$$tmp/basic-static"; \
+	cmake -S ffi/examples/cmake -B "$$tmp/cmake" -DCMAKE_PREFIX_PATH="$$tmp/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null; \
+	cmake --build "$$tmp/cmake" >/dev/null; \
 	$(CARGO) build --locked -q -p redlock-ffi --example with_masters; \
 	with_masters="$${CARGO_TARGET_DIR:-target}/debug/examples/with_masters"; \
-	export LD_LIBRARY_PATH="$$tmp/prefix/lib"; \
-	ldd "$$tmp/basic" | grep -q "$$tmp/prefix/lib/libredlock.so" \
-	  || { echo "basic does not load the installed libredlock.so:"; ldd "$$tmp/basic"; exit 1; }; \
-	! ldd "$$tmp/basic-static" | grep -q libredlock \
-	  || { echo "basic-static still needs libredlock.so"; exit 1; }; \
-	for program in basic guard basic-static; do "$$with_masters" "$$tmp/$$program"; done; \
-	echo "test-ffi-install: basic, guard and static basic built with pkg-config and ran"
+	export LD_LIBRARY_PATH="$$lib"; \
+	for program in "$$tmp/basic" "$$tmp/cmake/basic" "$$tmp/cmake/guard"; do \
+	  readelf -d "$$program" | grep -q "NEEDED.*\[libredlock.so.$(FFI_ABI)\]" \
+	    || { echo "$$program does not record libredlock.so.$(FFI_ABI):"; readelf -d "$$program"; exit 1; }; \
+	  ldd "$$program" | grep -q "$$lib/libredlock.so.$(FFI_ABI)" \
+	    || { echo "$$program does not load the installed libredlock:"; ldd "$$program"; exit 1; }; \
+	done; \
+	for program in "$$tmp/basic-static" "$$tmp/cmake/basic-static"; do \
+	  ! ldd "$$program" | grep -q libredlock || { echo "$$program still needs libredlock.so"; exit 1; }; \
+	done; \
+	for program in basic guard basic-static cmake/basic cmake/guard cmake/basic-static; do \
+	  "$$with_masters" "$$tmp/$$program" >/dev/null || { echo "$$program failed"; exit 1; }; \
+	done; \
+	echo "test-ffi-install: SONAME and symlinks; basic, guard, static basic built with pkg-config and with CMake (find_package(redlock)), all ran"
 
-install: ## Install libredlock (.so, .a), redlock.h, redlock.hpp and redlock.pc under PREFIX (default /usr/local)
+install: ## Install libredlock (.so with SONAME and symlinks, .a), redlock.h, redlock.hpp, redlock.pc and the CMake package under PREFIX (default /usr/local)
 	$(CARGO) build --locked --release -p redlock-ffi
-	install -d "$(DESTDIR)$(PREFIX)/lib/pkgconfig" "$(DESTDIR)$(PREFIX)/include"
-	install -m 755 target/release/libredlock.so "$(DESTDIR)$(PREFIX)/lib/libredlock.so"
-	install -m 644 target/release/libredlock.a "$(DESTDIR)$(PREFIX)/lib/libredlock.a"
+	install -d "$(FFI_LIBDIR)/pkgconfig" "$(FFI_LIBDIR)/cmake/redlock" "$(DESTDIR)$(PREFIX)/include"
+	install -m 755 target/release/libredlock.so "$(FFI_LIBDIR)/libredlock.so.$(FFI_VERSION)"
+	ln -sfn libredlock.so.$(FFI_VERSION) "$(FFI_LIBDIR)/libredlock.so.$(FFI_ABI)"
+	ln -sfn libredlock.so.$(FFI_ABI) "$(FFI_LIBDIR)/libredlock.so"
+	install -m 644 target/release/libredlock.a "$(FFI_LIBDIR)/libredlock.a"
 	install -m 644 ffi/include/redlock.h ffi/include/redlock.hpp "$(DESTDIR)$(PREFIX)/include/"
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(FFI_VERSION)|' \
 	  -e 's|@NATIVE_STATIC_LIBS@|$(FFI_NATIVE_STATIC_LIBS)|' ffi/redlock.pc.in \
-	  > "$(DESTDIR)$(PREFIX)/lib/pkgconfig/redlock.pc"
-	@echo "installed libredlock $(FFI_VERSION) under $(DESTDIR)$(PREFIX)"
+	  > "$(FFI_LIBDIR)/pkgconfig/redlock.pc"
+	for file in redlockConfig redlockConfigVersion; do \
+	  sed -e 's|@VERSION@|$(FFI_VERSION)|g' -e 's|@ABI@|$(FFI_ABI)|g' \
+	    -e 's|@VERSION_MAJOR@|$(word 1,$(subst ., ,$(FFI_VERSION)))|g' \
+	    -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(FFI_VERSION)))|g' \
+	    -e 's|@CMAKE_STATIC_LIBS@|$(FFI_CMAKE_STATIC_LIBS)|g' \
+	    ffi/cmake/$$file.cmake.in > "$(FFI_LIBDIR)/cmake/redlock/$$file.cmake"; \
+	done
+	@echo "installed libredlock $(FFI_VERSION) (SONAME libredlock.so.$(FFI_ABI)) under $(DESTDIR)$(PREFIX)"
 
 ffi-overhead: deps-redis ## Measure one acquire+release through the C ABI vs the Rust API (criterion, bench/benches/ffi.rs)
 	$(CARGO) bench --locked -p redlock-bench --bench ffi -- $(BENCH_ARGS)

@@ -3,7 +3,7 @@
 # A virtualenv in python/.venv holds the pinned tools of python/requirements-dev.txt; the
 # extension is built into it with maturin (debug for tests, release for the benchmark).
 
-.PHONY: deps-python python-develop masters-bin test-python bench-python
+.PHONY: deps-python python-develop masters-bin test-python bench-python deps-wheel wheel test-wheel
 
 PYTHON ?= python3
 PY_VENV := python/.venv
@@ -16,6 +16,9 @@ PYTEST_TIMEOUT ?= 60
 # redlock-local, the same local masters the Rust tests use.
 REDLOCK_MASTERS_BIN := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug/redlock-masters
 export REDLOCK_MASTERS_BIN
+# Where `make wheel` puts the wheel, and its stamp for the zig toolchain.
+WHEEL_DIR := target/wheels
+PY_WHEEL_STAMP := $(PY_VENV)/.wheel-requirements-installed
 # Benchmark: seconds per measurement and runs per configuration (the median is reported).
 BENCH_PY_SECONDS ?= 2
 BENCH_PY_RUNS ?= 3
@@ -48,5 +51,22 @@ bench-python: deps-redis deps-python masters-bin ## Acquire+release cycles/s fro
 	$(PY) bench/python/cycles.py --rust target/release/blocking-cycles \
 	  --seconds $(BENCH_PY_SECONDS) --runs $(BENCH_PY_RUNS)
 
+deps-wheel: $(PY_WHEEL_STAMP)
+
+$(PY_WHEEL_STAMP): python/requirements-wheel.txt $(PY_DEPS_STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -r python/requirements-wheel.txt
+	@touch $@
+
+# maturin links with zig (`--zig`, the `ziglang` package on PATH as `python -m ziglang`) against
+# glibc 2.17 and refuses to tag the wheel manylinux2014 if the extension needs anything newer.
+wheel: deps-wheel ## abi3 wheel for CPython >= 3.9 on manylinux2014 (glibc 2.17) x86_64, into target/wheels
+	rm -f $(WHEEL_DIR)/redlock_rs-*.whl
+	cd python && PATH="$(abspath $(PY_VENV))/bin:$$PATH" .venv/bin/maturin build --release --locked \
+	  --strip --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu --out $(abspath $(WHEEL_DIR))
+	@ls -l $(WHEEL_DIR)/redlock_rs-*.whl
+
+test-wheel: deps-redis wheel masters-bin ## Install the wheel into a fresh virtualenv without Rust on PATH; round trip on 5 local masters
+	cd python/tests && ../.venv/bin/python wheel_check.py $(abspath $(WHEEL_DIR))
+
 DEPS_TARGETS += deps-python
-TEST_TARGETS += test-python
+TEST_TARGETS += test-python test-wheel

@@ -215,10 +215,16 @@ typedef struct redlock_client redlock_client;
 typedef struct redlock_lock redlock_lock;
 
 /**
- * Client configuration. Start from `redlock_options_default()` and change what you need,
- * so fields added in later versions keep their defaults in your code.
+ * Client configuration. Start from `redlock_options_default()` and change what you need:
+ * it sets `struct_size` and the defaults of every field, including fields added in later
+ * versions, so your code keeps working when the struct grows.
  */
 typedef struct redlock_options {
+    /**
+     * `sizeof(redlock_options)` as the caller's header has it. Set by
+     * `redlock_options_default()`; the library reads only the fields that fit in it.
+     */
+    size_t struct_size;
     /**
      * A `redlock_fanout` value (default `REDLOCK_FANOUT_CONCURRENT`).
      */
@@ -363,7 +369,8 @@ const char *redlock_last_error_message(void);
  *
  * # Safety
  * `urls` must be NULL or point to `n_urls` pointers, each NULL or a NUL-terminated string;
- * `opts` NULL or a valid `redlock_options`; `out` NULL or writable.
+ * `opts` NULL or a `redlock_options` of at least `opts->struct_size` readable bytes (as
+ * `redlock_options_default()` makes it); `out` NULL or writable.
  */
 enum redlock_status redlock_client_new(const char *const *urls,
                                        size_t n_urls,
@@ -515,17 +522,25 @@ uint32_t redlock_lock_extensions(const struct redlock_lock *lock);
 void redlock_lock_free(struct redlock_lock *lock);
 
 /**
- * The defaults of every option (the same as the Rust and Python surfaces).
+ * Fills the first `size` bytes of `*opts` with the defaults of every option that fits in
+ * them (and zeroes any bytes beyond the fields this library knows: 0 is the default of every
+ * field added later), and sets `opts->struct_size` to `size`. Pass
+ * `sizeof(redlock_options)`; `redlock_options_default()` does. `REDLOCK_INVALID_ARGUMENT` for
+ * a NULL `opts` or a `size` too small to hold `struct_size`.
+ *
+ * # Safety
+ * `opts` must be NULL or point to `size` writable bytes.
  */
-struct redlock_options redlock_options_default(void);
+enum redlock_status redlock_options_init(struct redlock_options *opts,
+                                         size_t size);
 
 /**
  * The name of a status (`"REDLOCK_NOT_ACQUIRED"`, ...), or `"REDLOCK_UNKNOWN_STATUS"` for a
- * number that is not a status. Takes an `int` so that any value is safe to pass.
+ * number that is not a status (any value is safe to pass).
  *
  * The returned string is static: never free it.
  */
-const char *redlock_status_str(int status);
+const char *redlock_status_str(redlock_status status);
 
 /**
  * Fills `*out` with the vote of the last operation (`redlock_acquire`, `redlock_try_acquire`,
@@ -563,6 +578,18 @@ const char *redlock_outcome_str(int outcome);
  * `"clean_loss"`), or `"unknown"`. Static: never free it.
  */
 const char *redlock_verdict_str(int verdict);
+
+/**
+ * The defaults of every option, with `struct_size` set to this header's
+ * `sizeof(redlock_options)`: start every `redlock_options` from it and change what you need.
+ * Inline on purpose: a program compiled against an older (shorter) struct keeps passing its
+ * own size to a newer library, which then uses the defaults for the fields it added.
+ */
+static inline redlock_options redlock_options_default(void) {
+    redlock_options opts;
+    (void)redlock_options_init(&opts, sizeof opts);
+    return opts;
+}
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -8,6 +8,10 @@
  *       // ... act as the owner while guard.lock().remaining() > 0 ...
  *   }   // released here, also when an exception leaves the scope
  *
+ *   // Like std::unique_lock(mutex, timeout): try for up to 2 s, no exception when busy.
+ *   redlock::Guard maybe(client, "orders:43", 10s, std::try_to_lock, 2s);
+ *   if (maybe) { ... }
+ *
  * - Client, Lock and Guard own their C handle (RAII) and are move-only.
  * - Every failure throws redlock::Error, carrying the redlock_status, the library's message
  *   and, for an operation that asked the masters, its vote.
@@ -21,6 +25,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex> // std::try_to_lock
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -76,6 +81,9 @@ inline void check(redlock_status status, bool with_vote = false) {
 inline std::uint64_t to_ms(std::chrono::milliseconds d) {
     return d.count() < 0 ? 0 : static_cast<std::uint64_t>(d.count());
 }
+
+/// A resource name as the C API takes it (NUL-terminated): a `std::string_view` need not be.
+inline std::string c_string(std::string_view s) { return std::string(s); }
 
 } // namespace detail
 
@@ -154,15 +162,17 @@ public:
         return connected;
     }
     /// Up to 1 + retry_count attempts; throws Error (REDLOCK_NOT_ACQUIRED, REDLOCK_UNAVAILABLE...).
-    Lock acquire(const std::string &resource, std::chrono::milliseconds ttl) const {
+    Lock acquire(std::string_view resource, std::chrono::milliseconds ttl) const {
         redlock_lock *lock = nullptr;
-        detail::check(redlock_acquire(client_, resource.c_str(), detail::to_ms(ttl), &lock), true);
+        detail::check(redlock_acquire(client_, detail::c_string(resource).c_str(), detail::to_ms(ttl), &lock),
+                      true);
         return Lock(lock);
     }
     /// One attempt: std::nullopt when someone else holds the resource; throws on other errors.
-    std::optional<Lock> try_acquire(const std::string &resource, std::chrono::milliseconds ttl) const {
+    std::optional<Lock> try_acquire(std::string_view resource, std::chrono::milliseconds ttl) const {
         redlock_lock *lock = nullptr;
-        redlock_status status = redlock_try_acquire(client_, resource.c_str(), detail::to_ms(ttl), &lock);
+        redlock_status status =
+            redlock_try_acquire(client_, detail::c_string(resource).c_str(), detail::to_ms(ttl), &lock);
         if (status == REDLOCK_NOT_ACQUIRED) {
             return std::nullopt;
         }
@@ -170,12 +180,25 @@ public:
         return Lock(lock);
     }
     /// Attempts for up to `wait`; throws Error when no attempt won.
-    Lock acquire_within(const std::string &resource, std::chrono::milliseconds ttl,
+    Lock acquire_within(std::string_view resource, std::chrono::milliseconds ttl,
                         std::chrono::milliseconds wait) const {
         redlock_lock *lock = nullptr;
-        detail::check(redlock_acquire_within(client_, resource.c_str(), detail::to_ms(ttl),
+        detail::check(redlock_acquire_within(client_, detail::c_string(resource).c_str(), detail::to_ms(ttl),
                                              detail::to_ms(wait), &lock),
                       true);
+        return Lock(lock);
+    }
+    /// Attempts for up to `wait`: std::nullopt when someone else held the resource all along;
+    /// throws on other errors (REDLOCK_UNAVAILABLE: Redis is down; bad arguments).
+    std::optional<Lock> try_acquire_for(std::string_view resource, std::chrono::milliseconds ttl,
+                                        std::chrono::milliseconds wait) const {
+        redlock_lock *lock = nullptr;
+        redlock_status status = redlock_acquire_within(client_, detail::c_string(resource).c_str(),
+                                                       detail::to_ms(ttl), detail::to_ms(wait), &lock);
+        if (status == REDLOCK_NOT_ACQUIRED) {
+            return std::nullopt;
+        }
+        detail::check(status, true);
         return Lock(lock);
     }
     /// Renews the lock to `ttl`; throws Error (REDLOCK_LOCK_LOST...) when it could not.
@@ -197,11 +220,25 @@ private:
 
 /// Holds a lock for a scope: releases it when destroyed (errors on that path are swallowed;
 /// call release() to see them).
+///
+/// Like std::unique_lock: the throwing constructors own the lock once built; the
+/// std::try_to_lock one may not (check owns_lock() or `if (guard)`).
 class Guard {
 public:
-    /// Acquires `resource` (throws Error when it cannot).
-    Guard(const Client &client, const std::string &resource, std::chrono::milliseconds ttl)
+    /// Acquires `resource` with up to 1 + retry_count attempts (throws Error when it cannot).
+    Guard(const Client &client, std::string_view resource, std::chrono::milliseconds ttl)
         : client_(client.get()), lock_(client.acquire(resource, ttl)) {}
+    /// Keeps attempting for up to `wait` (throws Error when no attempt won: REDLOCK_NOT_ACQUIRED
+    /// if someone else held it all along).
+    Guard(const Client &client, std::string_view resource, std::chrono::milliseconds ttl,
+          std::chrono::milliseconds wait)
+        : client_(client.get()), lock_(client.acquire_within(resource, ttl, wait)) {}
+    /// try_lock_for: attempts for up to `wait` (0: one attempt) and does not throw when someone
+    /// else holds the resource: owns_lock() is false then. Still throws Error when Redis is
+    /// down (REDLOCK_UNAVAILABLE) or an argument is bad.
+    Guard(const Client &client, std::string_view resource, std::chrono::milliseconds ttl, std::try_to_lock_t,
+          std::chrono::milliseconds wait = std::chrono::milliseconds(0))
+        : client_(client.get()), lock_(client.try_acquire_for(resource, ttl, wait)) {}
     /// Takes over a lock already held.
     Guard(const Client &client, Lock lock) : client_(client.get()), lock_(std::move(lock)) {}
     Guard(Guard &&other) noexcept : client_(other.client_), lock_(std::exchange(other.lock_, std::nullopt)) {}
@@ -214,10 +251,14 @@ public:
         }
     }
 
-    /// The held lock. Must not be called after release().
+    /// The held lock. Only while owns_lock().
     const Lock &lock() const { return *lock_; }
-    /// True until release().
-    bool holds() const noexcept { return lock_.has_value(); }
+    /// True while the guard holds the lock: acquired, and not released.
+    bool owns_lock() const noexcept { return lock_.has_value(); }
+    /// owns_lock().
+    explicit operator bool() const noexcept { return owns_lock(); }
+    /// owns_lock() (the earlier name).
+    bool holds() const noexcept { return owns_lock(); }
     /// Renews the lock to `ttl`; throws Error (REDLOCK_LOCK_LOST...) when it could not.
     void extend(std::chrono::milliseconds ttl) {
         detail::check(redlock_extend(client_, lock_->get(), detail::to_ms(ttl)), true);

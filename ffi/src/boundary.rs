@@ -12,6 +12,11 @@ use redlock_core::Error;
 use crate::status::redlock_status;
 use crate::vote;
 
+/// Bytes of a caller's string echoed in a message (escaped); the rest is summarized.
+const MAX_ECHOED_BYTES: usize = 64;
+/// Longest last-error message kept: a longer one (e.g. repeating a huge resource name) is cut.
+const MAX_MESSAGE_BYTES: usize = 1024;
+
 thread_local! {
     /// The message of the last fallible call on this thread, NUL-terminated. Reused in place,
     /// so a success (which empties it) never allocates.
@@ -38,8 +43,24 @@ fn set_last_error(message: std::fmt::Arguments<'_>) {
             buf.clear();
             buf.extend_from_slice(escaped.as_bytes());
         }
+        truncate_message(buf);
         buf.push(0);
     });
+}
+
+/// Cuts a message longer than [`MAX_MESSAGE_BYTES`] at a character boundary and says so.
+fn truncate_message(buf: &mut Vec<u8>) {
+    if buf.len() <= MAX_MESSAGE_BYTES {
+        return;
+    }
+    let total = buf.len();
+    let mut cut = MAX_MESSAGE_BYTES;
+    // Back to the start of a UTF-8 character (continuation bytes are 0b10xxxxxx).
+    while cut > 0 && buf[cut] & 0xC0 == 0x80 {
+        cut -= 1;
+    }
+    buf.truncate(cut);
+    let _ = write!(buf, "… (message cut, {total} bytes in all)");
 }
 
 fn clear_last_error() {
@@ -162,9 +183,16 @@ pub(crate) unsafe fn utf8_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a 
     // SAFETY: non-NULL and NUL-terminated by the caller's contract.
     let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
     std::str::from_utf8(bytes).map_err(|e| {
+        // Echo the start only: a caller's string may be huge.
+        let (shown, ellipsis, total) = if bytes.len() > MAX_ECHOED_BYTES {
+            let total = format!("; {} bytes in all", bytes.len());
+            (&bytes[..MAX_ECHOED_BYTES], "…", total)
+        } else {
+            (bytes, "", String::new())
+        };
         Error::InvalidArgument(format!(
-            "{name} \"{}\" is not valid UTF-8 (bad byte at offset {})",
-            bytes.escape_ascii(),
+            "{name} \"{}{ellipsis}\" is not valid UTF-8 (bad byte at offset {}{total})",
+            shown.escape_ascii(),
             e.valid_up_to()
         ))
     })
@@ -207,6 +235,35 @@ mod tests {
         let status = call("redlock_demo", || non_null(std::ptr::null::<u8>(), "out"));
         assert_eq!(status, redlock_status::REDLOCK_INVALID_ARGUMENT);
         assert_eq!(last_error(), "invalid argument: out is NULL");
+    }
+
+    #[test]
+    fn a_huge_argument_is_echoed_in_part() {
+        let mut bytes = vec![b'a'; 1 << 20];
+        bytes[5] = 0xff;
+        bytes.push(0);
+        // SAFETY: a NUL-terminated buffer that outlives the call.
+        let err = unsafe { utf8_arg(bytes.as_ptr().cast(), "resource") }.unwrap_err();
+        let message = err.to_string();
+        assert!(message.len() < 200, "{} bytes", message.len());
+        assert!(
+            message.contains("bad byte at offset 5; 1048576 bytes in all"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_huge_message_is_cut_at_a_character_boundary() {
+        let long = "é".repeat(5000);
+        let status = call("redlock_demo", || Err(Error::InvalidArgument(long.clone())));
+        assert_eq!(status, redlock_status::REDLOCK_INVALID_ARGUMENT);
+        let message = last_error();
+        assert!(
+            message.len() < MAX_MESSAGE_BYTES + 64,
+            "{} bytes",
+            message.len()
+        );
+        assert!(message.ends_with("bytes in all)"), "{message}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use redlock_core::{blocking, redact_url_bytes, Error, Lock};
 use crate::boundary::{self, non_null, positive_ms, utf8_arg, write_out};
 use crate::fork::Owner;
 use crate::lock::redlock_lock;
-use crate::options::{redlock_options, redlock_options_default};
+use crate::options::{read_options, redlock_options, redlock_options_default};
 use crate::status::redlock_status;
 use crate::vote::{self, REDLOCK_MAX_MASTERS};
 
@@ -84,7 +84,8 @@ unsafe fn url_arg(url: *const c_char, index: usize) -> Result<String, Error> {
 ///
 /// # Safety
 /// `urls` must be NULL or point to `n_urls` pointers, each NULL or a NUL-terminated string;
-/// `opts` NULL or a valid `redlock_options`; `out` NULL or writable.
+/// `opts` NULL or a `redlock_options` of at least `opts->struct_size` readable bytes (as
+/// `redlock_options_default()` makes it); `out` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn redlock_client_new(
     urls: *const *const c_char,
@@ -111,8 +112,8 @@ pub unsafe extern "C" fn redlock_client_new(
         let opts = if opts.is_null() {
             redlock_options_default()
         } else {
-            // SAFETY: non-NULL and valid by the caller's contract.
-            unsafe { *opts }
+            // SAFETY: non-NULL and `struct_size` bytes long by the caller's contract.
+            unsafe { read_options(opts) }?
         };
         let owner = Owner::current();
         let inner = opts

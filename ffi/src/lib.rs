@@ -30,8 +30,8 @@ pub use lock::{
     redlock_lock, redlock_lock_extensions, redlock_lock_free, redlock_lock_remaining_ms,
     redlock_lock_resource, redlock_lock_token, redlock_lock_validity_ms,
 };
-pub use options::{redlock_fanout, redlock_options, redlock_options_default};
-pub use status::{redlock_status, redlock_status_str};
+pub use options::{redlock_fanout, redlock_options, redlock_options_default, redlock_options_init};
+pub use status::{redlock_status, redlock_status_str, redlock_status_value};
 pub use vote::{
     redlock_failure, redlock_last_vote, redlock_lock_vote, redlock_master_vote, redlock_outcome,
     redlock_outcome_str, redlock_verdict, redlock_verdict_str, redlock_vote, REDLOCK_MAX_MASTERS,

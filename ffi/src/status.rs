@@ -79,17 +79,32 @@ impl redlock_status {
     }
 }
 
+/// A `redlock_status` as C passes it by value: the header declares the parameter with the enum
+/// type (so C and C++ callers pass their `redlock_status` without a cast or a sign-conversion
+/// warning), but C may pass any number, and a Rust enum must never hold one that is no variant:
+/// the library receives the plain integer and checks it. (cbindgen.toml renames this type to
+/// `redlock_status` in the header and does not emit it.)
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct redlock_status_value(pub c_int);
+
+impl From<redlock_status> for redlock_status_value {
+    fn from(status: redlock_status) -> Self {
+        redlock_status_value(status as c_int)
+    }
+}
+
 /// The name of a status (`"REDLOCK_NOT_ACQUIRED"`, ...), or `"REDLOCK_UNKNOWN_STATUS"` for a
-/// number that is not a status. Takes an `int` so that any value is safe to pass.
+/// number that is not a status (any value is safe to pass).
 ///
 /// The returned string is static: never free it.
 #[no_mangle]
-pub extern "C" fn redlock_status_str(status: c_int) -> *const c_char {
+pub extern "C" fn redlock_status_str(status: redlock_status_value) -> *const c_char {
     let unknown = c"REDLOCK_UNKNOWN_STATUS";
     crate::boundary::infallible(unknown.as_ptr(), || {
         ALL_STATUSES
             .iter()
-            .find(|s| **s as c_int == status)
+            .find(|s| **s as c_int == status.0)
             .map_or(unknown, |s| s.name())
             .as_ptr()
     })
@@ -105,11 +120,11 @@ mod tests {
         for (number, status) in ALL_STATUSES.iter().enumerate() {
             assert_eq!(*status as usize, number);
             // SAFETY: redlock_status_str returns a static NUL-terminated string.
-            let name = unsafe { CStr::from_ptr(redlock_status_str(number as c_int)) };
+            let name = unsafe { CStr::from_ptr(redlock_status_str((*status).into())) };
             assert_eq!(name.to_str().unwrap(), format!("{status:?}"));
         }
         // SAFETY: as above.
-        let unknown = unsafe { CStr::from_ptr(redlock_status_str(-1)) };
+        let unknown = unsafe { CStr::from_ptr(redlock_status_str(redlock_status_value(-1))) };
         assert_eq!(unknown.to_str().unwrap(), "REDLOCK_UNKNOWN_STATUS");
     }
 

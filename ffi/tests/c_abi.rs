@@ -56,9 +56,21 @@ fn lib_dir() -> PathBuf {
     dir.to_path_buf()
 }
 
-fn compile(compiler: &str, std: &str, source: &str, out: &Path) {
+/// A directory holding `libredlock.so` under the names a program links and loads it by:
+/// `libredlock.so` (for `-lredlock`) and its SONAME `libredlock.so.0` (what the program
+/// records and the loader looks for), both links to the library cargo built.
+fn link_dir(dir: &Path) -> PathBuf {
+    let built = lib_dir().join("libredlock.so");
+    let links = dir.join("lib");
+    std::fs::create_dir_all(&links).expect("create the link directory");
+    for name in ["libredlock.so", "libredlock.so.0"] {
+        std::os::unix::fs::symlink(&built, links.join(name)).expect("symlink libredlock");
+    }
+    links
+}
+
+fn compile(compiler: &str, std: &str, source: &str, lib: &Path, out: &Path) {
     let ffi = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = lib_dir();
     let mut cmd = Command::new(compiler);
     cmd.arg(format!("-std={std}"))
         .args(["-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-pthread"])
@@ -73,7 +85,7 @@ fn compile(compiler: &str, std: &str, source: &str, out: &Path) {
         ]);
     }
     cmd.arg("-L")
-        .arg(&lib)
+        .arg(lib)
         .arg("-lredlock")
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-o")
@@ -93,6 +105,7 @@ fn programs() -> &'static Programs {
     PROGRAMS.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temporary directory");
         let out = |name: &str| dir.path().join(name);
+        let lib = link_dir(dir.path());
         let programs = Programs {
             test_c: out("test_redlock"),
             test_cpp: out("test_guard"),
@@ -100,10 +113,22 @@ fn programs() -> &'static Programs {
             guard: out("guard"),
             _dir: dir,
         };
-        compile("cc", "c11", "tests/c/test_redlock.c", &programs.test_c);
-        compile("c++", "c++17", "tests/c/test_guard.cpp", &programs.test_cpp);
-        compile("cc", "c11", "examples/basic.c", &programs.basic);
-        compile("c++", "c++17", "examples/guard.cpp", &programs.guard);
+        compile(
+            "cc",
+            "c11",
+            "tests/c/test_redlock.c",
+            &lib,
+            &programs.test_c,
+        );
+        compile(
+            "c++",
+            "c++17",
+            "tests/c/test_guard.cpp",
+            &lib,
+            &programs.test_cpp,
+        );
+        compile("cc", "c11", "examples/basic.c", &lib, &programs.basic);
+        compile("c++", "c++17", "examples/guard.cpp", &lib, &programs.guard);
         programs
     })
 }
@@ -356,6 +381,16 @@ fn panic_becomes_a_status() {
 }
 
 #[test]
+fn options_of_older_and_newer_sizes() {
+    c_case("options_versions");
+}
+
+#[test]
+fn a_huge_bad_resource_gives_a_short_message() {
+    c_case("huge_resource");
+}
+
+#[test]
 fn a_client_used_after_fork_fails_fast_with_a_message() {
     c_case("fork_child");
 }
@@ -382,6 +417,12 @@ fn constants_and_layouts_match_the_header() {
 fn cpp_guard_releases_on_scope_exit() {
     let masters = masters();
     run_case(&programs().test_cpp, "guard_scope", &masters);
+}
+
+#[test]
+fn cpp_guard_waits_and_tries_for_a_while() {
+    let masters = masters();
+    run_case(&programs().test_cpp, "guard_wait", &masters);
 }
 
 #[test]

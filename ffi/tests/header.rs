@@ -16,6 +16,7 @@ fn generate() -> String {
         env!("CARGO_PKG_VERSION_PATCH"),
         env!("CARGO_PKG_VERSION"),
     ));
+    let inline_functions = config.trailer.take().unwrap_or_default();
     let mut header = Vec::new();
     cbindgen::Builder::new()
         .with_crate(crate_dir)
@@ -23,7 +24,18 @@ fn generate() -> String {
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut header);
-    String::from_utf8(header).expect("the header is UTF-8")
+    let header = String::from_utf8(header).expect("the header is UTF-8");
+    // The inline functions use the declarations: after them, inside `extern "C"` and the guard.
+    let end_of_declarations = "#ifdef __cplusplus\n}  // extern \"C\"";
+    let at = header
+        .rfind(end_of_declarations)
+        .expect("the generated header closes its extern \"C\" block");
+    format!(
+        "{}{}\n\n{}",
+        &header[..at],
+        inline_functions.trim_start(),
+        &header[at..]
+    )
 }
 
 #[test]

@@ -1,12 +1,15 @@
 //! Command-line interface (clap derive). Parsing only: values are checked here and turned into
 //! a [`crate::config::RunConfig`] by [`crate::config`].
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{HoldSpec, KeyDist};
+use crate::error::EXIT_CODES_HELP;
+use crate::render::percentiles::Percentiles;
 
 /// Contended Redlock load across N masters: latency histograms, quorum success, split votes,
 /// sequential vs concurrent fan-out side by side, and a mutual-exclusion check.
@@ -18,7 +21,8 @@ use crate::config::{HoldSpec, KeyDist};
 #[command(
     name = "redlock-loadgen",
     version,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -30,12 +34,30 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one workload (in each selected fan-out mode) and report it.
+    #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
-    /// One run per load level: the throughput-vs-latency table for capacity planning.
+    /// One run per load level: the throughput-vs-latency table.
+    #[command(after_help = EXIT_CODES_HELP)]
     Sweep(SweepArgs),
-    /// Combine result files (from several machines) into one report by adding histograms.
+    /// The highest open-loop acquire rate within a latency objective, per fan-out mode.
+    ///
+    /// Brackets (doubling from --start-rate until a step misses the objective, or halving until
+    /// one meets it), bisects to --precision, then confirms the answer by repeating it. Each step
+    /// is a bounded open-loop run (--warmup 1s + --duration 3s by default, plus at most 1 s of
+    /// grace); at most --max-steps (10) steps per fan-out mode, so with the defaults the search
+    /// takes at most about 60 s per mode, about 2 minutes for both. Default workload: 10000
+    /// resources (throughput, not contention), no hold.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Capacity(crate::capacity::CapacityArgs),
+    /// Combine result files of runs that measured the same workload at the same time.
+    ///
+    /// Counts and histograms add; rates come from the files' measured windows aligned by wall
+    /// clock (over their union, and while all measured). Sweeps merge level by level,
+    /// capacity results step by step.
+    #[command(after_help = EXIT_CODES_HELP)]
     Merge(MergeArgs),
     /// Run the fixed fault matrix (negative controls included) and print one verdict table.
+    #[command(after_help = EXIT_CODES_HELP)]
     Scenarios(crate::faults::scenarios::ScenariosArgs),
 }
 
@@ -43,7 +65,7 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
     /// Existing masters to load, comma-separated (redis://[user:password@]host:port[/db]).
-    #[arg(long, value_name = "URL,...", value_delimiter = ',', num_args = 1.., value_parser = parse_url)]
+    #[arg(long, value_name = "URL,...", value_delimiter = ',', num_args = 1.., value_parser = MasterUrl)]
     pub masters: Vec<String>,
     /// Start N local redis-server masters on free loopback ports (default 5).
     #[arg(long, value_name = "N", conflicts_with = "masters", value_parser = clap::value_parser!(u32).range(1..=99))]
@@ -65,13 +87,15 @@ pub struct WorkloadArgs {
     /// Fan-out mode(s) to measure.
     #[arg(long, value_enum, default_value = "both")]
     pub fanout: FanoutChoice,
-    /// Resources (lock keys) the clients compete for; 1 = maximum contention.
-    #[arg(long, value_name = "K", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub resources: u32,
+    /// Resources (lock keys) the clients compete for; 1 = maximum contention (default: 1 for
+    /// run and sweep, 10000 for capacity).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub resources: Option<u32>,
     /// How clients pick a resource: uniform, or zipf[:EXPONENT] (default exponent 1.0).
     #[arg(long, value_name = "DIST", default_value = "uniform", value_parser = KeyDist::parse)]
     pub key_dist: KeyDist,
-    /// Time inside the lock: a duration (5ms) or a uniform range (1ms..5ms).
+    /// Time inside the lock: a duration (5ms, 250us) or a uniform range (1ms..5ms); holds
+    /// shorter than a millisecond are honoured.
     #[arg(long, value_name = "D|MIN..MAX", default_value = "0s", value_parser = HoldSpec::parse)]
     pub hold: HoldSpec,
     /// Extend each held lock this many times during its hold (measures extend latency).
@@ -92,11 +116,13 @@ pub struct WorkloadArgs {
     /// Votes needed to win (default: majority of the masters).
     #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u32).range(1..))]
     pub quorum: Option<u32>,
-    /// Measured time per fan-out mode (run: 10s; sweep: 5s per level).
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    /// Measured time per fan-out mode (run: 10s; sweep: 5s per level; capacity: 3s per
+    /// step), at most 1h. A run ends at most 1 s (plus one release) after it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_measured_duration)]
     pub duration: Option<Duration>,
-    /// Warm-up before each measurement, not counted (run: 2s; sweep: 1s).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Warm-up before each measurement, not counted (run: 2s; sweep and capacity: 1s), at
+    /// most 10m.
+    #[arg(long, value_name = "DURATION", value_parser = parse_warmup)]
     pub warmup: Option<Duration>,
     /// Seed of the workload's random choices (resources, hold times); printed in the report.
     #[arg(long, value_name = "N")]
@@ -106,31 +132,42 @@ pub struct WorkloadArgs {
     pub quiet: bool,
 }
 
-/// Files to write besides the text report.
+/// Files to write besides the text report (checked before anything runs).
 #[derive(Debug, Clone, Default, Args)]
 pub struct OutputArgs {
-    /// Write the full result (config, counts, per-second series, base64 HdrHistograms) as JSON.
+    /// Write the full result (config, counts, per-second series, base64 HdrHistograms) as JSON
+    /// (`-`: standard output; the text report then goes to standard error).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the summary rows (one per mode, level or step) as CSV (`-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     /// Write one .hgrm percentile-distribution file per histogram into this directory.
     #[arg(long, value_name = "DIR")]
     pub hgrm: Option<PathBuf>,
-    /// Draw latency-by-percentile curves of the modes as an SVG file.
+    /// Draw an SVG plot (run, merge: latency by percentile; capacity: latency against
+    /// throughput with the objective and the knee).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Latency columns of the tables, e.g. 50,90,99,99.9,99.99 (default 50,90,99,99.9).
+    #[arg(long, value_name = "P,...", value_parser = Percentiles::parse)]
+    pub percentiles: Option<Percentiles>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Closed loop: C workers, each acquire → hold → release → repeat. With --rate: the number
-    /// of workers the open-loop schedule is spread over.
-    #[arg(long, value_name = "C", default_value = "16", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Closed loop: C clients, each acquire → hold → release → repeat. With --rate: the
+    /// clients that run the open-loop schedule (a free client takes the next slot).
+    #[arg(long, value_name = "C", default_value = "16", value_parser = parse_clients)]
     pub clients: u32,
     /// Open loop at R acquires/s (latency from each operation's intended start).
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub rate: Option<f64>,
+    /// Exit 0 even when a fan-out mode won no lock at all (otherwise exit 1).
+    #[arg(long)]
+    pub allow_no_locks: bool,
     /// Inject a fault into the local masters (repeatable), times from each mode's start:
     /// kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
@@ -147,26 +184,35 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Closed-loop levels: client counts, comma-separated.
-    #[arg(long, value_name = "C,...", value_delimiter = ',', required_unless_present = "rate", conflicts_with = "rate", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "C,...", value_delimiter = ',', required_unless_present = "rate", conflicts_with = "rate", value_parser = parse_clients)]
     pub clients: Vec<u32>,
     /// Open-loop levels: acquires/s, comma-separated.
     #[arg(long, value_name = "R,...", value_delimiter = ',', value_parser = parse_rate)]
     pub rate: Vec<f64>,
-    /// Workers the open-loop levels are spread over.
-    #[arg(long, value_name = "N", default_value = "64", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Clients that run each open-loop level's schedule.
+    #[arg(long, value_name = "N", default_value = "64", value_parser = parse_clients)]
     pub workers: u32,
+    /// Exit 0 even when a level won no lock at all (otherwise exit 1).
+    #[arg(long)]
+    pub allow_no_locks: bool,
     #[command(flatten)]
     pub workload: WorkloadArgs,
-    /// Write every level's full result as one JSON file (an array of run results).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// `--json` keeps every level's full result; `--csv` one row per level and mode.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {
-    /// Result files written by `run --json`.
+    /// Result files written by `run`, `sweep` or `capacity --json` (all of one kind).
     #[arg(value_name = "FILE", num_args = 2.., required = true)]
     pub inputs: Vec<PathBuf>,
+    /// Merge results of different workloads anyway (the report says which fields differ).
+    #[arg(long)]
+    pub allow_mixed: bool,
+    /// Merge results whose measured windows never overlapped (flagged in the report).
+    #[arg(long)]
+    pub allow_disjoint: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -186,15 +232,52 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+/// The longest measured window: the per-second series keeps one latency histogram per second,
+/// so memory grows with the duration (merge consecutive runs for longer soaks).
+pub const MAX_MEASURED: Duration = Duration::from_secs(3600);
+const MAX_WARMUP: Duration = Duration::from_secs(600);
+
+fn parse_measured_duration(text: &str) -> Result<Duration, String> {
     let d = parse_duration(text)?;
     if d.is_zero() {
         return Err(format!("{text:?}: must be longer than zero"));
     }
+    if d > MAX_MEASURED {
+        return Err(format!(
+            "{text:?}: at most 1h per run (the per-second series keeps one latency histogram per second; merge consecutive runs for longer)"
+        ));
+    }
     Ok(d)
 }
 
-fn parse_rate(text: &str) -> Result<f64, String> {
+fn parse_warmup(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d > MAX_WARMUP {
+        return Err(format!("{text:?}: a warm-up is at most 10m"));
+    }
+    Ok(d)
+}
+
+/// The most concurrent clients: a master connection queues 65,536 requests before senders
+/// wait (and could be reordered), and one client can have up to 4 queued on it at once
+/// (a straggling SET, its cleanup, a release, an extend).
+pub const MAX_CLIENTS: u32 = 16_384;
+
+/// A client count in 1..=[`MAX_CLIENTS`].
+pub fn parse_clients(text: &str) -> Result<u32, String> {
+    let n: u32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of clients"))?;
+    if n == 0 || n > MAX_CLIENTS {
+        return Err(format!(
+            "{text:?}: between 1 and {MAX_CLIENTS} clients (each can queue up to 4 requests on a master connection, which holds 65536)"
+        ));
+    }
+    Ok(n)
+}
+
+pub fn parse_rate(text: &str) -> Result<f64, String> {
     let rate: f64 = text
         .trim()
         .parse()
@@ -207,16 +290,44 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     Ok(rate)
 }
 
+/// `--masters` values: checked like [`parse_url`], and the error shows the value with its
+/// password redacted (clap's own message would echo it raw).
+#[derive(Debug, Clone, Copy)]
+struct MasterUrl;
+
+impl clap::builder::TypedValueParser for MasterUrl {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        let invalid = |shown: String, why: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value {shown} for '--masters <URL,...>': {why}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let text = value.to_str().ok_or_else(|| {
+            invalid(
+                format!("{:?}", redlock_core::redact_url(&value.to_string_lossy())),
+                "not valid UTF-8".into(),
+            )
+        })?;
+        parse_url(text).map_err(|why| invalid(format!("{:?}", redlock_core::redact_url(text)), why))
+    }
+}
+
 fn parse_url(text: &str) -> Result<String, String> {
     let url = text.trim();
     if url.is_empty() {
         return Err("empty master URL".into());
     }
     if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Err(format!(
-            "{:?}: a master URL starts with redis:// or rediss://",
-            redlock_core::redact_url(url)
-        ));
+        return Err("a master URL starts with redis:// or rediss://".into());
     }
     Ok(url.to_string())
 }

@@ -154,7 +154,7 @@ impl RunConfig {
         RunConfig {
             fanouts,
             load,
-            resources: w.resources,
+            resources: w.resources.unwrap_or(1),
             key_dist: w.key_dist,
             hold: w.hold,
             extends_per_hold: w.extend,

@@ -14,15 +14,27 @@ pub enum LoadgenError {
     /// Anything else (exit code 1).
     #[error("{0}")]
     Failed(String),
+    /// A signal ended the command early, after the partial report (exit code 128 + signal).
+    #[error("interrupted by {0}: the report shows what was measured until then")]
+    Interrupted(crate::signals::Signal),
 }
 
+/// The exit codes, as listed in `--help`.
+pub const EXIT_CODES_HELP: &str =
+    "Exit codes: 0 success; 1 failure (masters unreachable, no lock won, \
+a scenario missed its outcome, a file could not be written); 2 bad argument or input (named in \
+the message); 3 mutual-exclusion violations; 130 / 143 / 129 interrupted by SIGINT (Ctrl-C) / \
+SIGTERM / SIGHUP, after the partial report.";
+
 impl LoadgenError {
-    /// The process exit code: 2 bad arguments, 3 mutual-exclusion violations, 1 otherwise.
+    /// The process exit code: 2 bad arguments, 3 mutual-exclusion violations, 128 + n after
+    /// signal n, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
             LoadgenError::Usage(_) => 2,
             LoadgenError::Violations(_) => 3,
             LoadgenError::Failed(_) => 1,
+            LoadgenError::Interrupted(signal) => signal.exit_code(),
         }
     }
 }
@@ -51,6 +63,8 @@ mod tests {
         assert_eq!(LoadgenError::Usage("x".into()).exit_code(), 2);
         assert_eq!(LoadgenError::Violations(1).exit_code(), 3);
         assert_eq!(LoadgenError::Failed("x".into()).exit_code(), 1);
+        let sigint = LoadgenError::Interrupted(crate::signals::Signal::Sigint);
+        assert_eq!(sigint.exit_code(), 130);
         let invalid = redlock_core::Redlock::builder(Vec::<String>::new()).build_blocking();
         let err = LoadgenError::from(invalid.expect_err("no masters is invalid"));
         assert_eq!(err.exit_code(), 2, "{err}");

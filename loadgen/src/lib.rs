@@ -7,19 +7,27 @@
 //! and concurrent fan-out side by side.
 
 pub mod app;
+pub mod capacity;
 pub mod checker;
 pub mod cli;
 pub mod config;
+pub mod cpu;
+pub mod document;
 pub mod error;
 pub mod faults;
+pub mod generator;
 pub mod hist;
 pub mod keys;
 pub mod merge;
+pub mod output;
+pub mod pacing;
+pub mod probe;
 pub mod progress;
 pub mod recorder;
 pub mod render;
 pub mod report;
 pub mod runner;
+pub mod signals;
 pub mod stats;
 pub mod sweep;
 pub mod target;

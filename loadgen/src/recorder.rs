@@ -161,6 +161,29 @@ impl Recorder {
         interval.split_votes += u64::from(verdict == Verdict::SplitVote);
     }
 
+    /// An open-loop operation started `lag` after its intended start; `no_free_client`: its
+    /// slot was already due when a client became free.
+    pub fn started(&mut self, client: &ClientState, lag: Duration, no_free_client: bool) {
+        if !client.measuring {
+            return;
+        }
+        self.stats.start_lag.record_duration(lag);
+        if !no_free_client {
+            self.stats.pacing_lag.record_duration(lag);
+        }
+        if lag > crate::worker::LATE_AFTER {
+            self.stats.counts.late_starts += 1;
+            self.stats.counts.late_no_free_client += u64::from(no_free_client);
+        }
+    }
+
+    /// An acquire call cut off by the end-of-run grace.
+    pub fn cancelled(&mut self, client: &ClientState) {
+        if client.measuring {
+            self.stats.counts.cancelled_calls += 1;
+        }
+    }
+
     /// The end of an acquire call; `latency` counts from its (intended) start.
     pub fn acquired(
         &mut self,

@@ -64,12 +64,19 @@ pub struct MasterInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     pub tool: ToolInfo,
+    /// Random id of the run (a merged result: of the merge).
+    pub run_id: String,
     pub started_unix_s: u64,
-    /// True when Ctrl-C ended the run early.
+    /// True when a signal ended the run early.
     pub interrupted: bool,
+    /// The signal that did (null when none did).
+    pub interrupted_by: Option<crate::signals::Signal>,
     /// Files this result was merged from (empty for a single run).
-    #[serde(default)]
     pub merged_from: Vec<String>,
+    /// Run ids of every run in this result (one, or all parts of a merge).
+    pub part_run_ids: Vec<String>,
+    /// What a merge had to accept (`--allow-mixed`, `--allow-disjoint`), in words.
+    pub merge_notes: Vec<String>,
     pub local_masters: bool,
     pub masters: Vec<MasterInfo>,
     pub config: ConfigInfo,
@@ -94,9 +101,13 @@ impl Report {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let header = Header {
             tool: ToolInfo::current(),
+            run_id: run.run_id.clone(),
             started_unix_s: run.started_unix_s,
-            interrupted: run.interrupted,
+            interrupted: run.interrupted.is_some(),
+            interrupted_by: run.interrupted,
             merged_from: Vec::new(),
+            part_run_ids: vec![run.run_id.clone()],
+            merge_notes: Vec::new(),
             local_masters: run.local_masters,
             masters: run
                 .masters
@@ -147,5 +158,12 @@ impl Report {
     /// Violations over all modes.
     pub fn violations(&self) -> u64 {
         self.modes.iter().map(|m| m.counts.violations).sum()
+    }
+
+    /// The generator's judgement of mode `m` (see [`crate::generator`]).
+    pub fn judge(&self, m: &ModeStats) -> crate::generator::Judgement {
+        let c = &self.header.config;
+        let hold_mean_us = (c.hold_min_us + c.hold_max_us) as f64 / 2.0;
+        crate::generator::judge(m, c.rate_per_s, c.clients, hold_mean_us)
     }
 }

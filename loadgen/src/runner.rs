@@ -1,6 +1,6 @@
 //! Running the workload: one measured run per fan-out mode against one set of masters.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -8,13 +8,15 @@ use redlock_core::{FanOut, Redlock};
 use tokio::sync::mpsc;
 
 use crate::checker::count_violations;
-use crate::config::RunConfig;
+use crate::config::{Load, RunConfig};
+use crate::cpu::CpuSample;
 use crate::error::LoadgenError;
+use crate::pacing::Stop;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
-use crate::stats::ModeStats;
+use crate::stats::{GeneratorCpu, ModeStats};
 use crate::target::Target;
-use crate::worker::{run_shard, Clock, WorkerSetup};
+use crate::worker::{run_shard, Clock, Slots, WorkerSetup};
 
 /// At most this many tasks run the clients (a client is one concurrent acquire loop; a task
 /// runs a shard of them and keeps one set of histograms, so memory does not grow with clients).
@@ -22,6 +24,15 @@ const MAX_SHARDS: u32 = 64;
 
 /// How often the control loop wakes up (collects seconds, prints progress, calls hooks).
 const TICK: Duration = Duration::from_millis(100);
+
+/// How long operations still in flight at the end (or at a stop) may take to finish. Then
+/// acquires are cancelled (their keys deleted on every master), holds are cut short and the
+/// locks released (a release is bounded by the per-master timeout): a run ends within its
+/// warm-up + duration + this grace + one release.
+pub const GRACE: Duration = Duration::from_secs(1);
+
+/// How long each mode waits for its client's connections before the warm-up starts.
+const CONNECT_WAIT: Duration = Duration::from_secs(2);
 
 /// Called by the control loop about every 100 ms while a mode runs, with the masters at hand:
 /// the place where a fault schedule plugs in.
@@ -60,8 +71,10 @@ pub struct RunResult {
     pub local_masters: bool,
     pub redis_versions: Vec<String>,
     pub started_unix_s: u64,
-    /// True when Ctrl-C ended the run early.
-    pub interrupted: bool,
+    /// Random id of this run (merge refuses the same run twice).
+    pub run_id: String,
+    /// The signal that ended the run early, if one did.
+    pub interrupted: Option<crate::signals::Signal>,
     pub modes: Vec<ModeStats>,
 }
 
@@ -77,19 +90,16 @@ pub async fn run(
     cfg: &RunConfig,
     target: &Target,
     hooks: &mut dyn RunHooks,
-    stop: Arc<AtomicBool>,
+    stop: &crate::signals::Signals,
 ) -> Result<RunResult, LoadgenError> {
-    let started_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let started_unix_s = unix_now_s();
     let cfg_shared = Arc::new(cfg.clone());
     let mut modes = Vec::with_capacity(cfg.fanouts.len());
     for &fanout in &cfg.fanouts {
-        if stop.load(Ordering::Relaxed) {
+        if stop.stop.is_set() {
             break;
         }
-        modes.push(run_mode(&cfg_shared, fanout, target, hooks, &stop).await?);
+        modes.push(run_mode(&cfg_shared, fanout, target, hooks, &stop.stop).await?);
     }
     Ok(RunResult {
         config: cfg.clone(),
@@ -97,9 +107,37 @@ pub async fn run(
         local_masters: target.local.is_some(),
         redis_versions: target.redis_versions.clone(),
         started_unix_s,
-        interrupted: stop.load(Ordering::Relaxed),
+        run_id: new_run_id(),
+        interrupted: stop.received(),
         modes,
     })
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn unix_now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// 128 random bits, hex.
+pub fn new_run_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// Wall-clock ms since the Unix epoch of the monotonic instant `at`.
+fn unix_ms(at: Instant) -> u64 {
+    let now = Instant::now();
+    let wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let wall = if at <= now {
+        wall.saturating_sub(now - at)
+    } else {
+        wall + (at - now)
+    };
+    wall.as_millis() as u64
 }
 
 /// Lock key of resource `index`. The same on every machine, so several load generators
@@ -140,11 +178,13 @@ async fn run_mode(
     fanout: FanOut,
     target: &Target,
     hooks: &mut dyn RunHooks,
-    stop: &Arc<AtomicBool>,
+    stop: &Arc<Stop>,
 ) -> Result<ModeStats, LoadgenError> {
     target.reset()?;
     hooks.mode_start(fanout, target)?;
     let redlock = client(cfg, fanout, target)?;
+    // Warm connections (bounded): the warm-up should not be spent connecting.
+    redlock.wait_connected(CONNECT_WAIT).await;
     let n_masters = target.urls.len();
     let keys: Arc<[String]> = (0..cfg.resources).map(resource_key).collect();
     let epoch = Instant::now();
@@ -153,12 +193,19 @@ async fn run_mode(
         measure_start: epoch + cfg.warmup,
         end: epoch + cfg.warmup + cfg.duration,
     };
+    let slots = match cfg.load {
+        Load::Open { rate_per_s, .. } => Some(Arc::new(Slots::new(&clock, rate_per_s))),
+        Load::Closed { .. } => None,
+    };
+    let hard_stop = Stop::new();
     let setup = WorkerSetup {
         redlock,
         cfg: Arc::clone(cfg),
         keys,
         clock,
+        slots: slots.clone(),
         stop: Arc::clone(stop),
+        hard_stop: Arc::clone(&hard_stop),
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let clients = cfg.load.workers();
@@ -178,21 +225,53 @@ async fn run_mode(
         })
         .collect();
     drop(tx);
+    if !cfg.quiet {
+        eprintln!(
+            "{} fan-out: load running ({:?} warm-up, then {:?} measured)",
+            fanout.as_str(),
+            cfg.warmup,
+            cfg.duration
+        );
+    }
 
     let mut stats = ModeStats::new(fanout, n_masters);
     let mut progress = Progress::new(fanout, cfg.quiet);
     let mut stopped_at = None;
-    let mut ticker = tokio::time::interval(TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut cpu_start: Option<CpuSample> = None;
+    let mut cpu = GeneratorCpu::default();
+    let mut cpu_done = false;
     loop {
-        ticker.tick().await;
+        // Wake at every tick, and exactly when the measurement starts and ends (CPU samples).
+        let now = Instant::now();
+        let mut wake = now + TICK;
+        if cpu_start.is_none() && clock.measure_start > now {
+            wake = wake.min(clock.measure_start);
+        } else if !cpu_done && clock.end > now {
+            wake = wake.min(clock.end);
+        }
+        tokio::time::sleep_until(wake.into()).await;
         while let Ok((second, interval)) = rx.try_recv() {
             progress.add(second, &interval);
             stats.add_intervals([(second, interval)]);
         }
         let now = Instant::now();
-        if stopped_at.is_none() && stop.load(Ordering::Relaxed) {
+        if stopped_at.is_none() && stop.is_set() {
             stopped_at = Some(now);
+        }
+        let measuring_ended = now >= clock.end || stopped_at.is_some();
+        if cpu_start.is_none() && now >= clock.measure_start && !measuring_ended {
+            cpu_start = Some(CpuSample::now());
+        }
+        if !cpu_done && measuring_ended {
+            cpu_done = true;
+            if let Some(start) = &cpu_start {
+                cpu = start.until(&CpuSample::now());
+            }
+        }
+        // In-flight operations get the grace, then are cut short.
+        let deadline = stopped_at.unwrap_or(clock.end).min(clock.end) + GRACE;
+        if now >= deadline && !hard_stop.is_set() {
+            hard_stop.set();
         }
         hooks.tick(fanout, now - epoch, target)?;
         let measured = (now >= clock.measure_start)
@@ -216,12 +295,15 @@ async fn run_mode(
         stats.add_intervals([(second, interval)]);
     }
     hooks.mode_done(fanout, target)?;
+    stats.cpu = cpu;
     stats.counts.windows_checked = windows.len() as u64;
     stats.counts.violations = count_violations(&mut windows);
-    stats.duration = match stopped_at {
-        Some(at) => at.clamp(clock.measure_start, clock.end) - clock.measure_start,
-        None => cfg.duration,
-    };
+    let measured_end = stopped_at.map_or(clock.end, |at| at.clamp(clock.measure_start, clock.end));
+    stats.duration = measured_end - clock.measure_start;
+    stats.measured_from_unix_ms = unix_ms(clock.measure_start);
+    if let Some(slots) = &slots {
+        count_slots(&mut stats, slots, measured_end);
+    }
     // Seconds past the measured window only hold operations that were in flight at its end.
     let seconds = stats.duration.as_secs_f64().ceil() as usize;
     if stats.intervals.len() > seconds {
@@ -231,4 +313,21 @@ async fn run_mode(
         }
     }
     Ok(stats)
+}
+
+/// Open loop: the slots the measured window scheduled (up to its end, or the stop), those
+/// never started, and the warm-up slots skipped when it began.
+fn count_slots(stats: &mut ModeStats, slots: &Slots, measured_end: Instant) {
+    let c = &mut stats.counts;
+    let scheduled = slots
+        .before(measured_end)
+        .saturating_sub(slots.first_measured);
+    let started = c.acquire_calls + c.cancelled_calls;
+    c.scheduled_slots = scheduled;
+    c.dropped_slots = scheduled.saturating_sub(started);
+    if stats.duration > Duration::ZERO {
+        c.warmup_slots_skipped = slots
+            .first_measured
+            .saturating_sub(slots.warmup_started.load(Ordering::Relaxed));
+    }
 }

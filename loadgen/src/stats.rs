@@ -61,10 +61,21 @@ counts! {
     extend_failures,
     /// Redis commands sent: one per master for every attempt, cleanup, release and extend.
     redis_commands,
+    /// Acquire calls cut off by the end-of-run grace (not in `acquire_calls`; their keys were
+    /// deleted on every master).
+    cancelled_calls,
+    /// Open loop: slots intended in the measured window (each started, or dropped).
+    scheduled_slots,
     /// Open loop: operations that started more than 1 ms after their intended start.
     late_starts,
-    /// Open loop: scheduled operations never started because the run ended first.
+    /// Open loop: late starts whose slot was already due when a client became free (every
+    /// client was busy at the intended time).
+    late_no_free_client,
+    /// Open loop: slots of the measured window never started because the run ended first.
     dropped_slots,
+    /// Open loop: warm-up slots not yet started when the measurement began, skipped (not run,
+    /// not counted: every slot belongs to the phase of its intended start).
+    warmup_slots_skipped,
     /// Ownership windows checked for mutual exclusion.
     windows_checked,
     /// Pairs of holders of one resource whose ownership windows overlapped.
@@ -130,12 +141,47 @@ impl Interval {
     }
 }
 
+/// The load generator's own CPU over the measured window (`getrusage` of the process: every
+/// thread, the pacing thread's spinning included; local masters are other processes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorCpu {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// Core-seconds the machine offered over the same window (wall time × cores).
+    pub core_s: f64,
+    /// Cores of the machine (merged: the largest).
+    pub cores: u32,
+}
+
+impl GeneratorCpu {
+    pub fn add(&mut self, other: &GeneratorCpu) {
+        self.user_s += other.user_s;
+        self.sys_s += other.sys_s;
+        self.core_s += other.core_s;
+        self.cores = self.cores.max(other.cores);
+    }
+
+    /// Share of the machine's cores the generator used (0..=1).
+    pub fn core_share(&self) -> f64 {
+        if self.core_s > 0.0 {
+            (self.user_s + self.sys_s) / self.core_s
+        } else {
+            0.0
+        }
+    }
+}
+
 /// Everything one fan-out mode measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModeStats {
     pub fanout: FanOut,
-    /// Length of the measured window (merged files: the longest part).
+    /// Length of the measured window (merged: the longest part; see `merge` for the rates).
     pub duration: Duration,
+    /// Wall-clock start of the measured window, ms since the Unix epoch (merged: the earliest).
+    pub measured_from_unix_ms: u64,
+    /// Per-part measured windows of a merged result (`[from_ms, to_ms]`); empty for one run.
+    pub windows_unix_ms: Vec<(u64, u64)>,
     pub counts: Counts,
     /// Whole acquire call, retries included, successful or not (open loop: from the intended start).
     pub acquire: Hist,
@@ -145,6 +191,13 @@ pub struct ModeStats {
     pub extend: Hist,
     /// Validity left when a lock was acquired, µs.
     pub validity_margin: Hist,
+    /// Open loop: actual − intended start of each operation, µs (the generator's timing error,
+    /// plus the wait for a free client when all were busy).
+    pub start_lag: Hist,
+    /// Open loop: the start lag of the operations a free client waited for — the pacing
+    /// error alone, without the wait for a client to become free.
+    pub pacing_lag: Hist,
+    pub cpu: GeneratorCpu,
     pub masters: Vec<MasterStats>,
     pub vote_patterns: BTreeMap<VotePattern, u64>,
     /// Locks acquired by each worker (fairness).
@@ -158,12 +211,17 @@ impl ModeStats {
         ModeStats {
             fanout,
             duration: Duration::ZERO,
+            measured_from_unix_ms: 0,
+            windows_unix_ms: Vec::new(),
             counts: Counts::default(),
             acquire: Hist::new(),
             attempt: Hist::new(),
             release: Hist::new(),
             extend: Hist::new(),
             validity_margin: Hist::new(),
+            start_lag: Hist::new(),
+            pacing_lag: Hist::new(),
+            cpu: GeneratorCpu::default(),
             masters: vec![MasterStats::default(); n_masters],
             vote_patterns: BTreeMap::new(),
             acquired_per_worker: Vec::new(),
@@ -171,10 +229,20 @@ impl ModeStats {
         }
     }
 
-    /// Adds `other` (same fan-out mode): counts and histograms add, worker lists concatenate,
-    /// intervals add second by second, the duration is the longer one.
+    /// Adds `other` (same fan-out mode) as if measured over the same window: counts and
+    /// histograms add, worker lists concatenate, intervals add second by second, the duration
+    /// is the longer one. (Shards of one run; `merge` aligns result files by wall clock.)
     pub fn add(&mut self, other: &ModeStats) {
         self.duration = self.duration.max(other.duration);
+        self.add_measurements(other);
+        self.add_intervals(other.intervals.iter().cloned().enumerate());
+    }
+
+    /// Adds everything but the duration and the per-second series.
+    pub fn add_measurements(&mut self, other: &ModeStats) {
+        self.cpu.add(&other.cpu);
+        self.start_lag.add(&other.start_lag);
+        self.pacing_lag.add(&other.pacing_lag);
         self.counts.add(&other.counts);
         self.acquire.add(&other.acquire);
         self.attempt.add(&other.attempt);
@@ -193,7 +261,6 @@ impl ModeStats {
         }
         self.acquired_per_worker
             .extend_from_slice(&other.acquired_per_worker);
-        self.add_intervals(other.intervals.iter().cloned().enumerate());
     }
 
     /// Adds intervals given as (second, interval).
@@ -227,6 +294,18 @@ impl ModeStats {
     }
     pub fn redis_commands_per_s(&self) -> f64 {
         self.per_second(self.counts.redis_commands)
+    }
+    /// Acquire calls started per second (open loop: the rate the schedule reached).
+    pub fn started_per_s(&self) -> f64 {
+        self.per_second(self.counts.acquire_calls + self.counts.cancelled_calls)
+    }
+    /// Generator CPU (user + sys) per acquire+release cycle, µs.
+    pub fn cpu_per_cycle_us(&self) -> f64 {
+        let cycles = self.counts.acquire_calls + self.counts.cancelled_calls;
+        if cycles == 0 {
+            return 0.0;
+        }
+        (self.cpu.user_s + self.cpu.sys_s) * 1e6 / cycles as f64
     }
     /// acquired / acquire calls.
     pub fn acquire_success_rate(&self) -> f64 {

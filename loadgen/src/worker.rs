@@ -2,20 +2,28 @@
 //!
 //! Clients run in shards: one tokio task per shard drives its clients concurrently and owns
 //! one [`Recorder`], so memory stays bounded however many clients run, and no state is
-//! shared between tasks on the hot path.
+//! shared between tasks on the hot path except the open-loop slot counter.
+//!
+//! Open loop: the schedule is one sequence of slots, slot k intended at `epoch + k / rate`.
+//! A client that is free takes the next slot (one atomic add), waits for its intended start
+//! with [`crate::pacing`] and runs it; when no client is free at a slot's time, the first one
+//! to become free takes it late. Latency counts from the intended start, so a stall is not
+//! hidden (coordinated omission stays corrected), and the start lag shows the generator's own
+//! timing error.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use redlock_core::{Redlock, Retry, Vote};
 
-use crate::config::{Load, RunConfig};
+use crate::config::RunConfig;
 use crate::keys::Choices;
+use crate::pacing::{self, Stop};
 use crate::recorder::{ClientState, Recorder};
 
 /// An open-loop operation that starts later than this after its intended start is "late".
-const LATE_AFTER: Duration = Duration::from_millis(1);
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
 
 /// The run's clock: the warm-up runs from `epoch` to `measure_start`, the measurement from
 /// `measure_start` to `end`. No operation starts at or after `end`.
@@ -26,6 +34,65 @@ pub struct Clock {
     pub end: Instant,
 }
 
+/// The open-loop schedule, shared by all clients of a mode.
+#[derive(Debug)]
+pub struct Slots {
+    next: AtomicU64,
+    epoch: Instant,
+    period_s: f64,
+    /// The first slot intended at or after the measurement's start.
+    pub first_measured: u64,
+    /// The first slot intended at or after the end (never started).
+    pub end: u64,
+    /// Warm-up slots that were started.
+    pub warmup_started: AtomicU64,
+}
+
+impl Slots {
+    pub fn new(clock: &Clock, rate_per_s: f64) -> Slots {
+        let slots_before =
+            |t: Instant| ((t - clock.epoch).as_secs_f64() * rate_per_s).ceil() as u64;
+        Slots {
+            next: AtomicU64::new(0),
+            epoch: clock.epoch,
+            period_s: 1.0 / rate_per_s,
+            first_measured: slots_before(clock.measure_start),
+            end: slots_before(clock.end),
+            warmup_started: AtomicU64::new(0),
+        }
+    }
+
+    /// When slot `k` is intended to start.
+    pub fn at(&self, k: u64) -> Instant {
+        self.epoch + Duration::from_secs_f64(k as f64 * self.period_s)
+    }
+
+    /// Slots intended before `t` (from the epoch).
+    pub fn before(&self, t: Instant) -> u64 {
+        (((t - self.epoch).as_secs_f64() / self.period_s).ceil() as u64).min(self.end)
+    }
+
+    /// Takes the next slot for a client that is free at `now`; `None` once the schedule is
+    /// over. Warm-up slots still waiting when the measurement begins are skipped: every slot
+    /// belongs to the phase of its intended start, and the measured phase starts on schedule.
+    fn take(&self, now: Instant, measure_start: Instant) -> Option<u64> {
+        loop {
+            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            if k >= self.end {
+                return None;
+            }
+            if k < self.first_measured && now >= measure_start {
+                self.next.fetch_max(self.first_measured, Ordering::Relaxed);
+                continue;
+            }
+            if k < self.first_measured {
+                self.warmup_started.fetch_add(1, Ordering::Relaxed);
+            }
+            return Some(k);
+        }
+    }
+}
+
 /// What a worker needs; cheap to clone per worker.
 #[derive(Debug, Clone)]
 pub struct WorkerSetup {
@@ -34,28 +101,13 @@ pub struct WorkerSetup {
     /// Resource names, by index.
     pub keys: Arc<[String]>,
     pub clock: Clock,
-    /// Set to stop early (Ctrl-C): no new operation starts.
-    pub stop: Arc<AtomicBool>,
-}
-
-/// Open-loop schedule of one worker: slot k is intended to start at `first + k × period`.
-#[derive(Debug, Clone, Copy)]
-struct Schedule {
-    first: Instant,
-    period: Duration,
-}
-
-impl Schedule {
-    fn new(clock: &Clock, worker: u32, rate_per_s: f64, workers: u32) -> Schedule {
-        // The workers' slots interleave: together they start one operation every 1/rate s.
-        Schedule {
-            first: clock.epoch + Duration::from_secs_f64(f64::from(worker) / rate_per_s),
-            period: Duration::from_secs_f64(f64::from(workers) / rate_per_s),
-        }
-    }
-    fn slot(&self, k: u64) -> Instant {
-        self.first + self.period.mul_f64(k as f64)
-    }
+    /// The open-loop schedule (`None`: closed loop).
+    pub slots: Option<Arc<Slots>>,
+    /// Set to stop early (a signal): no new operation starts.
+    pub stop: Arc<Stop>,
+    /// Set when the grace after the end has passed: in-flight acquires are cancelled and
+    /// holds cut short, so a run ends within its duration plus the grace.
+    pub hard_stop: Arc<Stop>,
 }
 
 /// The recorder of one shard. Only the clients of the shard's task touch it, and a task is
@@ -93,54 +145,39 @@ async fn run_client(
     let cfg = &setup.cfg;
     let clock = setup.clock;
     let mut choices = Choices::new(cfg.seed, index, cfg.resources, cfg.key_dist, cfg.hold);
-    let schedule = match cfg.load {
-        Load::Open {
-            rate_per_s,
-            workers,
-        } => Some(Schedule::new(&clock, index, rate_per_s, workers)),
-        Load::Closed { .. } => None,
-    };
-    let mut slot = 0u64;
     loop {
-        if setup.stop.load(Ordering::Relaxed) {
+        if setup.stop.is_set() {
             break;
         }
         let now = Instant::now();
-        let intended = match schedule {
-            Some(s) => s.slot(slot),
-            None => now,
-        };
-        if intended >= clock.end {
-            break;
-        }
         if now >= clock.end {
-            // Open loop, behind schedule when the run ended: the remaining slots never ran.
-            if let Some(s) = schedule {
-                let dropped = count_dropped(&s, slot, &clock);
-                shard.with(|r| r.stats.counts.dropped_slots += dropped);
-            }
             break;
         }
-        slot += 1;
-        client.measuring = intended >= clock.measure_start;
-        if schedule.is_some() {
-            if intended > now {
-                tokio::time::sleep_until(intended.into()).await;
-            } else if client.measuring && now - intended > LATE_AFTER {
-                shard.with(|r| r.stats.counts.late_starts += 1);
+        let intended = match &setup.slots {
+            None => now,
+            Some(slots) => {
+                let Some(k) = slots.take(now, clock.measure_start) else {
+                    break;
+                };
+                let intended = slots.at(k);
+                let waited = intended > now;
+                if waited {
+                    tokio::select! {
+                        () = pacing::sleep_until(intended) => {}
+                        () = setup.stop.wait() => break,
+                    }
+                }
+                client.measuring = intended >= clock.measure_start;
+                let lag = Instant::now().saturating_duration_since(intended);
+                shard.with(|r| r.started(&client, lag, !waited));
+                intended
             }
+        };
+        if setup.slots.is_none() {
+            client.measuring = intended >= clock.measure_start;
         }
         cycle(setup, shard, &mut client, &mut choices, intended).await;
     }
-}
-
-/// Measured slots from `from_slot` on that were due before the end.
-fn count_dropped(schedule: &Schedule, from_slot: u64, clock: &Clock) -> u64 {
-    (from_slot..)
-        .map(|k| schedule.slot(k))
-        .take_while(|&t| t < clock.end)
-        .filter(|&t| t >= clock.measure_start)
-        .count() as u64
 }
 
 /// One acquire → hold → release cycle. `intended` is when the acquire should have started
@@ -158,14 +195,23 @@ async fn cycle(
     client.begin_acquire();
     let result = setup
         .redlock
-        .acquire_observed(key, cfg.ttl, Retry::Configured, &mut |vote: &Vote| {
-            shard.with(|r| r.attempt(client, vote))
-        })
+        .acquire_cancellable(
+            key,
+            cfg.ttl,
+            Retry::Configured,
+            &mut |vote: &Vote| shard.with(|r| r.attempt(client, vote)),
+            setup.hard_stop.wait(),
+        )
         .await;
     let done = Instant::now();
     let latency = done.saturating_duration_since(intended);
     let mut lock = match result {
-        Ok(lock) => lock,
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            // Cut off by the end-of-run grace (its keys were deleted on every master).
+            shard.with(|r| r.cancelled(client));
+            return;
+        }
         Err(e) => {
             shard.with(|r| r.acquired(client, Err(&e), latency, done));
             return;
@@ -179,7 +225,9 @@ async fn cycle(
     let pieces = cfg.extends_per_hold + 1;
     let piece = hold / pieces;
     for _ in 0..cfg.extends_per_hold {
-        sleep(piece).await;
+        if !hold_for(setup, piece).await {
+            break;
+        }
         let started = Instant::now();
         let result = setup.redlock.extend(&mut lock, cfg.ttl).await;
         let latency = started.elapsed();
@@ -191,7 +239,7 @@ async fn cycle(
             break; // no longer held on a quorum: stop extending, still release what is left
         }
     }
-    sleep(hold.saturating_sub(piece * cfg.extends_per_hold)).await;
+    hold_for(setup, hold.saturating_sub(piece * cfg.extends_per_hold)).await;
 
     let release_started = Instant::now();
     let owned_until = lock.valid_until().min(release_started);
@@ -208,8 +256,55 @@ async fn cycle(
     }
 }
 
-async fn sleep(d: Duration) {
-    if !d.is_zero() {
-        tokio::time::sleep(d).await;
+/// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run
+/// grace cut the hold short.
+async fn hold_for(setup: &WorkerSetup, d: Duration) -> bool {
+    if d.is_zero() {
+        return !setup.hard_stop.is_set();
+    }
+    tokio::select! {
+        () = pacing::sleep(d) => true,
+        () = setup.hard_stop.wait() => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(warmup_ms: u64, measured_ms: u64) -> Clock {
+        let epoch = Instant::now();
+        Clock {
+            epoch,
+            measure_start: epoch + Duration::from_millis(warmup_ms),
+            end: epoch + Duration::from_millis(warmup_ms + measured_ms),
+        }
+    }
+
+    #[test]
+    fn slots_follow_the_rate_and_end_with_the_run() {
+        let c = clock(250, 1000);
+        let slots = Slots::new(&c, 400.0);
+        assert_eq!((slots.first_measured, slots.end), (100, 500));
+        assert_eq!(slots.at(0), c.epoch);
+        assert_eq!(slots.at(100), c.measure_start);
+        let mut taken = 0;
+        while slots.take(c.epoch, c.measure_start).is_some() {
+            taken += 1;
+        }
+        assert_eq!(taken, 500, "every slot before the end, once");
+        assert_eq!(slots.warmup_started.load(Ordering::Relaxed), 100);
+    }
+
+    #[test]
+    fn warm_up_slots_left_when_the_measurement_begins_are_skipped() {
+        let c = clock(1000, 1000);
+        let slots = Slots::new(&c, 1000.0);
+        assert_eq!(slots.take(c.epoch, c.measure_start), Some(0));
+        // A client free only after the measurement began goes straight to its first slot.
+        assert_eq!(slots.take(c.measure_start, c.measure_start), Some(1000));
+        assert_eq!(slots.take(c.measure_start, c.measure_start), Some(1001));
+        assert_eq!(slots.warmup_started.load(Ordering::Relaxed), 1);
+        assert_eq!(slots.before(c.end), 2000);
     }
 }

@@ -25,7 +25,10 @@ fn no_arguments_is_the_default_run() {
     assert_eq!(run.rate, None);
     assert!(run.target.masters.is_empty() && run.target.spawn.is_none());
     assert_eq!(run.workload.fanout, FanoutChoice::Both);
-    assert_eq!(run.workload.resources, 1);
+    assert_eq!(
+        run.workload.resources, None,
+        "run's default (1) is applied later"
+    );
     assert_eq!(run.workload.ttl, Duration::from_secs(1));
     assert_eq!(run.workload.retry_delay, Duration::from_millis(200));
     assert_eq!(
@@ -95,6 +98,12 @@ fn bad_values_are_rejected_with_the_flag_named() {
         (&["--ttl", "5 parsecs"], "--ttl"),
         (&["--clients", "0"], "--clients"),
         (&["--clients", "many"], "--clients"),
+        (&["--clients", "100000"], "16384"),
+        (&["--duration", "2h"], "1h"),
+        (&["--warmup", "1h"], "10m"),
+        (&["--percentiles", "50,abc"], "--percentiles"),
+        (&["capacity", "--slo", "p99>10ms"], "--slo"),
+        (&["capacity", "--min-success", "120%"], "--min-success"),
         (&["--rate=-3"], "--rate"),
         (&["--rate", "inf"], "--rate"),
         (&["--rate", "1e-300"], "--rate"),
@@ -124,4 +133,50 @@ fn bad_values_are_rejected_with_the_flag_named() {
     }
     // The bad value itself is quoted too.
     assert!(rejected(&["--duration", "ten"]).contains("ten"));
+}
+
+#[test]
+fn a_bad_masters_value_is_named_without_its_password() {
+    for value in [
+        "foo://user:S3cretPass@127.0.0.1:1",
+        "redis://127.0.0.1:1,http://:S3cretPass@127.0.0.1:2",
+    ] {
+        let message = rejected(&["--masters", value]);
+        assert!(message.contains("--masters"), "{message}");
+        assert!(
+            !message.contains("S3cretPass"),
+            "password echoed: {message}"
+        );
+        assert!(message.contains("127.0.0.1"), "{message}");
+    }
+}
+
+#[test]
+fn capacity_defaults_are_the_documented_objective() {
+    let Some(Command::Capacity(c)) = parse(&["capacity"]).unwrap().command else {
+        panic!("expected capacity");
+    };
+    assert_eq!(c.slo.to_string(), "p99<10ms");
+    assert!((c.min_success - 0.999).abs() < 1e-12);
+    assert_eq!(
+        c.workload.resources, None,
+        "capacity applies its own default (10000)"
+    );
+    assert_eq!(c.max_steps, 10);
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    for args in [&["--help"][..], &["run", "--help"], &["capacity", "--help"]] {
+        let help = parse(args).expect_err("help exits").to_string();
+        for code in [
+            "0 success",
+            "1 failure",
+            "2 bad argument",
+            "3 mutual-exclusion",
+            "130",
+        ] {
+            assert!(help.contains(code), "{args:?}: no {code:?} in\n{help}");
+        }
+    }
 }

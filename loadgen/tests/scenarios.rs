@@ -3,8 +3,6 @@
 //! catch. Each row runs on its own 5 fresh local masters and ends by itself.
 
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use redlock_core::FanOut;
 use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
@@ -15,9 +13,9 @@ fn run(name: &str) -> Outcome {
         .build()
         .unwrap();
     let scenario = select(&[name.to_string()]).unwrap().remove(0);
-    let stop = Arc::new(AtomicBool::new(false));
+    let signals = redlock_loadgen::signals::Signals::none();
     let outcome =
-        run_scenario(&rt, &scenario, FanOut::Concurrent, stop).expect("the scenario runs");
+        run_scenario(&rt, &scenario, FanOut::Concurrent, &signals).expect("the scenario runs");
     assert!(
         outcome.passed,
         "{name}: {} ({})\nfaults: {:#?}",

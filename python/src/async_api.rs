@@ -1,36 +1,56 @@
-//! The asyncio API: `AsyncRedlock`, `AsyncLock`, `AsyncLockContext`, over the async core
-//! running on this module's tokio runtime (see `runtime.rs`).
+//! The asyncio client `AsyncRedlock` and `AsyncLockContext`, over the async core on this
+//! module's tokio runtime. Every awaitable is a [`Coroutine`]: nothing runs until awaited
+//! (the lock itself is in `async_lock.rs`).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use redlock_core::{Error, Lock as CoreLock, LostReason, Redlock as CoreRedlock};
+use redlock_core::{Redlock as CoreRedlock, Retry, Vote as CoreVote};
 use tokio::runtime::Handle;
 
-use crate::args::{self, ClientArgs, Zero};
+use crate::args::{self, ClientArgs};
+use crate::async_lock::{finish, AsyncLock, FreshLock};
 use crate::boundary::{guarded, ProcessBound};
-use crate::errors::{to_py_err, to_py_err_attached, RedlockError};
-use crate::held::{AsyncRenewal, Held, ToRelease};
-use crate::runtime::{self, awaitable};
-use crate::vote::Vote;
+use crate::client::{ClientSlot, Info};
+use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
+use crate::errors::{to_py_err, RedlockError};
+use crate::held::{watch_renewals, AsyncRenewal, Held};
+use crate::logging::OpLog;
+use crate::runtime;
 
 /// The async core client and the runtime it was built in.
 #[derive(Clone)]
-struct AsyncClient {
-    redlock: CoreRedlock,
-    handle: Handle,
+pub(crate) struct AsyncClient {
+    pub redlock: CoreRedlock,
+    pub handle: Handle,
 }
 
-type Shared = Arc<ProcessBound<AsyncClient>>;
-type AsyncHeld = Arc<Held<AsyncRenewal>>;
+/// The client of one operation (or of a lock, until it is released).
+pub(crate) type Shared = Arc<ProcessBound<AsyncClient>>;
 
-/// A Redlock client over N independent Redis masters (asyncio API: every operation is
-/// awaitable). Safe to share between tasks and event loops.
+/// A Redlock client over N independent Redis masters (asyncio API).
+///
+/// masters: the master URLs, ``redis://[user:password@]host:port[/db]`` (``rediss://`` for
+///     TLS): N independent Redis servers, N odd (3 or 5) in most deployments.
+/// retry_count: attempts after the first one in ``acquire()`` (without ``timeout``).
+/// retry_delay: seconds; the pause before a retry is drawn uniformly from
+///     [retry_delay/2, retry_delay].
+/// drift_factor: clock drift allowance as a fraction of the ttl (plus 2 ms), in [0, 1).
+/// instance_timeout: seconds each master gets to answer one request.
+/// fanout: "concurrent" or "sequential".
+/// quorum: votes needed to win, in [N/2+1, N]; None for the majority N/2+1.
+/// max_extensions: how many times one lock may be extended.
+///
+/// Every operation is a coroutine (``await`` it, or
+/// hand it to ``asyncio.create_task``, a ``TaskGroup`` or ``asyncio.wait_for``): nothing
+/// reaches Redis until it runs, and cancelling it undoes an in-flight attempt on every master.
+/// Safe to share between tasks and event loops. ``async with AsyncRedlock(...) as redlock:``
+/// closes it at the end of the block.
 #[pyclass(frozen, module = "redlock_rs", name = "AsyncRedlock")]
 pub(crate) struct AsyncRedlock {
-    client: Shared,
+    slot: ClientSlot<AsyncClient>,
 }
 
 #[pymethods]
@@ -42,14 +62,14 @@ impl AsyncRedlock {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        masters: Vec<String>,
-        retry_count: i64,
-        retry_delay: f64,
-        drift_factor: f64,
-        instance_timeout: f64,
-        fanout: &str,
-        quorum: Option<i64>,
-        max_extensions: i64,
+        #[pyo3(from_py_with = args::masters)] masters: Vec<String>,
+        #[pyo3(from_py_with = args::retry_count)] retry_count: u32,
+        #[pyo3(from_py_with = args::retry_delay)] retry_delay: f64,
+        #[pyo3(from_py_with = args::drift_factor)] drift_factor: f64,
+        #[pyo3(from_py_with = args::instance_timeout)] instance_timeout: f64,
+        #[pyo3(from_py_with = args::fanout)] fanout: &'static str,
+        #[pyo3(from_py_with = args::quorum)] quorum: Option<usize>,
+        #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
     ) -> PyResult<Self> {
         guarded(|| {
             let builder = ClientArgs {
@@ -68,125 +88,150 @@ impl AsyncRedlock {
                 let _entered = handle.enter();
                 builder.build().map_err(|e| to_py_err(py, e))?
             };
+            let info = Info::of(&redlock);
             Ok(AsyncRedlock {
-                client: Arc::new(ProcessBound::new(AsyncClient { redlock, handle })),
+                slot: ClientSlot::new(AsyncClient { redlock, handle }, info),
             })
         })
     }
 
-    /// Acquires `resource` for `ttl` seconds: up to `1 + retry_count` attempts, or, with a
-    /// `timeout`, attempts until `timeout` seconds have passed. Cancelling the awaiting task
-    /// undoes the in-flight attempt.
+    /// Coroutine: acquires ``resource`` for ``ttl`` seconds and returns the ``AsyncLock``.
+    ///
+    /// Makes up to ``1 + retry_count`` attempts or, with ``timeout`` (seconds), attempts until
+    /// that much time has passed. Raises ``NotAcquired`` when someone else holds it,
+    /// ``Unavailable`` when too few masters answered. Cancelling it undoes the in-flight
+    /// attempt on every master.
     #[pyo3(signature = (resource, ttl=10.0, *, timeout=None))]
-    fn acquire<'py>(
-        &self,
-        py: Python<'py>,
-        resource: String,
-        ttl: f64,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| {
-            let ttl = args::seconds("ttl", ttl, Zero::Refused)?;
-            let timeout = args::timeout(timeout)?;
-            let acquiring = self.acquiring(resource, ttl, timeout, false, false)?;
-            awaitable(py, async move {
-                let (shared, held) = acquiring.run().await?;
-                Ok(AsyncLock {
-                    client: shared,
-                    held,
-                })
-            })
+    fn acquire(
+        slf: &Bound<'_, Self>,
+        #[pyo3(from_py_with = args::resource)] resource: String,
+        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
+    ) -> Coroutine {
+        let client = slf.clone().unbind();
+        coroutine("AsyncRedlock.acquire", move |py| {
+            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
+            let acquiring = Acquiring::new(py, &client.get().slot, resource, ttl, retry, false)?;
+            Ok((acquiring.client.handle.clone(), acquiring.run()))
         })
     }
 
-    /// One attempt, no retry.
+    /// Coroutine: like ``acquire()`` with exactly one attempt (no retry, no delay).
     #[pyo3(signature = (resource, ttl=10.0))]
-    fn try_acquire<'py>(
-        &self,
-        py: Python<'py>,
-        resource: String,
-        ttl: f64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| {
-            let ttl = args::seconds("ttl", ttl, Zero::Refused)?;
-            let acquiring = self.acquiring(resource, ttl, None, true, false)?;
-            awaitable(py, async move {
-                let (shared, held) = acquiring.run().await?;
-                Ok(AsyncLock {
-                    client: shared,
-                    held,
-                })
-            })
+    fn try_acquire(
+        slf: &Bound<'_, Self>,
+        #[pyo3(from_py_with = args::resource)] resource: String,
+        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+    ) -> Coroutine {
+        let client = slf.clone().unbind();
+        coroutine("AsyncRedlock.try_acquire", move |py| {
+            let ttl = args::duration("ttl", ttl)?;
+            let acquiring =
+                Acquiring::new(py, &client.get().slot, resource, ttl, Retry::Once, false)?;
+            Ok((acquiring.client.handle.clone(), acquiring.run()))
         })
     }
 
-    /// An async context manager that acquires on entry and releases on exit; with
-    /// `auto_extend=True` the lock is renewed in the background while the block runs.
+    /// An async context manager: ``async with redlock.lock("orders:42", ttl=10.0) as lock:``
+    /// acquires on entry (as ``acquire()``) and releases on exit.
+    ///
+    /// With ``auto_extend=True`` the lock is renewed in the background while the block runs.
+    /// Leaving the block raises ``LockLost`` if the lock expired or was lost before the end,
+    /// unless the block raised: its exception propagates.
     #[pyo3(signature = (resource, ttl=10.0, *, timeout=None, auto_extend=false))]
     fn lock(
-        &self,
-        resource: String,
-        ttl: f64,
-        timeout: Option<f64>,
-        auto_extend: bool,
+        slf: &Bound<'_, Self>,
+        #[pyo3(from_py_with = args::resource)] resource: String,
+        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
+        #[pyo3(from_py_with = args::auto_extend)] auto_extend: bool,
     ) -> PyResult<AsyncLockContext> {
         guarded(|| {
+            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
             Ok(AsyncLockContext {
-                client: self.client.clone(),
+                client: slf.clone().unbind(),
                 resource,
-                ttl: args::seconds("ttl", ttl, Zero::Refused)?,
-                timeout: args::timeout(timeout)?,
+                ttl,
+                retry,
                 auto_extend,
                 slot: Arc::new(Mutex::new(Slot::Idle)),
             })
         })
     }
 
+    /// Coroutine: waits until every master is connected or known to be down, at most
+    /// ``timeout`` seconds, and returns how many are connected.
+    #[pyo3(signature = (timeout))]
+    fn wait_connected(
+        slf: &Bound<'_, Self>,
+        #[pyo3(from_py_with = args::wait_timeout)] timeout: f64,
+    ) -> Coroutine {
+        let client = slf.clone().unbind();
+        coroutine("AsyncRedlock.wait_connected", move |_py| {
+            let timeout = args::duration("timeout", timeout)?;
+            let client = client.get().slot.get()?.get()?.clone();
+            Ok((client.handle.clone(), async move {
+                Ok(client.redlock.wait_connected(timeout).await)
+            }))
+        })
+    }
+
+    /// How many masters have an established connection right now.
+    fn connected_masters(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.slot.get()?.get()?.redlock.connected_masters()))
+    }
+
+    /// Closes the client at once (no need to await): new calls raise ``RedlockError``.
+    /// Operations already running finish; locks it acquired can still be extended and
+    /// released, and keep the connections open until then. Closing twice is fine.
+    fn close(&self) {
+        self.slot.close();
+    }
+
+    /// True once ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.slot.is_closed()
+    }
+
+    /// ``async with AsyncRedlock(...) as redlock:`` gives the client and closes it at the end.
+    fn __aenter__(slf: &Bound<'_, Self>) -> Coroutine {
+        let client = slf.clone().unbind();
+        ready("AsyncRedlock.__aenter__", move |_py| Ok(client.into_any()))
+    }
+
+    /// Closes the client.
+    fn __aexit__(
+        slf: &Bound<'_, Self>,
+        _exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> Coroutine {
+        let client = slf.clone().unbind();
+        ready("AsyncRedlock.__aexit__", move |py| {
+            client.get().slot.close();
+            false.deliver(py)
+        })
+    }
+
     /// Master URLs in configured order, passwords redacted.
     #[getter]
-    fn masters(&self) -> PyResult<Vec<String>> {
-        Ok(self.client.get()?.redlock.masters())
+    fn masters(&self) -> Vec<String> {
+        self.slot.info.masters.to_vec()
     }
     /// "concurrent" or "sequential".
     #[getter]
-    fn fanout(&self) -> PyResult<&'static str> {
-        Ok(self.client.get()?.redlock.settings().fanout.as_str())
+    fn fanout(&self) -> &'static str {
+        self.slot.info.fanout
     }
     /// Votes needed to win.
     #[getter]
-    fn quorum(&self) -> PyResult<usize> {
-        Ok(self.client.get()?.redlock.settings().quorum)
+    fn quorum(&self) -> usize {
+        self.slot.info.quorum
     }
 
-    fn __repr__(&self) -> PyResult<String> {
-        Ok(format!(
-            "AsyncRedlock({})",
-            args::describe(&self.client.get()?.redlock)
-        ))
-    }
-}
-
-impl AsyncRedlock {
-    fn acquiring(
-        &self,
-        resource: String,
-        ttl: Duration,
-        timeout: Option<Duration>,
-        once: bool,
-        auto_extend: bool,
-    ) -> PyResult<Acquiring> {
-        Ok(Acquiring {
-            client: self.client.get()?.clone(),
-            shared: self.client.clone(),
-            resource,
-            ttl,
-            retry: if once {
-                redlock_core::Retry::Once
-            } else {
-                args::retry_until(timeout)
-            },
-            auto_extend,
-        })
+    fn __repr__(&self) -> String {
+        self.slot.describe("AsyncRedlock")
     }
 }
 
@@ -194,20 +239,59 @@ impl AsyncRedlock {
 struct Acquiring {
     client: AsyncClient,
     shared: Shared,
+    info: Arc<Info>,
     resource: String,
     ttl: Duration,
-    retry: redlock_core::Retry,
+    retry: Retry,
     auto_extend: bool,
+    log: Option<OpLog>,
 }
 
 impl Acquiring {
-    async fn run(self) -> PyResult<(Shared, AsyncHeld)> {
-        let lock: CoreLock = self
+    fn new(
+        py: Python<'_>,
+        slot: &ClientSlot<AsyncClient>,
+        resource: String,
+        ttl: Duration,
+        retry: Retry,
+        auto_extend: bool,
+    ) -> PyResult<Self> {
+        let shared = slot.get()?;
+        Ok(Acquiring {
+            client: shared.get()?.clone(),
+            shared,
+            info: slot.info.clone(),
+            log: OpLog::start(py, &slot.info.masters, &resource),
+            resource,
+            ttl,
+            retry,
+            auto_extend,
+        })
+    }
+
+    async fn run(self) -> redlock_core::Result<FreshLock> {
+        let log = self.log;
+        let mut attempts = 0u32;
+        let mut observe = |vote: &CoreVote| {
+            attempts += 1;
+            if let Some(log) = &log {
+                log.attempt(attempts, vote);
+            }
+        };
+        let acquired = self
             .client
             .redlock
-            .acquire_observed(&self.resource, self.ttl, self.retry, &mut |_| {})
-            .await
-            .map_err(to_py_err_attached)?;
+            .acquire_observed(&self.resource, self.ttl, self.retry, &mut observe)
+            .await;
+        let lock = match acquired {
+            Ok(lock) => lock,
+            Err(err) => {
+                if let Some(log) = &log {
+                    log.failed("acquire", &err);
+                }
+                return Err(err);
+            }
+        };
         let renewal = self.auto_extend.then(|| {
             AsyncRenewal::start(
                 &self.client.redlock,
@@ -215,174 +299,20 @@ impl Acquiring {
                 self.client.handle.clone(),
             )
         });
-        Ok((self.shared, Arc::new(Held::new(lock, renewal))))
-    }
-}
-
-/// Leaves an `async with` block (see `finish` in the sync API: same rules).
-async fn finish(
-    client: AsyncClient,
-    to_release: ToRelease<AsyncRenewal>,
-    body_raised: bool,
-) -> PyResult<bool> {
-    let outcome = match to_release {
-        ToRelease::AlreadyReleased => Ok(()),
-        ToRelease::Plain(lock) => {
-            let expired = !lock.is_valid();
-            match client.redlock.release(&lock).await {
-                Ok(_) if expired && !body_raised => Err(Error::LockLost {
-                    resource: lock.resource().to_string(),
-                    reason: LostReason::Expired,
-                    vote: None,
-                }),
-                other => other.map(drop),
-            }
+        let held = Arc::new(Held::new(lock, renewal));
+        if let (true, Some(log)) = (self.auto_extend, log) {
+            self.client
+                .handle
+                .spawn(watch_renewals(Arc::downgrade(&held), log));
         }
-        ToRelease::Renewed(renewal) => match renewal.into_guard() {
-            Some(guard) => match guard.release().await {
-                Err(err) if body_raised && err.is_lock_lost() => Ok(()),
-                other => other.map(drop),
-            },
-            None => Ok(()),
-        },
-    };
-    outcome.map(|()| false).map_err(to_py_err_attached)
-}
-
-/// A lock won on a quorum of masters (asyncio API). Use `async with`, or await `release()`.
-#[pyclass(frozen, module = "redlock_rs", name = "AsyncLock")]
-pub(crate) struct AsyncLock {
-    client: Shared,
-    held: AsyncHeld,
-}
-
-#[pymethods]
-impl AsyncLock {
-    /// The locked resource (the Redis key).
-    #[getter]
-    fn resource(&self) -> String {
-        self.held.current().resource().to_string()
-    }
-    /// The random token that proves ownership.
-    #[getter]
-    fn token(&self) -> String {
-        self.held.current().token().to_string()
-    }
-    /// Seconds the keys were last set or renewed for.
-    #[getter]
-    fn ttl(&self) -> f64 {
-        self.held.current().ttl().as_secs_f64()
-    }
-    /// Seconds of validity when last acquired, extended or renewed (ttl − elapsed − drift).
-    #[getter]
-    fn validity(&self) -> f64 {
-        self.held.current().validity().as_secs_f64()
-    }
-    /// Successful extensions so far.
-    #[getter]
-    fn extensions(&self) -> u32 {
-        self.held.current().extensions()
-    }
-    /// The vote of the last acquire attempt, extension or renewal.
-    #[getter]
-    fn vote(&self) -> Vote {
-        self.held.current().vote().clone().into()
-    }
-    /// True when renewed in the background (`lock(..., auto_extend=True)`).
-    #[getter]
-    fn auto_extend(&self) -> bool {
-        self.held.auto_extends()
-    }
-    /// Seconds of validity left now (0.0 once expired).
-    fn remaining(&self) -> f64 {
-        self.held.current().remaining().as_secs_f64()
-    }
-    /// True while this holder may act as the owner: not released, not lost, validity left.
-    fn is_valid(&self) -> bool {
-        self.held.is_valid()
-    }
-
-    /// Renews the lock to `ttl` seconds (default: its current ttl) on a quorum of masters.
-    #[pyo3(signature = (ttl=None))]
-    fn extend<'py>(&self, py: Python<'py>, ttl: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| {
-            let client = self.client.get()?.clone();
-            let mut lock = self.held.for_extend()?;
-            let ttl = match ttl {
-                Some(ttl) => args::seconds("ttl", ttl, Zero::Refused)?,
-                None => lock.ttl(),
-            };
-            let held = self.held.clone();
-            awaitable(py, async move {
-                client
-                    .redlock
-                    .extend(&mut lock, ttl)
-                    .await
-                    .map_err(to_py_err_attached)?;
-                held.store_extended(lock);
-                Ok(())
-            })
-        })
-    }
-
-    /// Releases the lock on every master still holding it; resolves to how many released.
-    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| {
-            let client = self.client.get()?.clone();
-            let to_release = self.held.take_for_release()?;
-            awaitable(py, async move {
-                let vote = match to_release {
-                    ToRelease::AlreadyReleased => return Ok(0),
-                    ToRelease::Plain(lock) => client.redlock.release(&lock).await,
-                    ToRelease::Renewed(renewal) => match renewal.into_guard() {
-                        Some(guard) => guard.release().await,
-                        None => return Ok(0),
-                    },
-                };
-                vote.map(|vote| vote.granted()).map_err(to_py_err_attached)
-            })
-        })
-    }
-
-    fn __aenter__<'py>(slf: Py<Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| awaitable(py, async move { Ok(slf) }))
-    }
-
-    fn __aexit__<'py>(
-        &self,
-        py: Python<'py>,
-        exc_type: Option<&Bound<'py, PyType>>,
-        _exc: Option<&Bound<'py, PyAny>>,
-        _traceback: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| {
-            let client = self.client.get()?.clone();
-            let to_release = self.held.take_for_release()?;
-            awaitable(py, finish(client, to_release, exc_type.is_some()))
-        })
-    }
-
-    fn __repr__(&self) -> String {
-        self.held.describe("AsyncLock")
+        Ok(FreshLock::new(AsyncLock::new(self.shared, self.info, held)))
     }
 }
 
 enum Slot {
     Idle,
     Acquiring,
-    Entered(AsyncHeld),
-}
-
-/// Returned by `AsyncRedlock.lock()`: acquires on `__aenter__` (resolving to the
-/// `AsyncLock`), releases on `__aexit__`.
-#[pyclass(frozen, module = "redlock_rs", name = "AsyncLockContext")]
-pub(crate) struct AsyncLockContext {
-    client: Shared,
-    resource: String,
-    ttl: Duration,
-    timeout: Option<Duration>,
-    auto_extend: bool,
-    slot: Arc<Mutex<Slot>>,
+    Entered(Py<AsyncLock>),
 }
 
 fn lock_slot(slot: &Mutex<Slot>) -> MutexGuard<'_, Slot> {
@@ -395,13 +325,6 @@ struct EnterGuard {
     done: bool,
 }
 
-impl EnterGuard {
-    fn entered(mut self, held: AsyncHeld) {
-        *lock_slot(&self.slot) = Slot::Entered(held);
-        self.done = true;
-    }
-}
-
 impl Drop for EnterGuard {
     fn drop(&mut self) {
         if !self.done {
@@ -410,57 +333,87 @@ impl Drop for EnterGuard {
     }
 }
 
+/// The lock `__aenter__` won: delivered, it becomes the context's (released by
+/// `__aexit__`); dropped undelivered, it is released and the context is idle again.
+struct Entered {
+    lock: FreshLock,
+    guard: EnterGuard,
+}
+
+impl Deliver for Entered {
+    fn deliver(mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let lock = self.lock.into_py(py)?;
+        *lock_slot(&self.guard.slot) = Slot::Entered(lock.clone_ref(py));
+        self.guard.done = true;
+        Ok(lock.into_any())
+    }
+}
+
+/// Returned by ``AsyncRedlock.lock()``: acquires on ``__aenter__`` (giving the
+/// ``AsyncLock``), releases on ``__aexit__``. Enter it once.
+#[pyclass(frozen, module = "redlock_rs", name = "AsyncLockContext")]
+pub(crate) struct AsyncLockContext {
+    client: Py<AsyncRedlock>,
+    resource: String,
+    ttl: Duration,
+    retry: Retry,
+    auto_extend: bool,
+    slot: Arc<Mutex<Slot>>,
+}
+
 #[pymethods]
 impl AsyncLockContext {
-    fn __aenter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| {
+    /// Coroutine: acquires the lock (see ``AsyncRedlock.acquire()``) and returns it.
+    fn __aenter__(&self, py: Python<'_>) -> Coroutine {
+        let client = self.client.clone_ref(py);
+        let slot = self.slot.clone();
+        let (resource, ttl, retry, auto_extend) = (
+            self.resource.clone(),
+            self.ttl,
+            self.retry,
+            self.auto_extend,
+        );
+        coroutine("AsyncLockContext.__aenter__", move |py| {
             {
-                let mut slot = lock_slot(&self.slot);
-                if !matches!(*slot, Slot::Idle) {
+                let mut state = lock_slot(&slot);
+                if !matches!(*state, Slot::Idle) {
                     return Err(RedlockError::new_err(
                         "this lock context is already entered; call AsyncRedlock.lock() again for another lock",
                     ));
                 }
-                *slot = Slot::Acquiring;
+                *state = Slot::Acquiring;
             }
-            let guard = EnterGuard {
-                slot: self.slot.clone(),
-                done: false,
-            };
-            let acquiring = Acquiring {
-                client: self.client.get()?.clone(),
-                shared: self.client.clone(),
-                resource: self.resource.clone(),
-                ttl: self.ttl,
-                retry: args::retry_until(self.timeout),
-                auto_extend: self.auto_extend,
-            };
-            awaitable(py, async move {
-                let (shared, held) = acquiring.run().await?;
-                guard.entered(held.clone());
-                Ok(AsyncLock {
-                    client: shared,
-                    held,
-                })
-            })
+            let guard = EnterGuard { slot, done: false };
+            let acquiring =
+                Acquiring::new(py, &client.get().slot, resource, ttl, retry, auto_extend)?;
+            let handle = acquiring.client.handle.clone();
+            Ok((handle, async move {
+                let lock = acquiring.run().await?;
+                Ok(Entered { lock, guard })
+            }))
         })
     }
 
-    fn __aexit__<'py>(
+    /// Coroutine: releases the lock; raises ``LockLost`` if it was lost or expired inside the
+    /// block (unless the block raised: its exception propagates).
+    fn __aexit__(
         &self,
-        py: Python<'py>,
-        exc_type: Option<&Bound<'py, PyType>>,
-        _exc: Option<&Bound<'py, PyAny>>,
-        _traceback: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| {
-            let entered = std::mem::replace(&mut *lock_slot(&self.slot), Slot::Idle);
-            let client = self.client.get()?.clone();
-            let to_release = match entered {
-                Slot::Entered(held) => held.take_for_release()?,
-                _ => ToRelease::AlreadyReleased,
+        exc_type: Option<&Bound<'_, PyType>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> Coroutine {
+        let slot = self.slot.clone();
+        let body_raised = exc_type.is_some();
+        coroutine("AsyncLockContext.__aexit__", move |py| {
+            let entered = std::mem::replace(&mut *lock_slot(&slot), Slot::Idle);
+            let (handle, releasing) = match entered {
+                Slot::Entered(lock) => {
+                    let (handle, releasing) = lock.get().releasing(py)?;
+                    (handle, Some(releasing))
+                }
+                _ => (runtime::handle()?, None),
             };
-            awaitable(py, finish(client, to_release, exc_type.is_some()))
+            Ok((handle, finish(releasing, body_raised)))
         })
     }
 

@@ -1,13 +1,13 @@
 //! Crossing between Python and Rust: the one GIL helper, panic containment, fork detection and
 //! Ctrl-C while blocked in Rust.
 
-use std::future::Future;
+use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 use crate::errors::{forked, panic_to_py_err, to_py_err};
 
@@ -76,13 +76,41 @@ where
     }
 }
 
-/// A future the coroutine API hands to the async bridge: a panic inside becomes `RedlockError`.
-pub(crate) fn contain_panics<T>(
-    fut: impl Future<Output = PyResult<T>> + Send,
-) -> impl Future<Output = PyResult<T>> + Send {
-    AssertUnwindSafe(fut)
-        .catch_unwind()
-        .map(|caught| caught.unwrap_or_else(|payload| Err(panic_to_py_err(payload))))
+/// Issues a warning from a destructor (an object being garbage-collected), where raising is
+/// impossible: with warnings turned into errors it is reported as unraisable, as Python does
+/// for its own `ResourceWarning`s. Nothing happens once the interpreter is exiting.
+pub(crate) fn warn_unraisable(
+    category: impl FnOnce(Python<'_>) -> Bound<'_, PyType>,
+    message: &str,
+) {
+    let Some(_permit) = AttachPermit::acquire() else {
+        return;
+    };
+    let Ok(message) = CString::new(message.replace('\0', "")) else {
+        return;
+    };
+    let _ = Python::try_attach(|py| {
+        // A destructor may run while an exception propagates: keep it.
+        let pending = PyErr::take(py);
+        let category = category(py);
+        if let Err(err) = PyErr::warn(py, &category, &message, 1) {
+            let context = pyo3::types::PyString::new(py, "the destructor of a redlock_rs object");
+            err.write_unraisable(py, Some(&context));
+        }
+        if let Some(pending) = pending {
+            pending.restore(py);
+        }
+    });
+}
+
+/// Like [`without_gil`], but hands back the core's error unmapped (to log it first).
+pub(crate) fn detached<T, F>(py: Python<'_>, io: F) -> PyResult<redlock_core::Result<T>>
+where
+    F: Send + FnOnce() -> redlock_core::Result<T>,
+    T: Send,
+{
+    py.detach(|| catch_unwind(AssertUnwindSafe(io)))
+        .map_err(panic_to_py_err)
 }
 
 /// Completes once a signal handler raised (e.g. `KeyboardInterrupt` on Ctrl-C), leaving the

@@ -7,7 +7,6 @@ use pyo3::prelude::*;
 use pyo3::{create_exception, PyTypeInfo};
 use redlock_core::{Error, ErrorKind};
 
-use crate::boundary::AttachPermit;
 use crate::vote::Vote;
 
 create_exception!(
@@ -58,7 +57,7 @@ pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
         | Error::LockLost { resource, .. } => Some(resource.clone()),
         _ => None,
     };
-    let vote = err.vote().cloned().map(Vote::from);
+    let vote = err.vote().map(Vote::from);
     match err.kind() {
         ErrorKind::NotAcquired => with_details::<NotAcquired>(py, &err, resource, vote),
         ErrorKind::Unavailable => with_details::<Unavailable>(py, &err, resource, vote),
@@ -70,14 +69,6 @@ pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
         },
         _ => with_details::<RedlockError>(py, &err, resource, vote),
     }
-}
-
-/// [`to_py_err`] from a thread that may not hold the GIL (async completions).
-pub(crate) fn to_py_err_attached(err: Error) -> PyErr {
-    let fallback = err.to_string();
-    let attached =
-        AttachPermit::acquire().and_then(|_permit| Python::try_attach(|py| to_py_err(py, err)));
-    attached.unwrap_or_else(|| RedlockError::new_err(fallback))
 }
 
 fn with_details<T: PyTypeInfo>(

@@ -1,14 +1,17 @@
 //! The state behind a Python `Lock`/`AsyncLock`: the core lock, its optional background
 //! renewal, and whether it was released. Shared by the sync and async classes.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
 
 use pyo3::prelude::*;
-use redlock_core::{blocking, AutoExtend, Lock};
+use redlock_core::{blocking, AutoExtend, Lock, LostReason};
 use tokio::runtime::Handle;
 
-use crate::boundary::ProcessBound;
+use crate::boundary::{warn_unraisable, ProcessBound};
 use crate::errors::RedlockError;
+use crate::logging::OpLog;
 
 /// Characters of the token shown by `repr()`: enough to tell locks apart, not to steal one.
 const TOKEN_PREFIX: usize = 8;
@@ -19,6 +22,8 @@ pub(crate) trait Renewal: Send + 'static {
     fn lock(&self) -> Lock;
     /// True once renewal failed for good.
     fn is_lost(&self) -> bool;
+    /// Why, once lost.
+    fn lost_reason(&self) -> Option<LostReason>;
 }
 
 impl Renewal for blocking::AutoExtend {
@@ -27,6 +32,9 @@ impl Renewal for blocking::AutoExtend {
     }
     fn is_lost(&self) -> bool {
         blocking::AutoExtend::is_lost(self)
+    }
+    fn lost_reason(&self) -> Option<LostReason> {
+        blocking::AutoExtend::lost_reason(self)
     }
 }
 
@@ -63,6 +71,12 @@ impl Renewal for AsyncRenewal {
     fn is_lost(&self) -> bool {
         self.guard.as_ref().is_none_or(AutoExtend::is_lost)
     }
+    fn lost_reason(&self) -> Option<LostReason> {
+        match &self.guard {
+            Some(guard) => guard.lost_reason(),
+            None => Some(LostReason::NotHeld),
+        }
+    }
 }
 
 impl Drop for AsyncRenewal {
@@ -90,14 +104,31 @@ pub(crate) enum ToRelease<R> {
     AlreadyReleased,
 }
 
+/// What the renewal watcher sees.
+pub(crate) enum Progress {
+    /// Released (or a copy in a forked child): nothing left to watch.
+    Done,
+    /// Renewed in the background; the lock as last renewed.
+    Renewing(Lock),
+    /// The renewal gave up.
+    Lost(LostReason),
+}
+
 /// A lock as the Python classes hold it; every method is short and never waits on I/O.
 pub(crate) struct Held<R> {
     state: Mutex<State<R>>,
+    /// The process that won it (a forked child's copy is not held by the child).
+    pid: u32,
+    /// Set by the first report of this lock's loss in the log (the renewal watcher or the
+    /// release that found it lost), so it is logged once.
+    loss_logged: AtomicBool,
 }
 
 impl<R: Renewal> Held<R> {
     pub(crate) fn new(lock: Lock, renewal: Option<R>) -> Self {
         Held {
+            pid: std::process::id(),
+            loss_logged: AtomicBool::new(false),
             state: Mutex::new(State {
                 lock,
                 renewal: renewal.map(ProcessBound::new),
@@ -131,6 +162,60 @@ impl<R: Renewal> Held<R> {
             Some(Err(_)) => false,
             None => state.lock.is_valid(),
         }
+    }
+
+    /// Seconds of validity left now: 0.0 once expired, lost or released.
+    pub(crate) fn remaining(&self) -> f64 {
+        if self.is_valid() {
+            self.current().remaining().as_secs_f64()
+        } else {
+            0.0
+        }
+    }
+
+    /// True the first time it is called: whoever logs the loss of this lock first.
+    pub(crate) fn first_loss_report(&self) -> bool {
+        !self.loss_logged.swap(true, Ordering::Relaxed)
+    }
+
+    /// For the renewal watcher.
+    pub(crate) fn progress(&self) -> Progress {
+        let state = self.state();
+        if state.released {
+            return Progress::Done;
+        }
+        match state.renewal.as_ref().map(ProcessBound::get) {
+            Some(Ok(renewal)) => match renewal.lost_reason() {
+                Some(reason) => Progress::Lost(reason),
+                None => Progress::Renewing(renewal.lock()),
+            },
+            _ => Progress::Done,
+        }
+    }
+
+    /// Warns (`ResourceWarning`) when the Python object holding this lock is garbage-collected
+    /// while the lock is still held by this process: its keys stay on the masters until they
+    /// expire (or, renewed in the background, until the guard's release in the background).
+    pub(crate) fn warn_if_dropped_while_held(&self, class: &str) {
+        if self.pid != std::process::id() || !self.is_valid() {
+            return;
+        }
+        let lock = self.current();
+        let renewed = self.auto_extends();
+        let fate = if renewed {
+            "its renewal stops and it is released in the background"
+        } else {
+            "its keys stay on the masters until they expire"
+        };
+        warn_unraisable(
+            |py| py.get_type::<pyo3::exceptions::PyResourceWarning>(),
+            &format!(
+                "{class} on {:?} was garbage-collected while held ({:.3} s of validity left): {fate}. \
+                 Release it with release() or a with block.",
+                lock.resource(),
+                lock.remaining().as_secs_f64()
+            ),
+        );
     }
 
     /// True when renewed in the background.
@@ -201,5 +286,75 @@ impl<R: Renewal> Held<R> {
             lock.extensions(),
             if self.auto_extends() { "True" } else { "False" },
         )
+    }
+}
+
+/// What leaving a `with` block reports once the lock was released: `LockLost` if it had
+/// expired (`expired`) or been lost by its renewal (`released`), unless the block raised (its
+/// exception wins); another release failure as is. The release and a loss are logged (the
+/// loss once per lock).
+pub(crate) fn exit_outcome<R: Renewal>(
+    held: &Held<R>,
+    log: Option<&OpLog>,
+    expired: Option<&Lock>,
+    released: redlock_core::Result<redlock_core::Vote>,
+    body_raised: bool,
+) -> redlock_core::Result<()> {
+    if let Some(log) = log {
+        log.release_result(&released);
+    }
+    let lost = match (released, expired) {
+        (Err(err), _) if !err.is_lock_lost() => return Err(err),
+        (Err(err), _) => err,
+        (Ok(_), Some(lock)) => redlock_core::Error::LockLost {
+            resource: lock.resource().to_string(),
+            reason: LostReason::Expired,
+            vote: None,
+        },
+        (Ok(_), None) => return Ok(()),
+    };
+    if let (Some(log), redlock_core::Error::LockLost { reason, .. }) = (log, &lost) {
+        if held.first_loss_report() {
+            log.lost(&format!("its with block: {reason}"));
+        }
+    }
+    if body_raised {
+        Ok(())
+    } else {
+        Err(lost)
+    }
+}
+
+/// How often the renewal watcher looks at a lock: a sixth of its validity, within bounds
+/// (renewals happen at a third of it left).
+fn watch_period(lock: &Lock) -> Duration {
+    (lock.validity() / 6).clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
+
+/// Logs the background renewals of a lock (DEBUG, with their failed masters) and its loss
+/// (WARNING) until it is released or dropped. The core's auto-extend guard reports no
+/// events, so this samples it.
+pub(crate) async fn watch_renewals<R: Renewal>(held: Weak<Held<R>>, log: OpLog) {
+    let mut seen_extensions = None;
+    loop {
+        let Some(held) = held.upgrade() else {
+            return;
+        };
+        let lock = match held.progress() {
+            Progress::Done => return,
+            Progress::Lost(reason) => {
+                if held.first_loss_report() {
+                    log.lost(&format!("background renewal: {reason}"));
+                }
+                return;
+            }
+            Progress::Renewing(lock) => lock,
+        };
+        if seen_extensions.is_some_and(|seen| lock.extensions() > seen) {
+            log.renewed(&lock);
+        }
+        seen_extensions = Some(lock.extensions());
+        drop(held);
+        tokio::time::sleep(watch_period(&lock)).await;
     }
 }

@@ -1,19 +1,26 @@
 //! `redlock_rs._redlock_rs`: the Python extension over redlock-core.
 //!
-//! - `sync_api`: `Redlock`, `Lock`, `LockContext` over `redlock_core::blocking`;
-//! - `async_api`: `AsyncRedlock`, `AsyncLock`, `AsyncLockContext` over the async core on the
-//!   tokio runtime of `runtime`;
+//! - `sync_api`, `sync_lock`: `Redlock`, `LockContext`, `Lock` over `redlock_core::blocking`;
+//! - `async_api`, `async_lock`: `AsyncRedlock`, `AsyncLockContext`, `AsyncLock` over the
+//!   async core on the tokio runtime of `runtime`, awaited through `coroutine`;
+//! - `client`: what a client keeps (and lets go of on `close()`);
 //! - `boundary`: the one GIL helper, panic containment, fork detection, Ctrl-C polling;
 //! - `errors`: the exception tree and the one mapping from core errors;
+//! - `logging`: the `redlock_rs` logger;
 //! - `args`, `vote`, `held`: argument checks, vote objects, lock state.
 
 mod args;
 mod async_api;
+mod async_lock;
 mod boundary;
+mod client;
+mod coroutine;
 mod errors;
 mod held;
+mod logging;
 mod runtime;
 mod sync_api;
+mod sync_lock;
 mod vote;
 
 use pyo3::prelude::*;
@@ -30,8 +37,12 @@ fn _panic_in_call(py: Python<'_>, message: String) -> PyResult<()> {
 
 /// Test hook: a Rust panic inside a coroutine, to show it surfaces as `RedlockError`.
 #[pyfunction]
-fn _panic_in_coroutine(py: Python<'_>, message: String) -> PyResult<Bound<'_, PyAny>> {
-    boundary::guarded(|| runtime::awaitable(py, async move { panic_with::<PyResult<()>>(message) }))
+fn _panic_in_coroutine(message: String) -> coroutine::Coroutine {
+    coroutine::coroutine("_panic_in_coroutine", move |_py| {
+        Ok((runtime::handle()?, async move {
+            panic_with::<redlock_core::Result<()>>(message)
+        }))
+    })
 }
 
 #[pymodule]
@@ -40,15 +51,24 @@ fn _redlock_rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(module)?;
     module.add_class::<sync_api::Redlock>()?;
-    module.add_class::<sync_api::Lock>()?;
+    module.add_class::<sync_lock::Lock>()?;
     module.add_class::<sync_api::LockContext>()?;
     module.add_class::<async_api::AsyncRedlock>()?;
-    module.add_class::<async_api::AsyncLock>()?;
+    module.add_class::<async_lock::AsyncLock>()?;
     module.add_class::<async_api::AsyncLockContext>()?;
     module.add_class::<vote::Vote>()?;
     module.add_class::<vote::MasterVote>()?;
     module.add_function(wrap_pyfunction!(_panic_in_call, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_in_coroutine, module)?)?;
+    // Unpickling targets of `Vote.__reduce__` / `MasterVote.__reduce__`.
+    module.add_function(wrap_pyfunction!(vote::_rebuild_vote, module)?)?;
+    module.add_function(wrap_pyfunction!(vote::_rebuild_master_vote, module)?)?;
+    // What the asyncio methods return, as asyncio.iscoroutine and isinstance checks see it.
+    let coroutine_type = py.get_type::<coroutine::Coroutine>();
+    py.import("collections.abc")?
+        .getattr("Coroutine")?
+        .call_method1("register", (&coroutine_type,))?;
+    module.add("_Coroutine", coroutine_type)?;
     // Stop re-attaching blocked threads once the interpreter starts to exit.
     let at_exit = wrap_pyfunction!(boundary::_at_interpreter_exit, module)?;
     py.import("atexit")?.call_method1("register", (at_exit,))?;

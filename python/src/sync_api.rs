@@ -1,26 +1,43 @@
-//! The blocking API: `Redlock`, `Lock`, `LockContext`, over `redlock_core::blocking`.
+//! The blocking client `Redlock` and `LockContext`, over `redlock_core::blocking` (the lock
+//! itself is in `sync_lock.rs`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use redlock_core::{blocking, Error, Lock as CoreLock, LostReason, Retry};
+use redlock_core::{blocking, Lock as CoreLock, Retry, Vote as CoreVote};
 
-use crate::args::{self, ClientArgs, Zero};
-use crate::boundary::{guarded, signal_raised, without_gil, ProcessBound};
-use crate::errors::{to_py_err, LockLost, RedlockError};
-use crate::held::{Held, ToRelease};
-use crate::vote::Vote;
-
-type Client = Arc<ProcessBound<blocking::Redlock>>;
+use crate::args::{self, ClientArgs};
+use crate::boundary::{detached, guarded, signal_raised, without_gil};
+use crate::client::{ClientSlot, Info};
+use crate::errors::{to_py_err, RedlockError};
+use crate::held::watch_renewals;
+use crate::logging::OpLog;
+use crate::sync_lock::{Client, Lock};
 
 /// A Redlock client over N independent Redis masters (blocking API).
 ///
-/// Safe to share between threads: calls release the GIL and share multiplexed connections.
+/// masters: the master URLs, ``redis://[user:password@]host:port[/db]`` (``rediss://`` for
+///     TLS): N independent Redis servers, N odd (3 or 5) in most deployments.
+/// retry_count: attempts after the first one in ``acquire()`` (without ``timeout``).
+/// retry_delay: seconds; the pause before a retry is drawn uniformly from
+///     [retry_delay/2, retry_delay].
+/// drift_factor: clock drift allowance as a fraction of the ttl (plus 2 ms), in [0, 1).
+/// instance_timeout: seconds each master gets to answer one request (small compared to the
+///     ttl).
+/// fanout: "concurrent" (all masters at once; decided as soon as the outcome is known) or
+///     "sequential" (one after another, in order).
+/// quorum: votes needed to win, in [N/2+1, N]; None for the majority N/2+1.
+/// max_extensions: how many times one lock may be extended (by hand or in the background).
+///
+/// Creating a client does no I/O: connections open in the background (see
+/// ``wait_connected()``). One client is safe to share between threads: every call releases
+/// the GIL while it waits. ``with Redlock(...) as redlock:`` closes it at the end of the block.
+/// Bad arguments raise ``ValueError``/``TypeError`` naming the argument.
 #[pyclass(frozen, module = "redlock_rs", name = "Redlock")]
 pub(crate) struct Redlock {
-    client: Client,
+    slot: ClientSlot<blocking::Redlock>,
 }
 
 #[pymethods]
@@ -32,14 +49,14 @@ impl Redlock {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        masters: Vec<String>,
-        retry_count: i64,
-        retry_delay: f64,
-        drift_factor: f64,
-        instance_timeout: f64,
-        fanout: &str,
-        quorum: Option<i64>,
-        max_extensions: i64,
+        #[pyo3(from_py_with = args::masters)] masters: Vec<String>,
+        #[pyo3(from_py_with = args::retry_count)] retry_count: u32,
+        #[pyo3(from_py_with = args::retry_delay)] retry_delay: f64,
+        #[pyo3(from_py_with = args::drift_factor)] drift_factor: f64,
+        #[pyo3(from_py_with = args::instance_timeout)] instance_timeout: f64,
+        #[pyo3(from_py_with = args::fanout)] fanout: &'static str,
+        #[pyo3(from_py_with = args::quorum)] quorum: Option<usize>,
+        #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
     ) -> PyResult<Self> {
         guarded(|| {
             let builder = ClientArgs {
@@ -54,281 +71,212 @@ impl Redlock {
             }
             .builder(py)?;
             let client = builder.build_blocking().map_err(|e| to_py_err(py, e))?;
+            let info = Info::of(client.as_async());
             Ok(Redlock {
-                client: Arc::new(ProcessBound::new(client)),
+                slot: ClientSlot::new(client, info),
             })
         })
     }
 
-    /// Acquires `resource` for `ttl` seconds: up to `1 + retry_count` attempts, or, with a
-    /// `timeout`, attempts until `timeout` seconds have passed. Ctrl-C interrupts it.
+    /// Acquires ``resource`` for ``ttl`` seconds and returns the ``Lock``.
+    ///
+    /// Makes up to ``1 + retry_count`` attempts or, with ``timeout`` (seconds), attempts until
+    /// that much time has passed. Raises ``NotAcquired`` when someone else holds it,
+    /// ``Unavailable`` when too few masters answered. Ctrl-C interrupts it (the in-flight
+    /// attempt is undone on every master first).
     #[pyo3(signature = (resource, ttl=10.0, *, timeout=None))]
     fn acquire(
         &self,
         py: Python<'_>,
-        resource: String,
-        ttl: f64,
-        timeout: Option<f64>,
+        #[pyo3(from_py_with = args::resource)] resource: String,
+        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
     ) -> PyResult<Lock> {
         guarded(|| {
-            let ttl = args::seconds("ttl", ttl, Zero::Refused)?;
-            let timeout = args::timeout(timeout)?;
-            let lock = acquire_interruptible(py, &self.client, &resource, ttl, timeout, false)?;
-            Ok(Lock::new(self.client.clone(), lock, None))
+            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
+            let client = self.slot.get()?;
+            let lock = acquire_interruptible(py, &client, &self.slot.info, &resource, ttl, retry)?;
+            Ok(Lock::new(client, self.slot.info.clone(), lock, None))
         })
     }
 
-    /// One attempt, no retry.
+    /// Like ``acquire()`` with exactly one attempt (no retry, no delay).
     #[pyo3(signature = (resource, ttl=10.0))]
-    fn try_acquire(&self, py: Python<'_>, resource: String, ttl: f64) -> PyResult<Lock> {
+    fn try_acquire(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::resource)] resource: String,
+        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+    ) -> PyResult<Lock> {
         guarded(|| {
-            let ttl = args::seconds("ttl", ttl, Zero::Refused)?;
-            let lock = acquire_interruptible(py, &self.client, &resource, ttl, None, true)?;
-            Ok(Lock::new(self.client.clone(), lock, None))
+            let ttl = args::duration("ttl", ttl)?;
+            let client = self.slot.get()?;
+            let lock =
+                acquire_interruptible(py, &client, &self.slot.info, &resource, ttl, Retry::Once)?;
+            Ok(Lock::new(client, self.slot.info.clone(), lock, None))
         })
     }
 
-    /// A context manager that acquires on entry and releases on exit; with
-    /// `auto_extend=True` the lock is renewed in the background while the block runs.
+    /// A context manager: ``with redlock.lock("orders:42", ttl=10.0) as lock: ...`` acquires
+    /// on entry (as ``acquire()``) and releases on exit.
+    ///
+    /// With ``auto_extend=True`` the lock is renewed in the background (at a third of its
+    /// validity left, each time on a quorum, up to ``max_extensions``) while the block runs.
+    /// Leaving the block raises ``LockLost`` if the lock expired or was lost before the end,
+    /// unless the block raised: its exception propagates.
     #[pyo3(signature = (resource, ttl=10.0, *, timeout=None, auto_extend=false))]
     fn lock(
         &self,
-        resource: String,
-        ttl: f64,
-        timeout: Option<f64>,
-        auto_extend: bool,
+        #[pyo3(from_py_with = args::resource)] resource: String,
+        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
+        #[pyo3(from_py_with = args::auto_extend)] auto_extend: bool,
     ) -> PyResult<LockContext> {
         guarded(|| {
+            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
             Ok(LockContext {
-                client: self.client.clone(),
+                client: self.slot.get()?,
+                info: self.slot.info.clone(),
                 resource,
-                ttl: args::seconds("ttl", ttl, Zero::Refused)?,
-                timeout: args::timeout(timeout)?,
+                ttl,
+                retry,
                 auto_extend,
-                entered: std::sync::Mutex::new(None),
+                entered: Mutex::new(None),
             })
         })
     }
 
+    /// Waits until every master is connected or known to be down, at most ``timeout``
+    /// seconds, and returns how many are connected. Optional: connections open in the
+    /// background anyway; this starts a program with warm connections.
+    #[pyo3(signature = (timeout))]
+    fn wait_connected(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::wait_timeout)] timeout: f64,
+    ) -> PyResult<usize> {
+        guarded(|| {
+            let timeout = args::duration("timeout", timeout)?;
+            let client = self.slot.get()?;
+            let client = client.get()?;
+            without_gil(py, || client.wait_connected(timeout))
+        })
+    }
+
+    /// How many masters have an established connection right now.
+    fn connected_masters(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.slot.get()?.get()?.as_async().connected_masters()))
+    }
+
+    /// Closes the client: new calls raise ``RedlockError``. Calls running in other threads
+    /// finish; locks it acquired can still be extended and released, and keep the
+    /// connections open until then. Closing twice is fine.
+    fn close(&self) {
+        self.slot.close();
+    }
+
+    /// True once ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.slot.is_closed()
+    }
+
+    /// ``with Redlock(...) as redlock:`` gives the client and closes it when the block ends.
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes the client.
+    fn __exit__(
+        &self,
+        _exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.slot.close();
+        false
+    }
+
     /// Master URLs in configured order, passwords redacted.
     #[getter]
-    fn masters(&self) -> PyResult<Vec<String>> {
-        Ok(self.client.get()?.as_async().masters())
+    fn masters(&self) -> Vec<String> {
+        self.slot.info.masters.to_vec()
     }
     /// "concurrent" or "sequential".
     #[getter]
-    fn fanout(&self) -> PyResult<&'static str> {
-        Ok(self.client.get()?.as_async().settings().fanout.as_str())
+    fn fanout(&self) -> &'static str {
+        self.slot.info.fanout
     }
     /// Votes needed to win.
     #[getter]
-    fn quorum(&self) -> PyResult<usize> {
-        Ok(self.client.get()?.as_async().settings().quorum)
+    fn quorum(&self) -> usize {
+        self.slot.info.quorum
     }
 
-    fn __repr__(&self) -> PyResult<String> {
-        Ok(format!(
-            "Redlock({})",
-            args::describe(self.client.get()?.as_async())
-        ))
+    fn __repr__(&self) -> String {
+        self.slot.describe("Redlock")
     }
 }
 
 /// Acquire with Ctrl-C support: the wait is cancelled when a signal handler raises, after the
 /// in-flight attempt was undone on every master, and the handler's exception is raised.
+/// Every attempt is logged (DEBUG; failed masters at WARNING).
 fn acquire_interruptible(
     py: Python<'_>,
     client: &Client,
+    info: &Info,
     resource: &str,
     ttl: Duration,
-    timeout: Option<Duration>,
-    once: bool,
+    retry: Retry,
 ) -> PyResult<CoreLock> {
     let client = client.get()?;
-    let retry = if once {
-        Retry::Once
-    } else {
-        args::retry_until(timeout)
+    let log = OpLog::start(py, &info.masters, resource);
+    let mut attempts = 0u32;
+    let mut observe = |vote: &CoreVote| {
+        attempts += 1;
+        if let Some(log) = &log {
+            log.attempt(attempts, vote);
+        }
     };
     let mut raised: Option<PyErr> = None;
-    let outcome = without_gil(py, || {
+    let outcome = detached(py, || {
         client.acquire_cancellable(
             resource,
             ttl,
             retry,
-            &mut |_| {},
+            &mut observe,
             signal_raised(&mut raised),
         )
     })?;
     match (outcome, raised) {
-        (Some(lock), _) => Ok(lock),
-        (None, Some(err)) => Err(err),
-        (None, None) => Err(RedlockError::new_err("acquire was cancelled")),
-    }
-}
-
-/// A lock won on a quorum of masters. Use it as a context manager, or call `release()`.
-#[pyclass(frozen, module = "redlock_rs", name = "Lock")]
-pub(crate) struct Lock {
-    client: Client,
-    held: Arc<Held<blocking::AutoExtend>>,
-}
-
-impl Lock {
-    fn new(client: Client, lock: CoreLock, renewal: Option<blocking::AutoExtend>) -> Self {
-        Lock {
-            client,
-            held: Arc::new(Held::new(lock, renewal)),
-        }
-    }
-
-    /// Leaves a `with` block: releases, then raises `LockLost` if the lock had been lost or
-    /// had expired before the release, unless the block raised (its exception wins).
-    fn finish(&self, py: Python<'_>, body_raised: bool) -> PyResult<()> {
-        let client = self.client.get()?;
-        match self.held.take_for_release()? {
-            ToRelease::AlreadyReleased => Ok(()),
-            ToRelease::Plain(lock) => {
-                let expired = !lock.is_valid();
-                without_gil(py, || client.release(&lock))?;
-                if expired && !body_raised {
-                    return Err(to_py_err(
-                        py,
-                        Error::LockLost {
-                            resource: lock.resource().to_string(),
-                            reason: LostReason::Expired,
-                            vote: None,
-                        },
-                    ));
-                }
-                Ok(())
+        (Ok(Some(lock)), _) => Ok(lock),
+        (Ok(None), Some(err)) => Err(err),
+        (Ok(None), None) => Err(RedlockError::new_err("acquire was cancelled")),
+        (Err(err), _) => {
+            if let Some(log) = &log {
+                log.failed("acquire", &err);
             }
-            ToRelease::Renewed(guard) => match without_gil(py, || guard.release()) {
-                Err(err) if !body_raised || !err.is_instance_of::<LockLost>(py) => Err(err),
-                _ => Ok(()),
-            },
+            Err(to_py_err(py, err))
         }
     }
 }
 
-#[pymethods]
-impl Lock {
-    /// The locked resource (the Redis key).
-    #[getter]
-    fn resource(&self) -> String {
-        self.held.current().resource().to_string()
-    }
-    /// The random token that proves ownership.
-    #[getter]
-    fn token(&self) -> String {
-        self.held.current().token().to_string()
-    }
-    /// Seconds the keys were last set or renewed for.
-    #[getter]
-    fn ttl(&self) -> f64 {
-        self.held.current().ttl().as_secs_f64()
-    }
-    /// Seconds of validity when last acquired, extended or renewed (ttl − elapsed − drift).
-    #[getter]
-    fn validity(&self) -> f64 {
-        self.held.current().validity().as_secs_f64()
-    }
-    /// Successful extensions so far.
-    #[getter]
-    fn extensions(&self) -> u32 {
-        self.held.current().extensions()
-    }
-    /// The vote of the last acquire attempt, extension or renewal.
-    #[getter]
-    fn vote(&self) -> Vote {
-        self.held.current().vote().clone().into()
-    }
-    /// True when renewed in the background (`lock(..., auto_extend=True)`).
-    #[getter]
-    fn auto_extend(&self) -> bool {
-        self.held.auto_extends()
-    }
-    /// Seconds of validity left now (0.0 once expired).
-    fn remaining(&self) -> f64 {
-        self.held.current().remaining().as_secs_f64()
-    }
-    /// True while this holder may act as the owner: not released, not lost, validity left.
-    fn is_valid(&self) -> bool {
-        self.held.is_valid()
-    }
-
-    /// Renews the lock to `ttl` seconds (default: its current ttl) on a quorum of masters.
-    /// Raises `LockLost` if it is no longer held, `Unavailable` if too few masters answered.
-    #[pyo3(signature = (ttl=None))]
-    fn extend(&self, py: Python<'_>, ttl: Option<f64>) -> PyResult<()> {
-        guarded(|| {
-            let client = self.client.get()?;
-            let mut lock = self.held.for_extend()?;
-            let ttl = match ttl {
-                Some(ttl) => args::seconds("ttl", ttl, Zero::Refused)?,
-                None => lock.ttl(),
-            };
-            let lock = without_gil(py, move || client.extend(&mut lock, ttl).map(|()| lock))?;
-            self.held.store_extended(lock);
-            Ok(())
-        })
-    }
-
-    /// Releases the lock on every master still holding it; returns how many released.
-    /// Releasing twice, or an expired lock, is not an error (0). Raises `LockLost` if a
-    /// background renewal had lost the lock.
-    fn release(&self, py: Python<'_>) -> PyResult<usize> {
-        guarded(|| self.finish_release(py))
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// Releases; raises `LockLost` if the lock was lost or expired inside the block (unless
-    /// the block raised: its exception propagates).
-    fn __exit__(
-        &self,
-        py: Python<'_>,
-        exc_type: Option<&Bound<'_, PyType>>,
-        _exc: Option<&Bound<'_, PyAny>>,
-        _traceback: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<bool> {
-        guarded(|| self.finish(py, exc_type.is_some()).map(|_| false))
-    }
-
-    fn __repr__(&self) -> String {
-        self.held.describe("Lock")
-    }
-}
-
-impl Lock {
-    fn finish_release(&self, py: Python<'_>) -> PyResult<usize> {
-        // An explicit release reports expiry as "0 released", not as an exception.
-        let client = self.client.get()?;
-        let vote = match self.held.take_for_release()? {
-            ToRelease::AlreadyReleased => return Ok(0),
-            ToRelease::Plain(lock) => without_gil(py, || client.release(&lock))?,
-            ToRelease::Renewed(guard) => without_gil(py, || guard.release())?,
-        };
-        Ok(vote.granted())
-    }
-}
-
-/// Returned by `Redlock.lock()`: acquires on `__enter__` (returning the `Lock`), releases on
-/// `__exit__`.
+/// Returned by ``Redlock.lock()``: acquires on ``__enter__`` (giving the ``Lock``), releases
+/// on ``__exit__``. Enter it once.
 #[pyclass(frozen, module = "redlock_rs", name = "LockContext")]
 pub(crate) struct LockContext {
     client: Client,
+    info: Arc<Info>,
     resource: String,
     ttl: Duration,
-    timeout: Option<Duration>,
+    retry: Retry,
     auto_extend: bool,
-    entered: std::sync::Mutex<Option<Py<Lock>>>,
+    entered: Mutex<Option<Py<Lock>>>,
 }
 
 #[pymethods]
 impl LockContext {
+    /// Acquires the lock (see ``Redlock.acquire()``) and returns it.
     fn __enter__(&self, py: Python<'_>) -> PyResult<Py<Lock>> {
         guarded(|| {
             if self.slot().is_some() {
@@ -339,22 +287,29 @@ impl LockContext {
             let lock = acquire_interruptible(
                 py,
                 &self.client,
+                &self.info,
                 &self.resource,
                 self.ttl,
-                self.timeout,
-                false,
+                self.retry,
             )?;
-            let renewal = if self.auto_extend {
-                Some(self.client.get()?.auto_extend(lock.clone()))
-            } else {
-                None
-            };
-            let lock = Py::new(py, Lock::new(self.client.clone(), lock, renewal))?;
+            let client = self.client.get()?;
+            let renewal = self.auto_extend.then(|| client.auto_extend(lock.clone()));
+            let lock = Lock::new(self.client.clone(), self.info.clone(), lock, renewal);
+            if self.auto_extend {
+                if let Some(log) = OpLog::start(py, &self.info.masters, &self.resource) {
+                    client
+                        .handle()
+                        .spawn(watch_renewals(Arc::downgrade(lock.held()), log));
+                }
+            }
+            let lock = Py::new(py, lock)?;
             *self.slot() = Some(lock.clone_ref(py));
             Ok(lock)
         })
     }
 
+    /// Releases the lock; raises ``LockLost`` if it was lost or expired inside the block
+    /// (unless the block raised: its exception propagates).
     fn __exit__(
         &self,
         py: Python<'_>,
@@ -381,9 +336,7 @@ impl LockContext {
 }
 
 impl LockContext {
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Py<Lock>>> {
-        self.entered
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn slot(&self) -> MutexGuard<'_, Option<Py<Lock>>> {
+        self.entered.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

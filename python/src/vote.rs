@@ -1,141 +1,308 @@
 //! `Vote` and `MasterVote`: what every master answered in one operation.
+//!
+//! Plain values copied out of the core's vote (the core computes every count and the
+//! verdict), so they compare equal field by field and pickle: an exception carrying its vote
+//! crosses process boundaries (`ProcessPoolExecutor`, `multiprocessing`).
 
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use redlock_core::{MasterVote as CoreMasterVote, Outcome, Vote as CoreVote};
 
-/// The vote of one acquire attempt, extend or release.
-#[pyclass(frozen, module = "redlock_rs", name = "Vote")]
-#[derive(Debug, Clone)]
-pub(crate) struct Vote(CoreVote);
+/// What every master answered in one acquire attempt, extend or release.
+///
+/// Counts (`granted`, `denied`, `failed`, `timed_out`, `not_awaited`) add up to the number of
+/// masters, except that `timed_out` is a part of `failed`. Compares equal field by field and
+/// pickles.
+#[pyclass(frozen, eq, module = "redlock_rs", name = "Vote")]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Vote {
+    granted: usize,
+    denied: usize,
+    failed: usize,
+    timed_out: usize,
+    not_awaited: usize,
+    quorum: usize,
+    elapsed: f64,
+    validity: Option<f64>,
+    won: bool,
+    verdict: String,
+    masters: Vec<MasterVote>,
+}
+
+impl From<&CoreVote> for Vote {
+    fn from(vote: &CoreVote) -> Self {
+        Vote {
+            granted: vote.granted(),
+            denied: vote.denied(),
+            failed: vote.failed(),
+            timed_out: vote.timed_out(),
+            not_awaited: vote.not_awaited(),
+            quorum: vote.quorum(),
+            elapsed: vote.elapsed().as_secs_f64(),
+            validity: vote.validity().map(|v| v.as_secs_f64()),
+            won: vote.won(),
+            verdict: vote.verdict().as_str().to_string(),
+            masters: vote.masters().iter().map(MasterVote::from).collect(),
+        }
+    }
+}
 
 impl From<CoreVote> for Vote {
     fn from(vote: CoreVote) -> Self {
-        Vote(vote)
+        Vote::from(&vote)
     }
 }
+
+/// The fields of a `Vote` in pickle order (`__reduce__` and `_rebuild_vote`).
+type VoteState = (
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    f64,
+    Option<f64>,
+    bool,
+    String,
+    Vec<MasterVote>,
+);
 
 #[pymethods]
 impl Vote {
     /// Masters that granted (acquire: set the key; extend: renewed it; release: deleted it).
     #[getter]
     fn granted(&self) -> usize {
-        self.0.granted()
+        self.granted
     }
     /// Masters that said no (held by someone else; for extend/release: not ours any more).
     #[getter]
     fn denied(&self) -> usize {
-        self.0.denied()
+        self.denied
     }
     /// Masters that failed (error or timeout).
     #[getter]
     fn failed(&self) -> usize {
-        self.0.failed()
+        self.failed
     }
     /// Masters that timed out (counted in `failed` too).
     #[getter]
     fn timed_out(&self) -> usize {
-        self.0.timed_out()
+        self.timed_out
     }
     /// Masters whose answer concurrent fan-out did not wait for.
     #[getter]
     fn not_awaited(&self) -> usize {
-        self.0.not_awaited()
+        self.not_awaited
     }
     /// Votes needed to win.
     #[getter]
     fn quorum(&self) -> usize {
-        self.0.quorum()
+        self.quorum
     }
     /// Seconds the operation took.
     #[getter]
     fn elapsed(&self) -> f64 {
-        self.0.elapsed().as_secs_f64()
+        self.elapsed
     }
     /// Seconds of validity left when a winning acquire/extend completed, else None.
     #[getter]
     fn validity(&self) -> Option<f64> {
-        self.0.validity().map(|v| v.as_secs_f64())
+        self.validity
     }
     /// True when granted >= quorum with validity left.
     #[getter]
     fn won(&self) -> bool {
-        self.0.won()
+        self.won
     }
     /// "won", "expired", "split_vote" or "clean_loss" (the suite's metric definitions).
     #[getter]
-    fn verdict(&self) -> &'static str {
-        self.0.verdict().as_str()
+    fn verdict(&self) -> &str {
+        &self.verdict
     }
     /// Per-master answers, in configured master order.
     #[getter]
     fn masters(&self) -> Vec<MasterVote> {
-        self.0.masters().iter().cloned().map(MasterVote).collect()
+        self.masters.clone()
     }
 
     fn __repr__(&self) -> String {
+        let validity = self
+            .validity
+            .map_or("None".to_string(), |v| format!("{v:.6}"));
         format!(
-            "Vote(verdict='{}', granted={}, denied={}, failed={}, quorum={}, elapsed={:.6})",
-            self.0.verdict().as_str(),
-            self.0.granted(),
-            self.0.denied(),
-            self.0.failed(),
-            self.0.quorum(),
-            self.0.elapsed().as_secs_f64()
+            "Vote(verdict='{}', granted={}, denied={}, failed={}, timed_out={}, not_awaited={}, \
+             quorum={}, elapsed={:.6}, validity={validity})",
+            self.verdict,
+            self.granted,
+            self.denied,
+            self.failed,
+            self.timed_out,
+            self.not_awaited,
+            self.quorum,
+            self.elapsed,
         )
+    }
+
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let rebuild = py
+            .import("redlock_rs._redlock_rs")?
+            .getattr("_rebuild_vote")?;
+        let state: VoteState = (
+            self.granted,
+            self.denied,
+            self.failed,
+            self.timed_out,
+            self.not_awaited,
+            self.quorum,
+            self.elapsed,
+            self.validity,
+            self.won,
+            self.verdict.clone(),
+            self.masters.clone(),
+        );
+        Ok((rebuild, PyTuple::new(py, [state.into_pyobject(py)?])?))
     }
 }
 
-/// One master's part of a vote.
-#[pyclass(frozen, module = "redlock_rs", name = "MasterVote")]
-#[derive(Debug, Clone)]
-pub(crate) struct MasterVote(CoreMasterVote);
+/// Unpickles a `Vote` (the target of `Vote.__reduce__`).
+#[pyfunction]
+pub(crate) fn _rebuild_vote(state: VoteState) -> Vote {
+    let (
+        granted,
+        denied,
+        failed,
+        timed_out,
+        not_awaited,
+        quorum,
+        elapsed,
+        validity,
+        won,
+        verdict,
+        masters,
+    ) = state;
+    Vote {
+        granted,
+        denied,
+        failed,
+        timed_out,
+        not_awaited,
+        quorum,
+        elapsed,
+        validity,
+        won,
+        verdict,
+        masters,
+    }
+}
+
+/// One master's part of a vote. Compares equal field by field and pickles.
+#[pyclass(frozen, eq, from_py_object, module = "redlock_rs", name = "MasterVote")]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MasterVote {
+    master: usize,
+    outcome: String,
+    failure: Option<String>,
+    round_trip: Option<f64>,
+    error: Option<String>,
+}
+
+impl From<&CoreMasterVote> for MasterVote {
+    fn from(vote: &CoreMasterVote) -> Self {
+        MasterVote {
+            master: vote.master,
+            outcome: vote.outcome.as_str().to_string(),
+            failure: match vote.outcome {
+                Outcome::Failed(kind) => Some(kind.as_str().to_string()),
+                _ => None,
+            },
+            round_trip: vote.round_trip.map(|rt| rt.as_secs_f64()),
+            error: vote.error.as_deref().map(str::to_string),
+        }
+    }
+}
+
+type MasterVoteState = (usize, String, Option<String>, Option<f64>, Option<String>);
 
 #[pymethods]
 impl MasterVote {
     /// Index of the master in the configured order.
     #[getter]
     fn master(&self) -> usize {
-        self.0.master
+        self.master
     }
     /// "granted", "denied", "failed", "timed_out" or "not_awaited".
     #[getter]
-    fn outcome(&self) -> &'static str {
-        self.0.outcome.as_str()
+    fn outcome(&self) -> &str {
+        &self.outcome
     }
     /// For a failed master: "connection", "server", "protocol", "auth", "tls", "overloaded"
     /// or "other"; else None.
     #[getter]
-    fn failure(&self) -> Option<&'static str> {
-        match self.0.outcome {
-            Outcome::Failed(kind) => Some(kind.as_str()),
-            _ => None,
-        }
+    fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
     /// Why it failed or timed out, in the words of whoever said so (the server's error
     /// reply, the TLS or socket error); None when it answered.
     #[getter]
     fn error(&self) -> Option<&str> {
-        self.0.error.as_deref()
+        self.error.as_deref()
     }
     /// Seconds of its round trip; None when it timed out or was not awaited.
     #[getter]
     fn round_trip(&self) -> Option<f64> {
-        self.0.round_trip.map(|rt| rt.as_secs_f64())
+        self.round_trip
     }
 
     fn __repr__(&self) -> String {
         let round_trip = self
-            .0
             .round_trip
-            .map_or("None".to_string(), |rt| format!("{:.6}", rt.as_secs_f64()));
+            .map_or("None".to_string(), |rt| format!("{rt:.6}"));
+        let failure = self
+            .failure
+            .as_ref()
+            .map_or("None".to_string(), |f| format!("'{f}'"));
         let error = self
-            .0
             .error
             .as_deref()
             .map_or("None".to_string(), |e| format!("{e:?}"));
         format!(
-            "MasterVote(master={}, outcome='{}', round_trip={round_trip}, error={error})",
-            self.0.master, self.0.outcome
+            "MasterVote(master={}, outcome='{}', failure={failure}, round_trip={round_trip}, \
+             error={error})",
+            self.master, self.outcome
         )
+    }
+
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let rebuild = py
+            .import("redlock_rs._redlock_rs")?
+            .getattr("_rebuild_master_vote")?;
+        let state: MasterVoteState = (
+            self.master,
+            self.outcome.clone(),
+            self.failure.clone(),
+            self.round_trip,
+            self.error.clone(),
+        );
+        Ok((rebuild, PyTuple::new(py, [state.into_pyobject(py)?])?))
+    }
+}
+
+/// Unpickles a `MasterVote` (the target of `MasterVote.__reduce__`).
+#[pyfunction]
+pub(crate) fn _rebuild_master_vote(state: MasterVoteState) -> MasterVote {
+    let (master, outcome, failure, round_trip, error) = state;
+    MasterVote {
+        master,
+        outcome,
+        failure,
+        round_trip,
+        error,
     }
 }

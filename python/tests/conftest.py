@@ -102,14 +102,19 @@ class LocalMasters:
             args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         self._lock = threading.Lock()  # one command line and its answer at a time
-        self.urls: list[str] = []
+        self._urls: list[str] = []
         try:
             for _ in range(count):
-                self.urls.append(self._line())
+                self._urls.append(self._line())
         except BaseException:
             self.stop()
             raise
-        self.ports: list[int] = [int(url.split("/")[2].rsplit(":", 1)[1]) for url in self.urls]
+        self.ports: list[int] = [int(url.split("/")[2].rsplit(":", 1)[1]) for url in self._urls]
+
+    @property
+    def urls(self) -> list[str]:
+        """The masters' URLs, in order (a copy: callers may change it)."""
+        return list(self._urls)
 
     def _line(self) -> str:
         assert self._proc.stdout is not None
@@ -140,6 +145,14 @@ class LocalMasters:
             value = self.command(index, "GET", key)
             out.append(value.decode() if isinstance(value, bytes) else None)
         return out
+
+    def wait_cleared(self, key: str, timeout: float = 10.0) -> None:
+        """Waits (bounded) until `key` is gone from every master.
+
+        A release waits for each master at most the per-master timeout; on a busy machine a
+        deletion can land just after it returned, so tests poll instead of asserting at once.
+        """
+        wait_until(lambda: self.values(key) == [None] * len(self.ports), timeout, f"{key} gone from every master")
 
     def holders_of(self, key: str, token: str) -> int:
         return sum(1 for value in self.values(key) if value == token)

@@ -6,7 +6,9 @@
 #include <functional>
 #include <map>
 #include <stdexcept>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -133,13 +135,42 @@ static void errors() {
     expect_error(REDLOCK_LOCK_LOST, [&] { guard.extend(10s); });
 }
 
+// Waiting: a Guard with a wait timeout throws when the resource stays busy; the
+// std::try_to_lock one does not, and owns the lock once it is free. Resources are string_views.
+static void guard_wait() {
+    redlock::Client holder = connected_client();
+    redlock::Client waiter = connected_client();
+    const char buffer[] = "cpp:wait and more"; // not NUL-terminated where the view ends
+    std::string_view resource(buffer, 8);
+    std::optional<redlock::Lock> held = holder.try_acquire(resource, 10s);
+    CHECK(held.has_value() && held->resource() == "cpp:wait");
+
+    std::string message =
+        expect_error(REDLOCK_NOT_ACQUIRED, [&] { redlock::Guard guard(waiter, resource, 5s, 100ms); });
+    CHECK(message.find("cpp:wait") != std::string::npos);
+
+    redlock::Guard busy(waiter, resource, 5s, std::try_to_lock, 100ms);
+    CHECK(!busy.owns_lock() && !busy && busy.release() == 0);
+
+    CHECK(held && holder.release(*held) == urls.size());
+    redlock::Guard free_now(waiter, resource, 5s, std::try_to_lock);
+    CHECK(free_now.owns_lock() && bool(free_now) && free_now.lock().resource() == "cpp:wait");
+    CHECK(!holder.try_acquire("cpp:wait", 1s).has_value());
+    CHECK(free_now.release() == urls.size());
+
+    redlock::Guard waited(waiter, std::string_view("cpp:waited"), 5s, 1s);
+    CHECK(waited.owns_lock() && waited.lock().resource() == "cpp:waited");
+    CHECK(std::strcmp(redlock_status_str(REDLOCK_LOCK_LOST), "REDLOCK_LOCK_LOST") == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         std::fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
         return 2;
     }
     urls.assign(argv + 2, argv + argc);
-    const std::map<std::string, void (*)()> cases = {{"guard_scope", guard_scope}, {"errors", errors}};
+    const std::map<std::string, void (*)()> cases = {
+        {"guard_scope", guard_scope}, {"errors", errors}, {"guard_wait", guard_wait}};
     auto found = cases.find(argv[1]);
     if (found == cases.end()) {
         std::fprintf(stderr, "unknown case %s\n", argv[1]);

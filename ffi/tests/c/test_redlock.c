@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,6 +495,75 @@ static void panic_boundary(void) {
     redlock_client_free(client);
 }
 
+/* redlock_options of other sizes: an older, shorter struct (allocated at exactly its size, so
+ * ASan/valgrind catch a read past it) is accepted with the defaults for the fields it lacks;
+ * a newer, longer one only when the fields this library does not know are 0. */
+static void options_versions(void) {
+    redlock_client *client = NULL;
+    /* As if quorum and max_extensions came in a later version: their (bad) values are not read. */
+    size_t older_size = offsetof(redlock_options, quorum);
+    redlock_options *older = malloc(older_size);
+    CHECK(older != NULL);
+    CHECK_STATUS(redlock_options_init(older, older_size), REDLOCK_OK);
+    CHECK(older->struct_size == older_size && older->retry_count == 3);
+    older->retry_count = 1;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, older, &client), REDLOCK_OK);
+    redlock_client_free(client);
+    client = NULL;
+    free(older);
+
+    /* The smallest: struct_size and fanout only. */
+    struct {
+        size_t struct_size;
+        uint32_t fanout;
+    } first = {sizeof first, REDLOCK_FANOUT_SEQUENTIAL};
+    CHECK_STATUS(redlock_client_new(urls, n_urls, (const redlock_options *)(const void *)&first, &client),
+                 REDLOCK_OK);
+    redlock_client_free(client);
+    client = NULL;
+
+    struct {
+        redlock_options known;
+        uint64_t added_later;
+    } newer;
+    CHECK_STATUS(redlock_options_init(&newer.known, sizeof newer), REDLOCK_OK);
+    CHECK(newer.known.struct_size == sizeof newer && newer.added_later == 0);
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &newer.known, &client), REDLOCK_OK);
+    redlock_client_free(client);
+    client = NULL;
+    newer.added_later = 7;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &newer.known, &client), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("opts->struct_size");
+
+    redlock_options zeroed;
+    memset(&zeroed, 0, sizeof zeroed); /* not started from redlock_options_default() */
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &zeroed, &client), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("opts->struct_size 0");
+    CHECK_STATUS(redlock_options_init(NULL, sizeof zeroed), REDLOCK_INVALID_ARGUMENT);
+    CHECK_STATUS(redlock_options_init(&zeroed, 3), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("size 3");
+    CHECK(client == NULL);
+}
+
+/* A 1 MiB resource that is not UTF-8: the message names it, shows its start, and stays short. */
+static void huge_resource(void) {
+    redlock_client *client = client_with(REDLOCK_FANOUT_CONCURRENT);
+    size_t size = (size_t)1 << 20;
+    char *resource = malloc(size + 1);
+    CHECK(resource != NULL);
+    memset(resource, 'r', size);
+    resource[10] = (char)0xff;
+    resource[size] = '\0';
+    redlock_lock *lock = NULL;
+    CHECK_STATUS(redlock_acquire(client, resource, 1000, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK(strlen(redlock_last_error_message()) < 256);
+    CHECK_MESSAGE("resource \"rrrrrrrrrr\\xff");
+    CHECK_MESSAGE("bad byte at offset 10; 1048576 bytes in all");
+    CHECK(lock == NULL);
+    free(resource);
+    redlock_client_free(client);
+}
+
 /* A client used in a forked child fails at once with a clear message instead of waiting
  * forever for I/O threads that exist only in the parent; a new client in the child works. */
 static void fork_child(void) {
@@ -565,6 +635,7 @@ static void constants(void) {
     CHECK(opts.fanout == REDLOCK_FANOUT_CONCURRENT && opts.retry_count == 3);
     CHECK(opts.retry_delay_ms == 200 && opts.instance_timeout_ms == 50);
     CHECK(opts.drift_factor == 0.01 && opts.quorum == 0 && opts.max_extensions == 1000);
+    CHECK(opts.struct_size == sizeof(redlock_options));
     CHECK(strcmp(redlock_version(), REDLOCK_VERSION) == 0);
     CHECK(strcmp(redlock_outcome_str(REDLOCK_OUTCOME_NOT_AWAITED), "not_awaited") == 0);
     CHECK(strcmp(redlock_outcome_str(42), "unknown") == 0);
@@ -647,6 +718,7 @@ int main(int argc, char **argv) {
         {"null_arguments", null_arguments}, {"invalid_input", invalid_input},
         {"double_free", double_free},       {"threads", threads},
         {"panic_boundary", panic_boundary}, {"constants", constants},
+        {"options_versions", options_versions}, {"huge_resource", huge_resource},
         {"fresh_clients", fresh_clients},   {"failure_cause", failure_cause},
         {"fork_child", fork_child},
     };

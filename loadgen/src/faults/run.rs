@@ -1,7 +1,5 @@
 //! One run under a fault schedule, and what it left behind on the masters.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::schedule::{FaultEvent, FaultSchedule};
@@ -33,7 +31,7 @@ pub async fn run_with_faults(
     cfg: &RunConfig,
     target: &mut Target,
     specs: &[FaultSpec],
-    stop: Arc<AtomicBool>,
+    stop: &crate::signals::Signals,
 ) -> Result<(RunResult, Vec<FaultEvent>), LoadgenError> {
     let mut schedule = prepare(cfg, target, specs).await?;
     let result = runner::run(cfg, target, &mut schedule, stop).await?;

@@ -6,8 +6,6 @@
 //! no lock key is left on any master.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, ValueEnum};
@@ -222,15 +220,13 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
         .build()
         .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))?;
     let mut outcomes = Vec::with_capacity(rows.len());
-    // Ctrl-C ends the current row early and skips the rest; the masters are still cleaned up.
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    rt.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            flag.store(true, Ordering::Relaxed);
-        }
-    });
+    // A signal (SIGINT, SIGTERM, SIGHUP) ends the current row early and skips the rest; the
+    // masters are still stopped.
+    let signals = rt.block_on(async { crate::signals::Signals::install() })?;
     for (i, (scenario, mode)) in rows.iter().enumerate() {
+        if let Some(signal) = signals.received() {
+            return Err(LoadgenError::Interrupted(signal));
+        }
         if !args.quiet {
             eprintln!(
                 "[{}/{}] {} ({}): redlock-loadgen run {}",
@@ -241,7 +237,7 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
                 scenario.run_flags(*mode)
             );
         }
-        let mut outcome = run_scenario(&rt, scenario, *mode, Arc::clone(&stop))?;
+        let mut outcome = run_scenario(&rt, scenario, *mode, &signals)?;
         if modes.len() > 1 {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
             outcome.row.cells[0] = outcome.scenario.clone();
@@ -292,7 +288,7 @@ pub fn run_scenario(
     rt: &tokio::runtime::Runtime,
     scenario: &Scenario,
     fanout: FanOut,
-    stop: Arc<AtomicBool>,
+    signals: &crate::signals::Signals,
 ) -> Result<Outcome, LoadgenError> {
     let flags = scenario.run_flags(fanout);
     let line = RunLine::try_parse_from(flags.split_whitespace())
@@ -308,17 +304,14 @@ pub fn run_scenario(
     cfg.quiet = true;
     cfg.command_line = format!("redlock-loadgen run {flags}");
     let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
-    let (result, faults) = rt.block_on(run_with_faults(
-        &cfg,
-        &mut target,
-        &args.faults,
-        Arc::clone(&stop),
-    ))?;
-    if result.interrupted {
-        return Err(LoadgenError::Failed(format!(
-            "interrupted during scenario {:?}: no verdict",
+    let (result, faults) =
+        rt.block_on(run_with_faults(&cfg, &mut target, &args.faults, signals))?;
+    if let Some(signal) = result.interrupted {
+        eprintln!(
+            "redlock-loadgen: interrupted during scenario {:?}: no verdict",
             scenario.name
-        )));
+        );
+        return Err(LoadgenError::Interrupted(signal));
     }
     let keys_left = wait_until_keys_expire(&target, &lock_keys(&cfg), cfg.ttl)?;
     let report = Report::from_run(&result);

@@ -7,12 +7,13 @@ use std::time::Duration;
 use redlock_core::FanOut;
 use serde::{Deserialize, Serialize};
 
+use crate::generator::Judgement;
 use crate::hist::Hist;
 use crate::report::{Header, Report};
-use crate::stats::{Counts, Interval, MasterStats, ModeStats, VotePattern};
+use crate::stats::{Counts, GeneratorCpu, Interval, MasterStats, ModeStats, VotePattern};
 
 /// Version of the result format; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One histogram: its summary (µs) and its exact content.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -20,6 +21,8 @@ pub struct HistJson {
     pub count: u64,
     pub min_us: u64,
     pub mean_us: f64,
+    pub p1_us: u64,
+    pub p10_us: u64,
     pub p50_us: u64,
     pub p90_us: u64,
     pub p99_us: u64,
@@ -35,6 +38,8 @@ impl From<&Hist> for HistJson {
             count: h.count(),
             min_us: h.min(),
             mean_us: h.mean(),
+            p1_us: h.quantile(0.01),
+            p10_us: h.quantile(0.10),
             p50_us: h.quantile(0.50),
             p90_us: h.quantile(0.90),
             p99_us: h.quantile(0.99),
@@ -61,7 +66,14 @@ impl HistJson {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RatesJson {
+    /// Locks acquired per second of the measured window (merged: of the union of the parts'
+    /// windows).
     pub acquires_per_s: f64,
+    /// Merged results: locks acquired per second while every part was measuring (null for a
+    /// single run, or when the parts never measured at the same time).
+    pub acquires_per_s_while_all_measured: Option<f64>,
+    /// Acquire calls started per second (open loop: the rate the schedule reached).
+    pub started_per_s: f64,
     pub acquire_calls_per_s: f64,
     pub attempts_per_s: f64,
     pub redis_commands_per_s: f64,
@@ -76,6 +88,22 @@ pub struct LatencyJson {
     pub release: HistJson,
     pub extend: HistJson,
     pub validity_margin: HistJson,
+    /// Open loop: actual − intended start (empty in closed loop).
+    pub start_lag: HistJson,
+    /// Open loop: the start lag of operations a free client waited for (the pacing error).
+    pub pacing_lag: HistJson,
+}
+
+/// The generator's own cost and its judgement of the measurement.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GeneratorJson {
+    pub cpu: GeneratorCpu,
+    /// (user + sys) ÷ acquire+release cycles started.
+    pub cpu_per_cycle_us: f64,
+    /// (user + sys) ÷ (wall time × cores).
+    pub core_share: f64,
+    #[serde(flatten)]
+    pub judgement: Judgement,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -121,10 +149,16 @@ pub struct IntervalJson {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ModeJson {
     pub fanout: String,
+    /// Length of the measured window (merged: of the union of the parts' windows).
     pub duration_s: f64,
+    /// Wall-clock start of the measured window (merged: the earliest part's).
+    pub measured_from_unix_ms: u64,
+    /// Merged results: each part's measured window, `[from, to]` in ms since the Unix epoch.
+    pub windows_unix_ms: Vec<[u64; 2]>,
     pub counts: Counts,
     pub rates: RatesJson,
     pub latency: LatencyJson,
+    pub generator: GeneratorJson,
     pub masters: Vec<MasterJson>,
     pub vote_patterns: Vec<PatternJson>,
     pub fairness: FairnessJson,
@@ -143,10 +177,12 @@ pub struct ComparisonJson {
     pub split_votes_ratio: Option<f64>,
 }
 
-/// The whole file.
+/// The whole file of a `run` (and one level of a sweep, one step of a capacity search).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultJson {
     pub schema_version: u32,
+    /// Always "run" here (see [`super::document`] for the other kinds).
+    pub kind: String,
     #[serde(flatten)]
     pub header: Header,
     pub modes: Vec<ModeJson>,
@@ -156,13 +192,23 @@ pub struct ResultJson {
     pub faults: Vec<crate::faults::FaultEvent>,
 }
 
-fn mode_json(m: &ModeStats) -> ModeJson {
+fn mode_json(report: &Report, m: &ModeStats) -> ModeJson {
     ModeJson {
         fanout: m.fanout.as_str().into(),
         duration_s: m.duration.as_secs_f64(),
+        measured_from_unix_ms: m.measured_from_unix_ms,
+        windows_unix_ms: m.windows_unix_ms.iter().map(|&(a, b)| [a, b]).collect(),
         counts: m.counts.clone(),
+        generator: GeneratorJson {
+            cpu: m.cpu,
+            cpu_per_cycle_us: m.cpu_per_cycle_us(),
+            core_share: m.cpu.core_share(),
+            judgement: report.judge(m),
+        },
         rates: RatesJson {
             acquires_per_s: m.acquires_per_s(),
+            acquires_per_s_while_all_measured: crate::merge::windows::rate_while_all_measured(m),
+            started_per_s: m.started_per_s(),
             acquire_calls_per_s: m.acquire_calls_per_s(),
             attempts_per_s: m.attempts_per_s(),
             redis_commands_per_s: m.redis_commands_per_s(),
@@ -175,6 +221,8 @@ fn mode_json(m: &ModeStats) -> ModeJson {
             release: (&m.release).into(),
             extend: (&m.extend).into(),
             validity_margin: (&m.validity_margin).into(),
+            start_lag: (&m.start_lag).into(),
+            pacing_lag: (&m.pacing_lag).into(),
         },
         masters: m
             .masters
@@ -272,7 +320,12 @@ fn mode_stats(m: &ModeJson) -> Result<ModeStats, String> {
     Ok(ModeStats {
         fanout,
         duration: Duration::from_secs_f64(m.duration_s),
+        measured_from_unix_ms: m.measured_from_unix_ms,
+        windows_unix_ms: m.windows_unix_ms.iter().map(|w| (w[0], w[1])).collect(),
         counts: m.counts.clone(),
+        start_lag: l.start_lag.decode(&at("start lag"))?,
+        pacing_lag: l.pacing_lag.decode(&at("pacing lag"))?,
+        cpu: m.generator.cpu,
         acquire: l.acquire.decode(&at("acquire latency"))?,
         attempt: l.attempt.decode(&at("attempt latency"))?,
         release: l.release.decode(&at("release latency"))?,
@@ -308,8 +361,9 @@ pub fn comparison(report: &Report) -> Option<ComparisonJson> {
 pub fn to_json(report: &Report) -> ResultJson {
     ResultJson {
         schema_version: SCHEMA_VERSION,
+        kind: "run".into(),
         header: report.header.clone(),
-        modes: report.modes.iter().map(mode_json).collect(),
+        modes: report.modes.iter().map(|m| mode_json(report, m)).collect(),
         comparison: comparison(report),
         faults: report.faults.clone(),
     }
@@ -322,21 +376,16 @@ pub fn render(report: &Report) -> String {
     text
 }
 
-/// Reads a result file's text back into a report (derived figures are recomputed, not read).
-pub fn parse(text: &str) -> Result<Report, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "schema_version {v} is not supported (this redlock-loadgen reads {SCHEMA_VERSION})"
-            ))
-        }
-        None => return Err("no schema_version: not a redlock-loadgen result".into()),
-    }
+/// Reads a run result (already checked to be one) back into a report; derived figures are
+/// recomputed, not read.
+pub fn from_value(value: serde_json::Value) -> Result<Report, String> {
     let result: ResultJson =
         serde_json::from_value(value).map_err(|e| format!("not a redlock-loadgen result: {e}"))?;
+    from_result(result)
+}
+
+/// A parsed run result back into a report.
+pub fn from_result(result: ResultJson) -> Result<Report, String> {
     let modes = result
         .modes
         .iter()

@@ -27,6 +27,55 @@ fn percentile_label(x: &f64) -> String {
     format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
+/// A log axis range from powers of ten below the smallest and above the largest value, so
+/// the axis has a labelled tick beyond every value drawn.
+pub fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if hi <= 0.0 {
+        return (0.001, 1.0);
+    }
+    let lo = 10f64.powf(lo.max(0.001).log10().floor());
+    let mut hi = 10f64.powf(hi.log10().ceil());
+    if hi <= lo {
+        hi = lo * 10.0;
+    }
+    (lo, hi)
+}
+
+/// A title carrying the workload and client settings of `report`.
+pub fn workload_title(what: &str, report: &Report) -> String {
+    let h = &report.header;
+    let c = &h.config;
+    let load = match c.rate_per_s {
+        Some(rate) => format!("open loop {rate}/s over {} clients", c.clients),
+        None => format!("closed loop {} clients", c.clients),
+    };
+    let hold = if c.hold_min_us == c.hold_max_us {
+        format!("{} ms", c.hold_min_us as f64 / 1000.0)
+    } else {
+        format!(
+            "{}..{} ms",
+            c.hold_min_us as f64 / 1000.0,
+            c.hold_max_us as f64 / 1000.0
+        )
+    };
+    format!(
+        "Redlock {what} — {} {}masters, {load}, {} resource(s) {}, hold {hold}, ttl {} ms; retry {} × ≤{} ms, timeout {} ms",
+        h.masters.len(),
+        if h.local_masters { "local " } else { "" },
+        c.resources,
+        c.key_dist,
+        c.ttl_ms,
+        c.retry_count,
+        c.retry_delay_ms,
+        c.instance_timeout_ms
+    )
+}
+
 /// The SVG document.
 pub fn render(report: &Report) -> Result<String, String> {
     let mut series = Vec::new();
@@ -44,30 +93,24 @@ pub fn render(report: &Report) -> Result<String, String> {
         }
     }
     // Both axes logarithmic: medians of ~0.1 ms and retry tails of ~100s of ms stay readable.
-    let values = || {
+    let (y_min, y_max) = log_range(
         series
             .iter()
-            .flat_map(|(_, points)| points.iter().map(|p| p.1))
-    };
-    let y_max = values().fold(0.001f64, f64::max) * 1.5;
-    let y_min = values()
-        .fold(f64::INFINITY, f64::min)
-        .clamp(0.001, y_max / 10.0)
-        / 1.5;
+            .flat_map(|(_, points)| points.iter().map(|p| p.1)),
+    );
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (1000, 600)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (1100, 650)).into_drawing_area();
         let e = |err: DrawingAreaErrorKind<_>| format!("drawing the plot: {err}");
         root.fill(&WHITE).map_err(e)?;
-        let title = format!(
-            "Redlock latency by percentile — {} masters, {} clients, {} resource(s)",
-            report.header.masters.len(),
-            report.header.config.clients,
-            report.header.config.resources
-        );
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
+            .caption(
+                workload_title("acquire latency by percentile", report),
+                ("sans-serif", 15),
+            )
             .margin(15)
+            // Room on the right so the last percentile label (99.999%) is not clipped.
+            .margin_right(60)
             .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d((1f64..X_MAX).log_scale(), (y_min..y_max).log_scale())
@@ -110,5 +153,12 @@ mod tests {
         assert_eq!(percentile_label(&1.0), "0%");
         assert_eq!(percentile_label(&10.0), "90%");
         assert_eq!(percentile_label(&1000.0), "99.9%");
+    }
+
+    #[test]
+    fn the_latency_axis_covers_every_value_with_a_tick_beyond() {
+        assert_eq!(log_range([0.09, 590.0].into_iter()), (0.01, 1000.0));
+        assert_eq!(log_range([5.0].into_iter()), (1.0, 10.0));
+        assert_eq!(log_range(std::iter::empty()), (0.001, 1.0));
     }
 }

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::percentiles::Percentiles;
 use crate::hist::Hist;
 use crate::report::Report;
 use crate::stats::{ModeStats, VotePattern};
@@ -115,12 +116,15 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
         c.warmup_s,
         c.duration_s,
         c.seed,
-        if h.interrupted {
-            "; INTERRUPTED (Ctrl-C): partial figures"
-        } else {
-            ""
+        match (h.interrupted, h.interrupted_by) {
+            (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
+            (true, None) => "; INTERRUPTED: partial figures".to_string(),
+            (false, _) => String::new(),
         }
     );
+    for note in &h.merge_notes {
+        let _ = writeln!(out, "MERGE NOTE {note}");
+    }
     text
 }
 
@@ -253,10 +257,21 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
             None,
         );
     }
-    if modes
-        .iter()
-        .any(|m| m.counts.late_starts + m.counts.dropped_slots > 0)
-    {
+    if modes.iter().any(|m| m.counts.scheduled_slots > 0) {
+        row(
+            out,
+            "open loop: slots scheduled",
+            modes,
+            n(|m| m.counts.scheduled_slots),
+            None,
+        );
+        row(
+            out,
+            "open loop: started/s",
+            modes,
+            |m| per_s(m.started_per_s()),
+            None,
+        );
         row(
             out,
             "open loop: late starts / dropped",
@@ -264,7 +279,44 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
             |m| format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots),
             None,
         );
+        row(
+            out,
+            "  late with no client free",
+            modes,
+            n(|m| m.counts.late_no_free_client),
+            None,
+        );
+        row(
+            out,
+            "  warm-up slots skipped",
+            modes,
+            n(|m| m.counts.warmup_slots_skipped),
+            None,
+        );
     }
+    if modes.iter().any(|m| m.counts.cancelled_calls > 0) {
+        row(
+            out,
+            "acquires cut off at the end",
+            modes,
+            n(|m| m.counts.cancelled_calls),
+            None,
+        );
+    }
+    row(
+        out,
+        "generator CPU per cycle (µs)",
+        modes,
+        |m| format!("{:.1}", m.cpu_per_cycle_us()),
+        Some(&|m| m.cpu_per_cycle_us()),
+    );
+    row(
+        out,
+        "generator CPU (share of cores)",
+        modes,
+        |m| format!("{:.0}% of {}", 100.0 * m.cpu.core_share(), m.cpu.cores),
+        None,
+    );
     row(
         out,
         "fairness: acquired per worker",
@@ -299,25 +351,20 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
     );
 }
 
-fn latency_row(out: &mut String, what: &str, mode: &str, h: &Hist) {
-    let _ = writeln!(
-        out,
-        "{what:<18}{mode:<12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
-        ms(h.quantile(0.5)),
-        ms(h.quantile(0.9)),
-        ms(h.quantile(0.99)),
-        ms(h.quantile(0.999)),
-        ms(h.max()),
-        h.count()
-    );
+fn latency_row(out: &mut String, what: &str, mode: &str, h: &Hist, p: &Percentiles) {
+    let _ = write!(out, "{what:<18}{mode:<12}");
+    for cell in p.cells_ms(h) {
+        let _ = write!(out, "{cell:>10}");
+    }
+    let _ = writeln!(out, "{:>10}{:>10}", ms(h.max()), h.count());
 }
 
-fn latency(out: &mut String, modes: &[&ModeStats]) {
-    let _ = writeln!(
-        out,
-        "\n{:<30}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
-        "latency (ms)", "p50", "p90", "p99", "p99.9", "max", "count"
-    );
+fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
+    let _ = write!(out, "\n{:<30}", "latency (ms)");
+    for label in p.labels() {
+        let _ = write!(out, "{label:>10}");
+    }
+    let _ = writeln!(out, "{:>10}{:>10}", "max", "count");
     type Pick = fn(&ModeStats) -> &Hist;
     let mut tables: Vec<(&str, Pick)> = vec![
         ("acquire (whole)", |m| &m.acquire),
@@ -327,7 +374,10 @@ fn latency(out: &mut String, modes: &[&ModeStats]) {
     if modes.iter().any(|m| m.extend.count() > 0) {
         tables.push(("extend", |m| &m.extend));
     }
-    tables.push(("validity margin", |m| &m.validity_margin));
+    if modes.iter().any(|m| m.start_lag.count() > 0) {
+        tables.push(("start lag", |m| &m.start_lag));
+        tables.push(("  client waited", |m| &m.pacing_lag));
+    }
     for (what, pick) in tables {
         for (i, m) in modes.iter().enumerate() {
             latency_row(
@@ -335,6 +385,7 @@ fn latency(out: &mut String, modes: &[&ModeStats]) {
                 if i == 0 { what } else { "" },
                 m.fanout.as_str(),
                 pick(m),
+                p,
             );
         }
     }
@@ -348,10 +399,56 @@ fn latency(out: &mut String, modes: &[&ModeStats]) {
                 } else {
                     String::new()
                 };
-                latency_row(out, &what, m.fanout.as_str(), &s.round_trip);
+                latency_row(out, &what, m.fanout.as_str(), &s.round_trip, p);
             }
         }
     }
+    // The useful end of the validity margin is the low one: how little was left.
+    let _ = writeln!(
+        out,
+        "\n{:<30}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "validity margin (ms)", "min", "p0.1", "p1", "p10", "p50", "max"
+    );
+    for m in modes {
+        let h = &m.validity_margin;
+        let _ = writeln!(
+            out,
+            "{:<18}{:<12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+            "",
+            m.fanout.as_str(),
+            ms(h.min()),
+            ms(h.quantile(0.001)),
+            ms(h.quantile(0.01)),
+            ms(h.quantile(0.1)),
+            ms(h.quantile(0.5)),
+            ms(h.max())
+        );
+    }
+}
+
+/// The generator's judgement of each mode, in words (nothing when all is well).
+pub fn judgements(report: &Report) -> String {
+    let mut out = String::new();
+    for m in &report.modes {
+        let j = report.judge(m);
+        if j.reasons.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n{} fan-out{}:",
+            m.fanout.as_str(),
+            if j.generator_bound {
+                ": GENERATOR-BOUND"
+            } else {
+                ""
+            }
+        );
+        for reason in &j.reasons {
+            let _ = writeln!(out, "  {reason}");
+        }
+    }
+    out
 }
 
 fn masters(out: &mut String, modes: &[&ModeStats]) {
@@ -407,8 +504,13 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
     }
 }
 
-/// The whole text report.
-pub fn render(report: &Report) -> String {
+/// How open-loop slots are counted, for the report's readers.
+const SLOT_ATTRIBUTION: &str = "open loop: every slot belongs to the phase of its intended start; \
+a free client takes the next slot; latency counts from the intended start; warm-up slots not \
+started when the measurement began are skipped, measured slots not started by the end are dropped";
+
+/// The whole text report, latency columns at `percentiles`.
+pub fn render(report: &Report, percentiles: &Percentiles) -> String {
     let mut out = header(report);
     out.push_str(&crate::faults::table::fault_log(&report.faults));
     let modes: Vec<&ModeStats> = report.modes.iter().collect();
@@ -417,12 +519,16 @@ pub fn render(report: &Report) -> String {
         return out;
     }
     counts(&mut out, &modes);
-    latency(&mut out, &modes);
+    latency(&mut out, &modes, percentiles);
     masters(&mut out, &modes);
     patterns(&mut out, &modes);
     if let Some(block) = comparison(report) {
         out.push_str(&block);
     }
+    if report.header.config.rate_per_s.is_some() {
+        let _ = writeln!(out, "\n({SLOT_ATTRIBUTION})");
+    }
+    out.push_str(&judgements(report));
     out
 }
 

@@ -8,12 +8,19 @@ Blocking API::
     with redlock.lock("orders:42", ttl=10.0) as lock:
         ...  # act as the owner while lock.is_valid()
 
-asyncio API: the same with ``AsyncRedlock``, ``await`` and ``async with``.
+asyncio API: the same with ``AsyncRedlock``, ``await`` and ``async with``; its methods
+return coroutines (nothing reaches Redis until they run), which ``asyncio.create_task``,
+``TaskGroup`` and ``asyncio.wait_for`` take.
+
+Logging: the ``redlock_rs`` logger records attempts, extensions, releases and renewals at
+DEBUG, failed masters and lost locks at WARNING (never a token or a password).
 
 Errors: ``RedlockError`` > ``NotAcquired`` (someone else holds it), ``Unavailable`` (too few
 masters answered), ``LockLost`` (extend failed, expired, renewal lost); bad arguments raise
 ``ValueError``/``TypeError`` naming the argument. Times are seconds (floats).
 """
+
+import logging as _logging
 
 from ._redlock_rs import (
     AsyncLock,
@@ -46,3 +53,6 @@ __all__ = [
     "Vote",
     "__version__",
 ]
+
+# A library's logger: silent until the application configures logging.
+_logging.getLogger("redlock_rs").addHandler(_logging.NullHandler())

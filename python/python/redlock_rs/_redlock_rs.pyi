@@ -1,8 +1,8 @@
 """Type stubs of the native module redlock_rs._redlock_rs (checked with mypy.stubtest)."""
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Coroutine, Sequence
 from types import TracebackType
-from typing import Literal, Optional, final
+from typing import Any, Literal, Optional, final
 
 __version__: str
 __all__ = [
@@ -22,10 +22,13 @@ __all__ = [
 
 _Outcome = Literal["granted", "denied", "failed", "timed_out", "not_awaited"]
 _Verdict = Literal["won", "expired", "split_vote", "clean_loss"]
+_Failure = Literal["connection", "server", "protocol", "auth", "tls", "overloaded", "other"]
 _FanOut = Literal["concurrent", "sequential"]
 
 class RedlockError(Exception):
-    """Base class of every error redlock_rs raises (besides ValueError/TypeError)."""
+    """Base class of every error redlock_rs raises (besides ValueError/TypeError for bad
+    arguments). ``resource`` and ``vote`` (the last vote, per master) are set when the error
+    has them. Errors pickle with their vote (e.g. across a ProcessPoolExecutor)."""
 
     resource: Optional[str]
     vote: Optional[Vote]
@@ -41,93 +44,151 @@ class LockLost(RedlockError):
 
 @final
 class MasterVote:
-    """One master's part of a vote."""
+    """One master's part of a vote. Compares equal field by field and pickles."""
 
     @property
-    def master(self) -> int: ...
+    def master(self) -> int:
+        """Index of the master in the configured order."""
     @property
-    def outcome(self) -> _Outcome: ...
+    def outcome(self) -> _Outcome:
+        """"granted", "denied", "failed", "timed_out" or "not_awaited"."""
     @property
-    def failure(
-        self,
-    ) -> Optional[Literal["connection", "server", "protocol", "auth", "tls", "overloaded", "other"]]: ...
+    def failure(self) -> Optional[_Failure]:
+        """For a failed master: "connection", "server", "protocol", "auth", "tls", "overloaded"
+        or "other"; else None."""
     @property
-    def error(self) -> Optional[str]: ...
+    def error(self) -> Optional[str]:
+        """Why it failed or timed out, in the words of whoever said so (the server's error
+        reply, the TLS or socket error); None when it answered."""
     @property
-    def round_trip(self) -> Optional[float]: ...
+    def round_trip(self) -> Optional[float]:
+        """Seconds of its round trip; None when it timed out or was not awaited."""
 
 @final
 class Vote:
-    """What every master answered in one acquire attempt, extend or release."""
+    """What every master answered in one acquire attempt, extend or release.
+
+    Counts (granted, denied, failed, timed_out, not_awaited) add up to the number of masters,
+    except that timed_out is a part of failed. Compares equal field by field and pickles.
+    """
 
     @property
-    def granted(self) -> int: ...
+    def granted(self) -> int:
+        """Masters that granted (acquire: set the key; extend: renewed it; release: deleted it)."""
     @property
-    def denied(self) -> int: ...
+    def denied(self) -> int:
+        """Masters that said no (held by someone else; for extend/release: not ours any more)."""
     @property
-    def failed(self) -> int: ...
+    def failed(self) -> int:
+        """Masters that failed (error or timeout)."""
     @property
-    def timed_out(self) -> int: ...
+    def timed_out(self) -> int:
+        """Masters that timed out (counted in failed too)."""
     @property
-    def not_awaited(self) -> int: ...
+    def not_awaited(self) -> int:
+        """Masters whose answer concurrent fan-out did not wait for."""
     @property
-    def quorum(self) -> int: ...
+    def quorum(self) -> int:
+        """Votes needed to win."""
     @property
-    def elapsed(self) -> float: ...
+    def elapsed(self) -> float:
+        """Seconds the operation took."""
     @property
-    def validity(self) -> Optional[float]: ...
+    def validity(self) -> Optional[float]:
+        """Seconds of validity left when a winning acquire/extend completed, else None."""
     @property
-    def won(self) -> bool: ...
+    def won(self) -> bool:
+        """True when granted >= quorum with validity left."""
     @property
-    def verdict(self) -> _Verdict: ...
+    def verdict(self) -> _Verdict:
+        """"won", "expired", "split_vote" or "clean_loss" (the suite's metric definitions)."""
     @property
-    def masters(self) -> list[MasterVote]: ...
+    def masters(self) -> list[MasterVote]:
+        """Per-master answers, in configured master order."""
 
 @final
 class Lock:
-    """A lock won on a quorum of masters; a context manager that releases on exit."""
+    """A lock won on a quorum of masters (blocking API).
+
+    Act as the owner only while is_valid(). Release it with release() or use it as a context
+    manager, which releases on exit. A lock garbage-collected while still held raises a
+    ResourceWarning (its keys stay on the masters until they expire).
+    """
 
     @property
-    def resource(self) -> str: ...
+    def resource(self) -> str:
+        """The locked resource (the Redis key)."""
     @property
-    def token(self) -> str: ...
+    def token(self) -> str:
+        """The random token that proves ownership (40 hex characters). Keep it secret."""
     @property
-    def ttl(self) -> float: ...
+    def ttl(self) -> float:
+        """Seconds the keys were last set or renewed for."""
     @property
-    def validity(self) -> float: ...
+    def validity(self) -> float:
+        """Seconds of validity when last acquired, extended or renewed (ttl - elapsed - drift)."""
     @property
-    def extensions(self) -> int: ...
+    def extensions(self) -> int:
+        """Successful extensions so far."""
     @property
-    def vote(self) -> Vote: ...
+    def vote(self) -> Vote:
+        """The vote of the last acquire attempt, extension or renewal."""
     @property
-    def auto_extend(self) -> bool: ...
-    def remaining(self) -> float: ...
-    def is_valid(self) -> bool: ...
-    def extend(self, ttl: Optional[float] = None) -> None: ...
-    def release(self) -> int: ...
-    def __enter__(self) -> Lock: ...
+    def auto_extend(self) -> bool:
+        """True when renewed in the background (lock(..., auto_extend=True))."""
+    def remaining(self) -> float:
+        """Seconds of validity left now: 0.0 once expired, lost or released."""
+    def is_valid(self) -> bool:
+        """True while this holder may act as the owner: not released, not lost, validity left."""
+    def extend(self, ttl: Optional[float] = None) -> None:
+        """Renews the lock to ttl seconds (default: its current ttl) on a quorum of masters.
+        Raises LockLost if it is no longer held, Unavailable if too few masters answered."""
+    def release(self) -> int:
+        """Releases the lock on every master still holding it and returns how many released.
+        Releasing twice, or an expired lock, is not an error (0). Raises LockLost if a
+        background renewal had lost the lock."""
+    def __enter__(self) -> Lock:
+        """The lock itself."""
     def __exit__(
         self,
         exc_type: Optional[type[BaseException]],
         exc: Optional[BaseException],
         traceback: Optional[TracebackType],
-    ) -> bool: ...
+    ) -> bool:
+        """Releases; raises LockLost if the lock was lost or expired inside the block (unless
+        the block raised: its exception propagates)."""
 
 @final
 class LockContext:
-    """Returned by Redlock.lock(): acquires on entry, releases on exit."""
+    """Returned by Redlock.lock(): acquires on entry, releases on exit. Enter it once."""
 
-    def __enter__(self) -> Lock: ...
+    def __enter__(self) -> Lock:
+        """Acquires the lock (see Redlock.acquire()) and returns it."""
     def __exit__(
         self,
         exc_type: Optional[type[BaseException]],
         exc: Optional[BaseException],
         traceback: Optional[TracebackType],
-    ) -> bool: ...
+    ) -> bool:
+        """Releases the lock; raises LockLost if it was lost or expired inside the block
+        (unless the block raised: its exception propagates)."""
 
 @final
 class Redlock:
-    """A Redlock client over N independent Redis masters (blocking API, thread-safe)."""
+    """A Redlock client over N independent Redis masters (blocking API).
+
+    masters: the master URLs, redis://[user:password@]host:port[/db] (rediss:// for TLS).
+    retry_count: attempts after the first one in acquire() (without timeout).
+    retry_delay: seconds; the pause before a retry is drawn from [retry_delay/2, retry_delay].
+    drift_factor: clock drift allowance as a fraction of the ttl (plus 2 ms), in [0, 1).
+    instance_timeout: seconds each master gets to answer one request.
+    fanout: "concurrent" (all masters at once) or "sequential" (one after another).
+    quorum: votes needed to win, in [N/2+1, N]; None for the majority N/2+1.
+    max_extensions: how many times one lock may be extended.
+
+    Creating a client does no I/O. One client is safe to share between threads. ``with
+    Redlock(...) as redlock:`` closes it at the end of the block.
+    """
 
     def __new__(
         cls,
@@ -140,9 +201,14 @@ class Redlock:
         fanout: _FanOut = "concurrent",
         quorum: Optional[int] = None,
         max_extensions: int = 1000,
-    ) -> Redlock: ...
-    def acquire(self, resource: str, ttl: float = 10.0, *, timeout: Optional[float] = None) -> Lock: ...
-    def try_acquire(self, resource: str, ttl: float = 10.0) -> Lock: ...
+    ) -> Redlock:
+        """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
+    def acquire(self, resource: str, ttl: float = 10.0, *, timeout: Optional[float] = None) -> Lock:
+        """Acquires resource for ttl seconds: up to 1 + retry_count attempts, or attempts
+        until timeout seconds have passed. Raises NotAcquired (someone else holds it) or
+        Unavailable (too few masters answered). Ctrl-C interrupts it."""
+    def try_acquire(self, resource: str, ttl: float = 10.0) -> Lock:
+        """Like acquire() with exactly one attempt."""
     def lock(
         self,
         resource: str,
@@ -150,59 +216,114 @@ class Redlock:
         *,
         timeout: Optional[float] = None,
         auto_extend: bool = False,
-    ) -> LockContext: ...
+    ) -> LockContext:
+        """A context manager that acquires on entry and releases on exit; with
+        auto_extend=True the lock is renewed in the background while the block runs."""
+    def wait_connected(self, timeout: float) -> int:
+        """Waits until every master is connected or known to be down, at most timeout
+        seconds, and returns how many are connected."""
+    def connected_masters(self) -> int:
+        """How many masters have an established connection right now."""
+    def close(self) -> None:
+        """Closes the client: new calls raise RedlockError; its locks can still be extended
+        and released. Closing twice is fine."""
     @property
-    def masters(self) -> list[str]: ...
+    def closed(self) -> bool:
+        """True once close() was called."""
+    def __enter__(self) -> Redlock:
+        """The client itself."""
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> bool:
+        """Closes the client."""
     @property
-    def fanout(self) -> _FanOut: ...
+    def masters(self) -> list[str]:
+        """Master URLs in configured order, passwords redacted."""
     @property
-    def quorum(self) -> int: ...
+    def fanout(self) -> _FanOut:
+        """"concurrent" or "sequential"."""
+    @property
+    def quorum(self) -> int:
+        """Votes needed to win."""
 
 @final
 class AsyncLock:
-    """A lock won on a quorum of masters (asyncio API); an async context manager."""
+    """A lock won on a quorum of masters (asyncio API).
+
+    extend() and release() return coroutines; ``async with lock:`` releases on exit. A lock
+    garbage-collected while still held raises a ResourceWarning.
+    """
 
     @property
-    def resource(self) -> str: ...
+    def resource(self) -> str:
+        """The locked resource (the Redis key)."""
     @property
-    def token(self) -> str: ...
+    def token(self) -> str:
+        """The random token that proves ownership (40 hex characters). Keep it secret."""
     @property
-    def ttl(self) -> float: ...
+    def ttl(self) -> float:
+        """Seconds the keys were last set or renewed for."""
     @property
-    def validity(self) -> float: ...
+    def validity(self) -> float:
+        """Seconds of validity when last acquired, extended or renewed (ttl - elapsed - drift)."""
     @property
-    def extensions(self) -> int: ...
+    def extensions(self) -> int:
+        """Successful extensions so far."""
     @property
-    def vote(self) -> Vote: ...
+    def vote(self) -> Vote:
+        """The vote of the last acquire attempt, extension or renewal."""
     @property
-    def auto_extend(self) -> bool: ...
-    def remaining(self) -> float: ...
-    def is_valid(self) -> bool: ...
-    def extend(self, ttl: Optional[float] = None) -> Awaitable[None]: ...
-    def release(self) -> Awaitable[int]: ...
-    def __aenter__(self) -> Awaitable[AsyncLock]: ...
+    def auto_extend(self) -> bool:
+        """True when renewed in the background (lock(..., auto_extend=True))."""
+    def remaining(self) -> float:
+        """Seconds of validity left now: 0.0 once expired, lost or released."""
+    def is_valid(self) -> bool:
+        """True while this holder may act as the owner: not released, not lost, validity left."""
+    def extend(self, ttl: Optional[float] = None) -> Coroutine[Any, Any, None]:
+        """Coroutine: renews the lock to ttl seconds (default: its current ttl) on a quorum of
+        masters. Raises LockLost if it is no longer held, Unavailable if too few answered."""
+    def release(self) -> Coroutine[Any, Any, int]:
+        """Coroutine: releases the lock on every master still holding it and returns how many
+        released (0 when released before or expired)."""
+    def __aenter__(self) -> Coroutine[Any, Any, AsyncLock]:
+        """Coroutine: the lock itself."""
     def __aexit__(
         self,
         exc_type: Optional[type[BaseException]],
         exc: Optional[BaseException],
         traceback: Optional[TracebackType],
-    ) -> Awaitable[bool]: ...
+    ) -> Coroutine[Any, Any, bool]:
+        """Coroutine: releases; raises LockLost if the lock was lost or expired inside the
+        block (unless the block raised)."""
 
 @final
 class AsyncLockContext:
-    """Returned by AsyncRedlock.lock(): acquires on entry, releases on exit."""
+    """Returned by AsyncRedlock.lock(): acquires on entry, releases on exit. Enter it once."""
 
-    def __aenter__(self) -> Awaitable[AsyncLock]: ...
+    def __aenter__(self) -> Coroutine[Any, Any, AsyncLock]:
+        """Coroutine: acquires the lock (see AsyncRedlock.acquire()) and returns it."""
     def __aexit__(
         self,
         exc_type: Optional[type[BaseException]],
         exc: Optional[BaseException],
         traceback: Optional[TracebackType],
-    ) -> Awaitable[bool]: ...
+    ) -> Coroutine[Any, Any, bool]:
+        """Coroutine: releases the lock; raises LockLost if it was lost or expired inside the
+        block (unless the block raised)."""
 
 @final
 class AsyncRedlock:
-    """A Redlock client over N independent Redis masters (asyncio API)."""
+    """A Redlock client over N independent Redis masters (asyncio API).
+
+    The parameters are those of Redlock (masters, retry_count, retry_delay, drift_factor,
+    instance_timeout, fanout, quorum, max_extensions). Every operation returns a coroutine:
+    nothing reaches Redis until it runs (await it, or hand it to asyncio.create_task, a
+    TaskGroup or asyncio.wait_for), and cancelling it undoes an in-flight attempt on every
+    master. ``async with AsyncRedlock(...) as redlock:`` closes it at the end of the block.
+    """
 
     def __new__(
         cls,
@@ -215,11 +336,15 @@ class AsyncRedlock:
         fanout: _FanOut = "concurrent",
         quorum: Optional[int] = None,
         max_extensions: int = 1000,
-    ) -> AsyncRedlock: ...
+    ) -> AsyncRedlock:
+        """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def acquire(
         self, resource: str, ttl: float = 10.0, *, timeout: Optional[float] = None
-    ) -> Awaitable[AsyncLock]: ...
-    def try_acquire(self, resource: str, ttl: float = 10.0) -> Awaitable[AsyncLock]: ...
+    ) -> Coroutine[Any, Any, AsyncLock]:
+        """Coroutine: acquires resource for ttl seconds: up to 1 + retry_count attempts, or
+        attempts until timeout seconds have passed. Raises NotAcquired or Unavailable."""
+    def try_acquire(self, resource: str, ttl: float = 10.0) -> Coroutine[Any, Any, AsyncLock]:
+        """Coroutine: like acquire() with exactly one attempt."""
     def lock(
         self,
         resource: str,
@@ -227,14 +352,39 @@ class AsyncRedlock:
         *,
         timeout: Optional[float] = None,
         auto_extend: bool = False,
-    ) -> AsyncLockContext: ...
+    ) -> AsyncLockContext:
+        """An async context manager that acquires on entry and releases on exit; with
+        auto_extend=True the lock is renewed in the background while the block runs."""
+    def wait_connected(self, timeout: float) -> Coroutine[Any, Any, int]:
+        """Coroutine: waits until every master is connected or known to be down, at most
+        timeout seconds, and returns how many are connected."""
+    def connected_masters(self) -> int:
+        """How many masters have an established connection right now."""
+    def close(self) -> None:
+        """Closes the client at once (nothing to await): new calls raise RedlockError; its
+        locks can still be extended and released."""
     @property
-    def masters(self) -> list[str]: ...
+    def closed(self) -> bool:
+        """True once close() was called."""
+    def __aenter__(self) -> Coroutine[Any, Any, AsyncRedlock]:
+        """Coroutine: the client itself."""
+    def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> Coroutine[Any, Any, bool]:
+        """Coroutine: closes the client."""
     @property
-    def fanout(self) -> _FanOut: ...
+    def masters(self) -> list[str]:
+        """Master URLs in configured order, passwords redacted."""
     @property
-    def quorum(self) -> int: ...
+    def fanout(self) -> _FanOut:
+        """"concurrent" or "sequential"."""
+    @property
+    def quorum(self) -> int:
+        """Votes needed to win."""
 
 # Test hooks: a Rust panic inside a blocking call / a coroutine surfaces as RedlockError.
 def _panic_in_call(message: str) -> None: ...
-def _panic_in_coroutine(message: str) -> Awaitable[None]: ...
+def _panic_in_coroutine(message: str) -> Coroutine[Any, Any, None]: ...

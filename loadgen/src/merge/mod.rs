@@ -1,0 +1,315 @@
+//! `merge`: one result from result files of several machines (or processes) that measured
+//! the same workload at the same time. Counts and histograms add exactly (percentiles are
+//! recomputed from the sums, never averaged); rates come from the files' own measured windows
+//! aligned by wall clock ([`windows`]): over the union of the windows, and while all measured.
+//!
+//! Refused (exit 2, naming the files and fields): inputs that are not results, results of
+//! different kinds, the same run twice (run ids), different workloads ([`compat`]) unless
+//! `--allow-mixed`, and windows that never overlap unless `--allow-disjoint`. Sweeps merge
+//! level by level, capacity searches step by step.
+
+pub mod compat;
+pub mod windows;
+
+use crate::capacity::result::{answer, CapacityResult, Step};
+use crate::capacity::search::Limit;
+use crate::document::Document;
+use crate::error::LoadgenError;
+use crate::report::Report;
+use crate::sweep::{Level, SweepResult};
+
+/// What `merge` may accept.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Allow {
+    pub mixed: bool,
+    pub disjoint: bool,
+}
+
+/// Merges named documents (all of one kind).
+pub fn merge(parts: Vec<(String, Document)>, allow: Allow) -> Result<Document, LoadgenError> {
+    let Some((first_name, first)) = parts.first() else {
+        return Err(LoadgenError::Usage("merge: no result files given".into()));
+    };
+    if let Some((name, doc)) = parts.iter().find(|(_, d)| d.kind() != first.kind()) {
+        return Err(LoadgenError::Usage(format!(
+            "{first_name} is a {} result but {name} is a {} result: only results of one kind merge",
+            first.kind(),
+            doc.kind()
+        )));
+    }
+    let kind = first.kind();
+    match kind {
+        "run" => {
+            let runs = parts
+                .into_iter()
+                .map(|(n, d)| match d {
+                    Document::Run(r) => (n, *r),
+                    _ => unreachable!("kinds checked above"),
+                })
+                .collect();
+            merge_runs(runs, allow).map(|r| Document::Run(Box::new(r)))
+        }
+        "sweep" => {
+            let sweeps = parts
+                .into_iter()
+                .map(|(n, d)| match d {
+                    Document::Sweep(s) => (n, s),
+                    _ => unreachable!("kinds checked above"),
+                })
+                .collect();
+            merge_sweeps(sweeps, allow).map(Document::Sweep)
+        }
+        _ => {
+            let searches = parts
+                .into_iter()
+                .map(|(n, d)| match d {
+                    Document::Capacity(c) => (n, c),
+                    _ => unreachable!("kinds checked above"),
+                })
+                .collect();
+            merge_capacity(searches, allow).map(Document::Capacity)
+        }
+    }
+}
+
+/// Refuses the same run in two inputs.
+fn check_run_ids(parts: &[(String, Vec<String>)]) -> Result<(), LoadgenError> {
+    for (i, (name, ids)) in parts.iter().enumerate() {
+        for (other, other_ids) in &parts[..i] {
+            if let Some(id) = ids.iter().find(|id| other_ids.contains(id)) {
+                return Err(LoadgenError::Usage(format!(
+                    "{other} and {name} both hold run {id}: the same run twice would double its counts"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds run results of the same workload, mode by mode, on one wall-clock timeline.
+pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, LoadgenError> {
+    let ids: Vec<(String, Vec<String>)> = parts
+        .iter()
+        .map(|(n, r)| (n.clone(), r.header.part_run_ids.clone()))
+        .collect();
+    check_run_ids(&ids)?;
+    let (first_name, first) = &parts[0];
+    let mut notes = Vec::new();
+    for (name, part) in &parts[1..] {
+        let diff = compat::differences(&first.header, &part.header);
+        if diff.is_empty() {
+            continue;
+        }
+        let what = format!("{name} differs from {first_name} in {}", diff.join("; "));
+        if !allow.mixed {
+            return Err(LoadgenError::Usage(format!(
+                "{what}: results of different workloads do not add up (pass --allow-mixed to merge them anyway)"
+            )));
+        }
+        notes.push(format!("mixed workloads: {what}"));
+    }
+    let mut fanouts: Vec<redlock_core::FanOut> = Vec::new();
+    for (_, part) in &parts {
+        for m in &part.modes {
+            if !fanouts.contains(&m.fanout) {
+                fanouts.push(m.fanout);
+            }
+        }
+    }
+    let mut modes = Vec::new();
+    for fanout in fanouts {
+        let of_mode: Vec<(&str, &crate::stats::ModeStats)> = parts
+            .iter()
+            .flat_map(|(n, r)| {
+                r.modes
+                    .iter()
+                    .filter(move |m| m.fanout == fanout)
+                    .map(move |m| (n.as_str(), m))
+            })
+            .collect();
+        let all_windows: Vec<(u64, u64)> = of_mode
+            .iter()
+            .flat_map(|(_, m)| windows::windows(m))
+            .collect();
+        if of_mode.len() > 1 && windows::overlap(&all_windows).is_none() {
+            let names: Vec<&str> = of_mode.iter().map(|(n, _)| *n).collect();
+            let what = format!(
+                "{} fan-out: the measured windows of {} never all overlap",
+                fanout.as_str(),
+                names.join(", ")
+            );
+            if !allow.disjoint {
+                return Err(LoadgenError::Usage(format!(
+                    "{what}: they did not measure at the same time, so their rates do not add up (pass --allow-disjoint to merge them anyway)"
+                )));
+            }
+            eprintln!("redlock-loadgen: warning: {what}; the rate while all measured is undefined");
+            notes.push(format!("disjoint windows: {what}"));
+        }
+        let stats: Vec<&crate::stats::ModeStats> = of_mode.iter().map(|(_, m)| *m).collect();
+        modes.push(windows::merge_modes(&stats));
+    }
+    let mut header = first.header.clone();
+    header.run_id = crate::runner::new_run_id();
+    header.merged_from = parts.iter().map(|(n, _)| n.clone()).collect();
+    header.part_run_ids = ids.into_iter().flat_map(|(_, ids)| ids).collect();
+    header.interrupted = parts.iter().any(|(_, r)| r.header.interrupted);
+    header.interrupted_by = parts.iter().find_map(|(_, r)| r.header.interrupted_by);
+    header.started_unix_s = parts
+        .iter()
+        .map(|(_, r)| r.header.started_unix_s)
+        .min()
+        .unwrap_or(0);
+    header.merge_notes = parts
+        .iter()
+        .flat_map(|(_, r)| r.header.merge_notes.clone())
+        .chain(notes)
+        .collect();
+    Ok(Report {
+        header,
+        modes,
+        faults: parts.into_iter().flat_map(|(_, r)| r.faults).collect(),
+    })
+}
+
+/// Sweeps merge level by level (the same levels in every file).
+fn merge_sweeps(
+    parts: Vec<(String, SweepResult)>,
+    allow: Allow,
+) -> Result<SweepResult, LoadgenError> {
+    let (first_name, first) = &parts[0];
+    let labels: Vec<&str> = first.levels.iter().map(|l| l.level.as_str()).collect();
+    for (name, part) in &parts[1..] {
+        let theirs: Vec<&str> = part.levels.iter().map(|l| l.level.as_str()).collect();
+        if theirs != labels || part.load != first.load {
+            return Err(LoadgenError::Usage(format!(
+                "{name} swept {} levels {} but {first_name} swept {} levels {}: sweeps merge level by level",
+                part.load,
+                theirs.join(","),
+                first.load,
+                labels.join(",")
+            )));
+        }
+    }
+    let mut levels = Vec::with_capacity(labels.len());
+    for (i, label) in labels.iter().enumerate() {
+        let runs: Vec<(String, Report)> = parts
+            .iter()
+            .map(|(n, s)| (format!("{n} (level {label})"), s.levels[i].report.clone()))
+            .collect();
+        levels.push(Level {
+            level: label.to_string(),
+            report: merge_runs(runs, allow)?,
+        });
+    }
+    let notes = levels
+        .iter()
+        .flat_map(|l| l.report.header.merge_notes.clone())
+        .collect();
+    Ok(SweepResult {
+        run_id: crate::runner::new_run_id(),
+        started_unix_s: parts
+            .iter()
+            .map(|(_, s)| s.started_unix_s)
+            .min()
+            .unwrap_or(0),
+        interrupted_by: parts.iter().find_map(|(_, s)| s.interrupted_by),
+        load: first.load.clone(),
+        merged_from: parts.iter().map(|(n, _)| n.clone()).collect(),
+        merge_notes: notes,
+        levels,
+    })
+}
+
+/// Capacity searches merge step by step (the same fan-out, phase and rate at each step); the
+/// answers are judged again on the merged steps, at the rates the files asked for together.
+fn merge_capacity(
+    parts: Vec<(String, CapacityResult)>,
+    allow: Allow,
+) -> Result<CapacityResult, LoadgenError> {
+    let (first_name, first) = &parts[0];
+    let key = |s: &Step| format!("{} {} {}", s.fanout, s.phase.as_str(), s.rate);
+    let keys: Vec<String> = first.steps.iter().map(key).collect();
+    for (name, part) in &parts[1..] {
+        let theirs: Vec<String> = part.steps.iter().map(key).collect();
+        if theirs != keys {
+            return Err(LoadgenError::Usage(format!(
+                "{name} ran steps [{}] but {first_name} ran [{}]: capacity results merge step by step",
+                theirs.join(", "),
+                keys.join(", ")
+            )));
+        }
+        if part.objective != first.objective {
+            return Err(LoadgenError::Usage(format!(
+                "{name} searched with a different objective than {first_name}"
+            )));
+        }
+    }
+    let mut steps = Vec::with_capacity(keys.len());
+    for (i, step) in first.steps.iter().enumerate() {
+        let runs: Vec<(String, Report)> = parts
+            .iter()
+            .map(|(n, c)| (format!("{n} (step {})", i + 1), c.steps[i].report.clone()))
+            .collect();
+        let report = merge_runs(runs, allow)?;
+        let failures = match report.modes.first() {
+            Some(m) => first.objective.failures(&report, m),
+            None => vec!["nothing measured".into()],
+        };
+        steps.push(Step {
+            fanout: step.fanout.clone(),
+            phase: step.phase,
+            rate: step.rate * parts.len() as f64,
+            failures,
+            report,
+        });
+    }
+    let answers = first
+        .answers
+        .iter()
+        .map(|a| {
+            let best = steps
+                .iter()
+                .filter(|s| s.fanout == a.fanout && s.passed())
+                .map(|s| s.rate)
+                .max_by(f64::total_cmp);
+            let confirmed = best.is_some_and(|r| {
+                steps
+                    .iter()
+                    .filter(|s| s.fanout == a.fanout && s.rate == r && s.passed())
+                    .count()
+                    > 1
+            });
+            let limit = if best.is_some() {
+                a.limit
+            } else {
+                Limit::NotMet
+            };
+            answer(
+                &a.fanout,
+                &steps,
+                (best, confirmed, limit),
+                &first.objective,
+            )
+        })
+        .collect();
+    let notes = steps
+        .iter()
+        .flat_map(|s| s.report.header.merge_notes.clone())
+        .collect();
+    Ok(CapacityResult {
+        run_id: crate::runner::new_run_id(),
+        started_unix_s: parts
+            .iter()
+            .map(|(_, c)| c.started_unix_s)
+            .min()
+            .unwrap_or(0),
+        interrupted_by: parts.iter().find_map(|(_, c)| c.interrupted_by),
+        objective: first.objective.clone(),
+        plan: first.plan,
+        merged_from: parts.iter().map(|(n, _)| n.clone()).collect(),
+        merge_notes: notes,
+        steps,
+        answers,
+    })
+}

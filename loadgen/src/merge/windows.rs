@@ -1,0 +1,160 @@
+//! Measured time windows of result files, aligned by wall clock: the merged rate over the
+//! union of the windows, and the rate while every part was measuring.
+//!
+//! Each part's per-second series starts at its own measured window's wall-clock start; a part
+//! is shifted by that start's distance from the earliest one, rounded to whole seconds (so a
+//! second of the merged series may mix parts up to half a second apart).
+
+use crate::stats::ModeStats;
+
+/// The measured windows of `m` (`[from, to)`, ms since the Unix epoch): its parts' when it is
+/// a merge, else its own.
+pub fn windows(m: &ModeStats) -> Vec<(u64, u64)> {
+    if m.windows_unix_ms.is_empty() {
+        let from = m.measured_from_unix_ms;
+        vec![(from, from + m.duration.as_millis() as u64)]
+    } else {
+        m.windows_unix_ms.clone()
+    }
+}
+
+/// Total length of the union of `windows`, ms.
+pub fn union_ms(windows: &[(u64, u64)]) -> u64 {
+    let mut sorted = windows.to_vec();
+    sorted.sort_unstable();
+    let mut total = 0;
+    let mut current: Option<(u64, u64)> = None;
+    for (from, to) in sorted {
+        match &mut current {
+            Some((_, end)) if from <= *end => *end = (*end).max(to),
+            _ => {
+                if let Some((a, b)) = current {
+                    total += b - a;
+                }
+                current = Some((from, to));
+            }
+        }
+    }
+    total + current.map_or(0, |(a, b)| b - a)
+}
+
+/// The time every window covers, if any.
+pub fn overlap(windows: &[(u64, u64)]) -> Option<(u64, u64)> {
+    let from = windows.iter().map(|w| w.0).max()?;
+    let to = windows.iter().map(|w| w.1).min()?;
+    (from < to).then_some((from, to))
+}
+
+/// Adds `parts` (one fan-out mode each) on one wall-clock timeline: counts and histograms add
+/// exactly, the per-second series are aligned by their windows' starts, and the duration is
+/// the union of the windows (so rates are per second of the union).
+pub fn merge_modes(parts: &[&ModeStats]) -> ModeStats {
+    let first = parts[0];
+    let base = parts
+        .iter()
+        .map(|m| m.measured_from_unix_ms)
+        .min()
+        .unwrap_or(0);
+    let mut merged = ModeStats::new(first.fanout, first.masters.len());
+    let mut all_windows = Vec::new();
+    for m in parts {
+        merged.add_measurements(m);
+        let shift = ((m.measured_from_unix_ms - base) as f64 / 1000.0).round() as usize;
+        merged.add_intervals(
+            m.intervals
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(s, i)| (s + shift, i)),
+        );
+        all_windows.extend(windows(m));
+    }
+    merged.measured_from_unix_ms = base;
+    merged.duration = std::time::Duration::from_millis(union_ms(&all_windows));
+    merged.windows_unix_ms = all_windows;
+    merged
+}
+
+/// Merged results: locks acquired per second over the whole seconds of the merged series that
+/// lie inside the time every part was measuring (`None` for a single run, or when there is
+/// no such second).
+pub fn rate_while_all_measured(m: &ModeStats) -> Option<f64> {
+    if m.windows_unix_ms.len() < 2 {
+        return None;
+    }
+    let (from, to) = overlap(&m.windows_unix_ms)?;
+    let base = m.measured_from_unix_ms;
+    let inside: Vec<u64> = m
+        .intervals
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| {
+            let start = base + *s as u64 * 1000;
+            start >= from && start + 1000 <= to
+        })
+        .map(|(_, i)| i.acquired)
+        .collect();
+    if inside.is_empty() {
+        return None;
+    }
+    Some(inside.iter().sum::<u64>() as f64 / inside.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use redlock_core::FanOut;
+
+    use super::*;
+    use crate::stats::Interval;
+
+    fn part(from_ms: u64, per_second: &[u64]) -> ModeStats {
+        let mut m = ModeStats::new(FanOut::Concurrent, 3);
+        m.measured_from_unix_ms = from_ms;
+        m.duration = Duration::from_secs(per_second.len() as u64);
+        for (s, &n) in per_second.iter().enumerate() {
+            m.add_intervals([(
+                s,
+                Interval {
+                    acquired: n,
+                    ..Interval::default()
+                },
+            )]);
+            m.counts.acquired += n;
+        }
+        m
+    }
+
+    #[test]
+    fn two_overlapping_runs_give_the_union_rate_and_the_rate_while_both_measured() {
+        // A measured 4 s at 100/s; B started 1 s later and measured 2 s at 50/s.
+        let a = part(10_000, &[100, 100, 100, 100]);
+        let b = part(11_000, &[50, 50]);
+        let m = merge_modes(&[&a, &b]);
+        assert_eq!(m.counts.acquired, 500);
+        assert_eq!(
+            m.duration,
+            Duration::from_secs(4),
+            "union of [0,4) and [1,3)"
+        );
+        assert!((m.acquires_per_s() - 125.0).abs() < 1e-9);
+        assert_eq!(
+            m.intervals.iter().map(|i| i.acquired).collect::<Vec<_>>(),
+            [100, 150, 150, 100]
+        );
+        assert_eq!(rate_while_all_measured(&m), Some(150.0));
+        assert_eq!(overlap(&m.windows_unix_ms), Some((11_000, 13_000)));
+    }
+
+    #[test]
+    fn runs_one_after_the_other_never_measured_together() {
+        let a = part(0, &[10; 10]);
+        let b = part(20_000, &[10; 4]);
+        let m = merge_modes(&[&a, &b]);
+        assert_eq!(m.duration, Duration::from_secs(14));
+        assert_eq!(overlap(&m.windows_unix_ms), None);
+        assert_eq!(rate_while_all_measured(&m), None);
+        assert_eq!(union_ms(&[(0, 5), (3, 8), (10, 12)]), 10);
+    }
+}

@@ -1,0 +1,136 @@
+//! `capacity` with a short, bounded configuration: the search runs its steps, answers per
+//! fan-out mode, and its JSON (every step kept) validates against the committed schema.
+
+mod common;
+
+use common::*;
+use redlock_loadgen::capacity::search::{Plan, Search};
+
+#[test]
+fn a_short_capacity_search_answers_and_keeps_every_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, plot, csv) = (
+        dir.path().join("capacity.json"),
+        dir.path().join("capacity.svg"),
+        dir.path().join("capacity.csv"),
+    );
+    // A lax objective and a low ceiling (at most 4 steps of 0.7 s). Whether a step passes
+    // depends on how busy the machine is, so the test replays the search from the verdicts
+    // the file records instead of expecting particular ones.
+    let out = loadgen(&[
+        "capacity",
+        "--spawn",
+        "3",
+        "--fanout",
+        "concurrent",
+        "--slo",
+        "p99<5s",
+        "--min-success",
+        "50%",
+        "--start-rate",
+        "200",
+        "--max-rate",
+        "400",
+        "--max-steps",
+        "4",
+        "--clients",
+        "32",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "200ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("asked/s") && report.contains("bracket"),
+        "{report}"
+    );
+    let result = read_json(&json);
+    assert_schema_valid(&result);
+    assert_eq!(result["kind"], "capacity");
+    let steps = result["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps.len() <= 4, "{}", steps.len());
+
+    // The steps are exactly what the search asks for, given each step's verdict.
+    let mut search = Search::new(serde_json::from_value::<Plan>(result["search"].clone()).unwrap());
+    for step in steps {
+        let (phase, rate) = search.next_step().expect("no step beyond the search's end");
+        assert_eq!(step["phase"], phase.as_str());
+        assert_eq!(f(step, "rate_asked_per_s"), rate);
+        let passed = step["passed"].as_bool().unwrap();
+        assert_eq!(passed, step["failures"].as_array().unwrap().is_empty());
+        search.record(phase, rate, passed);
+        let r = &step["result"];
+        assert_eq!(r["config"]["load"], "open");
+        assert_eq!(
+            r["config"]["resources"], 10_000,
+            "capacity's default workload"
+        );
+        assert_eq!(r["config"]["rate_per_s"].as_f64(), Some(rate));
+        assert_consistent(&r["modes"][0], 3, 32);
+    }
+    assert_eq!(
+        search.next_step(),
+        None,
+        "the search ended where the file ends"
+    );
+    let (rate, confirmed, _) = search.answer();
+    let answer = &result["answers"][0];
+    assert_eq!(answer["fanout"], "concurrent");
+    assert_eq!(answer["rate_per_s"].as_f64(), rate);
+    assert_eq!(answer["confirmed"].as_bool(), Some(confirmed));
+    assert!(
+        report.contains(answer["statement"].as_str().unwrap()),
+        "{report}"
+    );
+    // Exit 1 exactly when no rate met the objective.
+    assert_eq!(out.status.code(), Some(if rate.is_some() { 0 } else { 1 }));
+
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(
+        svg.contains("objective: p99"),
+        "the plot draws the objective"
+    );
+    assert_eq!(
+        svg.contains("knee"),
+        rate.is_some(),
+        "the knee is marked when there is one"
+    );
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv.lines().count(), 1 + steps.len(), "{csv}");
+}
+
+#[test]
+fn an_objective_no_rate_meets_exits_1_with_the_answer_in_words() {
+    // p99 below 1 µs cannot be met: the search halves down to --min-rate and stops.
+    let (out, err) = exits(
+        1,
+        &[
+            "capacity",
+            "--spawn",
+            "3",
+            "--fanout",
+            "concurrent",
+            "--slo",
+            "p99<1us",
+            "--start-rate",
+            "100",
+            "--min-rate",
+            "50",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "0s",
+            "-q",
+        ],
+    );
+    assert!(out.contains("concurrent: no rate met p99<1µs"), "{out}");
+    assert!(err.contains("no rate met the objective"), "{err}");
+}

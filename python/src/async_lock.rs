@@ -1,0 +1,292 @@
+//! `AsyncLock`: a lock won by the asyncio client.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+use redlock_core::Error;
+use tokio::runtime::Handle;
+
+use crate::args;
+use crate::async_api::{AsyncClient, Shared};
+use crate::client::Info;
+use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
+use crate::held::{exit_outcome, AsyncRenewal, Held, ToRelease};
+use crate::logging::OpLog;
+use crate::vote::Vote;
+
+type AsyncHeld = Arc<Held<AsyncRenewal>>;
+
+/// A lock won on a quorum of masters (asyncio API).
+///
+/// Act as the owner only while ``is_valid()``. ``extend()`` and ``release()`` are
+/// coroutines; ``async with await redlock.acquire("r") as lock:`` releases on exit. A lock
+/// garbage-collected while still held raises a ``ResourceWarning``.
+#[pyclass(frozen, module = "redlock_rs", name = "AsyncLock")]
+pub(crate) struct AsyncLock {
+    client: Shared,
+    info: Arc<Info>,
+    held: AsyncHeld,
+}
+
+impl AsyncLock {
+    pub(crate) fn new(client: Shared, info: Arc<Info>, held: AsyncHeld) -> Self {
+        AsyncLock { client, info, held }
+    }
+
+    fn log(&self, py: Python<'_>) -> Option<OpLog> {
+        OpLog::start(py, &self.info.masters, self.held.current().resource())
+    }
+
+    /// Starts leaving a block (`__aexit__` of the lock or of its context): marks it released
+    /// and returns the release for [`finish`] and the runtime to run it on.
+    pub(crate) fn releasing(&self, py: Python<'_>) -> PyResult<(Handle, Releasing)> {
+        let client = self.client.get()?.clone();
+        let releasing = Releasing {
+            log: self.log(py),
+            held: self.held.clone(),
+            to_release: self.held.take_for_release()?,
+            client: client.clone(),
+        };
+        Ok((client.handle, releasing))
+    }
+
+    /// Releases in the background a lock nobody will see (its coroutine was cancelled after
+    /// the acquire completed).
+    fn abandon(&self) {
+        let Ok(client) = self.client.get() else {
+            return; // a forked child's copy
+        };
+        match self.held.take_for_release() {
+            Ok(ToRelease::Plain(lock)) => {
+                let redlock = client.redlock.clone();
+                client.handle.spawn(async move {
+                    let _ = redlock.release(&lock).await;
+                });
+            }
+            // Dropping the guard stops renewing and releases in the background.
+            Ok(ToRelease::Renewed(renewal)) => drop(renewal),
+            _ => {}
+        }
+    }
+}
+
+/// A release about to run when leaving a block.
+pub(crate) struct Releasing {
+    client: AsyncClient,
+    held: AsyncHeld,
+    to_release: ToRelease<AsyncRenewal>,
+    log: Option<OpLog>,
+}
+
+/// Leaves an `async with` block (the rules of `exit_outcome`); resolves to False (the block's
+/// exception, if any, propagates).
+pub(crate) async fn finish(
+    releasing: Option<Releasing>,
+    body_raised: bool,
+) -> redlock_core::Result<bool> {
+    let Some(releasing) = releasing else {
+        return Ok(false);
+    };
+    let (expired, released) = match releasing.to_release {
+        ToRelease::AlreadyReleased => return Ok(false),
+        ToRelease::Plain(lock) => {
+            let expired = !lock.is_valid();
+            let released = releasing.client.redlock.release(&lock).await;
+            (expired.then_some(lock), released)
+        }
+        ToRelease::Renewed(renewal) => match renewal.into_guard() {
+            Some(guard) => (None, guard.release().await),
+            None => return Ok(false),
+        },
+    };
+    exit_outcome(
+        &releasing.held,
+        releasing.log.as_ref(),
+        expired.as_ref(),
+        released,
+        body_raised,
+    )
+    .map(|()| false)
+}
+
+/// A lock an acquire just won, on its way to Python. Dropped undelivered, it releases the
+/// lock in the background instead of leaving it to expire.
+pub(crate) struct FreshLock(Option<AsyncLock>);
+
+impl FreshLock {
+    pub(crate) fn new(lock: AsyncLock) -> Self {
+        FreshLock(Some(lock))
+    }
+
+    pub(crate) fn into_py(mut self, py: Python<'_>) -> PyResult<Py<AsyncLock>> {
+        let lock = self.0.take().expect("a fresh lock is delivered once");
+        Py::new(py, lock)
+    }
+}
+
+impl Deliver for FreshLock {
+    fn deliver(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.into_py(py).map(Py::into_any)
+    }
+}
+
+impl Drop for FreshLock {
+    fn drop(&mut self) {
+        if let Some(lock) = self.0.take() {
+            lock.abandon();
+        }
+    }
+}
+
+#[pymethods]
+impl AsyncLock {
+    /// The locked resource (the Redis key).
+    #[getter]
+    fn resource(&self) -> String {
+        self.held.current().resource().to_string()
+    }
+    /// The random token that proves ownership (40 hex characters). Keep it secret: it is
+    /// what releases the lock.
+    #[getter]
+    fn token(&self) -> String {
+        self.held.current().token().to_string()
+    }
+    /// Seconds the keys were last set or renewed for.
+    #[getter]
+    fn ttl(&self) -> f64 {
+        self.held.current().ttl().as_secs_f64()
+    }
+    /// Seconds of validity when last acquired, extended or renewed (ttl − elapsed − drift).
+    #[getter]
+    fn validity(&self) -> f64 {
+        self.held.current().validity().as_secs_f64()
+    }
+    /// Successful extensions so far.
+    #[getter]
+    fn extensions(&self) -> u32 {
+        self.held.current().extensions()
+    }
+    /// The vote of the last acquire attempt, extension or renewal.
+    #[getter]
+    fn vote(&self) -> Vote {
+        Vote::from(self.held.current().vote())
+    }
+    /// True when renewed in the background (``lock(..., auto_extend=True)``).
+    #[getter]
+    fn auto_extend(&self) -> bool {
+        self.held.auto_extends()
+    }
+    /// Seconds of validity left now: 0.0 once expired, lost or released.
+    fn remaining(&self) -> f64 {
+        self.held.remaining()
+    }
+    /// True while this holder may act as the owner: not released, not lost, validity left.
+    fn is_valid(&self) -> bool {
+        self.held.is_valid()
+    }
+
+    /// Coroutine: renews the lock to ``ttl`` seconds (default: its current ttl) on a quorum
+    /// of masters. Raises ``LockLost`` if it is no longer held, ``Unavailable`` if too few
+    /// masters answered.
+    #[pyo3(signature = (ttl=None))]
+    fn extend(
+        slf: &Bound<'_, Self>,
+        #[pyo3(from_py_with = args::optional_ttl)] ttl: Option<f64>,
+    ) -> Coroutine {
+        let this = slf.clone().unbind();
+        coroutine("AsyncLock.extend", move |py| {
+            let this = this.get();
+            let client = this.client.get()?.clone();
+            let mut lock = this.held.for_extend()?;
+            let ttl = match ttl {
+                Some(ttl) => args::duration("ttl", ttl)?,
+                None => lock.ttl(),
+            };
+            let (held, log) = (this.held.clone(), this.log(py));
+            Ok((client.handle.clone(), async move {
+                match client.redlock.extend(&mut lock, ttl).await {
+                    Ok(()) => {
+                        if let Some(log) = &log {
+                            log.extended(&lock);
+                        }
+                        held.store_extended(lock);
+                        Ok(())
+                    }
+                    Err(err) => {
+                        if let Some(log) = &log {
+                            if !err.is_lock_lost() || held.first_loss_report() {
+                                log.failed("extend", &err);
+                            }
+                        }
+                        Err(err)
+                    }
+                }
+            }))
+        })
+    }
+
+    /// Coroutine: releases the lock on every master still holding it and returns how many
+    /// released. Releasing twice, or an expired lock, is not an error (0). Raises
+    /// ``LockLost`` if a background renewal had lost the lock.
+    fn release(slf: &Bound<'_, Self>) -> Coroutine {
+        let this = slf.clone().unbind();
+        coroutine("AsyncLock.release", move |py| {
+            let this = this.get();
+            let client = this.client.get()?.clone();
+            let (held, log) = (this.held.clone(), this.log(py));
+            let to_release = this.held.take_for_release()?;
+            Ok((client.handle.clone(), async move {
+                let released = match to_release {
+                    ToRelease::AlreadyReleased => return Ok(0),
+                    ToRelease::Plain(lock) => client.redlock.release(&lock).await,
+                    ToRelease::Renewed(renewal) => match renewal.into_guard() {
+                        Some(guard) => guard.release().await,
+                        None => return Ok(0),
+                    },
+                };
+                if let Some(log) = &log {
+                    log.release_result(&released);
+                    if let Err(Error::LockLost { reason, .. }) = &released {
+                        if held.first_loss_report() {
+                            log.lost(&format!("background renewal: {reason}"));
+                        }
+                    }
+                }
+                released.map(|vote| vote.granted())
+            }))
+        })
+    }
+
+    /// ``async with lock:`` gives the lock itself.
+    fn __aenter__(slf: &Bound<'_, Self>) -> Coroutine {
+        let this = slf.clone().unbind();
+        ready("AsyncLock.__aenter__", move |_py| Ok(this.into_any()))
+    }
+
+    /// Coroutine: releases; raises ``LockLost`` if the lock was lost or expired inside the
+    /// block (unless the block raised: its exception propagates).
+    fn __aexit__(
+        slf: &Bound<'_, Self>,
+        exc_type: Option<&Bound<'_, PyType>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> Coroutine {
+        let this = slf.clone().unbind();
+        let body_raised = exc_type.is_some();
+        coroutine("AsyncLock.__aexit__", move |py| {
+            let (handle, releasing) = this.get().releasing(py)?;
+            Ok((handle, finish(Some(releasing), body_raised)))
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        self.held.describe("AsyncLock")
+    }
+}
+
+impl Drop for AsyncLock {
+    fn drop(&mut self) {
+        self.held.warn_if_dropped_while_held("AsyncLock");
+    }
+}

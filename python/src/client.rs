@@ -1,0 +1,84 @@
+//! What `Redlock` and `AsyncRedlock` share: the client that `close()` lets go of, and what
+//! stays readable after that (masters, settings, `repr()`).
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
+use pyo3::prelude::*;
+
+use crate::boundary::ProcessBound;
+use crate::errors::RedlockError;
+
+/// The settings of a client, kept for its properties and `repr()` (also once closed).
+pub(crate) struct Info {
+    /// Master URLs in configured order, passwords redacted (also what log records show).
+    pub masters: Arc<[String]>,
+    pub fanout: &'static str,
+    pub quorum: usize,
+    settings: String,
+}
+
+impl Info {
+    pub(crate) fn of(client: &redlock_core::Redlock) -> Self {
+        let settings = client.settings();
+        Info {
+            masters: client.masters().into(),
+            fanout: settings.fanout.as_str(),
+            quorum: settings.quorum,
+            settings: format!(
+                "fanout='{}', quorum={}, retry_count={}, retry_delay={}, instance_timeout={}",
+                settings.fanout,
+                settings.quorum,
+                settings.retry_count,
+                settings.retry_delay.as_secs_f64(),
+                settings.instance_timeout.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// A client until `close()`: each operation takes its own reference, so one running while
+/// another thread closes finishes normally; locks keep theirs until released.
+pub(crate) struct ClientSlot<C> {
+    client: ArcSwapOption<ProcessBound<C>>,
+    pub info: Arc<Info>,
+}
+
+impl<C> ClientSlot<C> {
+    pub(crate) fn new(client: C, info: Info) -> Self {
+        ClientSlot {
+            client: ArcSwapOption::from_pointee(ProcessBound::new(client)),
+            info: Arc::new(info),
+        }
+    }
+
+    /// The client for one operation: `RedlockError` once closed, or in a forked child.
+    pub(crate) fn get(&self) -> PyResult<Arc<ProcessBound<C>>> {
+        let client = self.client.load_full().ok_or_else(|| {
+            RedlockError::new_err(
+                "this client is closed (close() or the end of its with block): create a new one",
+            )
+        })?;
+        client.get()?;
+        Ok(client)
+    }
+
+    /// Lets go of the client: new operations raise `RedlockError`; the connections close once
+    /// running operations and the client's locks (released, or garbage-collected) let go too.
+    pub(crate) fn close(&self) {
+        self.client.store(None);
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.client.load().is_none()
+    }
+
+    /// `Class(masters=[...], fanout=..., ...)` for `repr()`.
+    pub(crate) fn describe(&self, class: &str) -> String {
+        let closed = if self.is_closed() { ", closed" } else { "" };
+        format!(
+            "{class}(masters={:?}, {}{closed})",
+            self.info.masters, self.info.settings
+        )
+    }
+}

@@ -1,0 +1,382 @@
+//! `Coroutine`: what every asyncio method of redlock_rs returns.
+//!
+//! A coroutine in the Python sense (`send`, `throw`, `close`, `__await__`), so
+//! `asyncio.create_task`, `TaskGroup.create_task`, `asyncio.wait_for` and `asyncio.run` take
+//! it, and so nothing happens until it runs:
+//!
+//! - created: holds the operation, unstarted. Dropped unawaited, it warns like a Python
+//!   coroutine (`RuntimeWarning: coroutine ... was never awaited`) and never touches Redis.
+//! - first `send(None)` (the event loop running it): checks the arguments, then spawns the
+//!   Rust operation on this module's tokio runtime and yields an asyncio future the operation
+//!   completes (through `call_soon_threadsafe`) when it is done.
+//! - next `send`: the result, converted to Python on the event loop's thread.
+//! - `throw` (task cancelled, `wait_for` timeout) or `close`: aborts the operation. The core's
+//!   futures are cancel-safe, so an in-flight attempt is undone on every master in the
+//!   background; a result that was ready but not yet delivered is dropped, and a lock in it
+//!   released in the background (see `Deliver`).
+//!
+//! Only the wake-up touches Python from a runtime thread; results and errors are converted
+//! where the coroutine is awaited.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::FutureExt;
+use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyCFunction, PyType};
+use pyo3::{intern, PyTypeInfo};
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
+
+use crate::boundary::{guarded, warn_unraisable, AttachPermit};
+use crate::errors::{panic_to_py_err, to_py_err};
+
+/// A value an operation hands to Python, converted on the event loop's thread. Dropping it
+/// undelivered (the coroutine was cancelled after the operation completed) must leave nothing
+/// behind: a lock releases itself then.
+pub(crate) trait Deliver: Send + 'static {
+    fn deliver(self, py: Python<'_>) -> PyResult<Py<PyAny>>;
+}
+
+impl Deliver for usize {
+    fn deliver(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.into_pyobject(py)?.into_any().unbind())
+    }
+}
+
+impl Deliver for () {
+    fn deliver(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(py.None())
+    }
+}
+
+impl Deliver for bool {
+    fn deliver(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(pyo3::types::PyBool::new(py, self)
+            .to_owned()
+            .into_any()
+            .unbind())
+    }
+}
+
+/// The result of a finished operation, ready to convert with the GIL.
+type Finish = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+type Operation = Pin<Box<dyn Future<Output = Finish> + Send>>;
+
+/// What starting a coroutine gives: a result at once, or an operation to run.
+enum Begun {
+    Ready(PyResult<Py<PyAny>>),
+    Spawn(Handle, Operation),
+}
+
+type Start = Box<dyn FnOnce(Python<'_>) -> PyResult<Begun> + Send + Sync>;
+
+/// Where the runtime task leaves the result for the coroutine.
+type Slot = Arc<Mutex<Option<Finish>>>;
+
+struct Running {
+    task: JoinHandle<()>,
+    slot: Slot,
+    /// The asyncio future the task completes when the result is in `slot`.
+    waiter: Py<PyAny>,
+}
+
+impl Running {
+    /// Stops the operation and drops an undelivered result (see [`Deliver`]).
+    fn abandon(self, py: Python<'_>) {
+        self.task.abort();
+        let undelivered = self
+            .slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(undelivered);
+        // Nobody waits for it any more; cancelling it spares the loop a pending future.
+        let _ = self.waiter.call_method0(py, intern!(py, "cancel"));
+    }
+}
+
+enum State {
+    Created(Start),
+    Running(Running),
+    Finished,
+}
+
+/// A coroutine running one redlock_rs operation on the event loop that awaits it.
+#[pyclass(module = "redlock_rs", name = "Coroutine")]
+pub(crate) struct Coroutine {
+    qualname: &'static str,
+    pid: u32,
+    state: State,
+}
+
+/// A coroutine whose operation is `start` (run with the GIL on the first `send`: argument
+/// checks and state changes) and then the future it returns, run on the runtime of the
+/// handle it returns (the client's).
+pub(crate) fn coroutine<S, F, T>(qualname: &'static str, start: S) -> Coroutine
+where
+    S: FnOnce(Python<'_>) -> PyResult<(Handle, F)> + Send + Sync + 'static,
+    F: Future<Output = Result<T, redlock_core::Error>> + Send + 'static,
+    T: Deliver,
+{
+    let start: Start = Box::new(move |py| {
+        let (handle, operation) = start(py)?;
+        Ok(Begun::Spawn(
+            handle,
+            Box::pin(async move {
+                let finish: Finish = match AssertUnwindSafe(operation).catch_unwind().await {
+                    Ok(Ok(value)) => Box::new(move |py| value.deliver(py)),
+                    Ok(Err(err)) => Box::new(move |py| Err(to_py_err(py, err))),
+                    Err(payload) => Box::new(move |_| Err(panic_to_py_err(payload))),
+                };
+                finish
+            }),
+        ))
+    });
+    Coroutine::new(qualname, start)
+}
+
+/// A coroutine whose result `start` computes at once (no I/O), when it runs.
+pub(crate) fn ready<S>(qualname: &'static str, start: S) -> Coroutine
+where
+    S: FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send + Sync + 'static,
+{
+    Coroutine::new(qualname, Box::new(move |py| Ok(Begun::Ready(start(py)))))
+}
+
+impl Coroutine {
+    fn new(qualname: &'static str, start: Start) -> Self {
+        Coroutine {
+            qualname,
+            pid: std::process::id(),
+            state: State::Created(start),
+        }
+    }
+
+    fn begin(&mut self, py: Python<'_>, start: Start) -> PyResult<Py<PyAny>> {
+        // The loop first: nothing may start that could not be awaited.
+        let event_loop = asyncio_get_running_loop(py)?;
+        match guarded(|| start(py))? {
+            Begun::Ready(result) => Err(stop_iteration(result?)),
+            Begun::Spawn(handle, operation) => {
+                let waiter = event_loop.call_method0(intern!(py, "create_future"))?;
+                let slot: Slot = Arc::new(Mutex::new(None));
+                let task = handle.spawn({
+                    let slot = slot.clone();
+                    let event_loop = event_loop.unbind();
+                    let waiter = waiter.clone().unbind();
+                    async move {
+                        let finish = operation.await;
+                        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(finish);
+                        wake(event_loop, waiter);
+                    }
+                });
+                self.state = State::Running(Running {
+                    task,
+                    slot,
+                    waiter: waiter.unbind(),
+                });
+                self.poll(py)
+            }
+        }
+    }
+
+    /// The result when the operation is done (as `StopIteration`), else the waiter to yield.
+    fn poll(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let State::Running(running) = &self.state else {
+            return Err(PyRuntimeError::new_err(
+                "cannot reuse already awaited coroutine",
+            ));
+        };
+        let finished = running
+            .slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match finished {
+            Some(finish) => {
+                self.state = State::Finished;
+                Err(stop_iteration(finish(py)?))
+            }
+            None => {
+                // What `yield from future` does: the Task then waits for it.
+                let waiter = running.waiter.bind(py);
+                waiter.setattr(intern!(py, "_asyncio_future_blocking"), true)?;
+                Ok(waiter.clone().unbind())
+            }
+        }
+    }
+
+    fn stop(&mut self, py: Python<'_>) {
+        if let State::Running(running) = std::mem::replace(&mut self.state, State::Finished) {
+            running.abandon(py);
+        }
+    }
+}
+
+#[pymethods]
+impl Coroutine {
+    /// Runs the coroutine one step (what the event loop calls).
+    fn send(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match std::mem::replace(&mut self.state, State::Finished) {
+            State::Created(start) => {
+                if !value.is_none() {
+                    return Err(PyTypeError::new_err(
+                        "can't send non-None value to a just-started coroutine",
+                    ));
+                }
+                self.begin(py, start)
+            }
+            running @ State::Running(_) => {
+                self.state = running;
+                self.poll(py)
+            }
+            State::Finished => Err(PyRuntimeError::new_err(
+                "cannot reuse already awaited coroutine",
+            )),
+        }
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.send(py, &py.None().into_bound(py))
+    }
+
+    fn __await__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Raises `typ` (an exception class or instance) at the await point: the operation is
+    /// abandoned (an in-flight attempt is undone in the background).
+    #[pyo3(signature = (typ, val=None, _tb=None))]
+    fn throw(
+        &mut self,
+        py: Python<'_>,
+        typ: &Bound<'_, PyAny>,
+        val: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let err = if typ.is_instance_of::<PyBaseException>() {
+            PyErr::from_value(typ.clone())
+        } else if typ.cast::<PyType>().is_ok_and(|t| {
+            t.is_subclass(&PyBaseException::type_object(py))
+                .unwrap_or(false)
+        }) {
+            match val {
+                Some(val) if val.is_instance(typ).unwrap_or(false) => {
+                    PyErr::from_value(val.clone())
+                }
+                Some(val) if !val.is_none() => PyErr::from_value(typ.call1((val,))?),
+                _ => PyErr::from_value(typ.call0()?),
+            }
+        } else {
+            return Err(PyTypeError::new_err(
+                "exceptions must be classes or instances deriving from BaseException",
+            ));
+        };
+        self.stop(py);
+        Err(err)
+    }
+
+    /// Abandons the operation (an in-flight attempt is undone in the background).
+    fn close(&mut self, py: Python<'_>) {
+        self.stop(py);
+    }
+
+    #[getter]
+    fn __name__(&self) -> &'static str {
+        self.qualname.rsplit('.').next().unwrap_or(self.qualname)
+    }
+
+    #[getter]
+    fn __qualname__(&self) -> &'static str {
+        self.qualname
+    }
+
+    /// True while suspended at its await point (for asyncio's task repr).
+    #[getter]
+    fn cr_running(&self) -> bool {
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let state = match self.state {
+            State::Created(_) => "created",
+            State::Running(_) => "running",
+            State::Finished => "finished",
+        };
+        format!("<redlock_rs coroutine {} ({state})>", self.qualname)
+    }
+}
+
+impl Drop for Coroutine {
+    fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            // A copy in a forked child: its operation (if any) lives in the parent.
+            if let State::Running(running) = std::mem::replace(&mut self.state, State::Finished) {
+                std::mem::forget(running);
+            }
+            return;
+        }
+        match std::mem::replace(&mut self.state, State::Finished) {
+            State::Created(_) => warn_unraisable(
+                pyo3::exceptions::PyRuntimeWarning::type_object,
+                &format!("coroutine '{}' was never awaited", self.qualname),
+            ),
+            State::Running(running) => {
+                let _ = Python::try_attach(|py| running.abandon(py));
+            }
+            State::Finished => {}
+        }
+    }
+}
+
+fn stop_iteration(value: Py<PyAny>) -> PyErr {
+    PyStopIteration::new_err((value,))
+}
+
+fn asyncio_get_running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    GET_RUNNING_LOOP
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
+        })?
+        .bind(py)
+        .call0()
+}
+
+/// Completes `waiter` on its event loop, from a runtime thread.
+fn wake(event_loop: Py<PyAny>, waiter: Py<PyAny>) {
+    let Some(_permit) = AttachPermit::acquire() else {
+        // The interpreter is exiting: nobody awaits this any more.
+        std::mem::forget((event_loop, waiter));
+        return;
+    };
+    let _ = Python::try_attach(|py| {
+        static WAKE_WAITER: PyOnceLock<Py<PyCFunction>> = PyOnceLock::new();
+        let Ok(wake_waiter) = WAKE_WAITER
+            .get_or_try_init(py, || wrap_pyfunction!(wake_waiter, py).map(Bound::unbind))
+        else {
+            return;
+        };
+        // Raises when the loop is closed: then nobody awaits it either.
+        let _ = event_loop.call_method1(
+            py,
+            intern!(py, "call_soon_threadsafe"),
+            (wake_waiter.clone_ref(py), waiter),
+        );
+    });
+}
+
+/// Sets the waiter's result unless it was cancelled meanwhile (runs on the event loop).
+#[pyfunction]
+fn wake_waiter(waiter: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = waiter.py();
+    if !waiter.call_method0(intern!(py, "done"))?.is_truthy()? {
+        waiter.call_method1(intern!(py, "set_result"), (py.None(),))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,178 @@
+"""The asyncio API behaves like asyncio: methods return coroutines that nothing runs until they
+are awaited or scheduled, that create_task / TaskGroup / wait_for take, and whose cancellation
+leaves no key behind."""
+
+from __future__ import annotations
+
+import asyncio
+import collections.abc
+import gc
+import sys
+import warnings
+
+import pytest
+from conftest import LocalMasters, wait_until
+
+from redlock_rs import AsyncLock, AsyncRedlock, NotAcquired, RedlockError
+
+
+@pytest.fixture
+def redlock(masters: LocalMasters) -> AsyncRedlock:
+    return AsyncRedlock(masters.urls, retry_delay=0.02)
+
+
+async def test_create_task_runs_an_acquire(redlock: AsyncRedlock, masters: LocalMasters, resource: str) -> None:
+    task = asyncio.create_task(redlock.acquire(resource, ttl=5.0))
+    lock = await task
+    assert isinstance(lock, AsyncLock) and masters.holders_of(resource, lock.token) >= 3
+    assert await asyncio.create_task(lock.release()) >= 3
+    assert masters.values(resource) == [None] * 5
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.TaskGroup is new in Python 3.11")
+async def test_a_task_group_runs_acquires_and_releases(redlock: AsyncRedlock, masters: LocalMasters) -> None:
+    async with asyncio.TaskGroup() as group:  # type: ignore[attr-defined,unused-ignore]
+        tasks = [group.create_task(redlock.acquire(f"group:{n}", ttl=5.0)) for n in range(4)]
+    locks = [task.result() for task in tasks]
+    async with asyncio.TaskGroup() as group:  # type: ignore[attr-defined,unused-ignore]
+        for lock in locks:
+            group.create_task(lock.release())
+    for n in range(4):
+        assert masters.values(f"group:{n}") == [None] * 5
+
+
+async def test_methods_return_coroutines(redlock: AsyncRedlock, resource: str) -> None:
+    coroutine = redlock.acquire(resource)
+    assert asyncio.iscoroutine(coroutine)
+    assert isinstance(coroutine, collections.abc.Coroutine)
+    assert coroutine.__qualname__ == "AsyncRedlock.acquire"  # type: ignore[attr-defined]
+    coroutine.close()  # never started: no warning, no I/O
+
+
+async def test_an_acquire_never_awaited_takes_no_lock_and_warns(
+    redlock: AsyncRedlock, masters: LocalMasters, resource: str
+) -> None:
+    await redlock.wait_connected(5.0)
+    with pytest.warns(RuntimeWarning, match="AsyncRedlock.acquire' was never awaited"):
+        redlock.acquire(resource, ttl=30.0)  # type: ignore[unused-coroutine]
+        gc.collect()
+    # Requests to one master keep their order: once a later lock of the same client is on
+    # every master, a SET of the unawaited acquire (had it been sent) would have run first.
+    later = await redlock.acquire(f"{resource}:later", ttl=30.0)
+    await asyncio.to_thread(
+        wait_until, lambda: masters.holders_of(f"{resource}:later", later.token) == 5, 5.0, "the later lock"
+    )
+    assert masters.values(resource) == [None] * 5
+    await later.release()
+
+
+async def test_a_release_never_awaited_releases_nothing(
+    redlock: AsyncRedlock, masters: LocalMasters, resource: str
+) -> None:
+    lock = await redlock.acquire(resource, ttl=30.0)
+    with pytest.warns(RuntimeWarning, match="never awaited"):
+        lock.release()  # type: ignore[unused-coroutine]
+        gc.collect()
+    assert lock.is_valid() and masters.holders_of(resource, lock.token) >= 3
+    assert await lock.release() >= 3
+
+
+async def test_wait_for_cancels_and_the_attempt_is_undone(masters: LocalMasters, resource: str) -> None:
+    redlock = AsyncRedlock(masters.urls, retry_delay=0.01)
+    for index in (0, 1, 2):  # someone holds 3 of 5: our attempts split and retry
+        masters.command(index, "SET", resource, "someone-else", "PX", 30_000)
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(redlock.acquire(resource, ttl=30.0, timeout=30.0), 0.3)
+    await asyncio.to_thread(
+        wait_until, lambda: masters.values(resource)[3:] == [None, None], 5.0, "the cancelled attempt's cleanup"
+    )
+
+
+async def test_a_cancel_after_the_lock_was_won_releases_it(masters: LocalMasters, resource: str) -> None:
+    redlock = AsyncRedlock(masters.urls)
+    await redlock.wait_connected(5.0)
+    task = asyncio.create_task(redlock.acquire(resource, ttl=30.0))
+    await asyncio.sleep(0)  # the task starts the acquire
+    # Block the event loop (the task cannot resume) until a quorum holds the lock: the result
+    # is won, ready or about to be, and never seen by anyone.
+    wait_until(lambda: sum(v is not None for v in masters.values(resource)) >= 3, 5.0, "the lock on a quorum")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.to_thread(wait_until, lambda: masters.values(resource) == [None] * 5, 5.0, "the release")
+
+
+async def test_a_coroutine_runs_once(redlock: AsyncRedlock, resource: str) -> None:
+    coroutine = redlock.acquire(resource)
+    lock = await coroutine
+    with pytest.raises(RuntimeError, match="cannot reuse already awaited coroutine"):
+        await coroutine
+    await lock.release()
+
+
+async def test_throw_into_an_unstarted_coroutine_raises_and_does_nothing(
+    redlock: AsyncRedlock, masters: LocalMasters, resource: str
+) -> None:
+    coroutine = redlock.acquire(resource)
+    with pytest.raises(KeyError):
+        coroutine.throw(KeyError("stop"))
+    with pytest.raises(RuntimeError, match="cannot reuse"):
+        coroutine.send(None)
+    assert masters.values(resource) == [None] * 5
+
+
+async def test_argument_errors_raise_at_the_call(redlock: AsyncRedlock, resource: str) -> None:
+    # Like a wrong call signature: no coroutine is made, so none is left unawaited.
+    with pytest.raises(ValueError, match="timeout"):
+        redlock.acquire(resource, timeout=10**400)  # type: ignore[unused-coroutine]
+    with pytest.raises(TypeError, match="ttl"):
+        redlock.try_acquire(resource, ttl="10")  # type: ignore[arg-type,unused-coroutine]
+
+
+async def test_async_with_closes_the_client(masters: LocalMasters, resource: str) -> None:
+    async with AsyncRedlock(masters.urls) as redlock:
+        assert not redlock.closed
+        lock = await redlock.acquire(resource)
+    assert redlock.closed and "closed" in repr(redlock)
+    with pytest.raises(RedlockError, match="closed"):
+        await redlock.acquire(resource)
+    # Locks of a closed client can still be released.
+    assert await lock.release() >= 3
+    assert masters.values(resource) == [None] * 5
+
+
+async def test_wait_connected_and_connected_masters(fresh_masters: LocalMasters) -> None:
+    fresh_masters.kill(4)
+    redlock = AsyncRedlock(fresh_masters.urls)
+    assert await redlock.wait_connected(10.0) == 4
+    assert redlock.connected_masters() == 4
+
+
+async def test_contention_inside_a_task_is_not_acquired(redlock: AsyncRedlock, resource: str) -> None:
+    holder = await redlock.acquire(resource)
+    with pytest.raises(NotAcquired):
+        await asyncio.create_task(redlock.try_acquire(resource))
+    await holder.release()
+
+
+async def test_an_async_lock_garbage_collected_while_held_warns(
+    redlock: AsyncRedlock, masters: LocalMasters, resource: str
+) -> None:
+    lock = await redlock.acquire(resource, ttl=30.0)
+    token = lock.token
+    with pytest.warns(ResourceWarning, match="garbage-collected while held"):
+        del lock
+        gc.collect()
+    # Its keys stay until their TTL (documented): take them back to leave the masters clean.
+    assert masters.holders_of(resource, token) >= 3
+    masters.vacate(resource, token)
+
+
+async def test_a_released_async_lock_is_collected_quietly(redlock: AsyncRedlock, resource: str) -> None:
+    lock = await redlock.acquire(resource)
+    await lock.release()
+    assert lock.remaining() == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        del lock
+        gc.collect()
