@@ -35,3 +35,37 @@ test-bench: deps-redis ## Build every benchmark and run each once (criterion tes
 	$(CARGO) test --locked -p redlock-bench --benches
 
 TEST_TARGETS += test-bench
+
+# ---------------------------------------------------------------------------------------
+# `make bench-peers`: this project's Rust (async, blocking), C and Python (threads, asyncio)
+# surfaces and the peers rslock, the `redlock` crate, aioredlock and pottery, side by side on
+# the same masters (see BENCHMARKS.md, "Peers, side by side"). bench/peers/build.sh builds
+# every driver (release) and the benchmark-only virtualenv bench/peers/.venv; a peer that
+# does not build or install is reported as skipped. RUNS (above) full runs, fresh masters each.
+
+.PHONY: bench-peers bench-peers-build bench-peers-smoke
+
+# Run lengths (the issue's workloads by default).
+PEERS_W1_CYCLES ?= 2000
+PEERS_W2_CYCLES ?= 500
+PEERS_TASKS ?= 16
+PEERS_W3_SECONDS ?= 10
+PEERS_MASTERS ?= 5
+# Comma-separated driver names to run (default: all); e.g. PEERS_DRIVERS=rust-async,rslock.
+PEERS_DRIVERS ?=
+# Extra arguments of the harness (target/release/bench-peers --help).
+PEERS_ARGS ?=
+PEERS_RUN = target/release/bench-peers --masters $(PEERS_MASTERS) --tasks $(PEERS_TASKS) \
+  $(if $(PEERS_DRIVERS),--drivers $(PEERS_DRIVERS)) $(PEERS_ARGS)
+
+bench-peers-build: deps-redis deps-ffi
+	CARGO=$(CARGO) PYTHON=$(PYTHON) bash bench/peers/build.sh
+
+bench-peers: bench-peers-build ## This project vs rslock, redlock, aioredlock, pottery: W1/W2/W3, medians of RUNS runs
+	@uptime
+	$(PEERS_RUN) --runs $(RUNS) --w1-cycles $(PEERS_W1_CYCLES) --w2-cycles $(PEERS_W2_CYCLES) \
+	  --w3-seconds $(PEERS_W3_SECONDS)
+
+bench-peers-smoke: bench-peers-build ## One short run of every driver (fails if one of this project's drivers fails)
+	$(PEERS_RUN) --runs 1 --w1-cycles 50 --w2-cycles 20 --w3-seconds 1 --strict \
+	  --json-out target/bench-peers/smoke.json

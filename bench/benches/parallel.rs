@@ -6,10 +6,14 @@
 //! generator measures that). For `rounds` iterations every task runs `rounds` cycles back to
 //! back (not in lock-step), so one iteration is worth one cycle per task: the time is wall
 //! time / rounds, and the throughput line is aggregate cycles per second.
+//!
+//! The client's CPU per cycle (this process's user + sys over the timed part; the masters are
+//! other processes) is printed after the group and saved for `bench-report`.
 
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use redlock_bench::client_cpu::{self, Tally};
 use redlock_bench::fixture::{self, Masters, Names, FANOUTS};
 
 const MASTERS: usize = 5;
@@ -18,6 +22,7 @@ const TASK_COUNTS: [usize; 3] = [1, 16, 64];
 fn parallel(c: &mut Criterion) {
     let rt = fixture::runtime();
     let masters = Masters::start(MASTERS);
+    let cpu = Tally::default();
     let mut group = c.benchmark_group("parallel");
     // Every sample runs the same number of rounds: each one is long enough to keep all tasks
     // busy, which linear sampling's short first samples would not.
@@ -35,8 +40,9 @@ fn parallel(c: &mut Criterion) {
                 b.to_async(&rt).iter_custom(|rounds| {
                     let per_task: Vec<Vec<String>> =
                         names.iter_mut().map(|n| n.take(rounds)).collect();
-                    let redlock = &redlock;
+                    let (redlock, cpu, id) = (&redlock, &cpu, &id);
                     async move {
+                        let cpu_before = client_cpu::process_cpu();
                         let start = Instant::now();
                         let handles: Vec<_> = per_task
                             .into_iter()
@@ -56,7 +62,14 @@ fn parallel(c: &mut Criterion) {
                                 Err(e) => panic!("benchmark task did not finish: {e}"),
                             }
                         }
-                        start.elapsed()
+                        let elapsed = start.elapsed();
+                        let cycles = rounds * tasks as u64;
+                        cpu.add(
+                            &format!("parallel/{id}"),
+                            client_cpu::process_cpu() - cpu_before,
+                            cycles,
+                        );
+                        elapsed
                     }
                 });
             });
@@ -64,6 +77,7 @@ fn parallel(c: &mut Criterion) {
         }
     }
     group.finish();
+    cpu.finish();
 }
 
 criterion_group!(benches, parallel);

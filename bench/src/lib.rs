@@ -6,5 +6,7 @@
 //! ([`fixture::Masters`]), started once per criterion group; after each benchmark the masters
 //! are checked for keys a release should have deleted, then flushed.
 
+pub mod client_cpu;
 pub mod fixture;
+pub mod peers;
 pub mod report;

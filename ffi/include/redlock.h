@@ -571,13 +571,13 @@ enum redlock_status redlock_lock_vote(const struct redlock_lock *lock,
  * Short stable name of a `redlock_outcome` (`"granted"`, `"denied"`, `"failed"`,
  * `"timed_out"`, `"not_awaited"`), or `"unknown"`. Static: never free it.
  */
-const char *redlock_outcome_str(int outcome);
+const char *redlock_outcome_str(redlock_outcome outcome);
 
 /**
  * Short stable name of a `redlock_verdict` (`"won"`, `"expired"`, `"split_vote"`,
  * `"clean_loss"`), or `"unknown"`. Static: never free it.
  */
-const char *redlock_verdict_str(int verdict);
+const char *redlock_verdict_str(redlock_verdict verdict);
 
 /**
  * The defaults of every option, with `struct_size` set to this header's

@@ -279,10 +279,23 @@ fn name_of(
     })
 }
 
+/// A `redlock_outcome` as C passes it: the header declares the parameter with the enum type
+/// (so `-Wsign-conversion` and C++ see the right type), while Rust receives the plain int, so
+/// any number C passes stays defined behaviour. (cbindgen renames it to `redlock_outcome` in
+/// the header and does not emit it.)
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct redlock_outcome_value(pub c_int);
+
+/// A `redlock_verdict` as C passes it (see `redlock_outcome_value`).
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct redlock_verdict_value(pub c_int);
+
 /// Short stable name of a `redlock_outcome` (`"granted"`, `"denied"`, `"failed"`,
 /// `"timed_out"`, `"not_awaited"`), or `"unknown"`. Static: never free it.
 #[no_mangle]
-pub extern "C" fn redlock_outcome_str(outcome: c_int) -> *const c_char {
+pub extern "C" fn redlock_outcome_str(outcome: redlock_outcome_value) -> *const c_char {
     use redlock_outcome::*;
     let names = [
         (REDLOCK_OUTCOME_GRANTED as c_int, c"granted"),
@@ -291,13 +304,13 @@ pub extern "C" fn redlock_outcome_str(outcome: c_int) -> *const c_char {
         (REDLOCK_OUTCOME_TIMED_OUT as c_int, c"timed_out"),
         (REDLOCK_OUTCOME_NOT_AWAITED as c_int, c"not_awaited"),
     ];
-    name_of(outcome, &names, c"unknown")
+    name_of(outcome.0, &names, c"unknown")
 }
 
 /// Short stable name of a `redlock_verdict` (`"won"`, `"expired"`, `"split_vote"`,
 /// `"clean_loss"`), or `"unknown"`. Static: never free it.
 #[no_mangle]
-pub extern "C" fn redlock_verdict_str(verdict: c_int) -> *const c_char {
+pub extern "C" fn redlock_verdict_str(verdict: redlock_verdict_value) -> *const c_char {
     use redlock_verdict::*;
     let names = [
         (REDLOCK_VERDICT_WON as c_int, c"won"),
@@ -305,7 +318,7 @@ pub extern "C" fn redlock_verdict_str(verdict: c_int) -> *const c_char {
         (REDLOCK_VERDICT_SPLIT_VOTE as c_int, c"split_vote"),
         (REDLOCK_VERDICT_CLEAN_LOSS as c_int, c"clean_loss"),
     ];
-    name_of(verdict, &names, c"unknown")
+    name_of(verdict.0, &names, c"unknown")
 }
 
 #[cfg(test)]
@@ -333,7 +346,10 @@ mod tests {
             ),
         ];
         for (c, core) in outcomes {
-            assert_eq!(text(redlock_outcome_str(c as c_int)), core.as_str());
+            assert_eq!(
+                text(redlock_outcome_str(redlock_outcome_value(c as c_int))),
+                core.as_str()
+            );
             assert_eq!(master_vote(core, None, None).outcome, c);
         }
         let failed = master_vote(
@@ -347,9 +363,21 @@ mod tests {
             .to_str()
             .unwrap();
         assert!(error.starts_with("WRONGPASS é") && error.len() < REDLOCK_MASTER_ERROR_LEN);
-        assert_eq!(text(redlock_outcome_str(2)), "failed");
-        assert_eq!(text(redlock_outcome_str(99)), "unknown");
-        assert_eq!(text(redlock_verdict_str(2)), Verdict::SplitVote.as_str());
-        assert_eq!(text(redlock_verdict_str(-3)), "unknown");
+        assert_eq!(
+            text(redlock_outcome_str(redlock_outcome_value(2))),
+            "failed"
+        );
+        assert_eq!(
+            text(redlock_outcome_str(redlock_outcome_value(99))),
+            "unknown"
+        );
+        assert_eq!(
+            text(redlock_verdict_str(redlock_verdict_value(2))),
+            Verdict::SplitVote.as_str()
+        );
+        assert_eq!(
+            text(redlock_verdict_str(redlock_verdict_value(-3))),
+            "unknown"
+        );
     }
 }

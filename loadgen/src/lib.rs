@@ -9,6 +9,9 @@
 pub mod app;
 pub mod capacity;
 pub mod checker;
+// Doc comments in `cli` are clap's help text (`[user:password@]`, `zipf[:EXPONENT]`), not
+// rustdoc links.
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
 pub mod config;
 pub mod cpu;

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
     match runs {
         Ok(runs) => {
             print!("{}", redlock_bench::report::render(&runs));
+            print!("{}", redlock_bench::client_cpu::render(&dir, &baselines));
             ExitCode::SUCCESS
         }
         Err(e) => {

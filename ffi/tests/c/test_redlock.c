@@ -638,7 +638,7 @@ static void constants(void) {
     CHECK(opts.struct_size == sizeof(redlock_options));
     CHECK(strcmp(redlock_version(), REDLOCK_VERSION) == 0);
     CHECK(strcmp(redlock_outcome_str(REDLOCK_OUTCOME_NOT_AWAITED), "not_awaited") == 0);
-    CHECK(strcmp(redlock_outcome_str(42), "unknown") == 0);
+    CHECK(strcmp(redlock_outcome_str((redlock_outcome)42), "unknown") == 0);
     CHECK(strcmp(redlock_verdict_str(REDLOCK_VERDICT_SPLIT_VOTE), "split_vote") == 0);
     /* The driver compares these with the Rust layouts. */
     printf("sizes: options %zu vote %zu master_vote %zu status %zu\n", sizeof(redlock_options),

@@ -181,7 +181,7 @@ pub struct ComparisonJson {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultJson {
     pub schema_version: u32,
-    /// Always "run" here (see [`super::document`] for the other kinds).
+    /// Always "run" here (sweeps and capacity searches have kinds of their own).
     pub kind: String,
     #[serde(flatten)]
     pub header: Header,

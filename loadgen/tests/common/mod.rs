@@ -208,12 +208,15 @@ pub fn assert_consistent(mode: &Value, n_masters: u64, workers: u64) {
     );
 }
 
-/// Ports that were free a moment ago: nothing listens there.
+/// `n` distinct ports that were free a moment ago: nothing listens there. The listeners are
+/// all held until every port is known, so the OS cannot hand out the same port twice (the
+/// same server listed twice is refused as a configuration error).
 pub fn closed_ports(n: usize) -> Vec<u16> {
-    (0..n)
-        .map(|_| {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            listener.local_addr().unwrap().port()
-        })
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
         .collect()
 }

@@ -1,0 +1,312 @@
+//! The three workloads of `make bench-peers`, run the same way by every Rust driver.
+//!
+//! A driver is one process measuring one library on one workload: it parses [`Args`] from its
+//! command line, builds its client, then hands it to [`run_async`] or [`run_blocking`], which
+//! warm up with one cycle, run the workload, and print one JSON line on stdout (the format
+//! every driver shares, the C and Python ones included; see BENCHMARKS.md):
+//!
+//! - W1: one task, `cycles` serial acquire + release cycles on one key.
+//! - W2: `tasks` tasks sharing the client, `cycles` cycles each on a key of its own.
+//! - W3: `tasks` tasks on one key until `seconds` have passed; every acquire retries up to
+//!   [`W3_RETRIES`] times with a delay drawn from [`W3_DELAY_MIN`, `W3_DELAY_MAX`].
+//!
+//! The CPU figure is the whole process's user + sys time (`getrusage(RUSAGE_SELF)`, every
+//! thread) over the measured window only: start-up, connecting and the warm-up cycle are left
+//! out, in every language alike.
+
+use std::future::Future;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+pub mod cli;
+
+pub use cli::{Args, Workload};
+
+/// W3: retries after the first attempt.
+pub const W3_RETRIES: u32 = 100;
+/// W3: shortest delay between two attempts.
+pub const W3_DELAY_MIN: Duration = Duration::from_millis(10);
+/// W3: longest delay between two attempts.
+pub const W3_DELAY_MAX: Duration = Duration::from_millis(20);
+
+/// The key of task `task` in `workload` (W1 and W3 share one key between all tasks).
+pub fn key(workload: Workload, task: usize) -> String {
+    match workload {
+        Workload::W1 => "peers:w1".to_string(),
+        Workload::W2 => format!("peers:w2:{task}"),
+        Workload::W3 => "peers:w3".to_string(),
+    }
+}
+
+/// A W3 delay, uniform in [`W3_DELAY_MIN`, `W3_DELAY_MAX`].
+pub fn w3_delay() -> Duration {
+    use rand::Rng;
+    rand::rng().random_range(W3_DELAY_MIN..=W3_DELAY_MAX)
+}
+
+/// For a library whose own retry cannot express W3's: one attempt, then up to
+/// [`W3_RETRIES`] more after a [`w3_delay`] each.
+pub async fn retry_async<T, F, Fut>(mut attempt: F) -> Result<T, String>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let mut result = attempt().await;
+    for _ in 0..W3_RETRIES {
+        if result.is_ok() {
+            break;
+        }
+        tokio::time::sleep(w3_delay()).await;
+        result = attempt().await;
+    }
+    result
+}
+
+/// The blocking twin of [`retry_async`].
+pub fn retry_blocking<T>(mut attempt: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+    let mut result = attempt();
+    for _ in 0..W3_RETRIES {
+        if result.is_ok() {
+            break;
+        }
+        std::thread::sleep(w3_delay());
+        result = attempt();
+    }
+    result
+}
+
+/// A client driven from tokio tasks. Errors are the library's messages.
+pub trait AsyncClient: Send + Sync + 'static {
+    type Guard: Send + 'static;
+    fn acquire(&self, key: &str) -> impl Future<Output = Result<Self::Guard, String>> + Send;
+    fn release(&self, guard: Self::Guard) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// A client driven from OS threads.
+pub trait BlockingClient: Send + Sync + 'static {
+    type Guard;
+    fn acquire(&self, key: &str) -> Result<Self::Guard, String>;
+    fn release(&self, guard: Self::Guard) -> Result<(), String>;
+}
+
+/// What one task measured.
+#[derive(Debug, Default)]
+struct Samples {
+    acquire_ns: Vec<u64>,
+    release_ns: Vec<u64>,
+    acquire_failed: u64,
+    release_failed: u64,
+    errors: Vec<String>,
+}
+
+impl Samples {
+    fn error(&mut self, message: String) {
+        // A few distinct messages are enough to say what went wrong.
+        if self.errors.len() < 5 && !self.errors.contains(&message) {
+            self.errors.push(message);
+        }
+    }
+
+    fn merge(mut self, other: Samples) -> Samples {
+        self.acquire_ns.extend(other.acquire_ns);
+        self.release_ns.extend(other.release_ns);
+        self.acquire_failed += other.acquire_failed;
+        self.release_failed += other.release_failed;
+        for e in other.errors {
+            self.error(e);
+        }
+        self
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// When one task stops: after `cycles` cycles (W1, W2) or at the deadline (W3).
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    Cycles(usize),
+    Deadline(Instant),
+}
+
+impl Stop {
+    fn more(self, done: usize) -> bool {
+        match self {
+            Stop::Cycles(n) => done < n,
+            Stop::Deadline(at) => Instant::now() < at,
+        }
+    }
+}
+
+fn stop(args: &Args, start: Instant) -> Stop {
+    match args.workload {
+        Workload::W1 | Workload::W2 => Stop::Cycles(args.cycles),
+        Workload::W3 => Stop::Deadline(start + Duration::from_secs_f64(args.seconds)),
+    }
+}
+
+/// User and sys CPU time of this whole process so far.
+pub fn process_cpu() -> (Duration, Duration) {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    (tv(usage.ru_utime), tv(usage.ru_stime))
+}
+
+/// Runs the workload of `args` on `client` from tokio tasks (the caller's multi-threaded
+/// runtime) and prints the result line.
+pub fn run_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, client: C) {
+    let client = Arc::new(client);
+    let warm_up = rt.block_on(async {
+        let guard = client.acquire("peers:warm-up").await?;
+        client.release(guard).await
+    });
+    if let Err(e) = warm_up {
+        fail(args, &format!("warm-up cycle failed: {e}"));
+    }
+    let tasks = args.task_count();
+    let cpu_before = process_cpu();
+    let start = Instant::now();
+    let until = stop(args, start);
+    let samples = rt.block_on(async {
+        let handles: Vec<_> = (0..tasks)
+            .map(|task| {
+                let client = Arc::clone(&client);
+                let key = key(args.workload, task);
+                tokio::spawn(async move {
+                    let mut samples = Samples::default();
+                    let mut done = 0;
+                    while until.more(done) {
+                        done += 1;
+                        let began = Instant::now();
+                        let guard = match client.acquire(&key).await {
+                            Ok(guard) => guard,
+                            Err(e) => {
+                                samples.acquire_failed += 1;
+                                samples.error(e);
+                                continue;
+                            }
+                        };
+                        let acquired = Instant::now();
+                        samples.acquire_ns.push(nanos(acquired - began));
+                        let released = client.release(guard).await;
+                        samples.release_ns.push(nanos(acquired.elapsed()));
+                        if let Err(e) = released {
+                            samples.release_failed += 1;
+                            samples.error(e);
+                        }
+                    }
+                    samples
+                })
+            })
+            .collect();
+        let mut all = Samples::default();
+        for handle in handles {
+            match handle.await {
+                Ok(samples) => all = all.merge(samples),
+                Err(e) => all.error(format!("task failed: {e}")),
+            }
+        }
+        all
+    });
+    print_result(args, start.elapsed(), cpu_before, samples);
+}
+
+/// Runs the workload of `args` on `client` from OS threads and prints the result line.
+pub fn run_blocking<C: BlockingClient>(args: &Args, client: C) {
+    let warm_up = client
+        .acquire("peers:warm-up")
+        .and_then(|guard| client.release(guard));
+    if let Err(e) = warm_up {
+        fail(args, &format!("warm-up cycle failed: {e}"));
+    }
+    let tasks = args.task_count();
+    let barrier = Barrier::new(tasks + 1);
+    // Set by the main thread just before it opens the barrier; read by every driver thread.
+    let start_cell = OnceLock::new();
+    let mut cpu_before = process_cpu();
+    let samples = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..tasks)
+            .map(|task| {
+                let (client, barrier, start_cell) = (&client, &barrier, &start_cell);
+                let key = key(args.workload, task);
+                scope.spawn(move || {
+                    barrier.wait();
+                    let until = stop(args, *start_cell.get().expect("set before the barrier"));
+                    let mut samples = Samples::default();
+                    let mut done = 0;
+                    while until.more(done) {
+                        done += 1;
+                        let began = Instant::now();
+                        let guard = match client.acquire(&key) {
+                            Ok(guard) => guard,
+                            Err(e) => {
+                                samples.acquire_failed += 1;
+                                samples.error(e);
+                                continue;
+                            }
+                        };
+                        let acquired = Instant::now();
+                        samples.acquire_ns.push(nanos(acquired - began));
+                        let released = client.release(guard);
+                        samples.release_ns.push(nanos(acquired.elapsed()));
+                        if let Err(e) = released {
+                            samples.release_failed += 1;
+                            samples.error(e);
+                        }
+                    }
+                    samples
+                })
+            })
+            .collect();
+        cpu_before = process_cpu();
+        start_cell.get_or_init(Instant::now);
+        barrier.wait();
+        let mut all = Samples::default();
+        for handle in handles {
+            match handle.join() {
+                Ok(samples) => all = all.merge(samples),
+                Err(_) => all.error("a driver thread panicked".to_string()),
+            }
+        }
+        all
+    });
+    let start = *start_cell.get().expect("set before the barrier");
+    print_result(args, start.elapsed(), cpu_before, samples);
+}
+
+fn print_result(args: &Args, wall: Duration, cpu_before: (Duration, Duration), s: Samples) {
+    let (user, sys) = process_cpu();
+    let line = serde_json::json!({
+        "driver": args.driver,
+        "library": args.library,
+        "workload": args.workload.name(),
+        "tasks": args.task_count(),
+        "ok": s.acquire_ns.len(),
+        "acquire_failed": s.acquire_failed,
+        "release_failed": s.release_failed,
+        "errors": s.errors,
+        "wall_s": wall.as_secs_f64(),
+        "cpu_user_s": (user - cpu_before.0).as_secs_f64(),
+        "cpu_sys_s": (sys - cpu_before.1).as_secs_f64(),
+        "acquire_ns": s.acquire_ns,
+        "release_ns": s.release_ns,
+    });
+    println!("{line}");
+}
+
+/// Prints a failure line (the harness reports the driver as failed with this reason) and exits.
+pub fn fail(args: &Args, reason: &str) -> ! {
+    let line = serde_json::json!({
+        "driver": args.driver,
+        "workload": args.workload.name(),
+        "failed": reason,
+    });
+    println!("{line}");
+    std::process::exit(2);
+}
