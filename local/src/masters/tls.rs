@@ -1,10 +1,9 @@
 //! TLS-only masters: the certificates they serve, and a throw-away self-signed one.
 
 use std::ffi::OsStr;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-use super::LocalError;
 
 /// The certificates of TLS-only masters ([`LocalMasters::start_tls_with`](super::LocalMasters::start_tls_with)).
 #[derive(Debug, Clone)]
@@ -39,7 +38,7 @@ impl TlsFiles {
 }
 
 /// A fresh self-signed certificate for 127.0.0.1 in `dir` (`server.crt`, `server.key`).
-pub(super) fn self_signed(dir: &Path) -> Result<TlsFiles, LocalError> {
+pub(super) fn self_signed(dir: &Path) -> io::Result<TlsFiles> {
     let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
     // Output captured (not shown): openssl's own words go into the error if it fails.
     let made = Command::new("openssl")
@@ -59,16 +58,14 @@ pub(super) fn self_signed(dir: &Path) -> Result<TlsFiles, LocalError> {
             key,
             require_client_cert: false,
         }),
-        Ok(out) => Err(LocalError::Io(std::io::Error::other(format!(
+        Ok(out) => Err(io::Error::other(format!(
             "openssl could not make a test certificate ({}): {}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
-        )))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(LocalError::Io(std::io::Error::other(
-                "openssl not found: install it (`apt-get install openssl`) for TLS masters",
-            )))
-        }
-        Err(e) => Err(e.into()),
+        ))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(io::Error::other(
+            "openssl not found: install it (`apt-get install openssl`) for TLS masters",
+        )),
+        Err(e) => Err(e),
     }
 }

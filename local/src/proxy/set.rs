@@ -4,7 +4,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::ops::Index;
 
-use super::FaultProxy;
+use super::single::FaultProxy;
 use crate::LocalMasters;
 
 /// A [`FaultProxy`] in front of each of a set of masters; `proxies[i]` fronts master `i`.
