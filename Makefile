@@ -51,7 +51,7 @@ test-rust: deps-redis ## Rust unit, integration and doc tests against real local
 test: deps lint test-rust $(TEST_TARGETS) ## Install what is missing, then run every gate and test
 
 demo: deps-redis ## Acquire and release a lock on 5 local masters in both fan-out modes
-	$(CARGO) run --release --locked -q -p redlock-core --features local --example demo
+	$(CARGO) run --release --locked -q -p redlock-core --example demo
 
 RUN_TARGET ?= demo
 run: deps-rust deps-redis $(RUN_TARGET) ## The main job: the load generator's default workload on 5 local masters

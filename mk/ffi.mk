@@ -109,5 +109,5 @@ install: ## Install libredlock (.so with SONAME and symlinks, .a), redlock.h, re
 	done
 	@echo "installed libredlock $(FFI_VERSION) (SONAME libredlock.so.$(FFI_ABI)) under $(DESTDIR)$(PREFIX)"
 
-ffi-overhead: deps-redis ## Measure one acquire+release through the C ABI vs the Rust API (same masters, same run)
-	$(CARGO) run --locked --release -q -p redlock-ffi --example overhead
+ffi-overhead: deps-redis ## Measure one acquire+release through the C ABI vs the Rust API (criterion, bench/benches/ffi.rs)
+	$(CARGO) bench --locked -p redlock-bench --bench ffi -- $(BENCH_ARGS)

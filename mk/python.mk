@@ -3,7 +3,7 @@
 # A virtualenv in python/.venv holds the pinned tools of python/requirements-dev.txt; the
 # extension is built into it with maturin (debug for tests, release for the benchmark).
 
-.PHONY: deps-python python-develop test-python bench-python deps-wheel wheel test-wheel
+.PHONY: deps-python python-develop masters-bin test-python bench-python deps-wheel wheel test-wheel
 
 PYTHON ?= python3
 PY_VENV := python/.venv
@@ -12,6 +12,10 @@ PY := $(PY_VENV)/bin/python
 PY_DEPS_STAMP := $(PY_VENV)/.requirements-installed
 # Per-test bound of the pytest suite (seconds).
 PYTEST_TIMEOUT ?= 60
+# The local masters of the Python tests (python/tests/conftest.py): `redlock-masters`, crate
+# redlock-local, the same local masters the Rust tests use.
+REDLOCK_MASTERS_BIN := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug/redlock-masters
+export REDLOCK_MASTERS_BIN
 # Where `make wheel` puts the wheel, and its stamp for the zig toolchain.
 WHEEL_DIR := target/wheels
 PY_WHEEL_STAMP := $(PY_VENV)/.wheel-requirements-installed
@@ -33,15 +37,18 @@ $(PY_DEPS_STAMP): python/requirements-dev.txt
 python-develop: deps-python ## Build redlock_rs (debug) and install it into python/.venv
 	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q
 
-test-python: deps-redis python-develop ## pytest suite (warnings as errors, per-test timeout), stubtest of the .pyi, mypy --strict
+masters-bin: ## Build redlock-masters, which starts the Python tests' local masters (REDLOCK_MASTERS_BIN)
+	$(CARGO) build --locked -q -p redlock-local --bin redlock-masters
+
+test-python: deps-redis python-develop masters-bin ## pytest suite (warnings as errors, per-test timeout), stubtest of the .pyi, mypy --strict
 	cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) tests
 	cd python/tests && ../.venv/bin/python -m mypy.stubtest redlock_rs
-	cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests bench
+	cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests ../bench/python
 
-bench-python: deps-redis deps-python ## Acquire+release cycles/s from Python vs the Rust blocking API (release builds, 5 local masters)
+bench-python: deps-redis deps-python masters-bin ## Acquire+release cycles/s from Python vs the Rust blocking API (release builds, 5 local masters)
 	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q --release
-	$(CARGO) build --release --locked -q -p redlock-python --example cycles
-	$(PY) python/bench/cycles.py --rust target/release/examples/cycles \
+	$(CARGO) build --release --locked -q -p redlock-bench --bin blocking-cycles
+	$(PY) bench/python/cycles.py --rust target/release/blocking-cycles \
 	  --seconds $(BENCH_PY_SECONDS) --runs $(BENCH_PY_RUNS)
 
 deps-wheel: $(PY_WHEEL_STAMP)
@@ -58,7 +65,7 @@ wheel: deps-wheel ## abi3 wheel for CPython >= 3.9 on manylinux2014 (glibc 2.17)
 	  --strip --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu --out $(abspath $(WHEEL_DIR))
 	@ls -l $(WHEEL_DIR)/redlock_rs-*.whl
 
-test-wheel: deps-redis wheel ## Install the wheel into a fresh virtualenv without Rust on PATH; round trip on 5 local masters
+test-wheel: deps-redis wheel masters-bin ## Install the wheel into a fresh virtualenv without Rust on PATH; round trip on 5 local masters
 	cd python/tests && ../.venv/bin/python wheel_check.py $(abspath $(WHEEL_DIR))
 
 DEPS_TARGETS += deps-python

@@ -1,6 +1,6 @@
 //! One slow master out of 5: `slow_master/{sequential,concurrent}/5/...`.
 //!
-//! Every master sits behind a fault proxy (`redlock_core::proxy`), so all five pay the same
+//! Every master sits behind a fault proxy (`redlock_local::proxy`), so all five pay the same
 //! extra hop; master 0's proxy delays each request by 2 ms (a round trip ~2 ms slower). This
 //! is where the fan-out modes differ most: sequential waits for the slow master in every
 //! operation, concurrent wins its quorum from the four fast ones (release still waits for
@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use redlock_bench::fixture::{self, Masters, Names, FANOUTS, TTL};
-use redlock_core::proxy::{Direction, FaultProxies};
 use redlock_core::Redlock;
+use redlock_local::proxy::{Direction, FaultProxies};
 
 const MASTERS: usize = 5;
 /// Added to every request to the slow master.

@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use redlock_core::local::LocalMasters;
 use redlock_core::{blocking, FanOut, Lock, Outcome, Redlock, Vote};
+use redlock_local::LocalMasters;
 use tokio::runtime::Runtime;
 
 /// TTL of every benchmark lock: long enough that no lock can expire during a sample.

@@ -1,11 +1,11 @@
 //! Starts 5 local masters, acquires and releases one lock in each fan-out mode, prints votes.
 //!
-//! `cargo run -p redlock-core --features local --example demo`
+//! `cargo run -p redlock-core --example demo` (or `make demo`)
 
 use std::time::Duration;
 
-use redlock_core::local::LocalMasters;
 use redlock_core::{FanOut, Redlock, Vote};
+use redlock_local::LocalMasters;
 
 fn print_vote(what: &str, vote: &Vote) {
     println!("  {what}: {vote}");

@@ -35,10 +35,6 @@ mod vote;
 mod watchdog;
 
 pub mod blocking;
-#[cfg(feature = "local")]
-pub mod local;
-#[cfg(feature = "local")]
-pub mod proxy;
 
 pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{

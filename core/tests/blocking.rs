@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use redlock_core::{blocking, FanOut, Retry};
 
-fn blocking_client(m: &redlock_core::local::LocalMasters, fanout: FanOut) -> blocking::Redlock {
+fn blocking_client(m: &redlock_local::LocalMasters, fanout: FanOut) -> blocking::Redlock {
     let client = builder(m, fanout).build_blocking().unwrap();
     client.wait_connected(Duration::from_secs(5)).unwrap();
     client

@@ -184,7 +184,7 @@ fn building_outside_a_runtime_is_an_error_not_a_panic() {
 
 #[tokio::test]
 async fn masters_with_a_password_work_through_the_url_and_refuse_a_wrong_one() {
-    let m = redlock_core::local::LocalMasters::start_with_password(3, "s3cr3t-pw").unwrap();
+    let m = redlock_local::LocalMasters::start_with_password(3, "s3cr3t-pw").unwrap();
     assert!(!format!("{m:?}").contains("s3cr3t-pw"), "{m:?}");
     let redlock = connected(Redlock::builder(m.urls())).await;
     let lock = redlock

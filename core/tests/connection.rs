@@ -65,7 +65,8 @@ async fn after_a_master_restarts_the_client_reconnects_and_locks_land_on_it_agai
             &format!("the client reconnects to restarted master {restarted}"),
             LANDS_WITHIN,
             || {
-                let clients = m.command(restarted, &["CLIENT", "LIST"]).unwrap();
+                let reply = m.command(restarted, &["CLIENT", "LIST"]).unwrap();
+                let clients = reply.as_text().unwrap_or_default();
                 clients.contains("cmd=script|load") || clients.contains("cmd=evalsha")
             },
         )
@@ -125,7 +126,7 @@ fn assert_every_master_failed(err: &redlock_core::Error, kind: FailureKind, word
 
 #[tokio::test]
 async fn a_wrong_or_missing_password_is_named_with_the_servers_words() {
-    let m = redlock_core::local::LocalMasters::start_with_password(3, "right-one").unwrap();
+    let m = redlock_local::LocalMasters::start_with_password(3, "right-one").unwrap();
     let wrong: Vec<String> = m
         .urls()
         .iter()
@@ -171,7 +172,7 @@ async fn a_closed_port_is_named_as_refused() {
 
 #[tokio::test]
 async fn an_untrusted_certificate_is_named_as_a_tls_failure() {
-    let m = redlock_core::local::LocalMasters::start_tls(3).unwrap();
+    let m = redlock_local::LocalMasters::start_tls(3).unwrap();
     // Without `#insecure` the throw-away self-signed certificate is not trusted.
     let strict: Vec<String> = m
         .urls()

@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use common::{eventually, masters};
 use redlock_core::{FailureKind, FanOut, Outcome, Redlock};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use redlock_local::resp::{Decoder, Reply};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 const TTL: Duration = Duration::from_secs(10);
@@ -75,46 +76,16 @@ impl Hostile {
     }
 }
 
-/// Reads one command (an array of bulk strings); `None` at end of stream.
-async fn read_command(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<Vec<u8>>> {
-    loop {
-        if let Some((args, used)) = parse_command(buf) {
-            buf.drain(..used);
-            return Some(args);
-        }
-        let mut chunk = [0u8; 4096];
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-}
-
-fn parse_command(buf: &[u8]) -> Option<(Vec<Vec<u8>>, usize)> {
-    fn line(buf: &[u8], at: usize) -> Option<(usize, usize)> {
-        let end = buf[at..].windows(2).position(|w| w == b"\r\n")? + at;
-        let n = std::str::from_utf8(&buf[at + 1..end]).ok()?.parse().ok()?;
-        Some((n, end + 2))
-    }
-    let (n, mut at) = line(buf, 0)?;
-    let mut args = Vec::with_capacity(n);
-    for _ in 0..n {
-        let (len, start) = line(buf, at)?;
-        if buf.len() < start + len + 2 {
-            return None;
-        }
-        args.push(buf[start..start + len].to_vec());
-        at = start + len + 2;
-    }
-    Some((args, at))
+/// Reads one command (an array of bulk strings); `None` at end of stream or on bad input.
+async fn read_command(stream: &mut TcpStream, decoder: &mut Decoder) -> Option<Vec<Vec<u8>>> {
+    decoder.read_async(stream).await.ok()?.into_command()
 }
 
 async fn serve(mut stream: TcpStream, mode: Mode) {
-    let mut buf = Vec::new();
+    let mut decoder = Decoder::default();
     let mut requests = 0usize;
     let mut previous_id: Vec<u8> = b"0".to_vec();
-    while let Some(args) = read_command(&mut stream, &mut buf).await {
+    while let Some(args) = read_command(&mut stream, &mut decoder).await {
         let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
         let reply: Vec<u8> = match name.as_str() {
             "SCRIPT" => {
@@ -127,20 +98,18 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
                 } else {
                     sha
                 };
-                format!("${}\r\n{sha}\r\n", sha.len()).into_bytes()
+                Reply::bulk(sha).to_bytes()
             }
             "EVALSHA" => {
                 requests += 1;
                 let id = args.last().unwrap().clone();
                 let reply = match mode {
-                    Mode::StrayOk if requests == 1 => b"+OK\r\n:0\r\n".to_vec(),
-                    Mode::StrayOk | Mode::WrongScriptSha => b":0\r\n".to_vec(),
-                    Mode::ReplayPreviousGrant => {
-                        let mut r = format!("${}\r\n", previous_id.len()).into_bytes();
-                        r.extend_from_slice(&previous_id);
-                        r.extend_from_slice(b"\r\n");
-                        r
+                    Mode::StrayOk if requests == 1 => {
+                        let stray = Reply::Status("OK".into()).to_bytes();
+                        [stray, Reply::Integer(0).to_bytes()].concat()
                     }
+                    Mode::StrayOk | Mode::WrongScriptSha => Reply::Integer(0).to_bytes(),
+                    Mode::ReplayPreviousGrant => Reply::bulk(previous_id).to_bytes(),
                     Mode::Flood => {
                         let _ = stream.write_all(b"$4000000000\r\n").await;
                         let junk = vec![b'x'; 64 * 1024];
@@ -152,7 +121,7 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
                 previous_id = id;
                 reply
             }
-            _ => b"+OK\r\n".to_vec(),
+            _ => Reply::Status("OK".into()).to_bytes(),
         };
         if stream.write_all(&reply).await.is_err() {
             return;

@@ -2,12 +2,12 @@
 //! require a client certificate (mutual TLS). Everything is generated per test with `openssl`
 //! (installed by `make deps-redis`) and served by real `redis-server` processes.
 
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use redlock_core::{FailureKind, FanOut, Outcome, Redlock};
+use redlock_local::{LocalMasters, TlsFiles};
 
 const TTL: Duration = Duration::from_secs(10);
 
@@ -73,78 +73,25 @@ fn pki(dir: &Path, name: &str) {
     );
 }
 
-/// A TLS-only redis-server with `server` certs; clients must present a certificate signed by
-/// `client_ca` when it is given. Killed on drop.
-struct TlsMaster {
-    child: Child,
-    port: u16,
+/// Three TLS-only masters serving the `server` certificate; with `client_ca`, they require a
+/// client certificate signed by it.
+fn tls_masters(dir: &Path, client_ca: Option<&str>) -> LocalMasters {
+    let files = TlsFiles {
+        cert: dir.join("server.pem"),
+        key: dir.join("server.key"),
+        client_ca: dir.join(client_ca.unwrap_or("server-ca.pem")),
+        require_client_cert: client_ca.is_some(),
+    };
+    LocalMasters::start_tls_with(3, files).expect("TLS masters")
 }
 
-impl Drop for TlsMaster {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl TlsMaster {
-    fn start(dir: &Path, client_ca: Option<&str>) -> TlsMaster {
-        for _ in 0..20 {
-            let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let mut cmd = Command::new(
-                std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into()),
-            );
-            cmd.current_dir(dir)
-                .args([
-                    "--port",
-                    "0",
-                    "--tls-port",
-                    &port.to_string(),
-                    "--bind",
-                    "127.0.0.1",
-                ])
-                .args([
-                    "--tls-cert-file",
-                    "server.pem",
-                    "--tls-key-file",
-                    "server.key",
-                ])
-                .args(["--save", "", "--appendonly", "no"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            match client_ca {
-                Some(ca) => cmd.args(["--tls-ca-cert-file", ca, "--tls-auth-clients", "yes"]),
-                None => cmd.args([
-                    "--tls-ca-cert-file",
-                    "server-ca.pem",
-                    "--tls-auth-clients",
-                    "no",
-                ]),
-            };
-            let mut child = cmd.spawn().expect("redis-server");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
-                    return TlsMaster { child, port };
-                }
-                if child.try_wait().unwrap().is_some() {
-                    break; // the port was taken meanwhile: try another
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        panic!("no TLS redis-server could start");
-    }
-}
-
-fn url(master: &TlsMaster, query: &str) -> String {
-    format!("rediss://127.0.0.1:{}/?{query}", master.port)
+/// The masters' URLs with `query` appended.
+fn urls(masters: &LocalMasters, query: &str) -> Vec<String> {
+    masters
+        .urls()
+        .iter()
+        .map(|u| format!("{u}?{query}"))
+        .collect()
 }
 
 fn path(dir: &Path, file: &str) -> String {
@@ -189,36 +136,28 @@ async fn a_private_ca_is_trusted_when_named_and_mutual_tls_works_with_a_client_c
     let d = dir.path();
 
     // Server certificates from a private CA: trusted only when the URL names that CA.
-    let plain: Vec<TlsMaster> = (0..3).map(|_| TlsMaster::start(d, None)).collect();
+    let plain = tls_masters(d, None);
     let trusted = format!("ssl_ca_certs={}", path(d, "server-ca.pem"));
-    acquire(plain.iter().map(|m| url(m, &trusted)).collect())
+    acquire(urls(&plain, &trusted))
         .await
         .expect("the private CA is trusted");
-    let err = acquire(plain.iter().map(|m| url(m, "")).collect())
-        .await
-        .unwrap_err();
+    let err = acquire(urls(&plain, "")).await.unwrap_err();
     assert_tls_failure(&err, "certificate");
     let wrong = format!("ssl_ca_certs={}", path(d, "other-ca.pem"));
-    let err = acquire(plain.iter().map(|m| url(m, &wrong)).collect())
-        .await
-        .unwrap_err();
+    let err = acquire(urls(&plain, &wrong)).await.unwrap_err();
     assert_tls_failure(&err, "certificate");
 
     // Mutual TLS: the masters require a client certificate signed by client-ca.
-    let mutual: Vec<TlsMaster> = (0..3)
-        .map(|_| TlsMaster::start(d, Some("client-ca.pem")))
-        .collect();
+    let mutual = tls_masters(d, Some("client-ca.pem"));
     let with_cert = format!(
         "{trusted}&ssl_certfile={}&ssl_keyfile={}",
         path(d, "client.pem"),
         path(d, "client.key")
     );
-    acquire(mutual.iter().map(|m| url(m, &with_cert)).collect())
+    acquire(urls(&mutual, &with_cert))
         .await
         .expect("mutual TLS with a client certificate");
-    let err = acquire(mutual.iter().map(|m| url(m, &trusted)).collect())
-        .await
-        .unwrap_err();
+    let err = acquire(urls(&mutual, &trusted)).await.unwrap_err();
     // The server refuses during the handshake: rustls reports the alert it sent.
     println!("mutual TLS without a client certificate: {err}");
     assert_tls_failure(&err, "ertificate");

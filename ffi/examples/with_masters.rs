@@ -6,7 +6,7 @@
 
 use std::process::{Command, ExitCode};
 
-use redlock_core::local::LocalMasters;
+use redlock_local::LocalMasters;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

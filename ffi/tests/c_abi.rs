@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use redlock_core::local::LocalMasters;
+use redlock_local::LocalMasters;
 
 /// How the programs are checked for memory errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use redlock_core::local::{LocalError, LocalMasters};
+use redlock_local::{LocalError, LocalMasters};
 
 use crate::error::LoadgenError;
 

@@ -9,7 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use redlock_core::local::LocalMasters;
+use redlock_local::resp::Reply;
+use redlock_local::LocalMasters;
 use serde_json::Value;
 
 fn path(dir: &Path, name: &str) -> PathBuf {
@@ -26,7 +27,7 @@ fn wait_for_load(masters: &LocalMasters) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let keys = masters.command(0, &["KEYS", "redlock-loadgen:*"]).unwrap();
-        if !keys.starts_with("*0") {
+        if keys != Reply::Array(Vec::new()) {
             return;
         }
         assert!(

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use redlock_core::local::LocalMasters;
+use redlock_local::LocalMasters;
 
 #[test]
 fn unreachable_masters_fail_fast_naming_each_cause() {

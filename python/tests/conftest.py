@@ -1,20 +1,20 @@
 """Shared test support: real redis-server masters on free loopback ports.
 
-`LocalMasters` starts N `redis-server` processes (``--save "" --appendonly no``) on free ports
-of 127.0.0.1, talks to them with a minimal RESP client (to check keys behind the library's
-back), can pause (SIGSTOP), resume and kill each, and kills them all at teardown. The benchmark
-script imports it too.
+`LocalMasters` runs N `redis-server` processes through the `redlock-masters` binary (crate
+redlock-local, the same local masters the Rust tests use): it starts them on free ports of
+127.0.0.1, pauses (SIGSTOP), resumes, kills and restarts each on request, and stops them all
+when its stdin closes (`stop()`) or this process dies. The Makefile builds the binary and names
+it in REDLOCK_MASTERS_BIN. Keys are checked behind the library's back with a minimal RESP
+client. The benchmark script (bench/python/cycles.py) imports it too.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,9 +22,8 @@ from typing import BinaryIO, Literal, Optional, Union, cast
 
 import pytest
 
-REDIS_SERVER = os.environ.get("REDIS_SERVER", "redis-server")
-READY_TIMEOUT = 10.0  # seconds a server may take to answer PING
-PORT_TRIES = 20  # another process may take a free port between our probe and the bind
+MASTERS_BIN_ENV = "REDLOCK_MASTERS_BIN"
+STOP_TIMEOUT = 10.0  # seconds `redlock-masters` may take to stop its masters once stdin closes
 
 Reply = Union[None, int, bytes, str, list["Reply"]]
 FanOutName = Literal["concurrent", "sequential"]
@@ -32,12 +31,6 @@ FanOutName = Literal["concurrent", "sequential"]
 
 class RedisReplyError(Exception):
     """An error reply (``-ERR ...``) from a server."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.005) -> None:
@@ -82,62 +75,65 @@ def resp_command(port: int, *args: Union[str, bytes, int], timeout: float = 2.0)
             return _read_reply(stream)
 
 
-class LocalMasters:
-    """N real redis-server processes on free loopback ports, killed by `stop()`."""
+def masters_binary() -> str:
+    """The `redlock-masters` binary named by REDLOCK_MASTERS_BIN, or a clear error."""
+    build = "cargo build -p redlock-local --bin redlock-masters"
+    path = os.environ.get(MASTERS_BIN_ENV)
+    if not path:
+        raise RuntimeError(
+            f"{MASTERS_BIN_ENV} is not set: run the Python tests with `make test-python`, or `{build}` "
+            f"and set {MASTERS_BIN_ENV}=target/debug/redlock-masters"
+        )
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"{MASTERS_BIN_ENV}={path!r} is not an executable file: `{build}` builds it")
+    return path
 
-    def __init__(self, count: int) -> None:
-        if shutil.which(REDIS_SERVER) is None:
-            raise RuntimeError(f"{REDIS_SERVER} not found: run `make deps-redis` (or set REDIS_SERVER)")
-        self._dir = tempfile.TemporaryDirectory(prefix="redlock-py-masters-")
-        self.ports: list[int] = []
-        self._procs: list[Optional[subprocess.Popen[bytes]]] = []
+
+class LocalMasters:
+    """N real redis-server processes on free loopback ports, run by `redlock-masters` until `stop()`.
+
+    `tls=True`: TLS-only masters with a throw-away self-signed certificate; their URLs end in
+    `#insecure` (no verification) and `command` cannot reach them.
+    """
+
+    def __init__(self, count: int, tls: bool = False) -> None:
+        args = [masters_binary(), str(count)] + (["--tls"] if tls else [])
+        self._proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self._lock = threading.Lock()  # one command line and its answer at a time
+        self._urls: list[str] = []
         try:
-            for index in range(count):
-                port, proc = self._start(index)
-                self.ports.append(port)
-                self._procs.append(proc)
+            for _ in range(count):
+                self._urls.append(self._line())
         except BaseException:
             self.stop()
             raise
-
-    def _log(self, index: int) -> Path:
-        return Path(self._dir.name) / f"master-{index}.log"
-
-    def _start(self, index: int, port: Optional[int] = None) -> tuple[int, subprocess.Popen[bytes]]:
-        last_error = ""
-        for _ in range(PORT_TRIES if port is None else 1):
-            candidate = port if port is not None else free_port()
-            workdir = Path(self._dir.name) / f"master-{index}"
-            workdir.mkdir(exist_ok=True)
-            proc = subprocess.Popen(
-                [
-                    REDIS_SERVER,
-                    "--port", str(candidate),
-                    "--bind", "127.0.0.1",
-                    "--save", "",
-                    "--appendonly", "no",
-                    "--dir", str(workdir),
-                    "--logfile", str(self._log(index)),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            deadline = time.monotonic() + READY_TIMEOUT
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    if resp_command(candidate, "PING", timeout=0.5) == "PONG":
-                        return candidate, proc
-                except OSError:
-                    time.sleep(0.01)
-            proc.kill()
-            proc.wait()
-            last_error = self.log_tail(index)
-        raise RuntimeError(f"redis-server #{index} did not start; log tail:\n{last_error}")
+        self.ports: list[int] = [int(url.split("/")[2].rsplit(":", 1)[1]) for url in self._urls]
 
     @property
     def urls(self) -> list[str]:
-        return [f"redis://127.0.0.1:{port}" for port in self.ports]
+        """The masters' URLs, in order (a copy: callers may change it)."""
+        return list(self._urls)
+
+    def _line(self) -> str:
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            self._proc.wait(timeout=STOP_TIMEOUT)
+            error = self._proc.stderr.read().strip() if self._proc.stderr else ""
+            raise RuntimeError(f"redlock-masters exited with {self._proc.returncode}: {error or '(no message)'}")
+        return line.rstrip("\n")
+
+    def _ask(self, verb: str, index: int) -> None:
+        """Sends `<verb> <index>` to redlock-masters; raises with its answer unless it is `ok`."""
+        assert self._proc.stdin is not None
+        with self._lock:
+            self._proc.stdin.write(f"{verb} {index}\n")
+            self._proc.stdin.flush()
+            answer = self._line()
+        if answer != "ok":
+            raise RuntimeError(f"redlock-masters: {verb} {index}: {answer}")
 
     def command(self, index: int, *args: Union[str, bytes, int]) -> Reply:
         return resp_command(self.ports[index], *args)
@@ -188,45 +184,38 @@ class LocalMasters:
                 return int(line.split("calls=")[1].split(",")[0])
         return 0
 
-    def _signal(self, index: int, sig: int) -> None:
-        proc = self._procs[index]
-        assert proc is not None, f"master {index} is not running"
-        os.kill(proc.pid, sig)
-
     def pause(self, index: int) -> None:
-        self._signal(index, signal.SIGSTOP)
+        """Freezes master `index` (SIGSTOP): connections stay open, nothing is answered."""
+        self._ask("pause", index)
 
     def resume(self, index: int) -> None:
-        self._signal(index, signal.SIGCONT)
+        self._ask("resume", index)
 
     def kill(self, index: int) -> None:
-        proc = self._procs[index]
-        if proc is not None:
-            proc.kill()
-            proc.wait()
-            self._procs[index] = None
+        """Kills master `index` (SIGKILL); its data is gone."""
+        self._ask("kill", index)
 
     def restart(self, index: int) -> None:
         """Kills master `index` and starts it again, empty, on the same port."""
-        self.kill(index)
-        _, proc = self._start(index, self.ports[index])
-        self._procs[index] = proc
+        self._ask("restart", index)
 
     def flush_all(self) -> None:
         for index in range(len(self.ports)):
             self.command(index, "FLUSHALL")
             self.command(index, "CONFIG", "RESETSTAT")
 
-    def log_tail(self, index: int, lines: int = 20) -> str:
-        try:
-            return "\n".join(self._log(index).read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
     def stop(self) -> None:
-        for index in range(len(self._procs)):
-            self.kill(index)
-        self._dir.cleanup()
+        """Stops every master: closes redlock-masters' stdin and waits for it (kills it if it hangs)."""
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()  # its masters die with it
+            self._proc.wait()
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 @pytest.fixture(scope="session")

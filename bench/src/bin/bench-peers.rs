@@ -11,7 +11,7 @@ use clap::Parser;
 use redlock_bench::peers::driver::{self, Paths};
 use redlock_bench::peers::summary::{self, Results};
 use redlock_bench::peers::{Kind, Outcome, Plan, WORKLOADS};
-use redlock_core::local::LocalMasters;
+use redlock_local::LocalMasters;
 
 /// This project's Rust, C and Python surfaces and other Redlock libraries, side by side.
 #[derive(Debug, Parser)]

@@ -1,10 +1,11 @@
 //! Shared helpers of the core's integration tests: real local masters and key inspection.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use redlock_core::local::LocalMasters;
 use redlock_core::{FanOut, Redlock, RedlockBuilder};
+use redlock_local::resp::Reply;
+use redlock_local::LocalMasters;
 
 pub const FANOUTS: [FanOut; 2] = [FanOut::Sequential, FanOut::Concurrent];
 
@@ -34,33 +35,22 @@ pub async fn connected(builder: RedlockBuilder) -> Redlock {
 
 /// The value of `key` on master `i`, or `None` if it does not exist.
 pub fn get(masters: &LocalMasters, i: usize, key: &str) -> Option<String> {
-    let reply = masters.command(i, &["GET", key]).expect("GET");
-    if reply.starts_with("$-1") {
-        return None;
-    }
-    // "$<len>\r\n<value>\r\n"
-    reply.split("\r\n").nth(1).map(str::to_string)
+    masters.get(i, key).expect("GET")
 }
 
-/// Masters (indices) on which `key` holds `value`.
+/// Running masters (indices) on which `key` holds `value`.
 pub fn holders(masters: &LocalMasters, key: &str, value: &str) -> Vec<usize> {
-    (0..masters.len())
-        .filter(|&i| masters.is_up(i).unwrap_or(false))
-        .filter(|&i| get(masters, i, key).as_deref() == Some(value))
-        .collect()
+    masters.holders(key, value).expect("GET on every master")
 }
 
-/// Masters on which `key` exists at all.
+/// Running masters on which `key` exists at all.
 pub fn with_key(masters: &LocalMasters, key: &str) -> Vec<usize> {
-    (0..masters.len())
-        .filter(|&i| masters.is_up(i).unwrap_or(false))
-        .filter(|&i| get(masters, i, key).is_some())
-        .collect()
+    masters.with_key(key).expect("GET on every master")
 }
 
 pub fn set(masters: &LocalMasters, i: usize, key: &str, value: &str) {
     let reply = masters.command(i, &["SET", key, value]).expect("SET");
-    assert!(reply.starts_with("+OK"), "SET on master {i}: {reply}");
+    assert_eq!(reply, Reply::Status("OK".into()), "SET on master {i}");
 }
 
 pub fn del(masters: &LocalMasters, i: usize, key: &str) {
@@ -69,12 +59,5 @@ pub fn del(masters: &LocalMasters, i: usize, key: &str) {
 
 /// Waits (bounded) until `cond` holds; panics with `what` if it never does.
 pub async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < limit,
-            "timed out after {limit:?} waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    redlock_local::eventually(what, limit, || std::future::ready(cond())).await;
 }

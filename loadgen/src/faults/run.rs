@@ -58,10 +58,9 @@ pub fn lock_keys_left(target: &Target, keys: &[String]) -> Result<Vec<(usize, u6
             .command(i, &args)
             .map_err(|e| LoadgenError::Failed(format!("counting lock keys on m{i}: {e}")))?;
         let count = reply
-            .trim()
-            .strip_prefix(':')
-            .and_then(|n| n.parse::<u64>().ok())
-            .ok_or_else(|| LoadgenError::Failed(format!("m{i} answered EXISTS with {reply:?}")))?;
+            .as_integer()
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| LoadgenError::Failed(format!("m{i} answered EXISTS with {reply}")))?;
         if count > 0 {
             left.push((i, count));
         }

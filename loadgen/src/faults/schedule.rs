@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use redlock_core::proxy::{Direction, FaultProxies};
 use redlock_core::FanOut;
+use redlock_local::proxy::{Direction, FaultProxies};
 use serde::{Deserialize, Serialize};
 
 use super::spec::{FaultKind, FaultSpec};
@@ -241,8 +241,7 @@ impl FaultSchedule {
                     } else if !self.keys.is_empty() {
                         let mut args = vec!["DEL"];
                         args.extend(self.keys.iter().map(String::as_str));
-                        let reply = local.command(i, &args).map_err(|e| failed("expire", &e))?;
-                        let deleted = reply.trim().trim_start_matches(':');
+                        let deleted = local.command(i, &args).map_err(|e| failed("expire", &e))?;
                         expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
                     }
                 }

@@ -1,39 +1,5 @@
-//! A fault-injecting TCP proxy to put between a client and one master (feature `local`).
-//!
-//! [`FaultProxy::start`] listens on `127.0.0.1:<free port>` and forwards every connection to
-//! its master. Faults switch at run time, without restarting the proxy, with the semantics of
-//! Toxiproxy's toxics:
-//!
-//! | call | effect |
-//! |------|--------|
-//! | [`set_latency`](FaultProxy::set_latency) | each chunk in that direction waits `latency ± jitter` after it arrived; order is kept, connections do not wait for each other. `Both` delays requests *and* replies, so a round trip gains about twice the latency. Delays round up to tokio's 1 ms timer tick. |
-//! | [`set_down`](FaultProxy::set_down) | the port is closed (connects are refused) and live connections are cut; `false` listens again on the same port. |
-//! | [`set_blackhole`](FaultProxy::set_blackhole) | connections are accepted, bytes are read and discarded both ways, nothing is answered. Lifting it closes the connections that lost bytes (their requests and replies would no longer pair up); the others carry on. |
-//! | [`reset_next`](FaultProxy::reset_next) | the next connection to carry bytes (either way) is closed with RST (`SO_LINGER 0`) on both sides; those bytes are dropped. One shot. |
-//! | [`clear`](FaultProxy::clear) | removes every fault. |
-//!
-//! A fault applies from the next bytes read after the call returns. With no fault on, the data
-//! path is a plain copy (one atomic load per chunk, no timer, no allocation).
-//!
-//! ```no_run
-//! # async fn demo() -> std::io::Result<()> {
-//! use std::time::Duration;
-//! use redlock_core::local::LocalMasters;
-//! use redlock_core::proxy::{Direction, FaultProxies};
-//!
-//! let masters = LocalMasters::start(5).expect("redis-server");
-//! let proxies = FaultProxies::start(&masters).await?;
-//! let redlock = redlock_core::Redlock::builder(proxies.urls()).build().expect("valid");
-//! proxies[1].set_latency(Direction::Downstream, Duration::from_millis(50), Duration::ZERO);
-//! proxies[2].set_blackhole(true);
-//! // ... acquire through the faulty network ...
-//! proxies.clear();
-//! # Ok(()) }
-//! ```
-
-mod connection;
-mod faults;
-mod set;
+//! One proxy: its handle (the fault switches), and the accept task that owns its port and
+//! its connections.
 
 use std::fmt;
 use std::io;
@@ -47,24 +13,12 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-pub use faults::{Direction, Faults, Latency};
-pub use set::FaultProxies;
-
-/// State shared by the handle, the accept task and every connection.
-struct Shared {
-    /// Current faults; its version is what the fast path checks per chunk.
-    faults: watch::Sender<Faults>,
-    /// Armed by `reset_next`, consumed (swapped off) by the first connection that sees bytes.
-    reset_armed: AtomicBool,
-    /// Bumped by every `set_down(true)`, so a quick down → up still cuts live connections.
-    cuts: AtomicU64,
-    /// A listener bound again by `set_down(false)`, for the accept task to take.
-    rebound: Mutex<Option<TcpListener>>,
-    connections: AtomicUsize,
-}
+use super::connection;
+use super::faults::{Direction, Faults, Latency};
+use super::shared::Shared;
 
 /// A TCP proxy in front of one master, with faults switchable at run time (see the
-/// [module docs](self)). Dropping it closes its port and every connection it carries.
+/// [module docs](super)). Dropping it closes its port and every connection it carries.
 pub struct FaultProxy {
     local_addr: SocketAddr,
     upstream: SocketAddr,

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::faults::{Faults, Latency};
-use super::Shared;
+use super::shared::Shared;
 
 /// How long connecting to the master may take before the client connection is closed.
 const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

@@ -5,14 +5,15 @@
 //! Then, with 1 ms of latency on replies, PING rates of 1 and 16 connections: latency is applied
 //! per connection, so 16 connections go about 16 times as fast.
 //!
-//! `cargo run --release -p redlock-core --example proxy_overhead [ROUND_TRIPS]` (default 20000
+//! `cargo run --release -p redlock-bench --bin proxy-overhead [ROUND_TRIPS]` (default 20000
 //! per target and command).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use redlock_core::local::LocalMasters;
-use redlock_core::proxy::{Direction, FaultProxy};
+use redlock_local::proxy::{Direction, FaultProxy};
+use redlock_local::resp::{self, Reply};
+use redlock_local::LocalMasters;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -41,14 +42,21 @@ struct Target {
     samples: [Vec<Duration>; 2],
 }
 
-const COMMANDS: [(&str, &[u8], &[u8]); 2] = [
-    ("PING", b"*1\r\n$4\r\nPING\r\n", b"+PONG\r\n"),
-    (
-        "SET",
-        b"*3\r\n$3\r\nSET\r\n$8\r\noverhead\r\n$16\r\n0123456789abcdef\r\n",
-        b"+OK\r\n",
-    ),
-];
+/// The commands timed: name, request, the exact reply expected.
+fn commands() -> [(&'static str, Vec<u8>, Vec<u8>); 2] {
+    [
+        (
+            "PING",
+            resp::encode(&["PING"]),
+            Reply::Status("PONG".into()).to_bytes(),
+        ),
+        (
+            "SET",
+            resp::encode(&["SET", "overhead", "0123456789abcdef"]),
+            Reply::Status("OK".into()).to_bytes(),
+        ),
+    ]
+}
 
 async fn round_trip(stream: &mut TcpStream, request: &[u8], reply: &[u8]) -> Duration {
     let mut buf = [0u8; 64];
@@ -101,9 +109,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ],
         });
     }
+    let timed = commands();
     // Warm up connections, caches and the allocator.
     for target in &mut targets {
-        for (_, request, reply) in COMMANDS {
+        for (_, request, reply) in &timed {
             for _ in 0..1_000 {
                 round_trip(&mut target.stream, request, reply).await;
             }
@@ -111,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for _ in 0..round_trips {
         for target in &mut targets {
-            for (c, (_, request, reply)) in COMMANDS.iter().enumerate() {
+            for (c, (_, request, reply)) in timed.iter().enumerate() {
                 let took = round_trip(&mut target.stream, request, reply).await;
                 target.samples[c].push(took);
             }
@@ -125,7 +134,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let mut p50 = vec![[0.0; 2]; targets.len()];
     for (t, target) in targets.iter_mut().enumerate() {
-        for (c, (cmd, _, _)) in COMMANDS.iter().enumerate() {
+        for (c, (cmd, _, _)) in timed.iter().enumerate() {
             let samples = &mut target.samples[c];
             samples.sort_unstable();
             p50[t][c] = percentile(samples, 0.50);
@@ -139,7 +148,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    for (c, (cmd, _, _)) in COMMANDS.iter().enumerate() {
+    for (c, (cmd, _, _)) in timed.iter().enumerate() {
         println!(
             "{cmd}: p50 added by FaultProxy vs direct {:+.1} µs; vs bare copy proxy {:+.1} µs",
             p50[2][c] - p50[0][c],
@@ -159,9 +168,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tasks.push(tokio::spawn(async move {
                 let mut stream = TcpStream::connect(addr).await.expect("connect");
                 stream.set_nodelay(true).expect("nodelay");
-                let (_, request, reply) = COMMANDS[0];
+                let [(_, request, reply), _] = commands();
                 for _ in 0..LATENCY_ROUND_TRIPS {
-                    round_trip(&mut stream, request, reply).await;
+                    round_trip(&mut stream, &request, &reply).await;
                 }
             }));
         }

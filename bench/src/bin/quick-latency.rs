@@ -1,13 +1,13 @@
 //! First-look latency: one acquire attempt (sequential vs concurrent fan-out) on 5 local
 //! masters, next to one plain SET round trip, all in the same run.
 //!
-//! `cargo run --release -p redlock-core --features local --example latency [-- ROUNDS]`
+//! `cargo run --release -p redlock-bench --bin quick-latency [-- ROUNDS]`
 //! (the load generator and criterion benches measure far more; this is the quick check).
 
 use std::time::{Duration, Instant};
 
-use redlock_core::local::LocalMasters;
 use redlock_core::{FanOut, Redlock};
+use redlock_local::LocalMasters;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;

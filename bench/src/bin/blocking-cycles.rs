@@ -2,7 +2,7 @@
 //! blocking API (`redlock_core::blocking`, what the Python extension wraps), N threads sharing
 //! one client, each on a resource of its own. Prints one JSON object.
 //!
-//! `cargo run --release -p redlock-python --example cycles -- --masters URL,URL,... --threads 16`
+//! `cargo run --release -p redlock-bench --bin blocking-cycles -- --masters URL,URL,... --threads 16`
 
 use std::time::{Duration, Instant};
 

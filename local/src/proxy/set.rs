@@ -4,8 +4,8 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::ops::Index;
 
-use super::FaultProxy;
-use crate::local::LocalMasters;
+use super::single::FaultProxy;
+use crate::LocalMasters;
 
 /// A [`FaultProxy`] in front of each of a set of masters; `proxies[i]` fronts master `i`.
 #[derive(Debug)]

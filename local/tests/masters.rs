@@ -5,13 +5,14 @@
 //! The child is this test binary itself, re-run with `REDLOCK_MASTERS_CHILD` set (see
 //! [`child_holding_masters`]).
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use redlock_core::local::LocalMasters;
+use redlock_local::resp::Reply;
+use redlock_local::LocalMasters;
 
 const CHILD_ENV: &str = "REDLOCK_MASTERS_CHILD";
 /// Generous bound for anything that should take milliseconds (busy CI machine).
@@ -57,17 +58,15 @@ fn start_child() -> Child {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start the child");
-    let stdout = process.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.strip_prefix("ready ") {
-                let _ = tx.send(rest.to_string());
-                return;
-            }
-        }
-    });
-    let Ok(ready) = rx.recv_timeout(PATIENCE) else {
+    let lines = common::stdout_lines(&mut process);
+    let deadline = Instant::now() + PATIENCE;
+    let ready = std::iter::from_fn(|| {
+        lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .ok()
+    })
+    .find_map(|line| line.strip_prefix("ready ").map(str::to_owned));
+    let Some(ready) = ready else {
         let _ = process.kill();
         let _ = process.wait();
         panic!("the child never reported its masters ready");
@@ -203,7 +202,7 @@ fn masters_outlive_the_thread_that_started_them() {
     // The starting thread is gone; pings answer (a dead master would refuse the connection).
     for i in 0..2 {
         let reply = masters.command(i, &["PING"]).expect("PING");
-        assert_eq!(reply, "+PONG\r\n", "master {i}");
+        assert_eq!(reply, Reply::Status("PONG".into()), "master {i}");
     }
     assert_eq!(survivors(&ports).len(), 2);
     drop(masters);

@@ -107,6 +107,31 @@ fn tie_to_parent(_command: &mut Command) {
     // No parent-death signal on this OS: masters of a process killed by a signal survive it.
 }
 
+/// Asks the kernel to kill this process (SIGKILL) when its parent dies (Linux; elsewhere
+/// nothing): for a process that runs masters on behalf of another, like `redlock-masters`.
+/// Its own masters then die with it. The parent is the *thread* that started this process,
+/// and a parent already gone before this call sends no signal: such a process should also
+/// stop when it loses its parent some other way (e.g. its stdin pipe closes).
+pub fn die_with_parent() -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl(PR_SET_PDEATHSIG) with a valid signal only sets a process attribute.
+        let set = unsafe {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            )
+        };
+        if set != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Marks `dir` as owned by this process (for [`sweep_abandoned_dirs`]).
 pub(super) fn claim_dir(dir: &Path) -> io::Result<()> {
     fs::write(dir.join(OWNER_FILE), std::process::id().to_string())

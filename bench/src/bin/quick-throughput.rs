@@ -1,13 +1,13 @@
 //! Quick throughput check of acquire+release cycles on 5 local masters: one task serially,
 //! then N tasks on distinct keys sharing one client, for both fan-out modes.
 //!
-//! `cargo run --release -p redlock-core --features local --example throughput [-- SECONDS TASKS]`
+//! `cargo run --release -p redlock-bench --bin quick-throughput [-- SECONDS TASKS]`
 //! (the load generator is the real tool; this is a core developer's quick check).
 
 use std::time::{Duration, Instant};
 
-use redlock_core::local::LocalMasters;
 use redlock_core::{FanOut, Redlock};
+use redlock_local::LocalMasters;
 
 /// Returns (cycles completed, attempts that failed — e.g. a master slower than its timeout).
 async fn cycles(redlock: Redlock, task: usize, until: Instant) -> (u64, u64) {

@@ -1,5 +1,5 @@
 //! Real `redis-server` masters on free loopback ports, for tests, benchmarks and the load
-//! generator (feature `local`).
+//! generator.
 //!
 //! Each server runs with `--save "" --appendonly no` in a temporary directory with its own log.
 //! Every process started is killed by pid when [`LocalMasters`] is dropped, also during a
@@ -10,14 +10,20 @@
 //! inject faults.
 
 mod lifetime;
+mod tls;
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use crate::resp::{self, Decoder, Reply};
+
+pub use lifetime::die_with_parent;
+pub use tls::TlsFiles;
 
 /// Errors of starting or controlling local masters.
 #[derive(Debug, thiserror::Error)]
@@ -91,15 +97,28 @@ impl Server {
 pub struct LocalMasters {
     binary: String,
     password: Option<String>,
-    /// Serve TLS only (`--port 0 --tls-port P`) with a throw-away self-signed certificate.
-    tls: bool,
+    /// Serve TLS only (`--port 0 --tls-port P`) with these certificates.
+    tls: Option<TlsFiles>,
+    /// URLs end in `#insecure` (a throw-away self-signed certificate: nothing to verify).
+    insecure: bool,
     dir: tempfile::TempDir,
     servers: Vec<Mutex<Server>>,
 }
 
+/// How masters speak, as asked for by the constructors.
+enum Tls {
+    Off,
+    SelfSigned,
+    Files(TlsFiles),
+}
+
 impl fmt::Debug for LocalMasters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let urls: Vec<String> = self.urls().iter().map(|u| crate::redact_url(u)).collect();
+        let urls: Vec<String> = self
+            .urls()
+            .iter()
+            .map(|u| redlock_core::redact_url(u))
+            .collect();
         f.debug_struct("LocalMasters")
             .field("urls", &urls)
             .field("dir", &self.dir.path())
@@ -117,35 +136,19 @@ fn free_port() -> std::io::Result<u16> {
     }
 }
 
-/// RESP encoding of one command.
-fn encode(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
+/// True once the server on `port` answers PING (after AUTH with `password`).
 fn ping(port: u16, password: Option<&str>) -> bool {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    let mut request = Vec::new();
-    let mut expected: &[u8] = b"+PONG\r\n";
-    if let Some(password) = password {
-        request = encode(&["AUTH", password]);
-        expected = b"+OK\r\n+PONG\r\n";
-    }
-    request.extend_from_slice(b"PING\r\n");
-    if stream.write_all(&request).is_err() {
-        return false;
-    }
-    let mut buf = vec![0u8; expected.len()];
-    stream.read_exact(&mut buf).is_ok() && buf == expected
+    let mut decoder = Decoder::default();
+    let mut ask = |args: &[&str], want: &str| {
+        stream.write_all(&resp::encode(args)).is_ok()
+            && decoder.read(&mut stream).ok() == Some(Reply::Status(want.into()))
+    };
+    password.is_none_or(|password| ask(&["AUTH", password], "OK")) && ask(&["PING"], "PONG")
 }
 
 fn tail(path: &Path) -> String {
@@ -169,17 +172,25 @@ impl LocalMasters {
     /// URLs are `rediss://127.0.0.1:PORT/#insecure` (no verification: the cert is throw-away).
     /// Needs the `openssl` command. [`command`](Self::command) is not available on them.
     pub fn start_tls(n: usize) -> Result<Self, LocalError> {
-        Self::start_with_options(n, None, true)
+        Self::start_with_options(n, None, Tls::SelfSigned)
+    }
+
+    /// Starts `n` masters that speak TLS only with the certificates of `files` (e.g. from a
+    /// private CA, or requiring client certificates); their URLs are `rediss://127.0.0.1:PORT/`,
+    /// to which the caller adds what to trust (`?ssl_ca_certs=...`).
+    /// [`command`](Self::command) is not available on them.
+    pub fn start_tls_with(n: usize, files: TlsFiles) -> Result<Self, LocalError> {
+        Self::start_with_options(n, None, Tls::Files(files))
     }
 
     fn start_with(n: usize, password: Option<String>) -> Result<Self, LocalError> {
-        Self::start_with_options(n, password, false)
+        Self::start_with_options(n, password, Tls::Off)
     }
 
     fn start_with_options(
         n: usize,
         password: Option<String>,
-        tls: bool,
+        tls: Tls,
     ) -> Result<Self, LocalError> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         match Command::new(&binary)
@@ -199,13 +210,17 @@ impl LocalMasters {
             .prefix(lifetime::DIR_PREFIX)
             .tempdir()?;
         lifetime::claim_dir(dir.path())?;
-        if tls {
-            make_certificate(dir.path())?;
-        }
+        let insecure = matches!(tls, Tls::SelfSigned);
+        let tls = match tls {
+            Tls::Off => None,
+            Tls::SelfSigned => Some(tls::self_signed(dir.path())?),
+            Tls::Files(files) => Some(files),
+        };
         let mut masters = LocalMasters {
             binary,
             password,
             tls,
+            insecure,
             dir,
             servers: Vec::with_capacity(n),
         };
@@ -243,17 +258,9 @@ impl LocalMasters {
         if let Some(password) = &self.password {
             command.arg("--requirepass").arg(password);
         }
-        if self.tls {
-            let file = |name: &str| self.dir.path().join(name);
-            command
-                .args(["--port", "0", "--tls-port", &port.to_string()])
-                .arg("--tls-cert-file")
-                .arg(file("server.crt"))
-                .arg("--tls-key-file")
-                .arg(file("server.key"))
-                .arg("--tls-ca-cert-file")
-                .arg(file("server.crt"))
-                .args(["--tls-auth-clients", "no"]);
+        if let Some(files) = &self.tls {
+            command.args(["--port", "0", "--tls-port", &port.to_string()]);
+            files.add_server_args(&mut command);
         } else {
             command.arg("--port").arg(port.to_string());
         }
@@ -275,7 +282,7 @@ impl LocalMasters {
         };
         let started = Instant::now();
         loop {
-            let ready = if self.tls {
+            let ready = if self.tls.is_some() {
                 std::fs::read_to_string(&log)
                     .is_ok_and(|text| text.contains("Ready to accept connections"))
             } else {
@@ -332,10 +339,11 @@ impl LocalMasters {
     /// `redis://127.0.0.1:PORT` of master `index` (`redis://:PASSWORD@…` with a password).
     pub fn url(&self, index: usize) -> Result<String, LocalError> {
         let port = self.port(index)?;
-        Ok(match (&self.password, self.tls) {
-            (_, true) => format!("rediss://127.0.0.1:{port}/#insecure"),
-            (Some(password), false) => format!("redis://:{password}@127.0.0.1:{port}"),
-            (None, false) => format!("redis://127.0.0.1:{port}"),
+        Ok(match (&self.password, &self.tls) {
+            (_, Some(_)) if self.insecure => format!("rediss://127.0.0.1:{port}/#insecure"),
+            (_, Some(_)) => format!("rediss://127.0.0.1:{port}/"),
+            (Some(password), None) => format!("redis://:{password}@127.0.0.1:{port}"),
+            (None, None) => format!("redis://127.0.0.1:{port}"),
         })
     }
     /// Port of master `index`.
@@ -396,10 +404,10 @@ impl LocalMasters {
         Ok(())
     }
 
-    /// Runs one command on master `index` over a fresh connection and returns the raw
-    /// RESP reply (test helper: e.g. `["GET", key]`, `["DBSIZE"]`).
-    pub fn command(&self, index: usize, args: &[&str]) -> Result<String, LocalError> {
-        if self.tls {
+    /// Runs one command on master `index` over a fresh connection and returns its reply
+    /// (test helper: e.g. `["GET", key]`, `["DBSIZE"]`; an error reply is a [`Reply::Error`]).
+    pub fn command(&self, index: usize, args: &[&str]) -> Result<Reply, LocalError> {
+        if self.tls.is_some() {
             return Err(LocalError::Io(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "command() speaks plain TCP; these masters are TLS-only",
@@ -408,33 +416,57 @@ impl LocalMasters {
         let port = self.port(index)?;
         let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
         stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+        let mut decoder = Decoder::default();
         if let Some(password) = &self.password {
-            stream.write_all(&encode(&["AUTH", password]))?;
-            let mut ok = [0u8; 5];
-            stream.read_exact(&mut ok)?; // "+OK\r\n"
-        }
-        stream.write_all(&encode(args))?;
-        let mut reply = Vec::new();
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = stream.read(&mut buf)?;
-            reply.extend_from_slice(&buf[..n]);
-            if n == 0 || reply.ends_with(b"\r\n") && resp_complete(&reply) {
-                break;
+            stream.write_all(&resp::encode(&["AUTH", password]))?;
+            let reply = decoder.read(&mut stream)?;
+            if reply != Reply::Status("OK".into()) {
+                return Err(unexpected(index, "AUTH", &reply));
             }
         }
-        Ok(String::from_utf8_lossy(&reply).into_owned())
+        stream.write_all(&resp::encode(args))?;
+        Ok(decoder.read(&mut stream)?)
     }
 
     /// How many keys master `index` holds (`DBSIZE`).
     pub fn key_count(&self, index: usize) -> Result<u64, LocalError> {
         let reply = self.command(index, &["DBSIZE"])?;
-        parse_integer_reply(&reply).ok_or_else(|| {
-            LocalError::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("DBSIZE on master #{index}: unexpected reply {reply:?}"),
-            ))
-        })
+        reply
+            .as_integer()
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| unexpected(index, "DBSIZE", &reply))
+    }
+
+    /// The value of `key` on master `index` (`GET`), `None` where it does not exist.
+    pub fn get(&self, index: usize, key: &str) -> Result<Option<String>, LocalError> {
+        match self.command(index, &["GET", key])? {
+            Reply::Nil => Ok(None),
+            Reply::Bulk(value) => Ok(Some(String::from_utf8_lossy(&value).into_owned())),
+            other => Err(unexpected(index, "GET", &other)),
+        }
+    }
+
+    /// The running masters (indices) on which `key` holds `value`.
+    pub fn holders(&self, key: &str, value: &str) -> Result<Vec<usize>, LocalError> {
+        self.running_where(|i| Ok(self.get(i, key)?.as_deref() == Some(value)))
+    }
+
+    /// The running masters (indices) on which `key` exists at all.
+    pub fn with_key(&self, key: &str) -> Result<Vec<usize>, LocalError> {
+        self.running_where(|i| Ok(self.get(i, key)?.is_some()))
+    }
+
+    fn running_where(
+        &self,
+        mut keep: impl FnMut(usize) -> Result<bool, LocalError>,
+    ) -> Result<Vec<usize>, LocalError> {
+        let mut found = Vec::new();
+        for i in 0..self.len() {
+            if self.is_up(i)? && keep(i)? {
+                found.push(i);
+            }
+        }
+        Ok(found)
     }
 
     /// Deletes every key on every running master.
@@ -448,61 +480,12 @@ impl LocalMasters {
     }
 }
 
-/// Parses a RESP integer reply (`:42\r\n`).
-fn parse_integer_reply(reply: &str) -> Option<u64> {
-    reply.strip_prefix(':')?.trim_end().parse().ok()
-}
-
-/// A self-signed certificate for 127.0.0.1 (`server.crt`, `server.key`) in `dir`.
-fn make_certificate(dir: &Path) -> Result<(), LocalError> {
-    let status = Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args([
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ])
-        .arg("-keyout")
-        .arg(dir.join("server.key"))
-        .arg("-out")
-        .arg(dir.join("server.crt"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    match status {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(LocalError::Io(std::io::Error::other(format!(
-            "openssl could not make a test certificate ({s})"
-        )))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(LocalError::Io(std::io::Error::other(
-                "openssl not found: install it (`apt-get install openssl`) for TLS masters",
-            )))
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// True once `reply` holds one whole simple reply (status, error, integer, bulk or nil).
-fn resp_complete(reply: &[u8]) -> bool {
-    match reply.first() {
-        Some(b'$') => {
-            let Some(end) = reply.windows(2).position(|w| w == b"\r\n") else {
-                return false;
-            };
-            let len: i64 = std::str::from_utf8(&reply[1..end])
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
-            len < 0 || reply.len() >= end + 2 + len as usize + 2
-        }
-        Some(_) => true,
-        None => false,
-    }
+/// A reply that makes no sense for `command`.
+fn unexpected(index: usize, command: &str, reply: &Reply) -> LocalError {
+    LocalError::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("{command} on master #{index}: unexpected reply {reply}"),
+    ))
 }
 
 impl Drop for LocalMasters {
@@ -510,17 +493,5 @@ impl Drop for LocalMasters {
         for server in &mut self.servers {
             server.get_mut().unwrap_or_else(|p| p.into_inner()).kill();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_integer_reply;
-
-    #[test]
-    fn integer_replies_parse() {
-        assert_eq!(parse_integer_reply(":0\r\n"), Some(0));
-        assert_eq!(parse_integer_reply(":17\r\n"), Some(17));
-        assert_eq!(parse_integer_reply("-ERR x\r\n"), None);
     }
 }

@@ -4,7 +4,7 @@ Starts 5 local redis-server masters, then measures, for 1 thread and for 16 thre
 one client (each thread on a resource of its own):
 
 - Python: ``redlock_rs.Redlock`` (the installed extension; build it with --release);
-- Rust: the ``cycles`` example of crate redlock-python (``redlock_core::blocking``).
+- Rust: the ``blocking-cycles`` binary of crate redlock-bench (``redlock_core::blocking``).
 
 Each configuration runs ``--runs`` times; the table shows the median and the range.
 Run it with ``make bench-python``.
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import cast
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "tests"))
 
 from conftest import FanOutName, LocalMasters  # noqa: E402
 
@@ -75,7 +75,7 @@ def load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rust", required=True, help="path of the built `cycles` example")
+    parser.add_argument("--rust", required=True, help="path of the built `blocking-cycles` binary")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement")
     parser.add_argument("--runs", type=int, default=3, help="runs per configuration (median reported)")
     parser.add_argument("--fanout", default="concurrent", choices=["concurrent", "sequential"])

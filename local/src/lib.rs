@@ -1,0 +1,20 @@
+//! The test and measurement infrastructure of Redlock Suite, kept out of the lock client:
+//!
+//! - [`LocalMasters`]: real `redis-server` processes on free loopback ports that can be
+//!   paused, resumed, killed and restarted, and never outlive the process that started them;
+//! - [`proxy`]: a TCP proxy in front of a master with faults switchable at run time (latency,
+//!   down, blackhole, reset);
+//! - [`resp`]: the one small RESP codec every test, benchmark and the load generator use to
+//!   talk to masters behind the client's back (and to write purpose-built test servers);
+//! - [`eventually`]: a bounded wait for a condition, for tests;
+//! - the `redlock-masters` binary: local masters for other languages' tests, driven over stdin.
+//!
+//! Used by the tests of every crate, the benchmarks (`bench/`) and the load generator.
+
+mod masters;
+pub mod proxy;
+pub mod resp;
+mod wait;
+
+pub use masters::{die_with_parent, LocalError, LocalMasters, TlsFiles};
+pub use wait::eventually;

@@ -1,0 +1,171 @@
+//! The `redlock-masters` binary, as the Python tests drive it: URLs on stdout, one command
+//! per stdin line answered by one line, masters gone when stdin closes or the process dies.
+
+mod common;
+
+use std::io::Write;
+use std::net::{Ipv4Addr, TcpStream};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use redlock_local::resp::{self, Decoder, Reply};
+
+/// Bound for anything that should take milliseconds (busy CI machine): never a speed claim.
+const PATIENCE: Duration = Duration::from_secs(30);
+/// How long a paused master is given to (wrongly) answer.
+const SILENCE: Duration = Duration::from_millis(300);
+
+/// A running `redlock-masters`, its stdin, and its stdout lines.
+struct Masters {
+    process: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Masters {
+    fn start(args: &[&str]) -> Masters {
+        let mut process = Command::new(env!("CARGO_BIN_EXE_redlock-masters"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start redlock-masters");
+        let lines = common::stdout_lines(&mut process);
+        let stdin = process.stdin.take();
+        Masters {
+            process,
+            stdin,
+            lines,
+        }
+    }
+
+    fn line(&self) -> String {
+        self.lines
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|e| panic!("no line from redlock-masters within {PATIENCE:?}: {e}"))
+    }
+
+    fn urls(&self, n: usize) -> Vec<String> {
+        (0..n).map(|_| self.line()).collect()
+    }
+
+    fn say(&mut self, command: &str) -> String {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{command}").expect("write a command");
+        stdin.flush().expect("flush");
+        self.line()
+    }
+
+    /// Waits (bounded) for the process to end; its exit status.
+    fn wait(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.process.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "redlock-masters still runs");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Masters {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+fn port(url: &str) -> u16 {
+    url.rsplit(':').next().unwrap().parse().expect("a port")
+}
+
+/// PING on `port`: `Some(reply)`, or `None` when the connection is refused or nothing answers
+/// within `wait`.
+fn ping(port: u16, wait: Duration) -> Option<Reply> {
+    let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).ok()?;
+    stream.set_read_timeout(Some(wait)).unwrap();
+    stream.write_all(&resp::encode(&["PING"])).ok()?;
+    Decoder::default().read(&mut stream).ok()
+}
+
+fn pong() -> Option<Reply> {
+    Some(Reply::Status("PONG".into()))
+}
+
+fn refused(port: u16) -> bool {
+    TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err()
+}
+
+fn eventually_refused(port: u16) {
+    let deadline = Instant::now() + PATIENCE;
+    while !refused(port) {
+        assert!(Instant::now() < deadline, "port {port} still accepts");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn prints_urls_obeys_commands_and_stops_its_masters_when_stdin_closes() {
+    let mut masters = Masters::start(&["2"]);
+    let urls = masters.urls(2);
+    let ports: Vec<u16> = urls.iter().map(|u| port(u)).collect();
+    for (url, &port) in urls.iter().zip(&ports) {
+        assert_eq!(url, &format!("redis://127.0.0.1:{port}"));
+        assert_eq!(ping(port, PATIENCE), pong(), "{url}");
+    }
+
+    assert_eq!(masters.say("pause 0"), "ok");
+    assert_eq!(ping(ports[0], SILENCE), None, "a paused master answered");
+    assert_eq!(masters.say("resume 0"), "ok");
+    assert_eq!(ping(ports[0], PATIENCE), pong());
+
+    assert_eq!(masters.say("kill 1"), "ok");
+    assert!(refused(ports[1]), "a killed master accepts connections");
+    assert_eq!(masters.say("start 1"), "ok");
+    assert_eq!(
+        ping(ports[1], PATIENCE),
+        pong(),
+        "started again on its port"
+    );
+    assert_eq!(masters.say("restart 1"), "ok");
+    assert_eq!(ping(ports[1], PATIENCE), pong(), "restarted on its port");
+
+    let unknown = masters.say("stop 1");
+    assert!(
+        unknown.starts_with("error: ") && unknown.contains("\"stop 1\""),
+        "{unknown}"
+    );
+    let missing = masters.say("pause 7");
+    assert!(missing.contains("no local master #7"), "{missing}");
+
+    drop(masters.stdin.take());
+    assert!(masters.wait().success());
+    for port in ports {
+        eventually_refused(port);
+    }
+}
+
+#[test]
+fn killing_it_kills_its_masters() {
+    let mut masters = Masters::start(&["1", "--password", "pw-1"]);
+    let url = masters.line();
+    assert!(url.starts_with("redis://:pw-1@127.0.0.1:"), "{url}");
+    let port = port(&url);
+    masters.process.kill().expect("SIGKILL");
+    masters.wait();
+    eventually_refused(port);
+}
+
+#[test]
+fn a_bad_count_is_refused_naming_it() {
+    let out = Command::new(env!("CARGO_BIN_EXE_redlock-masters"))
+        .arg("0")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("'0'"), "{stderr}");
+}
