@@ -3,7 +3,6 @@
 //! (installed by `make deps-redis`) and served by real `redis-server` processes.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use redlock_core::{FailureKind, FanOut, Outcome, Redlock};
@@ -11,66 +10,9 @@ use redlock_local::{LocalMasters, TlsFiles};
 
 const TTL: Duration = Duration::from_secs(10);
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("openssl (make deps-redis installs it)");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A CA (`name`-ca.pem/key) and a certificate signed by it (`name`.pem/key) for 127.0.0.1.
 fn pki(dir: &Path, name: &str) {
-    let ca = format!("{name}-ca");
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut args = vec!["req", "-x509", "-days", "1", "-subj"];
-    let subject = format!("/CN={ca}");
-    let (ca_key, ca_pem) = (format!("{ca}.key"), format!("{ca}.pem"));
-    args.extend([subject.as_str()]);
-    args.extend(ec);
-    args.extend(["-keyout", &ca_key, "-out", &ca_pem]);
-    openssl(dir, &args);
-    let (key, csr, pem) = (
-        format!("{name}.key"),
-        format!("{name}.csr"),
-        format!("{name}.pem"),
-    );
-    let mut args = vec!["req", "-new", "-subj", "/CN=127.0.0.1"];
-    args.extend(ec);
-    args.extend(["-keyout", &key, "-out", &csr]);
-    openssl(dir, &args);
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &csr,
-            "-CA",
-            &ca_pem,
-            "-CAkey",
-            &ca_key,
-            "-CAcreateserial",
-            "-days",
-            "1",
-            "-extfile",
-            "san.ext",
-            "-out",
-            &pem,
-        ],
-    );
+    redlock_local::private_ca(dir, name).expect("openssl (make deps-redis installs it)");
 }
 
 /// Three TLS-only masters serving the `server` certificate; with `client_ca`, they require a

@@ -376,6 +376,51 @@ fn wrong_password_missing_password_closed_port_and_untrusted_tls_name_their_caus
 }
 
 #[test]
+fn a_private_ca_and_mutual_tls_are_configured_by_the_url() {
+    use redlock::redlock_failure::*;
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["server", "client"] {
+        redlock_local::private_ca(dir.path(), name).expect("openssl");
+    }
+    let file = |f: &str| dir.path().join(f).display().to_string();
+    let files = |client_ca: &str, require| redlock_local::TlsFiles {
+        cert: dir.path().join("server.pem"),
+        key: dir.path().join("server.key"),
+        client_ca: dir.path().join(client_ca),
+        require_client_cert: require,
+    };
+    let with_query = |m: &LocalMasters, query: &str| -> Vec<String> {
+        m.urls().iter().map(|u| format!("{u}?{query}")).collect()
+    };
+    let trusted = format!("ssl_ca_certs={}", file("server-ca.pem"));
+    // Mutual TLS required: with the client certificate, the whole round trip case passes.
+    let mutual = LocalMasters::start_tls_with(5, files("client-ca.pem", true)).unwrap();
+    let with_cert = format!(
+        "{trusted}&ssl_certfile={}&ssl_keyfile={}",
+        file("client.pem"),
+        file("client.key")
+    );
+    let mut args = vec!["round_trip".to_string()];
+    args.extend(with_query(&mutual, &with_cert));
+    let output = run(&programs().test_c, &args);
+    assert!(
+        output.status.success(),
+        "round trip over mutual TLS:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Without the client certificate, every master's failure names what the server wanted.
+    failure_cause(
+        with_query(&mutual, &trusted),
+        REDLOCK_FAILURE_TLS,
+        "CertificateRequired",
+    );
+    // The system roots do not trust the private CA.
+    let plain = LocalMasters::start_tls_with(3, files("server-ca.pem", false)).unwrap();
+    failure_cause(with_query(&plain, ""), REDLOCK_FAILURE_TLS, "certificate");
+}
+
+#[test]
 fn panic_becomes_a_status() {
     c_case("panic_boundary");
 }

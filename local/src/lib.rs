@@ -16,5 +16,5 @@ pub mod proxy;
 pub mod resp;
 mod wait;
 
-pub use masters::{die_with_parent, LocalError, LocalMasters, TlsFiles};
+pub use masters::{die_with_parent, private_ca, LocalError, LocalMasters, TlsFiles};
 pub use wait::eventually;

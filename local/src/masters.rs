@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::resp::{self, Decoder, Reply};
 
 pub use lifetime::die_with_parent;
-pub use tls::TlsFiles;
+pub use tls::{private_ca, TlsFiles};
 
 /// Errors of starting or controlling local masters.
 #[derive(Debug, thiserror::Error)]

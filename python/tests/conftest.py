@@ -94,10 +94,17 @@ class LocalMasters:
 
     `tls=True`: TLS-only masters with a throw-away self-signed certificate; their URLs end in
     `#insecure` (no verification) and `command` cannot reach them.
+    `private_ca=DIR`: TLS-only masters with certificates from a private CA generated into DIR
+    (`server-ca.pem`, `client.pem`, `client.key`, ...); `mutual_tls=True` makes them require a
+    client certificate.
     """
 
-    def __init__(self, count: int, tls: bool = False) -> None:
+    def __init__(
+        self, count: int, tls: bool = False, private_ca: Optional[Path] = None, mutual_tls: bool = False
+    ) -> None:
         args = [masters_binary(), str(count)] + (["--tls"] if tls else [])
+        if private_ca is not None:
+            args += ["--private-ca", str(private_ca)] + (["--mutual-tls"] if mutual_tls else [])
         self._proc = subprocess.Popen(
             args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

@@ -4,6 +4,7 @@ master that refuses us says why (`MasterVote.error`, the exception's message).""
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 import redlock_rs
@@ -71,6 +72,40 @@ def test_an_untrusted_tls_certificate_is_named() -> None:
         _every_master_failed(caught.value, "tls", "certificate")
     finally:
         servers.stop()
+
+
+def test_a_private_ca_and_mutual_tls_come_from_the_url(tmp_path: Path) -> None:
+    servers = LocalMasters(3, private_ca=tmp_path, mutual_tls=True)
+    try:
+        trusted = f"ssl_ca_certs={tmp_path / 'server-ca.pem'}"
+        with_cert = f"{trusted}&ssl_certfile={tmp_path / 'client.pem'}&ssl_keyfile={tmp_path / 'client.key'}"
+        client = redlock_rs.Redlock([f"{u}?{with_cert}" for u in servers.urls], fanout="sequential")
+        lock = client.acquire("py:mtls", ttl=10.0)
+        assert lock.vote.granted == 3
+        assert lock.release() == 3
+        # Without the client certificate the masters refuse the handshake, and say so; and the
+        # system roots do not know the private CA.
+        for urls, words in [([f"{u}?{trusted}" for u in servers.urls], "CertificateRequired"), (servers.urls, "certificate")]:
+            refused = redlock_rs.Redlock(urls, fanout="sequential", retry_count=0)
+            _refused_by_every_master(refused, words)
+    finally:
+        servers.stop()
+
+
+def _refused_by_every_master(client: redlock_rs.Redlock, words: str) -> None:
+    def refused_by_all() -> bool:
+        try:
+            client.acquire("py:tls", ttl=10.0)
+        except redlock_rs.Unavailable as err:
+            vote = err.vote
+            return vote is not None and all(m.failure == "tls" for m in vote.masters)
+        return False
+
+    # Until the handshakes are done, a cause may still be a connection one; then it is TLS's.
+    wait_until(refused_by_all, 10.0, "every master fails the TLS handshake")
+    with pytest.raises(redlock_rs.Unavailable) as caught:
+        client.acquire("py:tls", ttl=10.0)
+    _every_master_failed(caught.value, "tls", words)
 
 
 def _every_master_failed(err: redlock_rs.RedlockError, failure: str, words: str) -> None:

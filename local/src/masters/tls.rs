@@ -69,3 +69,68 @@ pub(super) fn self_signed(dir: &Path) -> io::Result<TlsFiles> {
         Err(e) => Err(e),
     }
 }
+
+/// A private CA and a certificate it signed, for tests of TLS the way operators run it: writes
+/// `{name}-ca.pem` / `{name}-ca.key` (the CA) and `{name}.pem` / `{name}.key` (a certificate
+/// for 127.0.0.1 signed by it) into `dir`. Needs the `openssl` command.
+pub fn private_ca(dir: &Path, name: &str) -> io::Result<()> {
+    let run = |args: &[&str]| -> io::Result<()> {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!(
+                "openssl {}: {}",
+                args.first().unwrap_or(&""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )))
+        }
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let (ca_key, ca_pem, ca_subject) = (
+        format!("{name}-ca.key"),
+        format!("{name}-ca.pem"),
+        format!("/CN={name}-ca"),
+    );
+    let mut args = vec!["req", "-x509", "-days", "1", "-subj", ca_subject.as_str()];
+    args.extend(ec);
+    args.extend(["-keyout", &ca_key, "-out", &ca_pem]);
+    run(&args)?;
+    let (key, csr, pem) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.pem"),
+    );
+    let mut args = vec!["req", "-new", "-subj", "/CN=127.0.0.1"];
+    args.extend(ec);
+    args.extend(["-keyout", &key, "-out", &csr]);
+    run(&args)?;
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n")?;
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        &csr,
+        "-CA",
+        &ca_pem,
+        "-CAkey",
+        &ca_key,
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+        "-out",
+        &pem,
+    ])
+}

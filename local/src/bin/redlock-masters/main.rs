@@ -36,6 +36,34 @@ struct Args {
     /// Masters speak TLS only, with a throw-away self-signed certificate (URLs end `#insecure`).
     #[arg(long)]
     tls: bool,
+    /// Masters speak TLS only with certificates from a private CA generated into DIR
+    /// (`server-ca.pem`, `server.pem`, `client-ca.pem`, `client.pem`, `client.key`; see
+    /// `redlock_local::private_ca`). Clients must trust `server-ca.pem` (`?ssl_ca_certs=`).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["tls", "password"])]
+    private_ca: Option<std::path::PathBuf>,
+    /// With --private-ca: masters require a client certificate signed by `client-ca.pem`.
+    #[arg(long, requires = "private_ca")]
+    mutual_tls: bool,
+}
+
+/// TLS masters whose certificates come from a private CA generated into `dir`.
+fn start_private_ca(
+    count: usize,
+    dir: &std::path::Path,
+    mutual: bool,
+) -> Result<LocalMasters, redlock_local::LocalError> {
+    for name in ["server", "client"] {
+        redlock_local::private_ca(dir, name)?;
+    }
+    LocalMasters::start_tls_with(
+        count,
+        redlock_local::TlsFiles {
+            cert: dir.join("server.pem"),
+            key: dir.join("server.key"),
+            client_ca: dir.join("client-ca.pem"),
+            require_client_cert: mutual,
+        },
+    )
 }
 
 fn main() -> ExitCode {
@@ -45,10 +73,11 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let count = usize::from(args.count);
-    let started = match (&args.password, args.tls) {
-        (Some(password), _) => LocalMasters::start_with_password(count, password),
-        (None, true) => LocalMasters::start_tls(count),
-        (None, false) => LocalMasters::start(count),
+    let started = match (&args.password, args.tls, &args.private_ca) {
+        (_, _, Some(dir)) => start_private_ca(count, dir, args.mutual_tls),
+        (Some(password), _, None) => LocalMasters::start_with_password(count, password),
+        (None, true, None) => LocalMasters::start_tls(count),
+        (None, false, None) => LocalMasters::start(count),
     };
     let masters = match started {
         Ok(masters) => masters,
