@@ -56,20 +56,7 @@ def test_an_untrusted_tls_certificate_is_named() -> None:
     try:
         urls = [url.removesuffix("#insecure") for url in servers.urls]
         client = redlock_rs.Redlock(urls, fanout="sequential", retry_count=0)
-
-        def refused_by_all() -> bool:
-            try:
-                client.acquire("py:tls", ttl=10.0)
-            except redlock_rs.Unavailable as err:
-                vote = err.vote
-                return vote is not None and all(m.failure == "tls" for m in vote.masters)
-            return False
-
-        # Until the handshakes are done, a cause may still be a connection one; then it is the certificate.
-        wait_until(refused_by_all, 10.0, "every master fails the TLS handshake")
-        with pytest.raises(redlock_rs.Unavailable) as caught:
-            client.acquire("py:tls", ttl=10.0)
-        _every_master_failed(caught.value, "tls", "certificate")
+        _refused_by_every_master(client, "certificate")
     finally:
         servers.stop()
 
