@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{HoldSpec, KeyDist};
 use crate::error::EXIT_CODES_HELP;
+use crate::locks::LockList;
 use crate::render::percentiles::Percentiles;
 
 /// Contended Redlock load across N masters: latency histograms, quorum success, split votes,
@@ -84,6 +85,11 @@ pub enum FanoutChoice {
 /// The workload and client settings shared by `run` and `sweep`.
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
+    /// Lock algorithm(s), comma-separated, measured side by side: redlock, single (SET NX PX
+    /// + Lua release on the first master), setnx-expire, setnx-getset (the legacy SETNX
+    /// patterns, on the first master). Baselines, not products: see the README.
+    #[arg(long, value_name = "ALG,...", default_value = "redlock", value_parser = LockList::parse)]
+    pub lock: LockList,
     /// Fan-out mode(s) to measure.
     #[arg(long, value_enum, default_value = "both")]
     pub fanout: FanoutChoice,
@@ -173,6 +179,11 @@ pub struct RunArgs {
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
     #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::FaultSpec::parse)]
     pub faults: Vec<crate::faults::FaultSpec>,
+    /// Break the load clients themselves (repeatable): crash@T (the first client to win the
+    /// lock at or after T dies holding it; setnx-expire: between SETNX and EXPIRE),
+    /// clock:C:±OFFSET (client C's wall clock is off; read by setnx-getset).
+    #[arg(long = "client-fault", value_name = "SPEC", value_parser = crate::locks::client_fault::ClientFault::parse)]
+    pub client_faults: Vec<crate::locks::client_fault::ClientFault>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]

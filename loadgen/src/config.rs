@@ -6,6 +6,8 @@ use std::time::Duration;
 use redlock_core::FanOut;
 
 use crate::cli::{parse_duration, FanoutChoice, WorkloadArgs};
+use crate::locks::client_fault::ClientFaultPlan;
+use crate::locks::LockAlgorithm;
 
 /// Time spent inside the lock: fixed (`min == max`) or uniform in `[min, max]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +122,8 @@ impl fmt::Display for Load {
 /// Everything one run needs, checked.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// Lock algorithms, in order (`--lock`).
+    pub locks: Vec<LockAlgorithm>,
     pub fanouts: Vec<FanOut>,
     pub load: Load,
     pub resources: u32,
@@ -137,6 +141,8 @@ pub struct RunConfig {
     pub quiet: bool,
     /// The command line, for the report.
     pub command_line: String,
+    /// `run --client-fault`: faults of the load clients themselves.
+    pub client_faults: ClientFaultPlan,
 }
 
 /// Default measured time and warm-up of a `run`, and of each `sweep` level.
@@ -152,6 +158,7 @@ impl RunConfig {
             FanoutChoice::Both => vec![FanOut::Sequential, FanOut::Concurrent],
         };
         RunConfig {
+            locks: w.lock.0.clone(),
             fanouts,
             load,
             resources: w.resources.unwrap_or(1),
@@ -168,7 +175,25 @@ impl RunConfig {
             seed: w.seed.unwrap_or_else(random_seed),
             quiet: w.quiet,
             command_line: command_line(),
+            client_faults: ClientFaultPlan::default(),
         }
+    }
+
+    /// The measured modes, in order: Redlock once per fan-out, each single-master baseline
+    /// once (fan-out means nothing with one master; it keeps the first one for the record).
+    pub fn modes(&self) -> Vec<(LockAlgorithm, FanOut)> {
+        let first = self.fanouts.first().copied().unwrap_or(FanOut::Concurrent);
+        self.locks
+            .iter()
+            .flat_map(|&lock| {
+                let fanouts = if lock.votes() {
+                    self.fanouts.clone()
+                } else {
+                    vec![first]
+                };
+                fanouts.into_iter().map(move |f| (lock, f))
+            })
+            .collect()
     }
 }
 

@@ -21,6 +21,7 @@ pub mod faults;
 pub mod generator;
 pub mod hist;
 pub mod keys;
+pub mod locks;
 pub mod merge;
 pub mod output;
 pub mod pacing;

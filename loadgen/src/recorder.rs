@@ -8,10 +8,21 @@ use redlock_core::{Error, ErrorKind, FanOut, Outcome, Verdict, Vote};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::checker::Window;
+use crate::locks::{Attempt, AttemptResult, Released};
 use crate::stats::{Interval, ModeStats, VotePattern};
 
 /// A finished second of one worker: (second index, its counts).
 pub type IntervalReport = (usize, Interval);
+
+/// Why an acquire call returned no lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Someone else held the lock.
+    NotAcquired,
+    /// Too few masters answered.
+    Unavailable,
+    Other,
+}
 
 /// What a client keeps for itself while its shard's recorder counts.
 #[derive(Debug, Clone, Default)]
@@ -192,6 +203,22 @@ impl Recorder {
         latency: Duration,
         done: Instant,
     ) {
+        let result = result.map_err(|e| match e.kind() {
+            ErrorKind::NotAcquired => Failure::NotAcquired,
+            ErrorKind::Unavailable => Failure::Unavailable,
+            _ => Failure::Other,
+        });
+        self.call_ended(client, result, latency, done);
+    }
+
+    /// The end of an acquire call of any lock algorithm.
+    pub(crate) fn call_ended(
+        &mut self,
+        client: &ClientState,
+        result: Result<Duration, Failure>,
+        latency: Duration,
+        done: Instant,
+    ) {
         if !client.measuring {
             return;
         }
@@ -203,11 +230,9 @@ impl Recorder {
                 self.stats.acquired_per_worker[client.slot] += 1;
                 self.stats.validity_margin.record_duration(validity);
             }
-            Err(e) => match e.kind() {
-                ErrorKind::NotAcquired => c.not_acquired += 1,
-                ErrorKind::Unavailable => c.unavailable += 1,
-                _ => c.other_errors += 1,
-            },
+            Err(Failure::NotAcquired) => c.not_acquired += 1,
+            Err(Failure::Unavailable) => c.unavailable += 1,
+            Err(Failure::Other) => c.other_errors += 1,
         }
         self.stats.acquire.record_duration(latency);
         let interval = self.interval_at(done);
@@ -273,5 +298,79 @@ impl Recorder {
             start_ns: ns(from),
             end_ns: ns(until),
         });
+    }
+
+    /// One attempt of a single-master baseline (no vote: master 0 is the only master).
+    pub fn baseline_attempt(&mut self, client: &mut ClientState, attempt: &Attempt) {
+        if !client.measuring {
+            return;
+        }
+        let c = &mut self.stats.counts;
+        c.attempts += 1;
+        c.redis_commands += attempt.commands;
+        let master = self.stats.masters.first_mut();
+        match &attempt.result {
+            AttemptResult::Acquired(_) | AttemptResult::Crashed => {
+                c.attempts_won += 1;
+                if let Some(m) = master {
+                    m.granted += 1;
+                }
+            }
+            AttemptResult::Denied => {
+                c.clean_losses += 1;
+                if let Some(m) = master {
+                    m.denied += 1;
+                }
+            }
+            AttemptResult::Failed(e) => {
+                if let Some(m) = master {
+                    match e {
+                        crate::locks::master::RequestError::TimedOut => m.timeouts += 1,
+                        crate::locks::master::RequestError::Failed(_) => m.errors += 1,
+                    }
+                }
+            }
+        }
+        if let (Some(rtt), Some(m)) = (attempt.first_round_trip, self.stats.masters.first_mut()) {
+            m.round_trip.record_duration(rtt);
+        }
+        self.stats.attempt.record_duration(attempt.elapsed);
+        let interval = self.interval_at(Instant::now());
+        interval.attempts += 1;
+    }
+
+    /// The end of a baseline's acquire call.
+    pub fn baseline_acquired(
+        &mut self,
+        client: &ClientState,
+        result: Result<Duration, Failure>,
+        latency: Duration,
+        done: Instant,
+    ) {
+        self.call_ended(client, result, latency, done);
+    }
+
+    /// A baseline's release.
+    pub fn baseline_released(&mut self, client: &ClientState, released: &Released, latency: Duration) {
+        if !client.measuring {
+            return;
+        }
+        let c = &mut self.stats.counts;
+        c.releases += 1;
+        c.redis_commands += released.commands;
+        c.partial_releases += u64::from(!released.deleted);
+        c.foreign_releases += u64::from(released.foreign);
+        if let (Some(e), Some(m)) = (&released.error, self.stats.masters.first_mut()) {
+            match e {
+                crate::locks::master::RequestError::TimedOut => m.timeouts += 1,
+                crate::locks::master::RequestError::Failed(_) => m.errors += 1,
+            }
+        }
+        self.stats.release.record_duration(latency);
+    }
+
+    /// A client died holding the lock (the crash fault); counted even during the warm-up.
+    pub fn crashed(&mut self) {
+        self.stats.counts.crashed_clients += 1;
     }
 }

@@ -30,6 +30,9 @@ impl ToolInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigInfo {
     pub command_line: String,
+    /// Lock algorithms measured (older results: Redlock only).
+    #[serde(default = "redlock_only")]
+    pub locks: Vec<String>,
     pub fanouts: Vec<String>,
     /// "closed" or "open".
     pub load: String,
@@ -50,6 +53,10 @@ pub struct ConfigInfo {
     pub duration_s: f64,
     pub warmup_s: f64,
     pub seed: u64,
+}
+
+fn redlock_only() -> Vec<String> {
+    vec![crate::locks::LockAlgorithm::Redlock.as_str().into()]
 }
 
 /// One master as recorded in results.
@@ -124,6 +131,7 @@ impl Report {
                 .collect(),
             config: ConfigInfo {
                 command_line: cfg.command_line.clone(),
+                locks: cfg.locks.iter().map(|l| l.as_str().to_string()).collect(),
                 fanouts: cfg.fanouts.iter().map(|f| f.as_str().to_string()).collect(),
                 load: load.into(),
                 clients: cfg.load.workers(),
@@ -150,9 +158,9 @@ impl Report {
         }
     }
 
-    /// The mode measured with this fan-out, if any.
-    pub fn mode(&self, fanout: &str) -> Option<&ModeStats> {
-        self.modes.iter().find(|m| m.fanout.as_str() == fanout)
+    /// The mode of this label (a Redlock fan-out, or a baseline's name), if measured.
+    pub fn mode(&self, label: &str) -> Option<&ModeStats> {
+        self.modes.iter().find(|m| m.label() == label)
     }
 
     /// Violations over all modes.

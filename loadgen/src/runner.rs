@@ -11,6 +11,8 @@ use crate::checker::count_violations;
 use crate::config::{Load, RunConfig};
 use crate::cpu::CpuSample;
 use crate::error::LoadgenError;
+use crate::locks::cycle::LockSetup;
+use crate::locks::{Baseline, CrashPlan, LockAlgorithm};
 use crate::pacing::Stop;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
@@ -95,11 +97,11 @@ pub async fn run(
     let started_unix_s = unix_now_s();
     let cfg_shared = Arc::new(cfg.clone());
     let mut modes = Vec::with_capacity(cfg.fanouts.len());
-    for &fanout in &cfg.fanouts {
+    for (lock, fanout) in cfg.modes() {
         if stop.stop.is_set() {
             break;
         }
-        modes.push(run_mode(&cfg_shared, fanout, target, hooks, &stop.stop).await?);
+        modes.push(run_mode(&cfg_shared, lock, fanout, target, hooks, &stop.stop).await?);
     }
     Ok(RunResult {
         config: cfg.clone(),
@@ -175,6 +177,7 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
 
 async fn run_mode(
     cfg: &Arc<RunConfig>,
+    lock: LockAlgorithm,
     fanout: FanOut,
     target: &Target,
     hooks: &mut dyn RunHooks,
@@ -182,11 +185,25 @@ async fn run_mode(
 ) -> Result<ModeStats, LoadgenError> {
     target.reset()?;
     hooks.mode_start(fanout, target)?;
+    // The Redlock client also checks the configuration for the baselines (TTL vs drift).
     let redlock = client(cfg, fanout, target)?;
-    // Warm connections (bounded): the warm-up should not be spent connecting.
-    redlock.wait_connected(CONNECT_WAIT).await;
-    let n_masters = target.urls.len();
-    let keys: Arc<[String]> = (0..cfg.resources).map(resource_key).collect();
+    let baseline = match lock {
+        LockAlgorithm::Redlock => {
+            // Warm connections (bounded): the warm-up should not be spent connecting.
+            redlock.wait_connected(CONNECT_WAIT).await;
+            None
+        }
+        // The single-master locks use the first master.
+        other => Some(Arc::new(
+            Baseline::new(other, &target.urls[0], cfg.instance_timeout)
+                .map_err(LoadgenError::Usage)?,
+        )),
+    };
+    // Single-master locks are counted against their one master.
+    let n_masters = if lock.votes() { target.urls.len() } else { 1 };
+    let keys: Arc<[String]> = (0..cfg.resources)
+        .map(|i| crate::locks::cycle::key(lock, i))
+        .collect();
     let epoch = Instant::now();
     let clock = Clock {
         epoch,
@@ -206,6 +223,14 @@ async fn run_mode(
         slots: slots.clone(),
         stop: Arc::clone(stop),
         hard_stop: Arc::clone(&hard_stop),
+        lock: LockSetup {
+            baseline,
+            crash: cfg
+                .client_faults
+                .crash_at
+                .map(|at| Arc::new(CrashPlan::new(epoch + at))),
+            clock_offsets: cfg.client_faults.clock_offsets.clone(),
+        },
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let clients = cfg.load.workers();
@@ -213,7 +238,7 @@ async fn run_mode(
     let workers: Vec<_> = (0..shards)
         .map(|shard| {
             let members: Vec<u32> = (shard..clients).step_by(shards as usize).collect();
-            let rec = Recorder::new(
+            let mut rec = Recorder::new(
                 fanout,
                 n_masters,
                 members.len(),
@@ -221,6 +246,7 @@ async fn run_mode(
                 clock.measure_start,
                 tx.clone(),
             );
+            rec.stats.lock = lock;
             tokio::spawn(run_shard(setup.clone(), members, rec))
         })
         .collect();
@@ -235,6 +261,7 @@ async fn run_mode(
     }
 
     let mut stats = ModeStats::new(fanout, n_masters);
+    stats.lock = lock;
     let mut progress = Progress::new(fanout, cfg.quiet);
     let mut stopped_at = None;
     let mut cpu_start: Option<CpuSample> = None;

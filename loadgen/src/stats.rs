@@ -9,12 +9,13 @@ use redlock_core::FanOut;
 use serde::{Deserialize, Serialize};
 
 use crate::hist::Hist;
+use crate::locks::LockAlgorithm;
 
 macro_rules! counts {
     ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
         /// Event counters of one mode (DESIGN §4 definitions).
         #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
+        #[serde(deny_unknown_fields, default)]
         pub struct Counts {
             $($(#[$doc])* pub $field: u64,)*
         }
@@ -80,6 +81,11 @@ counts! {
     windows_checked,
     /// Pairs of holders of one resource whose ownership windows overlapped.
     violations,
+    /// Single-master baselines: releases that deleted someone else's lock (a `DEL` without
+    /// a token after the lock had passed to another holder).
+    foreign_releases,
+    /// Clients that died holding the lock (the `crash` client fault).
+    crashed_clients,
 }
 
 /// What one master answered and how fast, over all operations of a mode.
@@ -175,6 +181,9 @@ impl GeneratorCpu {
 /// Everything one fan-out mode measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModeStats {
+    /// The lock algorithm measured (Redlock unless `--lock` chose a baseline).
+    pub lock: LockAlgorithm,
+    /// Redlock's fan-out (meaningless for the single-master baselines).
     pub fanout: FanOut,
     /// Length of the measured window (merged: the longest part; see `merge` for the rates).
     pub duration: Duration,
@@ -209,6 +218,7 @@ pub struct ModeStats {
 impl ModeStats {
     pub fn new(fanout: FanOut, n_masters: usize) -> ModeStats {
         ModeStats {
+            lock: LockAlgorithm::Redlock,
             fanout,
             duration: Duration::ZERO,
             measured_from_unix_ms: 0,
@@ -280,6 +290,24 @@ impl ModeStats {
         } else {
             0.0
         }
+    }
+
+    /// The mode's name in reports: the fan-out for Redlock, the algorithm for a baseline.
+    pub fn label(&self) -> &'static str {
+        match self.lock {
+            LockAlgorithm::Redlock => self.fanout.as_str(),
+            other => other.as_str(),
+        }
+    }
+
+    /// Whether `other` measured the same lock and fan-out (merge pairs modes by this).
+    pub fn same_mode(&self, lock: LockAlgorithm, fanout: FanOut) -> bool {
+        self.lock == lock && (!lock.votes() || self.fanout == fanout)
+    }
+
+    /// Redis commands per lock acquired (attempts, cleanups and releases included).
+    pub fn redis_commands_per_cycle(&self) -> f64 {
+        ratio(self.counts.redis_commands, self.counts.acquired)
     }
 
     /// Locks acquired per second (goodput).

@@ -19,6 +19,8 @@ use redlock_core::{Redlock, Retry, Vote};
 
 use crate::config::RunConfig;
 use crate::keys::Choices;
+use crate::locks::cycle::LockSetup;
+use crate::locks::ClientFaults;
 use crate::pacing::{self, Stop};
 use crate::recorder::{ClientState, Recorder};
 
@@ -108,16 +110,18 @@ pub struct WorkerSetup {
     /// Set when the grace after the end has passed: in-flight acquires are cancelled and
     /// holds cut short, so a run ends within its duration plus the grace.
     pub hard_stop: Arc<Stop>,
+    /// The lock algorithm when it is not Redlock, and the client-side faults.
+    pub lock: LockSetup,
 }
 
 /// The recorder of one shard. Only the clients of the shard's task touch it, and a task is
 /// polled by one thread at a time, so the lock is never contended; it exists because the
 /// task must be `Send` to run on the multi-threaded runtime.
 #[derive(Debug)]
-struct ShardRecorder(Mutex<Recorder>);
+pub(crate) struct ShardRecorder(Mutex<Recorder>);
 
 impl ShardRecorder {
-    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
@@ -145,6 +149,7 @@ async fn run_client(
     let cfg = &setup.cfg;
     let clock = setup.clock;
     let mut choices = Choices::new(cfg.seed, index, cfg.resources, cfg.key_dist, cfg.hold);
+    let faults = setup.lock.faults_of(index);
     loop {
         if setup.stop.is_set() {
             break;
@@ -176,19 +181,37 @@ async fn run_client(
         if setup.slots.is_none() {
             client.measuring = intended >= clock.measure_start;
         }
-        cycle(setup, shard, &mut client, &mut choices, intended).await;
+        let alive = match &setup.lock.baseline {
+            Some(baseline) => {
+                crate::locks::cycle::run(
+                    setup,
+                    baseline,
+                    shard,
+                    &mut client,
+                    &mut choices,
+                    intended,
+                    &faults,
+                )
+                .await
+            }
+            None => cycle(setup, shard, &mut client, &mut choices, intended, &faults).await,
+        };
+        if !alive {
+            break; // crashed holding the lock (client fault): it never comes back
+        }
     }
 }
 
 /// One acquire → hold → release cycle. `intended` is when the acquire should have started
-/// (closed loop: when it did start).
+/// (closed loop: when it did start). `false` when the client crashed (client fault).
 async fn cycle(
     setup: &WorkerSetup,
     shard: &ShardRecorder,
     client: &mut ClientState,
     choices: &mut Choices,
     intended: Instant,
-) {
+    faults: &ClientFaults,
+) -> bool {
     let cfg = &setup.cfg;
     let resource = choices.resource();
     let key = &setup.keys[resource as usize];
@@ -210,13 +233,17 @@ async fn cycle(
         Ok(None) => {
             // Cut off by the end-of-run grace (its keys were deleted on every master).
             shard.with(|r| r.cancelled(client));
-            return;
+            return true;
         }
         Err(e) => {
             shard.with(|r| r.acquired(client, Err(&e), latency, done));
-            return;
+            return true;
         }
     };
+    if faults.crash_now() {
+        shard.with(|r| r.crashed());
+        return false; // dies holding the lock: its keys expire with the TTL
+    }
     shard.with(|r| r.acquired(client, Ok(lock.validity()), latency, done));
     // Ownership starts when the holder learns it won.
     let owned_from = lock.vote().completed();
@@ -254,11 +281,12 @@ async fn cycle(
     if let Some(vote) = vote {
         shard.with(|r| r.released(client, vote, latency));
     }
+    true
 }
 
 /// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run
 /// grace cut the hold short.
-async fn hold_for(setup: &WorkerSetup, d: Duration) -> bool {
+pub(crate) async fn hold_for(setup: &WorkerSetup, d: Duration) -> bool {
     if d.is_zero() {
         return !setup.hard_stop.is_set();
     }

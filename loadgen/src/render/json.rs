@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::generator::Judgement;
 use crate::hist::Hist;
+use crate::locks::LockAlgorithm;
 use crate::report::{Header, Report};
 use crate::stats::{Counts, GeneratorCpu, Interval, MasterStats, ModeStats, VotePattern};
 
@@ -77,6 +78,9 @@ pub struct RatesJson {
     pub acquire_calls_per_s: f64,
     pub attempts_per_s: f64,
     pub redis_commands_per_s: f64,
+    /// Redis commands per lock acquired (attempts, cleanups and releases included).
+    #[serde(default)]
+    pub redis_commands_per_cycle: f64,
     pub acquire_success_rate: f64,
     pub quorum_success_rate: f64,
 }
@@ -148,6 +152,10 @@ pub struct IntervalJson {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ModeJson {
+    /// The lock algorithm (`redlock`, or a single-master baseline).
+    #[serde(default = "redlock_name")]
+    pub lock: String,
+    /// Redlock's fan-out (for a baseline: recorded, meaningless).
     pub fanout: String,
     /// Length of the measured window (merged: of the union of the parts' windows).
     pub duration_s: f64,
@@ -177,6 +185,22 @@ pub struct ComparisonJson {
     pub split_votes_ratio: Option<f64>,
 }
 
+fn redlock_name() -> String {
+    LockAlgorithm::Redlock.as_str().into()
+}
+
+/// One baseline ÷ Redlock (the Redlock mode of the same fan-out, or the first one).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AgainstRedlockJson {
+    pub lock: String,
+    /// The Redlock mode compared with.
+    pub redlock_fanout: String,
+    pub acquires_per_s_ratio: Option<f64>,
+    pub acquire_p50_ratio: Option<f64>,
+    pub acquire_p99_ratio: Option<f64>,
+    pub redis_commands_per_cycle_ratio: Option<f64>,
+}
+
 /// The whole file of a `run` (and one level of a sweep, one step of a capacity search).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultJson {
@@ -187,6 +211,9 @@ pub struct ResultJson {
     pub header: Header,
     pub modes: Vec<ModeJson>,
     pub comparison: Option<ComparisonJson>,
+    /// Each single-master baseline against Redlock (absent when not both were measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub against_redlock: Vec<AgainstRedlockJson>,
     /// Faults applied during the run, with their times (absent when there were none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::faults::FaultEvent>,
@@ -194,6 +221,7 @@ pub struct ResultJson {
 
 fn mode_json(report: &Report, m: &ModeStats) -> ModeJson {
     ModeJson {
+        lock: m.lock.as_str().into(),
         fanout: m.fanout.as_str().into(),
         duration_s: m.duration.as_secs_f64(),
         measured_from_unix_ms: m.measured_from_unix_ms,
@@ -212,6 +240,7 @@ fn mode_json(report: &Report, m: &ModeStats) -> ModeJson {
             acquire_calls_per_s: m.acquire_calls_per_s(),
             attempts_per_s: m.attempts_per_s(),
             redis_commands_per_s: m.redis_commands_per_s(),
+            redis_commands_per_cycle: m.redis_commands_per_cycle(),
             acquire_success_rate: m.acquire_success_rate(),
             quorum_success_rate: m.quorum_success_rate(),
         },
@@ -275,6 +304,7 @@ fn mode_json(report: &Report, m: &ModeStats) -> ModeJson {
 
 fn mode_stats(m: &ModeJson) -> Result<ModeStats, String> {
     let fanout: FanOut = m.fanout.parse().map_err(|e| format!("modes: {e}"))?;
+    let lock = LockAlgorithm::parse(&m.lock).map_err(|e| format!("modes: {e}"))?;
     let at = |what: &str| format!("{} mode, {what}", m.fanout);
     let mut masters = Vec::with_capacity(m.masters.len());
     for s in &m.masters {
@@ -318,6 +348,7 @@ fn mode_stats(m: &ModeJson) -> Result<ModeStats, String> {
     }
     let l = &m.latency;
     Ok(ModeStats {
+        lock,
         fanout,
         duration: Duration::from_secs_f64(m.duration_s),
         measured_from_unix_ms: m.measured_from_unix_ms,
@@ -357,6 +388,42 @@ pub fn comparison(report: &Report) -> Option<ComparisonJson> {
     })
 }
 
+/// Each single-master baseline ÷ Redlock (same fan-out when measured, else the first).
+pub fn against_redlock(report: &Report) -> Vec<AgainstRedlockJson> {
+    let redlock: Vec<&ModeStats> = report
+        .modes
+        .iter()
+        .filter(|m| m.lock == LockAlgorithm::Redlock)
+        .collect();
+    let Some(&first) = redlock.first() else {
+        return Vec::new();
+    };
+    let q = |h: &Hist, p| h.quantile(p) as f64;
+    report
+        .modes
+        .iter()
+        .filter(|m| !m.lock.votes())
+        .map(|b| {
+            let r = redlock
+                .iter()
+                .find(|r| r.fanout == b.fanout)
+                .copied()
+                .unwrap_or(first);
+            AgainstRedlockJson {
+                lock: b.lock.as_str().into(),
+                redlock_fanout: r.fanout.as_str().into(),
+                acquires_per_s_ratio: ratio(b.acquires_per_s(), r.acquires_per_s()),
+                acquire_p50_ratio: ratio(q(&b.acquire, 0.5), q(&r.acquire, 0.5)),
+                acquire_p99_ratio: ratio(q(&b.acquire, 0.99), q(&r.acquire, 0.99)),
+                redis_commands_per_cycle_ratio: ratio(
+                    b.redis_commands_per_cycle(),
+                    r.redis_commands_per_cycle(),
+                ),
+            }
+        })
+        .collect()
+}
+
 /// The report as a JSON value.
 pub fn to_json(report: &Report) -> ResultJson {
     ResultJson {
@@ -365,6 +432,7 @@ pub fn to_json(report: &Report) -> ResultJson {
         header: report.header.clone(),
         modes: report.modes.iter().map(|m| mode_json(report, m)).collect(),
         comparison: comparison(report),
+        against_redlock: against_redlock(report),
         faults: report.faults.clone(),
     }
 }

@@ -1,0 +1,130 @@
+//! `--client-fault`: faults of the load clients themselves (the `--fault` flag breaks masters).
+
+use std::time::Duration;
+
+use crate::cli::parse_duration;
+
+/// One client fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientFault {
+    /// `crash@T`: the first client to win the lock at or after T (from the mode's start) dies
+    /// holding it; `setnx-expire` dies between its SETNX and its EXPIRE.
+    Crash { at: Duration },
+    /// `clock:C:±OFFSET`: client C's wall clock is off by OFFSET (read by `setnx-getset`).
+    Clock { client: u32, offset_ms: i64 },
+}
+
+impl ClientFault {
+    pub fn parse(text: &str) -> Result<ClientFault, String> {
+        let bad = |why: &str| format!("{text:?}: {why} (expected crash@T or clock:CLIENT:±OFFSET)");
+        if let Some(at) = text.strip_prefix("crash@") {
+            return Ok(ClientFault::Crash {
+                at: parse_duration(at).map_err(|e| bad(&e))?,
+            });
+        }
+        let Some(rest) = text.strip_prefix("clock:") else {
+            return Err(bad("unknown client fault"));
+        };
+        let (client, offset) = rest
+            .split_once(':')
+            .ok_or_else(|| bad("missing the offset"))?;
+        let client: u32 = client
+            .parse()
+            .map_err(|_| bad(&format!("{client:?} is not a client index")))?;
+        let (sign, magnitude) = match offset.as_bytes().first() {
+            Some(b'+') => (1, &offset[1..]),
+            Some(b'-') => (-1, &offset[1..]),
+            _ => return Err(bad("the offset needs a sign, e.g. +5s or -5s")),
+        };
+        let magnitude = parse_duration(magnitude).map_err(|e| bad(&e))?;
+        Ok(ClientFault::Clock {
+            client,
+            offset_ms: sign * magnitude.as_millis() as i64,
+        })
+    }
+}
+
+/// The client faults of a run, resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientFaultPlan {
+    pub crash_at: Option<Duration>,
+    /// (client index, clock offset in ms).
+    pub clock_offsets: Vec<(u32, i64)>,
+}
+
+impl ClientFaultPlan {
+    /// Resolves `faults` for a run of `clients` clients.
+    pub fn new(faults: &[ClientFault], clients: u32) -> Result<ClientFaultPlan, String> {
+        let mut plan = ClientFaultPlan::default();
+        for f in faults {
+            match *f {
+                ClientFault::Crash { at } => {
+                    if plan.crash_at.replace(at).is_some() {
+                        return Err("--client-fault crash@T: given twice (one crash per run)".into());
+                    }
+                }
+                ClientFault::Clock { client, offset_ms } => {
+                    if client >= clients {
+                        return Err(format!(
+                            "--client-fault clock:{client}:...: there are only {clients} clients (0..{})",
+                            clients.saturating_sub(1)
+                        ));
+                    }
+                    plan.clock_offsets.push((client, offset_ms));
+                }
+            }
+        }
+        Ok(plan)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.crash_at.is_none() && self.clock_offsets.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_faults_parse_and_bad_ones_are_named() {
+        assert_eq!(
+            ClientFault::parse("crash@1s"),
+            Ok(ClientFault::Crash {
+                at: Duration::from_secs(1)
+            })
+        );
+        assert_eq!(
+            ClientFault::parse("clock:1:-5s"),
+            Ok(ClientFault::Clock {
+                client: 1,
+                offset_ms: -5000
+            })
+        );
+        assert_eq!(
+            ClientFault::parse("clock:0:+250ms"),
+            Ok(ClientFault::Clock {
+                client: 0,
+                offset_ms: 250
+            })
+        );
+        for bad in ["crash@soon", "clock:x:+1s", "clock:1:5s", "clock:1", "freeze@1s"] {
+            let err = ClientFault::parse(bad).unwrap_err();
+            assert!(err.contains(bad), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_plan_refuses_unknown_clients_and_two_crashes() {
+        let clock = ClientFault::parse("clock:2:+1s").unwrap();
+        assert!(ClientFaultPlan::new(std::slice::from_ref(&clock), 2)
+            .unwrap_err()
+            .contains("only 2 clients"));
+        assert_eq!(
+            ClientFaultPlan::new(&[clock], 3).unwrap().clock_offsets,
+            [(2, 1000)]
+        );
+        let crash = ClientFault::parse("crash@1s").unwrap();
+        assert!(ClientFaultPlan::new(&[crash.clone(), crash], 3).is_err());
+    }
+}

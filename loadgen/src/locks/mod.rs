@@ -1,0 +1,183 @@
+//! The lock algorithms the load generator can drive: Redlock (the product, through
+//! `redlock_core`) and three single-master baselines written from the Redis documentation's
+//! lock patterns, so their cost and their failure modes can be measured next to Redlock's.
+//!
+//! The baselines live here, in the load generator only: they are yardsticks, not products.
+//!
+//! - `single`: `SET key token NX PX ttl` on one master, released by a Lua compare-and-delete.
+//! - `setnx-expire`: `SETNX key value`, then `EXPIRE key ttl` (two round trips, no token),
+//!   released by `DEL`.
+//! - `setnx-getset`: `SETNX key <now + ttl + 1>` (the value is the expiry time, on the
+//!   client's clock, in ms); on failure `GET`, and when that time has passed `GETSET` and
+//!   compare; released by `DEL` only when the client's clock says the lock has not expired.
+//!
+//! Instrumentation, not algorithm: the legacy releases are sent as `GETDEL`, which deletes
+//! exactly as `DEL` does and also returns the value it deleted, so the generator can count
+//! releases that removed *someone else's* lock. The value written by `setnx-expire` is unique
+//! per acquire for the same reason (the algorithm never reads it).
+
+pub mod baseline;
+pub mod client_fault;
+pub mod cycle;
+pub mod master;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+pub use baseline::{Attempt, AttemptResult, Baseline, Held, Released};
+
+/// Which lock the clients take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockAlgorithm {
+    Redlock,
+    Single,
+    SetnxExpire,
+    SetnxGetset,
+}
+
+impl LockAlgorithm {
+    pub const ALL: [LockAlgorithm; 4] = [
+        LockAlgorithm::Redlock,
+        LockAlgorithm::Single,
+        LockAlgorithm::SetnxExpire,
+        LockAlgorithm::SetnxGetset,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockAlgorithm::Redlock => "redlock",
+            LockAlgorithm::Single => "single",
+            LockAlgorithm::SetnxExpire => "setnx-expire",
+            LockAlgorithm::SetnxGetset => "setnx-getset",
+        }
+    }
+
+    /// One name.
+    pub fn parse(text: &str) -> Result<LockAlgorithm, String> {
+        let name = text.trim();
+        LockAlgorithm::ALL
+            .into_iter()
+            .find(|a| a.as_str() == name)
+            .ok_or_else(|| {
+                format!(
+                    "{text:?}: not a lock algorithm (expected {})",
+                    LockAlgorithm::ALL.map(LockAlgorithm::as_str).join(", ")
+                )
+            })
+    }
+
+    /// A comma list (`redlock,single`), in the given order, without repeats.
+    pub fn parse_list(text: &str) -> Result<Vec<LockAlgorithm>, String> {
+        let mut list = Vec::new();
+        for part in text.split(',') {
+            let a = LockAlgorithm::parse(part)?;
+            if list.contains(&a) {
+                return Err(format!("{text:?}: {} is listed twice", a.as_str()));
+            }
+            list.push(a);
+        }
+        Ok(list)
+    }
+
+    /// Whether the lock is decided by a vote of several masters (quorum figures apply).
+    pub fn votes(self) -> bool {
+        self == LockAlgorithm::Redlock
+    }
+}
+
+impl fmt::Display for LockAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `--lock`'s value: one or more algorithms, in order, without repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockList(pub Vec<LockAlgorithm>);
+
+impl LockList {
+    pub fn parse(text: &str) -> Result<LockList, String> {
+        LockAlgorithm::parse_list(text).map(LockList)
+    }
+}
+
+/// A one-shot "the holder dies" fault: the first client to win the lock at or after `at`
+/// stops for good without releasing it (`setnx-expire`: right after its `SETNX`, before the
+/// `EXPIRE`).
+#[derive(Debug)]
+pub struct CrashPlan {
+    pub at: Instant,
+    taken: AtomicBool,
+}
+
+impl CrashPlan {
+    pub fn new(at: Instant) -> CrashPlan {
+        CrashPlan {
+            at,
+            taken: AtomicBool::new(false),
+        }
+    }
+
+    /// True exactly once: for the first caller at or after `at`.
+    pub fn take(&self, now: Instant) -> bool {
+        now >= self.at && !self.taken.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether a client has crashed.
+    pub fn happened(&self) -> bool {
+        self.taken.load(Ordering::Acquire)
+    }
+}
+
+/// Client-side faults of one client.
+#[derive(Debug, Clone, Default)]
+pub struct ClientFaults {
+    /// Added to the wall clock this client reads (only `setnx-getset` reads it).
+    pub clock_offset_ms: i64,
+    /// Shared by every client of a run.
+    pub crash: Option<std::sync::Arc<CrashPlan>>,
+}
+
+impl ClientFaults {
+    /// Whether this client should die now, holding the lock it just won.
+    pub fn crash_now(&self) -> bool {
+        self.crash
+            .as_ref()
+            .is_some_and(|plan| plan.take(Instant::now()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn algorithms_parse_by_name_and_lists_keep_their_order() {
+        for a in LockAlgorithm::ALL {
+            assert_eq!(LockAlgorithm::parse(a.as_str()), Ok(a));
+        }
+        assert_eq!(
+            LockAlgorithm::parse_list("single, redlock").unwrap(),
+            [LockAlgorithm::Single, LockAlgorithm::Redlock]
+        );
+        let err = LockAlgorithm::parse_list("redlock,setnx").unwrap_err();
+        assert!(err.contains("\"setnx\"") && err.contains("setnx-getset"), "{err}");
+        let twice = LockAlgorithm::parse_list("single,single").unwrap_err();
+        assert!(twice.contains("twice"), "{twice}");
+        assert!(LockAlgorithm::Redlock.votes() && !LockAlgorithm::Single.votes());
+    }
+
+    #[test]
+    fn a_crash_plan_fires_once_and_not_before_its_time() {
+        let now = Instant::now();
+        let plan = CrashPlan::new(now + Duration::from_secs(60));
+        assert!(!plan.take(now));
+        assert!(!plan.happened());
+        let plan = CrashPlan::new(now);
+        assert!(plan.take(now));
+        assert!(!plan.take(now), "only the first client crashes");
+        assert!(plan.happened());
+    }
+}
