@@ -47,9 +47,16 @@ pub fn say(quiet: bool, message: &str) {
 }
 
 fn describe_run(cfg: &RunConfig, target: &Target) -> String {
-    let modes: Vec<&str> = cfg.fanouts.iter().map(|f| f.as_str()).collect();
+    let modes: Vec<String> = cfg
+        .modes()
+        .iter()
+        .map(|(lock, fanout)| match lock.votes() {
+            true => format!("{} fan-out", fanout.as_str()),
+            false => format!("{lock} (first master)"),
+        })
+        .collect();
     format!(
-        "{} {}master(s); {}; {} fan-out: {:?} warm-up + {:?} measured each",
+        "{} {}master(s); {}; {}: {:?} warm-up + {:?} measured each",
         target.urls.len(),
         if target.local.is_some() { "local " } else { "" },
         cfg.load,
@@ -78,12 +85,14 @@ fn warn_about_generator(report: &Report) {
         if !said.is_empty() {
             eprintln!(
                 "redlock-loadgen: warning: {} fan-out: {} (why: at the end of the report)",
-                m.fanout.as_str(),
+                m.label(),
                 said.join("; ")
             );
         }
     }
 }
+
+use crate::locks::client_fault::ClientFaultPlan;
 
 fn run_command(args: RunArgs) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
@@ -96,7 +105,9 @@ fn run_command(args: RunArgs) -> Result<(), LoadgenError> {
             clients: args.clients,
         },
     };
-    let cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
+    let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
+    cfg.client_faults = ClientFaultPlan::new(&args.client_faults, args.clients)
+        .map_err(LoadgenError::Usage)?;
     let (result, faults) = runtime()?.block_on(async {
         let signals = Signals::install()?;
         let mut target = target(&args.target)?;
@@ -134,7 +145,7 @@ fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
         if c.acquired == 0 && m.duration > std::time::Duration::ZERO {
             return Err(LoadgenError::Failed(format!(
                 "{} fan-out: no lock was won ({} acquire calls: {} not acquired, {} unavailable, {} other errors; masters {}); pass --allow-no-locks if that is expected",
-                m.fanout.as_str(),
+                m.label(),
                 c.acquire_calls,
                 c.not_acquired,
                 c.unavailable,

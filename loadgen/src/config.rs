@@ -179,6 +179,19 @@ impl RunConfig {
         }
     }
 
+    /// What the single-master baselines cannot do, refused up front.
+    pub fn check_locks(&self) -> Result<(), crate::error::LoadgenError> {
+        if self.extends_per_hold > 0 {
+            if let Some(b) = self.locks.iter().find(|l| !l.votes()) {
+                return Err(crate::error::LoadgenError::Usage(format!(
+                    "--extend {} with --lock {b}: only redlock extends its locks",
+                    self.extends_per_hold
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The measured modes, in order: Redlock once per fan-out, each single-master baseline
     /// once (fan-out means nothing with one master; it keeps the first one for the record).
     pub fn modes(&self) -> Vec<(LockAlgorithm, FanOut)> {

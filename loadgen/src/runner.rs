@@ -94,6 +94,7 @@ pub async fn run(
     hooks: &mut dyn RunHooks,
     stop: &crate::signals::Signals,
 ) -> Result<RunResult, LoadgenError> {
+    cfg.check_locks()?;
     let started_unix_s = unix_now_s();
     let cfg_shared = Arc::new(cfg.clone());
     let mut modes = Vec::with_capacity(cfg.fanouts.len());
@@ -253,8 +254,12 @@ async fn run_mode(
     drop(tx);
     if !cfg.quiet {
         eprintln!(
-            "{} fan-out: load running ({:?} warm-up, then {:?} measured)",
-            fanout.as_str(),
+            "{}: load running ({:?} warm-up, then {:?} measured)",
+            if lock.votes() {
+                format!("{} fan-out", fanout.as_str())
+            } else {
+                lock.as_str().to_string()
+            },
             cfg.warmup,
             cfg.duration
         );

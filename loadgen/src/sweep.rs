@@ -139,7 +139,7 @@ pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
         let _ = write!(
             out,
             "{level:>9} {:<11}{:>11.0}{:>11.0}{:>8.2}%{:>8.2}%{:>7}",
-            m.fanout.as_str(),
+            m.label(),
             m.started_per_s(),
             m.acquires_per_s(),
             100.0 * m.acquire_success_rate(),

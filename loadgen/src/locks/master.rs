@@ -64,9 +64,27 @@ impl Master {
         )
         .await
         .map_err(|_| RequestError::TimedOut)?
-        .map_err(|e| RequestError::Failed(e.to_string()))?;
+        .map_err(|e| {
+            if e.is_timeout() {
+                RequestError::TimedOut
+            } else {
+                RequestError::Failed(e.to_string())
+            }
+        })?;
         *self.conn.lock().unwrap_or_else(PoisonError::into_inner) = Some(conn.clone());
         Ok(conn)
+    }
+
+    /// Maps a redis-rs error; a broken or timed-out connection is dropped.
+    fn failed(&self, e: redis::RedisError) -> RequestError {
+        if e.is_io_error() || e.is_connection_dropped() || e.is_timeout() {
+            self.forget();
+        }
+        if e.is_timeout() {
+            RequestError::TimedOut
+        } else {
+            RequestError::Failed(e.to_string())
+        }
     }
 
     /// Sends `cmd` and returns its reply and round trip. A timeout or an I/O error drops the
@@ -81,12 +99,7 @@ impl Master {
         let rtt = started.elapsed();
         match reply {
             Ok(Ok(value)) => Ok((value, rtt)),
-            Ok(Err(e)) => {
-                if e.is_io_error() || e.is_connection_dropped() || e.is_timeout() {
-                    self.forget();
-                }
-                Err(RequestError::Failed(e.to_string()))
-            }
+            Ok(Err(e)) => Err(self.failed(e)),
             Err(_) => {
                 self.forget();
                 Err(RequestError::TimedOut)
@@ -110,12 +123,7 @@ impl Master {
         let rtt = started.elapsed();
         match reply {
             Ok(Ok(value)) => Ok((value, rtt)),
-            Ok(Err(e)) => {
-                if e.is_io_error() || e.is_connection_dropped() || e.is_timeout() {
-                    self.forget();
-                }
-                Err(RequestError::Failed(e.to_string()))
-            }
+            Ok(Err(e)) => Err(self.failed(e)),
             Err(_) => {
                 self.forget();
                 Err(RequestError::TimedOut)

@@ -48,7 +48,7 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
                 |h: &crate::hist::Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
             let mut cells = vec![
                 quote(label),
-                m.fanout.as_str().to_string(),
+                m.label().to_string(),
                 c.load.clone(),
                 c.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
                 c.clients.to_string(),

@@ -68,7 +68,7 @@ pub fn write_all(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     for m in &report.modes {
-        let mode = m.fanout.as_str();
+        let mode = m.label();
         let mut files: Vec<(String, &Hist)> = vec![
             ("acquire".into(), &m.acquire),
             ("attempt".into(), &m.attempt),

@@ -88,7 +88,7 @@ pub fn render(report: &Report) -> Result<String, String> {
     for m in &report.modes {
         for (what, h) in [("acquire", &m.acquire), ("attempt", &m.attempt)] {
             if h.count() > 0 {
-                series.push((format!("{} {what}", m.fanout.as_str()), curve(h)));
+                series.push((format!("{} {what}", m.label()), curve(h)));
             }
         }
     }

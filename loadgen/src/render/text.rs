@@ -38,13 +38,40 @@ fn row(
     for m in modes {
         let _ = write!(out, "{:>COL$}", cell(m));
     }
-    if let (Some(value), [seq, conc]) = (value, modes) {
+    if let (Some(value), Some([seq, conc])) = (value, fanout_pair(modes)) {
         let (s, c) = (value(seq), value(conc));
         if s > 0.0 {
             let _ = write!(out, "{:>12}", format!("{:.2}×", c / s));
         }
     }
     out.push('\n');
+}
+
+/// Redlock's sequential and concurrent modes, when they are the only two modes.
+fn fanout_pair<'a>(modes: &[&'a ModeStats]) -> Option<[&'a ModeStats; 2]> {
+    match modes {
+        [s, c] if s.label() == "sequential" && c.label() == "concurrent" => Some([s, c]),
+        _ => None,
+    }
+}
+
+/// A figure that only Redlock's vote has ("n/a" for the single-master baselines).
+fn vote_only(m: &ModeStats, figure: impl Fn(&ModeStats) -> String) -> String {
+    if m.lock.votes() {
+        figure(m)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A figure only the single-master baselines have ("n/a" for Redlock, whose release never
+/// deletes another holder's key).
+fn vote_free(m: &ModeStats, figure: u64) -> String {
+    if m.lock.votes() {
+        "n/a".into()
+    } else {
+        figure.to_string()
+    }
 }
 
 /// The configuration lines (tool, command, masters, workload, client, timing).
@@ -131,9 +158,9 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
 fn counts(out: &mut String, modes: &[&ModeStats]) {
     let _ = write!(out, "\n{:<LABEL$}", "");
     for m in modes {
-        let _ = write!(out, "{:>COL$}", m.fanout.as_str());
+        let _ = write!(out, "{:>COL$}", m.label());
     }
-    if modes.len() == 2 {
+    if fanout_pair(modes).is_some() {
         let _ = write!(out, "{:>12}", "conc/seq");
     }
     out.push('\n');
@@ -171,21 +198,21 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         out,
         "quorum success rate",
         modes,
-        |m| pct(m.quorum_success_rate()),
+        |m| vote_only(m, |m| pct(m.quorum_success_rate())),
         Some(&|m| m.quorum_success_rate()),
     );
     row(
         out,
         "split votes",
         modes,
-        n(|m| m.counts.split_votes),
+        |m| vote_only(m, n(|m| m.counts.split_votes)),
         Some(&v(|m| m.counts.split_votes)),
     );
     row(
         out,
         "split-vote retries",
         modes,
-        n(|m| m.counts.split_vote_retries),
+        |m| vote_only(m, n(|m| m.counts.split_vote_retries)),
         Some(&v(|m| m.counts.split_vote_retries)),
     );
     row(
@@ -199,7 +226,7 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         out,
         "expired attempts",
         modes,
-        n(|m| m.counts.expired_attempts),
+        |m| vote_only(m, n(|m| m.counts.expired_attempts)),
         None,
     );
     row(
@@ -243,11 +270,36 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
     );
     row(
         out,
+        "redis commands per cycle",
+        modes,
+        |m| format!("{:.2}", m.redis_commands_per_cycle()),
+        Some(&|m| m.redis_commands_per_cycle()),
+    );
+    row(
+        out,
         "releases (partial)",
         modes,
         |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases),
         None,
     );
+    if modes.iter().any(|m| !m.lock.votes()) {
+        row(
+            out,
+            "releases of another's lock",
+            modes,
+            |m| vote_free(m, m.counts.foreign_releases),
+            None,
+        );
+    }
+    if modes.iter().any(|m| m.counts.crashed_clients > 0) {
+        row(
+            out,
+            "clients crashed holding the lock",
+            modes,
+            n(|m| m.counts.crashed_clients),
+            None,
+        );
+    }
     if modes.iter().any(|m| m.counts.extends > 0) {
         row(
             out,
@@ -383,7 +435,7 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
             latency_row(
                 out,
                 if i == 0 { what } else { "" },
-                m.fanout.as_str(),
+                m.label(),
                 pick(m),
                 p,
             );
@@ -399,7 +451,7 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
                 } else {
                     String::new()
                 };
-                latency_row(out, &what, m.fanout.as_str(), &s.round_trip, p);
+                latency_row(out, &what, m.label(), &s.round_trip, p);
             }
         }
     }
@@ -415,7 +467,7 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
             out,
             "{:<18}{:<12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
             "",
-            m.fanout.as_str(),
+            m.label(),
             ms(h.min()),
             ms(h.quantile(0.001)),
             ms(h.quantile(0.01)),
@@ -437,7 +489,7 @@ pub fn judgements(report: &Report) -> String {
         let _ = writeln!(
             out,
             "\n{} fan-out{}:",
-            m.fanout.as_str(),
+            m.label(),
             if j.generator_bound {
                 ": GENERATOR-BOUND"
             } else {
@@ -454,7 +506,7 @@ pub fn judgements(report: &Report) -> String {
 fn masters(out: &mut String, modes: &[&ModeStats]) {
     let _ = writeln!(out, "\nper master (acquire attempts: granted / denied / not awaited; any op: errors / timeouts)");
     for m in modes {
-        let _ = write!(out, "  {:<12}", m.fanout.as_str());
+        let _ = write!(out, "  {:<12}", m.label());
         for (i, s) in m.masters.iter().enumerate() {
             let _ = write!(
                 out,
@@ -472,6 +524,10 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
         "\nvote patterns (granted-denied-failed-not awaited: share of attempts)"
     );
     for m in modes {
+        if !m.lock.votes() {
+            let _ = writeln!(out, "  {:<12} n/a (one master, no vote)", m.label());
+            continue;
+        }
         let mut sorted: Vec<(&VotePattern, &u64)> = m.vote_patterns.iter().collect();
         sorted.sort_by(|a, b| b.1.cmp(a.1));
         let total = m.counts.attempts.max(1) as f64;
@@ -493,7 +549,7 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
         let _ = writeln!(
             out,
             "  {:<12} {}{}",
-            m.fanout.as_str(),
+            m.label(),
             shown.join("  "),
             if more > 0 {
                 format!("  (+{more} rarer)")
@@ -525,6 +581,7 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
     if let Some(block) = comparison(report) {
         out.push_str(&block);
     }
+    out.push_str(&against_redlock(report));
     if report.header.config.rate_per_s.is_some() {
         let _ = writeln!(out, "\n({SLOT_ATTRIBUTION})");
     }
@@ -549,4 +606,37 @@ pub fn comparison(report: &Report) -> Option<String> {
         f(c.quorum_success_rate_ratio),
         f(c.split_votes_ratio),
     ))
+}
+
+/// Each single-master baseline ÷ Redlock (goodput, acquire latency, commands per cycle).
+pub fn against_redlock(report: &Report) -> String {
+    let rows = super::json::against_redlock(report);
+    let mut out = String::new();
+    if rows.is_empty() {
+        return out;
+    }
+    let f = |x: Option<f64>| {
+        x.map(|r| format!("{r:.2}×"))
+            .unwrap_or_else(|| "n/a".into())
+    };
+    let _ = write!(out, "\n{:<LABEL$}", "÷ redlock (same fan-out)");
+    for r in &rows {
+        let _ = write!(out, "{:>COL$}", r.lock);
+    }
+    out.push('\n');
+    type Pick = fn(&super::json::AgainstRedlockJson) -> Option<f64>;
+    let lines: [(&str, Pick); 4] = [
+        ("goodput", |r| r.acquires_per_s_ratio),
+        ("acquire p50", |r| r.acquire_p50_ratio),
+        ("acquire p99", |r| r.acquire_p99_ratio),
+        ("redis commands per cycle", |r| r.redis_commands_per_cycle_ratio),
+    ];
+    for (label, pick) in lines {
+        let _ = write!(out, "{label:<LABEL$}");
+        for r in &rows {
+            let _ = write!(out, "{:>COL$}", f(pick(r)));
+        }
+        out.push('\n');
+    }
+    out
 }
