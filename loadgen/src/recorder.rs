@@ -373,4 +373,9 @@ impl Recorder {
     pub fn crashed(&mut self) {
         self.stats.counts.crashed_clients += 1;
     }
+
+    /// A lock won after a client died holding one; counted even during the warm-up.
+    pub fn acquired_after_crash(&mut self) {
+        self.stats.counts.acquired_after_crash += 1;
+    }
 }

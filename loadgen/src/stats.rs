@@ -86,6 +86,9 @@ counts! {
     foreign_releases,
     /// Clients that died holding the lock (the `crash` client fault).
     crashed_clients,
+    /// Locks acquired after a client died holding one (the `crash` client fault): 0 means the
+    /// dead client's lock was never freed (a stuck lock).
+    acquired_after_crash,
 }
 
 /// What one master answered and how fast, over all operations of a mode.

@@ -244,6 +244,9 @@ async fn cycle(
         shard.with(|r| r.crashed());
         return false; // dies holding the lock: its keys expire with the TTL
     }
+    if faults.crash_happened() {
+        shard.with(|r| r.acquired_after_crash());
+    }
     shard.with(|r| r.acquired(client, Ok(lock.validity()), latency, done));
     // Ownership starts when the holder learns it won.
     let owned_from = lock.vote().completed();

@@ -6,12 +6,15 @@ use super::schedule::{FaultEvent, FaultSchedule};
 use super::spec::FaultSpec;
 use crate::config::RunConfig;
 use crate::error::LoadgenError;
-use crate::runner::{self, resource_key, RunResult};
+use crate::runner::{self, RunResult};
 use crate::target::Target;
 
-/// Lock keys of a run.
+/// Lock keys of a run (every lock algorithm's).
 pub fn lock_keys(cfg: &RunConfig) -> Vec<String> {
-    (0..cfg.resources).map(resource_key).collect()
+    cfg.locks
+        .iter()
+        .flat_map(|&lock| (0..cfg.resources).map(move |i| crate::locks::cycle::key(lock, i)))
+        .collect()
 }
 
 /// Prepares the schedule of `specs` for `target` (routing the client through fault proxies

@@ -12,7 +12,7 @@ use clap::{Args, Parser, ValueEnum};
 use redlock_core::FanOut;
 use serde::Serialize;
 
-use super::run::{lock_keys, run_with_faults, wait_until_keys_expire};
+use super::run::{lock_keys, lock_keys_left, run_with_faults, wait_until_keys_expire};
 use super::schedule::FaultEvent;
 use super::table::{self, Row};
 use crate::cli::RunArgs;
@@ -35,6 +35,20 @@ pub enum Expect {
     Detected,
     /// The same setup done safely: a holder with exactly a quorum, 0 violations.
     Safe,
+    /// Under a fault Redlock tolerates: 0 violations and a lock won after the fault.
+    NoViolation,
+    /// A baseline breaking where it should (negative control): violations > 0.
+    Broken,
+    /// A single-master lock while its master is down: nothing acquired after the first lock,
+    /// every later call Unavailable.
+    Down,
+    /// A client died holding the lock and the lock was never freed: no lock won after the
+    /// crash, the key is still there.
+    Stuck,
+    /// A client died holding the lock and the others went on once it expired: 0 violations.
+    Recovers,
+    /// Clocks that disagree: two holders at once, and a holder's DEL removed the other's lock.
+    TwoHolders,
 }
 
 impl Expect {
@@ -45,6 +59,12 @@ impl Expect {
             Expect::Unavailable => "0 locks, all Unavailable, bounded",
             Expect::Detected => "violations > 0 (detected)",
             Expect::Safe => "0 violations",
+            Expect::NoViolation => "0 violations, locks go on",
+            Expect::Broken => "violations > 0 (breaks)",
+            Expect::Down => "no lock while down",
+            Expect::Stuck => "stuck lock: none after crash",
+            Expect::Recovers => "locks after crash, 0 viol.",
+            Expect::TwoHolders => "violations and foreign DEL",
         }
     }
 }
@@ -67,6 +87,71 @@ const LOAD: &str = "--clients 8 --resources 1 --ttl 1s --warmup 500ms --duration
 /// for the first second, so the first holder gets exactly m0, m1, m2 (3 of 5); they come back
 /// empty, then at 1.5 s one of the holder's masters loses its key.
 const CONTROL: &str = "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault kill:m3,m4@0s-1s";
+
+/// The single-master baselines broken where their assumption fails, each next to Redlock
+/// under the same fault. Flags are complete (no shared load is added):
+/// - restart / killed: 2 clients on one lock held 4.5 s with a 5 s TTL, so the second client
+///   is still trying when the fault strikes at 1.5 s;
+/// - crash: 4 clients on one lock; the first to win it at or after 1 s dies holding it;
+/// - clocks: 4 clients on one lock retrying without pause; client 3's clock runs 5 s ahead.
+fn baseline_rows() -> Vec<Scenario> {
+    let row = |name, about, flags, expect| Scenario {
+        name,
+        about,
+        flags,
+        expect,
+    };
+    vec![
+        row(
+            "single: restart",
+            "its master restarts at once, empty",
+            "--lock single --clients 2 --resources 1 --ttl 5s --hold 4500ms --warmup 0s --duration 6s --fault restart:m0@1500ms",
+            Expect::Broken,
+        ),
+        row(
+            "single: killed",
+            "its master is killed",
+            "--lock single --clients 2 --resources 1 --ttl 5s --hold 4500ms --warmup 0s --duration 6s --fault kill:m0@1500ms",
+            Expect::Down,
+        ),
+        row(
+            "redlock: 2 killed",
+            "the same load, a minority killed",
+            "--clients 2 --resources 1 --ttl 5s --hold 4500ms --warmup 0s --duration 6s --fault kill:m0,m1@1500ms",
+            Expect::NoViolation,
+        ),
+        row(
+            "setnx-expire: crash",
+            "the holder dies between SETNX and EXPIRE",
+            "--lock setnx-expire --clients 4 --resources 1 --ttl 1s --warmup 0s --duration 4s --client-fault crash@1s",
+            Expect::Stuck,
+        ),
+        row(
+            "single: crash",
+            "the holder dies holding it",
+            "--lock single --clients 4 --resources 1 --ttl 1s --warmup 0s --duration 4s --client-fault crash@1s",
+            Expect::Recovers,
+        ),
+        row(
+            "redlock: crash",
+            "the holder dies holding it",
+            "--clients 4 --resources 1 --ttl 1s --warmup 0s --duration 4s --client-fault crash@1s",
+            Expect::Recovers,
+        ),
+        row(
+            "setnx-getset: clocks",
+            "one client's clock 5 s ahead",
+            "--lock setnx-getset --clients 4 --resources 1 --ttl 1s --hold 20ms --retry-count 0 --warmup 0s --duration 2s --client-fault clock:3:+5s",
+            Expect::TwoHolders,
+        ),
+        row(
+            "redlock: clocks",
+            "one client's clock 5 s ahead",
+            "--clients 4 --resources 1 --ttl 1s --hold 20ms --retry-count 0 --warmup 0s --duration 2s --client-fault clock:3:+5s",
+            Expect::NoViolation,
+        ),
+    ]
+}
 
 /// The matrix, in the order it runs.
 pub fn matrix() -> Vec<Scenario> {
@@ -121,19 +206,35 @@ pub fn matrix() -> Vec<Scenario> {
             expect: Expect::Safe,
         },
     ]
+    .into_iter()
+    .chain(baseline_rows())
+    .collect()
 }
 
 impl Scenario {
+    /// Whether the row measures a fan-out (the single-master baselines run once).
+    pub fn fanout_matters(&self) -> bool {
+        !self.flags.contains("--lock ")
+    }
+
     /// The `redlock-loadgen run` flags of this row.
     pub fn run_flags(&self, fanout: FanOut) -> String {
-        let base = if matches!(self.expect, Expect::Detected | Expect::Safe) {
-            CONTROL
-        } else {
-            LOAD
+        let base = match self.expect {
+            Expect::Detected | Expect::Safe => CONTROL,
+            Expect::Live | Expect::Unavailable => LOAD,
+            _ => "",
         };
-        format!("--fanout {} {base} {}", fanout.as_str(), self.flags)
-            .trim_end()
-            .to_string()
+        let fanout = if self.fanout_matters() {
+            format!("--fanout {}", fanout.as_str())
+        } else {
+            String::new()
+        };
+        [fanout.as_str(), base, self.flags]
+            .iter()
+            .filter(|part| !part.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -207,7 +308,14 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
     let modes = args.fanout.modes();
     let rows: Vec<(Scenario, FanOut)> = scenarios
         .iter()
-        .flat_map(|s| modes.iter().map(move |&m| (*s, m)))
+        .flat_map(|s| {
+            let modes = if s.fanout_matters() {
+                &modes[..]
+            } else {
+                &modes[..1]
+            };
+            modes.iter().map(move |&m| (*s, m))
+        })
         .collect();
     if args.list {
         for (s, mode) in &rows {
@@ -238,7 +346,7 @@ pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
             );
         }
         let mut outcome = run_scenario(&rt, scenario, *mode, &signals)?;
-        if modes.len() > 1 {
+        if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
             outcome.row.cells[0] = outcome.scenario.clone();
         }
@@ -303,6 +411,11 @@ pub fn run_scenario(
     );
     cfg.quiet = true;
     cfg.command_line = format!("redlock-loadgen run {flags}");
+    cfg.client_faults = crate::locks::client_fault::ClientFaultPlan::new(
+        &args.client_faults,
+        args.clients,
+    )
+    .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
     let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
     let (result, faults) =
         rt.block_on(run_with_faults(&cfg, &mut target, &args.faults, signals))?;
@@ -313,13 +426,28 @@ pub fn run_scenario(
         );
         return Err(LoadgenError::Interrupted(signal));
     }
-    let keys_left = wait_until_keys_expire(&target, &lock_keys(&cfg), cfg.ttl)?;
+    // A stuck lock stays by definition, and setnx-getset's keys carry no TTL (a stale
+    // timestamp is that pattern's normal state): look once instead of waiting them out.
+    let keys_stay = scenario.expect == Expect::Stuck
+        || cfg.locks.contains(&crate::locks::LockAlgorithm::SetnxGetset);
+    let keys_left = if keys_stay {
+        lock_keys_left(&target, &lock_keys(&cfg))?
+    } else {
+        wait_until_keys_expire(&target, &lock_keys(&cfg), cfg.ttl)?
+    };
     let report = Report::from_run(&result);
     let mode = report.modes.first().ok_or_else(|| {
         LoadgenError::Failed(format!("scenario {:?} measured nothing", scenario.name))
     })?;
-    let verdict = judge(scenario.expect, mode, &cfg, target.urls.len())
-        .and_then(|()| keys_verdict(&keys_left));
+    let verdict = judge(scenario.expect, mode, &cfg, target.urls.len()).and_then(|()| {
+        match scenario.expect {
+            Expect::Stuck if keys_left.is_empty() => {
+                Err("the stuck lock's key is gone from its master".into())
+            }
+            _ if keys_stay => Ok(()),
+            _ => keys_verdict(&keys_left),
+        }
+    });
     let row = Row::new(
         scenario.name,
         mode,
@@ -428,6 +556,44 @@ pub fn judge(
         Expect::Safe if c.violations > 0 => Err(format!("{} violation(s)", c.violations)),
         Expect::Safe if c.acquired == 0 => Err("no lock acquired".into()),
         Expect::Safe => Ok(()),
+        Expect::NoViolation | Expect::Recovers if c.violations > 0 => {
+            Err(format!("{} violation(s)", c.violations))
+        }
+        Expect::NoViolation if c.acquired < 2 => Err(format!(
+            "{} lock(s) acquired: none won after the fault",
+            c.acquired
+        )),
+        Expect::NoViolation => Ok(()),
+        Expect::Broken if c.violations == 0 => {
+            Err("the fault this lock cannot survive caused no violation".into())
+        }
+        Expect::Broken => Ok(()),
+        Expect::Down if c.acquired != 1 || c.unavailable == 0 => Err(format!(
+            "{} lock(s) acquired and {} call(s) Unavailable: expected the one lock before the fault, then only Unavailable",
+            c.acquired, c.unavailable
+        )),
+        Expect::Down => Ok(()),
+        Expect::Stuck | Expect::Recovers if c.crashed_clients != 1 => Err(format!(
+            "{} client(s) crashed (expected 1)",
+            c.crashed_clients
+        )),
+        Expect::Stuck if c.acquired_after_crash > 0 => Err(format!(
+            "{} lock(s) won after the crash: the lock was not stuck",
+            c.acquired_after_crash
+        )),
+        Expect::Stuck if c.not_acquired == 0 => {
+            Err("no acquire call was refused after the crash".into())
+        }
+        Expect::Stuck => Ok(()),
+        Expect::Recovers if c.acquired_after_crash == 0 => {
+            Err("no lock won after the crash".into())
+        }
+        Expect::Recovers => Ok(()),
+        Expect::TwoHolders if c.violations == 0 || c.foreign_releases == 0 => Err(format!(
+            "{} violation(s), {} release(s) of another's lock: expected both above 0",
+            c.violations, c.foreign_releases
+        )),
+        Expect::TwoHolders => Ok(()),
     }
 }
 

@@ -42,13 +42,23 @@ impl Row {
                 errors.push(format!("{n} {kind}"));
             }
         }
+        // What breaks the single-master baselines, said where it happened.
+        for (n, what) in [
+            (c.crashed_clients, "crashed holding it"),
+            (c.foreign_releases, "DEL of another's lock"),
+        ] {
+            if n > 0 {
+                errors.push(format!("{n} {what}"));
+            }
+        }
+        let vote_only = |figure: String| if m.lock.votes() { figure } else { "n/a".into() };
         Row {
             cells: vec![
                 name.to_string(),
                 format!("{} ({:.0}/s)", c.acquired, m.acquires_per_s()),
                 pct(m.acquire_success_rate()),
-                pct(m.quorum_success_rate()),
-                c.split_votes.to_string(),
+                vote_only(pct(m.quorum_success_rate())),
+                vote_only(c.split_votes.to_string()),
                 format!("{:.1} ms", m.acquire.quantile(0.99) as f64 / 1000.0),
                 if errors.is_empty() {
                     "0".into()

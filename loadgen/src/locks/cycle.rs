@@ -98,6 +98,9 @@ pub(crate) async fn run(
             return true;
         }
     };
+    if faults.crash_happened() {
+        shard.with(|r| r.acquired_after_crash());
+    }
     let validity = held.valid_until.saturating_duration_since(done);
     shard.with(|r| r.baseline_acquired(client, Ok(validity), latency, done));
 

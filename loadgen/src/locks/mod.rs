@@ -140,6 +140,11 @@ pub struct ClientFaults {
 }
 
 impl ClientFaults {
+    /// Whether a client of the run has died holding the lock.
+    pub fn crash_happened(&self) -> bool {
+        self.crash.as_ref().is_some_and(|plan| plan.happened())
+    }
+
     /// Whether this client should die now, holding the lock it just won.
     pub fn crash_now(&self) -> bool {
         self.crash

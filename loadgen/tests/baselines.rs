@@ -1,0 +1,146 @@
+//! `--lock`: the single-master baselines measured next to Redlock in one run, and their fault
+//! rows (each must break where the pattern is documented to break; Redlock must not).
+
+mod common;
+
+use common::{assert_schema_valid, read_json, succeed, u};
+use redlock_core::FanOut;
+use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
+
+#[test]
+fn every_lock_algorithm_runs_side_by_side_and_its_figures_add_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let report = succeed(&[
+        "run",
+        "--lock",
+        "redlock,single,setnx-expire,setnx-getset",
+        "--fanout",
+        "concurrent",
+        "--clients",
+        "4",
+        "--hold",
+        "1ms",
+        "--instance-timeout",
+        "1s",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let result = read_json(&json);
+    assert_schema_valid(&result);
+    assert_eq!(
+        result["config"]["locks"],
+        serde_json::json!(["redlock", "single", "setnx-expire", "setnx-getset"])
+    );
+    let modes = result["modes"].as_array().unwrap();
+    let locks: Vec<&str> = modes.iter().map(|m| m["lock"].as_str().unwrap()).collect();
+    assert_eq!(locks, ["redlock", "single", "setnx-expire", "setnx-getset"]);
+    for m in modes {
+        let c = &m["counts"];
+        let lock = m["lock"].as_str().unwrap();
+        assert!(u(c, "acquired") > 0, "{lock}: {c}");
+        assert_eq!(u(c, "violations"), 0, "{lock}: {c}");
+        assert_eq!(u(c, "foreign_releases"), 0, "{lock}: {c}");
+        let (attempts, won, releases) = (u(c, "attempts"), u(c, "attempts_won"), u(c, "releases"));
+        let commands = u(c, "redis_commands");
+        match lock {
+            // Every attempt one SET, every release one script call.
+            "single" => assert_eq!(commands, attempts + releases, "{c}"),
+            // SETNX per attempt, EXPIRE after each one won, one DEL per release.
+            "setnx-expire" => assert_eq!(commands, attempts + won + releases, "{c}"),
+            // SETNX, maybe GET, maybe GETSET; a release sends DEL or nothing.
+            "setnx-getset" => {
+                assert!(commands >= attempts && commands <= 3 * attempts + releases, "{c}")
+            }
+            // Every attempt and every release goes to all 5 masters.
+            _ => assert!(commands >= 5 * (attempts + releases), "{c}"),
+        }
+        let per_cycle = m["rates"]["redis_commands_per_cycle"].as_f64().unwrap();
+        let expected = commands as f64 / u(c, "acquired") as f64;
+        assert!((per_cycle - expected).abs() < 1e-9, "{lock}: {per_cycle}");
+        if lock != "redlock" {
+            assert_eq!(m["masters"].as_array().unwrap().len(), 1, "{lock}: one master");
+            assert_eq!(m["vote_patterns"], serde_json::json!([]), "{lock}");
+        }
+    }
+    let against = result["against_redlock"].as_array().unwrap();
+    let compared: Vec<&str> = against.iter().map(|a| a["lock"].as_str().unwrap()).collect();
+    assert_eq!(compared, ["single", "setnx-expire", "setnx-getset"]);
+    assert!(against.iter().all(|a| a["redlock_fanout"] == "concurrent"));
+
+    // The text report: one column per algorithm, vote figures not applicable to baselines.
+    let quorum = report
+        .lines()
+        .find(|l| l.starts_with("quorum success rate"))
+        .unwrap();
+    assert_eq!(quorum.matches("n/a").count(), 3, "{quorum}");
+    assert!(report.contains("÷ redlock (same fan-out)"), "{report}");
+    assert!(report.contains("redis commands per cycle"), "{report}");
+}
+
+#[test]
+fn bad_lock_choices_are_refused_naming_the_value() {
+    let (_, err) = common::exits(2, &["run", "--lock", "redlock,zookeeper"]);
+    assert!(err.contains("\"zookeeper\"") && err.contains("setnx-getset"), "{err}");
+    let (_, err) = common::exits(2, &["run", "--lock", "single", "--extend", "1", "--duration", "1s"]);
+    assert!(err.contains("--extend 1") && err.contains("single"), "{err}");
+    let (_, err) = common::exits(2, &["run", "--clients", "2", "--client-fault", "clock:5:+1s"]);
+    assert!(err.contains("clock:5"), "{err}");
+}
+
+fn run(name: &str) -> Outcome {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let scenario = select(&[name.to_string()]).unwrap().remove(0);
+    let signals = redlock_loadgen::signals::Signals::none();
+    let outcome =
+        run_scenario(&rt, &scenario, FanOut::Concurrent, &signals).expect("the scenario runs");
+    assert!(
+        outcome.passed,
+        "{name}: {} ({})\nfaults: {:#?}",
+        outcome.reason, outcome.command, outcome.faults
+    );
+    outcome
+}
+
+fn counts(outcome: &Outcome) -> serde_json::Value {
+    serde_json::to_value(&outcome.result).unwrap()["modes"][0]["counts"].clone()
+}
+
+/// SETNX then EXPIRE: a holder that dies in between leaves a key without a TTL, and nobody
+/// ever gets the lock again. Redlock's holder dying the same way only costs one TTL.
+#[test]
+fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers() {
+    let stuck = run("setnx-expire: crash");
+    let c = counts(&stuck);
+    assert_eq!((u(&c, "crashed_clients"), u(&c, "acquired_after_crash")), (1, 0));
+    assert_eq!(stuck.keys_left, [(0, 1)], "the stuck key stays on its master");
+    let recovered = counts(&run("redlock: crash"));
+    assert_eq!(u(&recovered, "crashed_clients"), 1);
+    assert!(u(&recovered, "acquired_after_crash") > 0, "{recovered}");
+    assert_eq!(u(&recovered, "violations"), 0);
+}
+
+/// SETNX / GET / GETSET with a client whose clock runs ahead: it takes over live locks, and the
+/// holders it robbed delete its lock when they release.
+#[test]
+fn clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes() {
+    let c = counts(&run("setnx-getset: clocks"));
+    assert!(u(&c, "violations") > 0, "{c}");
+    assert!(u(&c, "foreign_releases") > 0, "{c}");
+}
+
+/// One master restarting empty hands the lock to a second holder.
+#[test]
+fn a_single_master_restarting_empty_gives_the_lock_twice() {
+    let outcome = run("single: restart");
+    assert_eq!(outcome.faults[0].action, "restarted m0 at once (empty)");
+    assert!(u(&counts(&outcome), "violations") > 0);
+}
