@@ -106,8 +106,8 @@ fn run_command(args: RunArgs) -> Result<(), LoadgenError> {
         },
     };
     let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
-    cfg.client_faults = ClientFaultPlan::new(&args.client_faults, args.clients)
-        .map_err(LoadgenError::Usage)?;
+    cfg.client_faults =
+        ClientFaultPlan::new(&args.client_faults, args.clients).map_err(LoadgenError::Usage)?;
     let (result, faults) = runtime()?.block_on(async {
         let signals = Signals::install()?;
         let mut target = target(&args.target)?;

@@ -86,7 +86,7 @@ pub enum FanoutChoice {
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
     /// Lock algorithm(s), comma-separated, measured side by side: redlock, single (SET NX PX
-    /// + Lua release on the first master), setnx-expire, setnx-getset (the legacy SETNX
+    /// with a Lua release, on the first master), setnx-expire, setnx-getset (the legacy SETNX
     /// patterns, on the first master). Baselines, not products: see the README.
     #[arg(long, value_name = "ALG,...", default_value = "redlock", value_parser = LockList::parse)]
     pub lock: LockList,

@@ -351,7 +351,12 @@ impl Recorder {
     }
 
     /// A baseline's release.
-    pub fn baseline_released(&mut self, client: &ClientState, released: &Released, latency: Duration) {
+    pub fn baseline_released(
+        &mut self,
+        client: &ClientState,
+        released: &Released,
+        latency: Duration,
+    ) {
         if !client.measuring {
             return;
         }

@@ -55,7 +55,10 @@ fn every_lock_algorithm_runs_side_by_side_and_its_figures_add_up() {
             "setnx-expire" => assert_eq!(commands, attempts + won + releases, "{c}"),
             // SETNX, maybe GET, maybe GETSET; a release sends DEL or nothing.
             "setnx-getset" => {
-                assert!(commands >= attempts && commands <= 3 * attempts + releases, "{c}")
+                assert!(
+                    commands >= attempts && commands <= 3 * attempts + releases,
+                    "{c}"
+                )
             }
             // Every attempt and every release goes to all 5 masters.
             _ => assert!(commands >= 5 * (attempts + releases), "{c}"),
@@ -64,12 +67,19 @@ fn every_lock_algorithm_runs_side_by_side_and_its_figures_add_up() {
         let expected = commands as f64 / u(c, "acquired") as f64;
         assert!((per_cycle - expected).abs() < 1e-9, "{lock}: {per_cycle}");
         if lock != "redlock" {
-            assert_eq!(m["masters"].as_array().unwrap().len(), 1, "{lock}: one master");
+            assert_eq!(
+                m["masters"].as_array().unwrap().len(),
+                1,
+                "{lock}: one master"
+            );
             assert_eq!(m["vote_patterns"], serde_json::json!([]), "{lock}");
         }
     }
     let against = result["against_redlock"].as_array().unwrap();
-    let compared: Vec<&str> = against.iter().map(|a| a["lock"].as_str().unwrap()).collect();
+    let compared: Vec<&str> = against
+        .iter()
+        .map(|a| a["lock"].as_str().unwrap())
+        .collect();
     assert_eq!(compared, ["single", "setnx-expire", "setnx-getset"]);
     assert!(against.iter().all(|a| a["redlock_fanout"] == "concurrent"));
 
@@ -86,10 +96,30 @@ fn every_lock_algorithm_runs_side_by_side_and_its_figures_add_up() {
 #[test]
 fn bad_lock_choices_are_refused_naming_the_value() {
     let (_, err) = common::exits(2, &["run", "--lock", "redlock,zookeeper"]);
-    assert!(err.contains("\"zookeeper\"") && err.contains("setnx-getset"), "{err}");
-    let (_, err) = common::exits(2, &["run", "--lock", "single", "--extend", "1", "--duration", "1s"]);
-    assert!(err.contains("--extend 1") && err.contains("single"), "{err}");
-    let (_, err) = common::exits(2, &["run", "--clients", "2", "--client-fault", "clock:5:+1s"]);
+    assert!(
+        err.contains("\"zookeeper\"") && err.contains("setnx-getset"),
+        "{err}"
+    );
+    let (_, err) = common::exits(
+        2,
+        &[
+            "run",
+            "--lock",
+            "single",
+            "--extend",
+            "1",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert!(
+        err.contains("--extend 1") && err.contains("single"),
+        "{err}"
+    );
+    let (_, err) = common::exits(
+        2,
+        &["run", "--clients", "2", "--client-fault", "clock:5:+1s"],
+    );
     assert!(err.contains("clock:5"), "{err}");
 }
 
@@ -120,8 +150,15 @@ fn counts(outcome: &Outcome) -> serde_json::Value {
 fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers() {
     let stuck = run("setnx-expire: crash");
     let c = counts(&stuck);
-    assert_eq!((u(&c, "crashed_clients"), u(&c, "acquired_after_crash")), (1, 0));
-    assert_eq!(stuck.keys_left, [(0, 1)], "the stuck key stays on its master");
+    assert_eq!(
+        (u(&c, "crashed_clients"), u(&c, "acquired_after_crash")),
+        (1, 0)
+    );
+    assert_eq!(
+        stuck.keys_left,
+        [(0, 1)],
+        "the stuck key stays on its master"
+    );
     let recovered = counts(&run("redlock: crash"));
     assert_eq!(u(&recovered, "crashed_clients"), 1);
     assert!(u(&recovered, "acquired_after_crash") > 0, "{recovered}");

@@ -49,7 +49,10 @@ fn single_sets_a_token_with_a_ttl_and_releases_only_its_own() {
         let won = lock.try_acquire("k", TTL, &none).await;
         assert_eq!(won.commands, 1, "one SET NX PX");
         let held = expect_held(won.result);
-        assert_eq!(masters.get(0, "k").unwrap().as_deref(), Some(held.value.as_str()));
+        assert_eq!(
+            masters.get(0, "k").unwrap().as_deref(),
+            Some(held.value.as_str())
+        );
         let ttl = pttl(&masters, "k");
         assert!(ttl > 0 && ttl <= 10_000, "PTTL {ttl}");
         assert!(held.valid_until > held.completed);
@@ -62,7 +65,10 @@ fn single_sets_a_token_with_a_ttl_and_releases_only_its_own() {
         masters.command(0, &["SET", "k", "someone-else"]).unwrap();
         let foreign = lock.release("k", &held, &none).await;
         assert!(!foreign.deleted && foreign.error.is_none(), "{foreign:?}");
-        assert_eq!(masters.get(0, "k").unwrap().as_deref(), Some("someone-else"));
+        assert_eq!(
+            masters.get(0, "k").unwrap().as_deref(),
+            Some("someone-else")
+        );
 
         masters.command(0, &["DEL", "k"]).unwrap();
         let held = expect_held(lock.try_acquire("k", TTL, &none).await.result);
@@ -79,7 +85,9 @@ fn setnx_expire_takes_two_commands_and_a_crash_between_them_leaves_a_key_that_ne
     let lock = baseline(&masters, LockAlgorithm::SetnxExpire);
     let none = ClientFaults::default();
     rt().block_on(async {
-        let won = lock.try_acquire("k", Duration::from_millis(1500), &none).await;
+        let won = lock
+            .try_acquire("k", Duration::from_millis(1500), &none)
+            .await;
         assert_eq!(won.commands, 2, "SETNX then EXPIRE");
         let held = expect_held(won.result);
         // EXPIRE counts whole seconds: 1.5 s is rounded up to 2 s.
@@ -103,7 +111,11 @@ fn setnx_expire_takes_two_commands_and_a_crash_between_them_leaves_a_key_that_ne
         let died = lock.try_acquire("k", TTL, &crash).await;
         assert!(matches!(died.result, AttemptResult::Crashed), "{died:?}");
         assert_eq!(died.commands, 1, "died after SETNX, before EXPIRE");
-        assert_eq!(pttl(&masters, "k"), -1, "the key has no TTL: it never expires");
+        assert_eq!(
+            pttl(&masters, "k"),
+            -1,
+            "the key has no TTL: it never expires"
+        );
         let stuck = lock.try_acquire("k", TTL, &none).await;
         assert!(matches!(stuck.result, AttemptResult::Denied));
     });
@@ -124,7 +136,11 @@ fn setnx_getset_takes_over_expired_locks_and_disagreeing_clocks_make_two_holders
         let first = expect_held(won.result);
         let stored: i64 = masters.get(0, "k").unwrap().unwrap().parse().unwrap();
         assert_eq!(stored, first.expires_ms, "the value is the expiry time");
-        assert_eq!(pttl(&masters, "k"), -1, "no Redis TTL: the timestamp is the expiry");
+        assert_eq!(
+            pttl(&masters, "k"),
+            -1,
+            "no Redis TTL: the timestamp is the expiry"
+        );
 
         // A contender whose clock agrees sees a live lock: SETNX, GET, give up.
         let lost = lock.try_acquire("k", TTL, &none).await;
@@ -189,7 +205,10 @@ fn a_down_master_fails_fast_and_is_reconnected_when_it_is_back() {
                 if let AttemptResult::Acquired(_) = again.result {
                     break;
                 }
-                assert!(Instant::now() < deadline, "{algorithm}: never reconnected: {again:?}");
+                assert!(
+                    Instant::now() < deadline,
+                    "{algorithm}: never reconnected: {again:?}"
+                );
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         });

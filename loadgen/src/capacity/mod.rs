@@ -119,7 +119,13 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
             ),
         );
         let mut printed_header = false;
-        for &fanout in &base.fanouts {
+        for (lock, fanout) in base.modes() {
+            // The mode's name: the fan-out for Redlock, the algorithm for a baseline.
+            let label = if lock.votes() {
+                fanout.as_str()
+            } else {
+                lock.as_str()
+            };
             let mut search = Search::new(plan);
             let mut n = 0;
             while let Some((phase, rate)) = search.next_step() {
@@ -134,6 +140,7 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                     },
                     STEP_TIMING,
                 );
+                cfg.locks = vec![lock];
                 cfg.fanouts = vec![fanout];
                 let result = runner::run(&cfg, &target, &mut NoHooks, &signals).await?;
                 let report = Report::from_run(&result);
@@ -156,7 +163,7 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                 }
                 let failures = objective.failures(&report, mode);
                 let step = Step {
-                    fanout: fanout.as_str().to_string(),
+                    fanout: label.to_string(),
                     phase,
                     rate,
                     failures,
@@ -171,7 +178,7 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                 search.record(phase, rate, step.passed());
                 steps.push(step);
             }
-            answers.push(answer(fanout.as_str(), &steps, search.answer(), &objective));
+            answers.push(answer(label, &steps, search.answer(), &objective));
             if signals.stop.is_set() {
                 break;
             }

@@ -411,11 +411,9 @@ pub fn run_scenario(
     );
     cfg.quiet = true;
     cfg.command_line = format!("redlock-loadgen run {flags}");
-    cfg.client_faults = crate::locks::client_fault::ClientFaultPlan::new(
-        &args.client_faults,
-        args.clients,
-    )
-    .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
+    cfg.client_faults =
+        crate::locks::client_fault::ClientFaultPlan::new(&args.client_faults, args.clients)
+            .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
     let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
     let (result, faults) =
         rt.block_on(run_with_faults(&cfg, &mut target, &args.faults, signals))?;
@@ -429,7 +427,9 @@ pub fn run_scenario(
     // A stuck lock stays by definition, and setnx-getset's keys carry no TTL (a stale
     // timestamp is that pattern's normal state): look once instead of waiting them out.
     let keys_stay = scenario.expect == Expect::Stuck
-        || cfg.locks.contains(&crate::locks::LockAlgorithm::SetnxGetset);
+        || cfg
+            .locks
+            .contains(&crate::locks::LockAlgorithm::SetnxGetset);
     let keys_left = if keys_stay {
         lock_keys_left(&target, &lock_keys(&cfg))?
     } else {
@@ -439,15 +439,16 @@ pub fn run_scenario(
     let mode = report.modes.first().ok_or_else(|| {
         LoadgenError::Failed(format!("scenario {:?} measured nothing", scenario.name))
     })?;
-    let verdict = judge(scenario.expect, mode, &cfg, target.urls.len()).and_then(|()| {
-        match scenario.expect {
-            Expect::Stuck if keys_left.is_empty() => {
-                Err("the stuck lock's key is gone from its master".into())
+    let verdict =
+        judge(scenario.expect, mode, &cfg, target.urls.len()).and_then(|()| {
+            match scenario.expect {
+                Expect::Stuck if keys_left.is_empty() => {
+                    Err("the stuck lock's key is gone from its master".into())
+                }
+                _ if keys_stay => Ok(()),
+                _ => keys_verdict(&keys_left),
             }
-            _ if keys_stay => Ok(()),
-            _ => keys_verdict(&keys_left),
-        }
-    });
+        });
     let row = Row::new(
         scenario.name,
         mode,

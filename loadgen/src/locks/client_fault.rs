@@ -60,7 +60,9 @@ impl ClientFaultPlan {
             match *f {
                 ClientFault::Crash { at } => {
                     if plan.crash_at.replace(at).is_some() {
-                        return Err("--client-fault crash@T: given twice (one crash per run)".into());
+                        return Err(
+                            "--client-fault crash@T: given twice (one crash per run)".into()
+                        );
                     }
                 }
                 ClientFault::Clock { client, offset_ms } => {
@@ -108,7 +110,13 @@ mod tests {
                 offset_ms: 250
             })
         );
-        for bad in ["crash@soon", "clock:x:+1s", "clock:1:5s", "clock:1", "freeze@1s"] {
+        for bad in [
+            "crash@soon",
+            "clock:x:+1s",
+            "clock:1:5s",
+            "clock:1",
+            "freeze@1s",
+        ] {
             let err = ClientFault::parse(bad).unwrap_err();
             assert!(err.contains(bad), "{bad}: {err}");
         }

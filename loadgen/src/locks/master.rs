@@ -30,8 +30,8 @@ pub struct Master {
 impl Master {
     /// `timeout` bounds connecting and each request.
     pub fn new(url: &str, timeout: Duration) -> Result<Master, String> {
-        let client = Client::open(url)
-            .map_err(|e| format!("{:?}: {e}", redlock_core::redact_url(url)))?;
+        let client =
+            Client::open(url).map_err(|e| format!("{:?}: {e}", redlock_core::redact_url(url)))?;
         Ok(Master {
             client,
             timeout,

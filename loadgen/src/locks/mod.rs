@@ -168,7 +168,10 @@ mod tests {
             [LockAlgorithm::Single, LockAlgorithm::Redlock]
         );
         let err = LockAlgorithm::parse_list("redlock,setnx").unwrap_err();
-        assert!(err.contains("\"setnx\"") && err.contains("setnx-getset"), "{err}");
+        assert!(
+            err.contains("\"setnx\"") && err.contains("setnx-getset"),
+            "{err}"
+        );
         let twice = LockAlgorithm::parse_list("single,single").unwrap_err();
         assert!(twice.contains("twice"), "{twice}");
         assert!(LockAlgorithm::Redlock.votes() && !LockAlgorithm::Single.votes());

@@ -108,22 +108,23 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
         }
         notes.push(format!("mixed workloads: {what}"));
     }
-    let mut fanouts: Vec<redlock_core::FanOut> = Vec::new();
+    // Modes pair up by lock algorithm and (for Redlock) fan-out.
+    let mut mode_keys: Vec<(crate::locks::LockAlgorithm, redlock_core::FanOut)> = Vec::new();
     for (_, part) in &parts {
         for m in &part.modes {
-            if !fanouts.contains(&m.fanout) {
-                fanouts.push(m.fanout);
+            if !mode_keys.iter().any(|&(l, f)| m.same_mode(l, f)) {
+                mode_keys.push((m.lock, m.fanout));
             }
         }
     }
     let mut modes = Vec::new();
-    for fanout in fanouts {
+    for (lock, fanout) in mode_keys {
         let of_mode: Vec<(&str, &crate::stats::ModeStats)> = parts
             .iter()
             .flat_map(|(n, r)| {
                 r.modes
                     .iter()
-                    .filter(move |m| m.fanout == fanout)
+                    .filter(move |m| m.same_mode(lock, fanout))
                     .map(move |m| (n.as_str(), m))
             })
             .collect();

@@ -56,6 +56,7 @@ pub fn merge_modes(parts: &[&ModeStats]) -> ModeStats {
         .min()
         .unwrap_or(0);
     let mut merged = ModeStats::new(first.fanout, first.masters.len());
+    merged.lock = first.lock;
     let mut all_windows = Vec::new();
     for m in parts {
         merged.add_measurements(m);

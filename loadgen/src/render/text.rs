@@ -432,13 +432,7 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
     }
     for (what, pick) in tables {
         for (i, m) in modes.iter().enumerate() {
-            latency_row(
-                out,
-                if i == 0 { what } else { "" },
-                m.label(),
-                pick(m),
-                p,
-            );
+            latency_row(out, if i == 0 { what } else { "" }, m.label(), pick(m), p);
         }
     }
     let n_masters = modes.iter().map(|m| m.masters.len()).max().unwrap_or(0);
@@ -629,7 +623,9 @@ pub fn against_redlock(report: &Report) -> String {
         ("goodput", |r| r.acquires_per_s_ratio),
         ("acquire p50", |r| r.acquire_p50_ratio),
         ("acquire p99", |r| r.acquire_p99_ratio),
-        ("redis commands per cycle", |r| r.redis_commands_per_cycle_ratio),
+        ("redis commands per cycle", |r| {
+            r.redis_commands_per_cycle_ratio
+        }),
     ];
     for (label, pick) in lines {
         let _ = write!(out, "{label:<LABEL$}");
