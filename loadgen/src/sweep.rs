@@ -136,15 +136,24 @@ pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
     let mut out = String::new();
     for m in &report.modes {
         let ms = |h: &crate::hist::Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
+        // Quorum and split votes: Redlock only (a single master casts no vote).
+        let (quorum, split) = if m.lock.votes() {
+            (
+                format!("{:.2}%", 100.0 * m.quorum_success_rate()),
+                m.counts.split_votes.to_string(),
+            )
+        } else {
+            ("n/a".to_string(), "n/a".to_string())
+        };
         let _ = write!(
             out,
-            "{level:>9} {:<11}{:>11.0}{:>11.0}{:>8.2}%{:>8.2}%{:>7}",
+            "{level:>9} {:<11}{:>11.0}{:>11.0}{:>8.2}%{:>9}{:>7}",
             m.label(),
             m.started_per_s(),
             m.acquires_per_s(),
             100.0 * m.acquire_success_rate(),
-            100.0 * m.quorum_success_rate(),
-            m.counts.split_votes,
+            quorum,
+            split,
         );
         for cell in p.cells_ms(&m.acquire) {
             let _ = write!(out, "{cell:>10}");
