@@ -5,7 +5,12 @@
 //! `redlock_core::blocking::Redlock`, which the C ABI is built on. 5 masters, concurrent
 //! fan-out (the default of both), one calling thread.
 //!
-//! The difference of the two medians, halved, is the overhead per C call (two calls per cycle).
+//! Wall time cannot resolve a few microseconds next to a ~300 µs network cycle, so both
+//! benchmarks also add up the process's CPU time (user + sys, every thread; the masters are
+//! other processes) per cycle. The difference of the two, over the three C calls of a cycle,
+//! is what the C ABI adds per call; the group prints it and saves it with the other
+//! client-CPU figures. (The calling thread's CPU alone would not do: which thread polls a
+//! round's parts varies with scheduling, so the split between threads is not comparable.)
 
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
@@ -17,10 +22,15 @@ use redlock::{
     redlock_client_wait_connected, redlock_last_error_message, redlock_lock, redlock_lock_free,
     redlock_options_default, redlock_release, redlock_status,
 };
+use redlock_bench::client_cpu::{process_cpu, Tally};
 use redlock_bench::fixture::{self, Masters, Names, TTL};
 use redlock_core::FanOut;
 
 const MASTERS: usize = 5;
+/// C calls in one cycle: `redlock_acquire`, `redlock_release`, `redlock_lock_free`.
+const C_CALLS_PER_CYCLE: f64 = 3.0;
+const C_ID: &str = "ffi/acquire_release/c_abi (client process)";
+const RUST_ID: &str = "ffi/acquire_release/rust_blocking (client process)";
 
 /// The thread's last C ABI error message, for a failure report.
 fn last_error() -> String {
@@ -109,6 +119,7 @@ fn ffi(c: &mut Criterion) {
     let masters = Masters::start(MASTERS);
     let urls = masters.urls(MASTERS);
     let ttl_ms = u64::try_from(TTL.as_millis()).expect("small TTL");
+    let tally = Tally::default();
     let mut group = c.benchmark_group("ffi/acquire_release");
     group.throughput(Throughput::Elements(1));
 
@@ -121,11 +132,14 @@ fn ffi(c: &mut Criterion) {
                 .into_iter()
                 .map(|r| CString::new(r).expect("name without NUL"))
                 .collect();
+            let cpu_before = process_cpu();
             let start = Instant::now();
             for resource in &resources {
                 c_client.cycle(resource, ttl_ms);
             }
-            start.elapsed()
+            let elapsed = start.elapsed();
+            tally.add(C_ID, process_cpu() - cpu_before, iters);
+            elapsed
         });
     });
     drop(c_client);
@@ -136,6 +150,7 @@ fn ffi(c: &mut Criterion) {
     group.bench_function("rust_blocking", |b| {
         b.iter_custom(|iters| {
             let resources = names.take(iters);
+            let cpu_before = process_cpu();
             let start = Instant::now();
             for resource in &resources {
                 // The same status checks as the C side, no more.
@@ -148,12 +163,22 @@ fn ffi(c: &mut Criterion) {
                     Err(e) => fixture::anomaly(format!("acquire({resource:?}): {e}")),
                 }
             }
-            start.elapsed()
+            let elapsed = start.elapsed();
+            tally.add(RUST_ID, process_cpu() - cpu_before, iters);
+            elapsed
         });
     });
     drop(rust_client);
     masters.settle("ffi/acquire_release/rust_blocking");
     group.finish();
+    if let (Some(c_abi), Some(rust)) = (tally.per_cycle(C_ID), tally.per_cycle(RUST_ID)) {
+        println!(
+            "ffi/acquire_release: the C ABI adds {:.2} µs of CPU per call \
+             ({c_abi:.1} against {rust:.1} µs per cycle of {C_CALLS_PER_CYCLE} calls)",
+            (c_abi - rust) / C_CALLS_PER_CYCLE
+        );
+    }
+    tally.finish();
 }
 
 criterion_group!(benches, ffi);
