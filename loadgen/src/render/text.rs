@@ -609,9 +609,11 @@ pub fn against_redlock(report: &Report) -> String {
     if rows.is_empty() {
         return out;
     }
-    let f = |x: Option<f64>| {
-        x.map(|r| format!("{r:.2}×"))
-            .unwrap_or_else(|| "n/a".into())
+    // Three significant digits: a baseline's p99 can be a thousandth of Redlock's.
+    let f = |x: Option<f64>| match x {
+        Some(r) if r > 0.0 && r < 0.1 => format!("{r:.1e}×"),
+        Some(r) => format!("{r:.2}×"),
+        None => "n/a".into(),
     };
     let _ = write!(out, "\n{:<LABEL$}", "÷ redlock (same fan-out)");
     for r in &rows {
