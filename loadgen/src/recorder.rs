@@ -8,7 +8,8 @@ use redlock_core::{Error, ErrorKind, FanOut, Outcome, Verdict, Vote};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::checker::Window;
-use crate::locks::{Attempt, AttemptResult, Released};
+use crate::locks::baseline::{Attempt, AttemptResult, Released};
+use crate::locks::master::RequestError;
 use crate::stats::{Interval, ModeStats, VotePattern};
 
 /// A finished second of one worker: (second index, its counts).
@@ -325,8 +326,8 @@ impl Recorder {
             AttemptResult::Failed(e) => {
                 if let Some(m) = master {
                     match e {
-                        crate::locks::master::RequestError::TimedOut => m.timeouts += 1,
-                        crate::locks::master::RequestError::Failed(_) => m.errors += 1,
+                        RequestError::TimedOut => m.timeouts += 1,
+                        RequestError::Failed(_) => m.errors += 1,
                     }
                 }
             }
@@ -367,8 +368,8 @@ impl Recorder {
         c.foreign_releases += u64::from(released.foreign);
         if let (Some(e), Some(m)) = (&released.error, self.stats.masters.first_mut()) {
             match e {
-                crate::locks::master::RequestError::TimedOut => m.timeouts += 1,
-                crate::locks::master::RequestError::Failed(_) => m.errors += 1,
+                RequestError::TimedOut => m.timeouts += 1,
+                RequestError::Failed(_) => m.errors += 1,
             }
         }
         self.stats.release.record_duration(latency);

@@ -11,8 +11,9 @@ use crate::checker::count_violations;
 use crate::config::{Load, RunConfig};
 use crate::cpu::CpuSample;
 use crate::error::LoadgenError;
-use crate::locks::cycle::LockSetup;
-use crate::locks::{Baseline, CrashPlan, LockAlgorithm};
+use crate::locks::baseline::Baseline;
+use crate::locks::setup::{self, LockSetup};
+use crate::locks::{CrashPlan, LockAlgorithm};
 use crate::pacing::Stop;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
@@ -146,7 +147,7 @@ fn unix_ms(at: Instant) -> u64 {
 /// Lock key of resource `index`. The same on every machine, so several load generators
 /// pointed at the same masters contend for the same locks.
 pub fn resource_key(index: u32) -> String {
-    format!("redlock-loadgen:{index}")
+    setup::key(LockAlgorithm::Redlock, index)
 }
 
 fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, LoadgenError> {
@@ -202,9 +203,7 @@ async fn run_mode(
     };
     // Single-master locks are counted against their one master.
     let n_masters = if lock.votes() { target.urls.len() } else { 1 };
-    let keys: Arc<[String]> = (0..cfg.resources)
-        .map(|i| crate::locks::cycle::key(lock, i))
-        .collect();
+    let keys: Arc<[String]> = (0..cfg.resources).map(|i| setup::key(lock, i)).collect();
     let epoch = Instant::now();
     let clock = Clock {
         epoch,

@@ -19,7 +19,8 @@ use redlock_core::{Redlock, Retry, Vote};
 
 use crate::config::RunConfig;
 use crate::keys::Choices;
-use crate::locks::cycle::LockSetup;
+use crate::locks::cycle::{self as baseline_cycle, Record};
+use crate::locks::setup::LockSetup;
 use crate::locks::ClientFaults;
 use crate::pacing::{self, Stop};
 use crate::recorder::{ClientState, Recorder};
@@ -118,11 +119,17 @@ pub struct WorkerSetup {
 /// polled by one thread at a time, so the lock is never contended; it exists because the
 /// task must be `Send` to run on the multi-threaded runtime.
 #[derive(Debug)]
-pub(crate) struct ShardRecorder(Mutex<Recorder>);
+struct ShardRecorder(Mutex<Recorder>);
 
 impl ShardRecorder {
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl Record for ShardRecorder {
+    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
+        ShardRecorder::with(self, f)
     }
 }
 
@@ -183,8 +190,13 @@ async fn run_client(
         }
         let alive = match &setup.lock.baseline {
             Some(baseline) => {
-                crate::locks::cycle::run(
-                    setup,
+                let mode = baseline_cycle::Mode {
+                    cfg: &setup.cfg,
+                    keys: &setup.keys,
+                    hard_stop: &setup.hard_stop,
+                };
+                baseline_cycle::run(
+                    mode,
                     baseline,
                     shard,
                     &mut client,
@@ -289,7 +301,7 @@ async fn cycle(
 
 /// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run
 /// grace cut the hold short.
-pub(crate) async fn hold_for(setup: &WorkerSetup, d: Duration) -> bool {
+async fn hold_for(setup: &WorkerSetup, d: Duration) -> bool {
     if d.is_zero() {
         return !setup.hard_stop.is_set();
     }

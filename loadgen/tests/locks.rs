@@ -5,10 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use redlock_loadgen::locks::baseline::{AttemptResult, Baseline, Held};
 use redlock_loadgen::locks::master::RequestError;
-use redlock_loadgen::locks::{
-    AttemptResult, Baseline, ClientFaults, CrashPlan, Held, LockAlgorithm,
-};
+use redlock_loadgen::locks::{ClientFaults, CrashPlan, LockAlgorithm};
 use redlock_local::LocalMasters;
 
 const TIMEOUT: Duration = Duration::from_millis(500);

@@ -13,7 +13,7 @@ use crate::target::Target;
 pub fn lock_keys(cfg: &RunConfig) -> Vec<String> {
     cfg.locks
         .iter()
-        .flat_map(|&lock| (0..cfg.resources).map(move |i| crate::locks::cycle::key(lock, i)))
+        .flat_map(|&lock| (0..cfg.resources).map(move |i| crate::locks::setup::key(lock, i)))
         .collect()
 }
 

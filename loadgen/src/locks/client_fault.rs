@@ -2,7 +2,11 @@
 
 use std::time::Duration;
 
-use crate::cli::parse_duration;
+/// A duration of a client fault (`1s`, `250ms`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 1s, 500ms"))
+}
 
 /// One client fault.
 #[derive(Debug, Clone, PartialEq, Eq)]

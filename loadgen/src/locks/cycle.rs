@@ -2,69 +2,49 @@
 //! Redlock cycle is: an acquire call makes up to `retry_count + 1` attempts with the same
 //! jittered delay between them, and every attempt, call and release is recorded.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use super::{AttemptResult, Baseline, ClientFaults, Held, LockAlgorithm};
+use super::baseline::{AttemptResult, Baseline, Held};
+use super::ClientFaults;
+use crate::config::RunConfig;
 use crate::keys::Choices;
-use crate::recorder::{ClientState, Failure};
-use crate::worker::{hold_for, ShardRecorder, WorkerSetup};
+use crate::pacing::{self, Stop};
+use crate::recorder::{ClientState, Failure, Recorder};
 
-/// Lock key of resource `index` for `algorithm`. Redlock keeps the shared names (several
-/// generators pointed at the same masters contend for the same locks); each baseline gets
-/// its own, so a key one algorithm left behind never blocks another.
-pub fn key(algorithm: LockAlgorithm, index: u32) -> String {
-    match algorithm {
-        LockAlgorithm::Redlock => crate::runner::resource_key(index),
-        other => format!("redlock-loadgen:{}:{index}", other.as_str()),
-    }
+/// Where a cycle records: the recorder of the client's shard.
+pub trait Record {
+    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R;
 }
 
-/// What the clients of a mode lock with, and their client-side faults.
-#[derive(Debug, Clone, Default)]
-pub struct LockSetup {
-    /// `None`: Redlock.
-    pub baseline: Option<Arc<Baseline>>,
-    /// The "holder dies" fault, shared by the clients.
-    pub crash: Option<Arc<super::CrashPlan>>,
-    /// (client index, clock offset in ms).
-    pub clock_offsets: Vec<(u32, i64)>,
-}
-
-impl LockSetup {
-    /// The faults of client `index`.
-    pub fn faults_of(&self, index: u32) -> ClientFaults {
-        ClientFaults {
-            clock_offset_ms: self
-                .clock_offsets
-                .iter()
-                .filter(|(c, _)| *c == index)
-                .map(|(_, ms)| *ms)
-                .sum(),
-            crash: self.crash.clone(),
-        }
-    }
+/// What a cycle reads from its mode.
+#[derive(Debug, Clone, Copy)]
+pub struct Mode<'a> {
+    pub cfg: &'a RunConfig,
+    /// Lock keys, by resource index.
+    pub keys: &'a [String],
+    /// Set when the end-of-run grace has passed: no new attempt, holds cut short.
+    pub hard_stop: &'a Stop,
 }
 
 /// Runs one cycle; `false` when the client crashed (it must stop for good).
-pub(crate) async fn run(
-    setup: &WorkerSetup,
+pub async fn run(
+    mode: Mode<'_>,
     baseline: &Baseline,
-    shard: &ShardRecorder,
+    shard: &impl Record,
     client: &mut ClientState,
     choices: &mut Choices,
     intended: Instant,
     faults: &ClientFaults,
 ) -> bool {
-    let cfg = &setup.cfg;
+    let cfg = mode.cfg;
     let resource = choices.resource();
-    let key = &setup.keys[resource as usize];
+    let key = &mode.keys[resource as usize];
     client.begin_acquire();
     let mut attempts = 0;
     let held: Result<Held, Failure> = loop {
-        if setup.hard_stop.is_set() {
+        if mode.hard_stop.is_set() {
             shard.with(|r| r.cancelled(client));
             return true;
         }
@@ -84,7 +64,7 @@ pub(crate) async fn run(
             break Err(failure);
         }
         let delay = jittered(cfg.retry_delay);
-        if !hold_for(setup, delay).await {
+        if !hold_for(mode.hard_stop, delay).await {
             shard.with(|r| r.cancelled(client));
             return true;
         }
@@ -104,7 +84,7 @@ pub(crate) async fn run(
     let validity = held.valid_until.saturating_duration_since(done);
     shard.with(|r| r.baseline_acquired(client, Ok(validity), latency, done));
 
-    hold_for(setup, choices.hold()).await;
+    hold_for(mode.hard_stop, choices.hold()).await;
 
     let release_started = Instant::now();
     let owned_until = held.valid_until.min(release_started);
@@ -113,6 +93,17 @@ pub(crate) async fn run(
     let latency = release_started.elapsed();
     shard.with(|r| r.baseline_released(client, &released, latency));
     true
+}
+
+/// Waits `d` (sub-millisecond waits included); `false` when the end-of-run grace cut it short.
+async fn hold_for(hard_stop: &Stop, d: Duration) -> bool {
+    if d.is_zero() {
+        return !hard_stop.is_set();
+    }
+    tokio::select! {
+        () = pacing::sleep(d) => true,
+        () = hard_stop.wait() => false,
+    }
 }
 
 /// A delay drawn uniformly from [d/2, d], as between Redlock's attempts.

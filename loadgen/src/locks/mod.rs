@@ -20,12 +20,11 @@ pub mod baseline;
 pub mod client_fault;
 pub mod cycle;
 pub mod master;
+pub mod setup;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-pub use baseline::{Attempt, AttemptResult, Baseline, Held, Released};
 
 /// Which lock the clients take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

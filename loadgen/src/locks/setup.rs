@@ -1,0 +1,43 @@
+//! What the load clients of one mode lock with: the algorithm's client, its key names and the
+//! client-side faults.
+
+use std::sync::Arc;
+
+use super::baseline::Baseline;
+use super::{ClientFaults, CrashPlan, LockAlgorithm};
+
+/// Lock key of resource `index` for `algorithm`. Redlock keeps the shared names (several
+/// generators pointed at the same masters contend for the same locks); each baseline gets
+/// its own, so a key one algorithm left behind never blocks another.
+pub fn key(algorithm: LockAlgorithm, index: u32) -> String {
+    match algorithm {
+        LockAlgorithm::Redlock => format!("redlock-loadgen:{index}"),
+        other => format!("redlock-loadgen:{}:{index}", other.as_str()),
+    }
+}
+
+/// What the clients of a mode lock with, and their client-side faults.
+#[derive(Debug, Clone, Default)]
+pub struct LockSetup {
+    /// `None`: Redlock.
+    pub baseline: Option<Arc<Baseline>>,
+    /// The "holder dies" fault, shared by the clients.
+    pub crash: Option<Arc<CrashPlan>>,
+    /// (client index, clock offset in ms).
+    pub clock_offsets: Vec<(u32, i64)>,
+}
+
+impl LockSetup {
+    /// The faults of client `index`.
+    pub fn faults_of(&self, index: u32) -> ClientFaults {
+        ClientFaults {
+            clock_offset_ms: self
+                .clock_offsets
+                .iter()
+                .filter(|(c, _)| *c == index)
+                .map(|(_, ms)| *ms)
+                .sum(),
+            crash: self.crash.clone(),
+        }
+    }
+}
