@@ -13,6 +13,7 @@ pub mod checker;
 // rustdoc links.
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod cpu;
 pub mod document;

@@ -10,6 +10,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::checker::Window;
 use crate::stats::{Interval, ModeStats, VotePattern};
 
+/// An open-loop operation that starts later than this after its intended start is "late".
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
+
 /// A finished second of one worker: (second index, its counts).
 pub type IntervalReport = (usize, Interval);
 
@@ -171,7 +174,7 @@ impl Recorder {
         if !no_free_client {
             self.stats.pacing_lag.record_duration(lag);
         }
-        if lag > crate::worker::LATE_AFTER {
+        if lag > LATE_AFTER {
             self.stats.counts.late_starts += 1;
             self.stats.counts.late_no_free_client += u64::from(no_free_client);
         }

@@ -22,9 +22,6 @@ use crate::keys::Choices;
 use crate::pacing::{self, Stop};
 use crate::recorder::{ClientState, Recorder};
 
-/// An open-loop operation that starts later than this after its intended start is "late".
-pub const LATE_AFTER: Duration = Duration::from_millis(1);
-
 /// The run's clock: the warm-up runs from `epoch` to `measure_start`, the measurement from
 /// `measure_start` to `end`. No operation starts at or after `end`.
 #[derive(Debug, Clone, Copy)]

@@ -253,7 +253,7 @@ fn merge_capacity(
             .collect();
         let report = merge_runs(runs, allow)?;
         let failures = match report.modes.first() {
-            Some(m) => first.objective.failures(&report, m),
+            Some(m) => first.objective.failures(m, report.judge(m).target_missed),
             None => vec!["nothing measured".into()],
         };
         steps.push(Step {
