@@ -1,9 +1,6 @@
 //! The capacity search's parts (the command is [`crate::commands::capacity`]): [`search`]
-//! picks each step's rate, [`slo`] says whether a step met the objective, [`result`] keeps
-//! the steps and answers.
+//! picks each step's rate, [`slo`] says whether a step met the objective, [`crate::model::capacity`]
+//! keeps the steps and answers.
 
-pub mod plot;
-pub mod result;
 pub mod search;
 pub mod slo;
-pub mod table;

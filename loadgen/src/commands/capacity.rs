@@ -5,14 +5,14 @@
 use std::time::Duration;
 
 use super::shared::{say, target, Session};
-use crate::capacity::result::{answer, CapacityResult, Step};
 use crate::capacity::search::{Plan, Search};
 use crate::capacity::slo::Objective;
-use crate::capacity::{plot, table};
 use crate::cli::CapacityArgs;
 use crate::config::{Load, RunConfig};
 use crate::error::LoadgenError;
+use crate::model::capacity::{answer, CapacityResult, Step};
 use crate::output::Outputs;
+use crate::render::{capacity_plot as plot, capacity_table as table, sweep as sweep_table};
 use crate::report::Report;
 use crate::runner::{self, NoHooks};
 
@@ -147,7 +147,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     outputs.print_report(&format!(
         "{}\n{}\n",
         table::answers(&result),
-        crate::sweep::LEGEND
+        sweep_table::LEGEND
     ))?;
     write_outputs(&result, &outputs, base.quiet)?;
     finish(&result)

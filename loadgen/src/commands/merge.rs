@@ -3,16 +3,16 @@
 
 use super::shared::refuse_run_only_outputs;
 use crate::cli::MergeArgs;
-use crate::document::Document;
 use crate::error::LoadgenError;
+use crate::model::document::{self, Document};
 use crate::output::Outputs;
-use crate::render::text;
+use crate::render::{capacity_table, sweep as sweep_table, text};
 
 pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
     let mut parts = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
-        parts.push((path.display().to_string(), crate::document::read(path)?));
+        parts.push((path.display().to_string(), document::read(path)?));
     }
     let allow = crate::merge::Allow {
         mixed: args.allow_mixed,
@@ -38,7 +38,7 @@ pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
             for note in &sweep.merge_notes {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
-            outputs.print_report(&(head + &sweep.table(p)))?;
+            outputs.print_report(&(head + &sweep_table::table(&sweep, p)))?;
             super::sweep::write_sweep_outputs(&sweep, &outputs, false)?;
             let violations: u64 = sweep.levels.iter().map(|l| l.report.violations()).sum();
             match violations {
@@ -56,7 +56,7 @@ pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
             for note in &result.merge_notes {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
-            outputs.print_report(&(head + &crate::capacity::table::render(&result, p)))?;
+            outputs.print_report(&(head + &capacity_table::render(&result, p)))?;
             super::capacity::write_outputs(&result, &outputs, false)?;
             let violations: u64 = result.steps.iter().map(|s| s.report.violations()).sum();
             match violations {

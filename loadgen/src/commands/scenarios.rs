@@ -7,7 +7,7 @@ use super::shared::Session;
 use crate::cli::ScenariosArgs;
 use crate::error::LoadgenError;
 use crate::faults::scenarios::{run_scenario, select, Scenario};
-use crate::faults::table::{self, Row};
+use crate::render::scenarios::{self as table, Row};
 
 /// The selected rows, each in each selected fan-out mode.
 fn rows(args: &ScenariosArgs) -> Result<Vec<(Scenario, FanOut)>, LoadgenError> {

@@ -1,5 +1,5 @@
 //! `redlock-loadgen sweep`: one run per load level, printed as a throughput-vs-latency table
-//! per fan-out mode, kept as one result whose levels are ordinary run results.
+//! per fan-out mode ([`crate::render::sweep`]), kept as one result ([`crate::model::sweep`]).
 
 use super::shared::{
     check, describe_run, refuse_run_only_outputs, say, target, warn_about_generator, Session,
@@ -7,11 +7,11 @@ use super::shared::{
 use crate::cli::SweepArgs;
 use crate::config::{Load, RunConfig, SWEEP_TIMING};
 use crate::error::LoadgenError;
+use crate::model::sweep::{Level, SweepResult};
 use crate::output::Outputs;
-use crate::render::{csv, text};
+use crate::render::{self, csv, text};
 use crate::report::Report;
 use crate::runner::{self, NoHooks};
-use crate::sweep::{Level, SweepResult};
 
 pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
@@ -93,11 +93,11 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
                 // The setup once (from the first level), then the table.
                 let mut setup = text::header_with_load(&report, Some(&sweep_load));
                 setup.push('\n');
-                setup.push_str(&crate::sweep::header(open_loop, p));
+                setup.push_str(&render::sweep::header(open_loop, p));
                 setup.push('\n');
                 outputs.print_report(&setup)?;
             }
-            outputs.print_report(&crate::sweep::rows(label, &report, p))?;
+            outputs.print_report(&render::sweep::rows(label, &report, p))?;
             warn_about_generator(&report);
             sweep.levels.push(Level {
                 level: label.clone(),
@@ -107,7 +107,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
         sweep.interrupted_by = signals.received();
         Ok::<(), LoadgenError>(())
     })?;
-    outputs.print_report(&format!("\n{}\n", crate::sweep::LEGEND))?;
+    outputs.print_report(&format!("\n{}\n", render::sweep::LEGEND))?;
     write_sweep_outputs(&sweep, &outputs, quiet)?;
     let violations: u64 = sweep.levels.iter().map(|l| l.report.violations()).sum();
     if violations > 0 {

@@ -12,11 +12,11 @@ use serde::Serialize;
 
 use super::run::{lock_keys, run_with_faults, wait_until_keys_expire};
 use super::schedule::FaultEvent;
-use super::table::Row;
 use crate::cli::parse_run_flags;
 use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::error::LoadgenError;
-use crate::render::json::{self, ResultJson};
+use crate::model::result::{self as json, ResultJson};
+use crate::render::scenarios::Row;
 use crate::report::Report;
 use crate::stats::ModeStats;
 use crate::target::Target;

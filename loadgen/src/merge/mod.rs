@@ -11,12 +11,12 @@
 pub mod compat;
 pub mod windows;
 
-use crate::capacity::result::{answer, CapacityResult, Step};
 use crate::capacity::search::Limit;
-use crate::document::Document;
 use crate::error::LoadgenError;
+use crate::model::capacity::{answer, CapacityResult, Step};
+use crate::model::document::Document;
+use crate::model::sweep::{Level, SweepResult};
 use crate::report::Report;
-use crate::sweep::{Level, SweepResult};
 
 /// What `merge` may accept.
 #[derive(Debug, Clone, Copy, Default)]
