@@ -12,14 +12,14 @@ use crate::cli::WorkloadArgs;
 /// (operations start on a fixed schedule, whether or not earlier ones finished).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Load {
-    Closed { clients: u32 },
+    Closed { workers: u32 },
     Open { rate_per_s: f64, workers: u32 },
 }
 
 impl Load {
     pub fn workers(&self) -> u32 {
         match *self {
-            Load::Closed { clients } => clients,
+            Load::Closed { workers } => workers,
             Load::Open { workers, .. } => workers,
         }
     }
@@ -28,7 +28,7 @@ impl Load {
 impl fmt::Display for Load {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Load::Closed { clients } => write!(f, "closed loop, {clients} clients"),
+            Load::Closed { workers } => write!(f, "closed loop, {workers} clients"),
             Load::Open {
                 rate_per_s,
                 workers,

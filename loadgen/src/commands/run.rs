@@ -18,7 +18,7 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
             workers: args.clients,
         },
         None => Load::Closed {
-            clients: args.clients,
+            workers: args.clients,
         },
     };
     let cfg = RunConfig::new(&args.workload, load, RUN_TIMING);

@@ -38,7 +38,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     } else {
         args.clients
             .iter()
-            .map(|&clients| (clients.to_string(), Load::Closed { clients }))
+            .map(|&workers| (workers.to_string(), Load::Closed { workers }))
             .collect()
     };
     let sweep_load = if open_loop {

@@ -184,7 +184,7 @@ pub fn run_scenario(
     let mut cfg = RunConfig::new(
         &args.workload,
         Load::Closed {
-            clients: args.clients,
+            workers: args.clients,
         },
         RUN_TIMING,
     );
@@ -325,7 +325,7 @@ mod tests {
 
     fn cfg() -> RunConfig {
         let run = parse_run_flags("--ttl 1s").unwrap();
-        RunConfig::new(&run.workload, Load::Closed { clients: 1 }, RUN_TIMING)
+        RunConfig::new(&run.workload, Load::Closed { workers: 1 }, RUN_TIMING)
     }
 
     /// A mode of 3 measured seconds with these locks acquired in each.
