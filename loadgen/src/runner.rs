@@ -146,11 +146,7 @@ pub fn resource_key(index: u32) -> String {
     format!("redlock-loadgen:{index}")
 }
 
-fn redlock_client(
-    cfg: &RunConfig,
-    fanout: FanOut,
-    target: &Target,
-) -> Result<Redlock, LoadgenError> {
+fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, LoadgenError> {
     let mut builder = Redlock::builder(target.urls.iter().cloned())
         .fanout(fanout)
         .retry_count(cfg.retry_count)
@@ -186,7 +182,7 @@ async fn run_mode(
 ) -> Result<ModeStats, LoadgenError> {
     target.reset()?;
     hooks.mode_start(fanout, target)?;
-    let redlock = redlock_client(cfg, fanout, target)?;
+    let redlock = client(cfg, fanout, target)?;
     // Warm connections (bounded): the warm-up should not be spent connecting.
     redlock.wait_connected(CONNECT_WAIT).await;
     let n_masters = target.urls.len();
