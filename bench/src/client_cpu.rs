@@ -37,13 +37,6 @@ impl Tally {
         entry.1 += cycles;
     }
 
-    /// CPU per cycle of `id` so far, in µs (`None` before any cycle).
-    pub fn per_cycle(&self, id: &str) -> Option<f64> {
-        let totals = self.totals.lock().unwrap_or_else(|p| p.into_inner());
-        let (cpu, cycles) = totals.get(id)?;
-        (*cycles > 0).then(|| cpu * 1e6 / *cycles as f64)
-    }
-
     /// Prints each id's CPU per cycle and merges the tally into this run's saved file (other
     /// ids, from benchmarks filtered out of this run, are kept).
     pub fn finish(&self) {

@@ -1,6 +1,6 @@
-//! Recording without shared state: each shard of clients (one tokio task) owns one [`Recorder`]
+//! Recording without shared state: each group of workers (one tokio task) owns one [`Recorder`]
 //! and hands its finished seconds to the run's control loop over a channel, once per second.
-//! Per-client bookkeeping lives in [`ClientState`].
+//! Per-worker bookkeeping lives in [`WorkerState`].
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,9 @@ use crate::checker::Window;
 use crate::locks::baseline::{Attempt, AttemptResult, Released};
 use crate::locks::master::RequestError;
 use crate::stats::{Interval, ModeStats, VotePattern};
+
+/// An open-loop operation that starts later than this after its intended start is "late".
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
 
 /// A finished second of one worker: (second index, its counts).
 pub type IntervalReport = (usize, Interval);
@@ -25,22 +28,22 @@ pub enum Failure {
     Other,
 }
 
-/// What a client keeps for itself while its shard's recorder counts.
+/// What a worker keeps for itself while its task's recorder counts.
 #[derive(Debug, Clone, Default)]
-pub struct ClientState {
-    /// The client's slot in its shard (its entry of `acquired_per_worker`).
-    pub slot: usize,
+pub struct WorkerState {
+    /// The worker's position in its task (its entry of `acquired_per_worker`).
+    pub index: usize,
     /// False during the warm-up: operations are then not counted (their windows still are).
     pub measuring: bool,
     /// The previous attempt of the current acquire call was a split vote.
     previous_split: bool,
 }
 
-impl ClientState {
-    pub fn new(slot: usize) -> ClientState {
-        ClientState {
-            slot,
-            ..ClientState::default()
+impl WorkerState {
+    pub fn new(index: usize) -> WorkerState {
+        WorkerState {
+            index,
+            ..WorkerState::default()
         }
     }
 
@@ -50,7 +53,7 @@ impl ClientState {
     }
 }
 
-/// One shard's measurements.
+/// One task's measurements.
 #[derive(Debug)]
 pub struct Recorder {
     pub stats: ModeStats,
@@ -68,13 +71,13 @@ impl Recorder {
     pub fn new(
         fanout: FanOut,
         n_masters: usize,
-        clients: usize,
+        workers: usize,
         epoch: Instant,
         measure_start: Instant,
         intervals: UnboundedSender<IntervalReport>,
     ) -> Recorder {
         let mut stats = ModeStats::new(fanout, n_masters);
-        stats.acquired_per_worker = vec![0; clients];
+        stats.acquired_per_worker = vec![0; workers];
         Recorder {
             stats,
             windows: Vec::new(),
@@ -107,11 +110,11 @@ impl Recorder {
     }
 
     /// One attempt's vote, seen by the acquire observer.
-    pub fn attempt(&mut self, client: &mut ClientState, vote: &Vote) {
+    pub fn attempt(&mut self, worker: &mut WorkerState, vote: &Vote) {
         let verdict = vote.verdict();
         let retried_after_split =
-            std::mem::replace(&mut client.previous_split, verdict == Verdict::SplitVote);
-        if !client.measuring {
+            std::mem::replace(&mut worker.previous_split, verdict == Verdict::SplitVote);
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -173,25 +176,25 @@ impl Recorder {
         interval.split_votes += u64::from(verdict == Verdict::SplitVote);
     }
 
-    /// An open-loop operation started `lag` after its intended start; `no_free_client`: its
-    /// slot was already due when a client became free.
-    pub fn started(&mut self, client: &ClientState, lag: Duration, no_free_client: bool) {
-        if !client.measuring {
+    /// An open-loop operation started `lag` after its intended start; `no_free_worker`: its
+    /// slot was already due when a worker became free.
+    pub fn started(&mut self, worker: &WorkerState, lag: Duration, no_free_worker: bool) {
+        if !worker.measuring {
             return;
         }
         self.stats.start_lag.record_duration(lag);
-        if !no_free_client {
+        if !no_free_worker {
             self.stats.pacing_lag.record_duration(lag);
         }
-        if lag > crate::worker::LATE_AFTER {
+        if lag > LATE_AFTER {
             self.stats.counts.late_starts += 1;
-            self.stats.counts.late_no_free_client += u64::from(no_free_client);
+            self.stats.counts.late_no_free_client += u64::from(no_free_worker);
         }
     }
 
     /// An acquire call cut off by the end-of-run grace.
-    pub fn cancelled(&mut self, client: &ClientState) {
-        if client.measuring {
+    pub fn cancelled(&mut self, worker: &WorkerState) {
+        if worker.measuring {
             self.stats.counts.cancelled_calls += 1;
         }
     }
@@ -199,7 +202,7 @@ impl Recorder {
     /// The end of an acquire call; `latency` counts from its (intended) start.
     pub fn acquired(
         &mut self,
-        client: &ClientState,
+        worker: &WorkerState,
         result: Result<Duration, &Error>,
         latency: Duration,
         done: Instant,
@@ -209,18 +212,18 @@ impl Recorder {
             ErrorKind::Unavailable => Failure::Unavailable,
             _ => Failure::Other,
         });
-        self.call_ended(client, result, latency, done);
+        self.call_ended(worker, result, latency, done);
     }
 
     /// The end of an acquire call of any lock algorithm.
     pub(crate) fn call_ended(
         &mut self,
-        client: &ClientState,
+        worker: &WorkerState,
         result: Result<Duration, Failure>,
         latency: Duration,
         done: Instant,
     ) {
-        if !client.measuring {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -228,7 +231,7 @@ impl Recorder {
         match result {
             Ok(validity) => {
                 c.acquired += 1;
-                self.stats.acquired_per_worker[client.slot] += 1;
+                self.stats.acquired_per_worker[worker.index] += 1;
                 self.stats.validity_margin.record_duration(validity);
             }
             Err(Failure::NotAcquired) => c.not_acquired += 1,
@@ -243,8 +246,8 @@ impl Recorder {
     }
 
     /// A release and its vote.
-    pub fn released(&mut self, client: &ClientState, vote: &Vote, latency: Duration) {
-        if !client.measuring {
+    pub fn released(&mut self, worker: &WorkerState, vote: &Vote, latency: Duration) {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -260,12 +263,12 @@ impl Recorder {
     /// An extend; `vote` is its vote when one was made.
     pub fn extended(
         &mut self,
-        client: &ClientState,
+        worker: &WorkerState,
         ok: bool,
         vote: Option<&Vote>,
         latency: Duration,
     ) {
-        if !client.measuring {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -302,8 +305,8 @@ impl Recorder {
     }
 
     /// One attempt of a single-master baseline (no vote: master 0 is the only master).
-    pub fn baseline_attempt(&mut self, client: &mut ClientState, attempt: &Attempt) {
-        if !client.measuring {
+    pub fn baseline_attempt(&mut self, worker: &mut WorkerState, attempt: &Attempt) {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -343,22 +346,22 @@ impl Recorder {
     /// The end of a baseline's acquire call.
     pub fn baseline_acquired(
         &mut self,
-        client: &ClientState,
+        worker: &WorkerState,
         result: Result<Duration, Failure>,
         latency: Duration,
         done: Instant,
     ) {
-        self.call_ended(client, result, latency, done);
+        self.call_ended(worker, result, latency, done);
     }
 
     /// A baseline's release.
     pub fn baseline_released(
         &mut self,
-        client: &ClientState,
+        worker: &WorkerState,
         released: &Released,
         latency: Duration,
     ) {
-        if !client.measuring {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -375,12 +378,12 @@ impl Recorder {
         self.stats.release.record_duration(latency);
     }
 
-    /// A client died holding the lock (the crash fault); counted even during the warm-up.
+    /// A worker died holding the lock (the crash fault); counted even during the warm-up.
     pub fn crashed(&mut self) {
         self.stats.counts.crashed_clients += 1;
     }
 
-    /// A lock won after a client died holding one; counted even during the warm-up.
+    /// A lock won after a worker died holding one; counted even during the warm-up.
     pub fn acquired_after_crash(&mut self) {
         self.stats.counts.acquired_after_crash += 1;
     }

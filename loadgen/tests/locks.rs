@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use redlock_loadgen::locks::baseline::{AttemptResult, Baseline, Held};
 use redlock_loadgen::locks::master::RequestError;
-use redlock_loadgen::locks::{ClientFaults, CrashPlan, LockAlgorithm};
+use redlock_loadgen::locks::{CrashPlan, LockAlgorithm, WorkerFaults};
 use redlock_local::LocalMasters;
 
 const TIMEOUT: Duration = Duration::from_millis(500);
@@ -43,7 +43,7 @@ fn expect_held(result: AttemptResult) -> Held {
 fn single_sets_a_token_with_a_ttl_and_releases_only_its_own() {
     let masters = LocalMasters::start(1).unwrap();
     let lock = baseline(&masters, LockAlgorithm::Single);
-    let none = ClientFaults::default();
+    let none = WorkerFaults::default();
     rt().block_on(async {
         let won = lock.try_acquire("k", TTL, &none).await;
         assert_eq!(won.commands, 1, "one SET NX PX");
@@ -82,7 +82,7 @@ fn single_sets_a_token_with_a_ttl_and_releases_only_its_own() {
 fn setnx_expire_takes_two_commands_and_a_crash_between_them_leaves_a_key_that_never_expires() {
     let masters = LocalMasters::start(1).unwrap();
     let lock = baseline(&masters, LockAlgorithm::SetnxExpire);
-    let none = ClientFaults::default();
+    let none = WorkerFaults::default();
     rt().block_on(async {
         let won = lock
             .try_acquire("k", Duration::from_millis(1500), &none)
@@ -103,9 +103,9 @@ fn setnx_expire_takes_two_commands_and_a_crash_between_them_leaves_a_key_that_ne
         assert!(released.deleted && released.foreign, "{released:?}");
         assert_eq!(masters.get(0, "k").unwrap(), None);
 
-        let crash = ClientFaults {
+        let crash = WorkerFaults {
             crash: Some(Arc::new(CrashPlan::new(Instant::now()))),
-            ..ClientFaults::default()
+            ..WorkerFaults::default()
         };
         let died = lock.try_acquire("k", TTL, &crash).await;
         assert!(matches!(died.result, AttemptResult::Crashed), "{died:?}");
@@ -124,10 +124,10 @@ fn setnx_expire_takes_two_commands_and_a_crash_between_them_leaves_a_key_that_ne
 fn setnx_getset_takes_over_expired_locks_and_disagreeing_clocks_make_two_holders() {
     let masters = LocalMasters::start(1).unwrap();
     let lock = baseline(&masters, LockAlgorithm::SetnxGetset);
-    let none = ClientFaults::default();
-    let ahead = ClientFaults {
+    let none = WorkerFaults::default();
+    let ahead = WorkerFaults {
         clock_offset_ms: 60_000,
-        ..ClientFaults::default()
+        ..WorkerFaults::default()
     };
     rt().block_on(async {
         let won = lock.try_acquire("k", TTL, &none).await;
@@ -162,9 +162,9 @@ fn setnx_getset_takes_over_expired_locks_and_disagreeing_clocks_make_two_holders
         masters
             .command(0, &["SET", "k", &second.expires_ms.to_string()])
             .unwrap();
-        let late = ClientFaults {
+        let late = WorkerFaults {
             clock_offset_ms: 120_000,
-            ..ClientFaults::default()
+            ..WorkerFaults::default()
         };
         let skipped = lock.release("k", &second, &late).await;
         assert_eq!(skipped.commands, 0);
@@ -176,7 +176,7 @@ fn setnx_getset_takes_over_expired_locks_and_disagreeing_clocks_make_two_holders
 #[test]
 fn a_down_master_fails_fast_and_is_reconnected_when_it_is_back() {
     let masters = LocalMasters::start(1).unwrap();
-    let none = ClientFaults::default();
+    let none = WorkerFaults::default();
     for algorithm in [
         LockAlgorithm::Single,
         LockAlgorithm::SetnxExpire,

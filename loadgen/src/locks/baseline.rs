@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::master::{Master, RequestError};
-use super::{ClientFaults, LockAlgorithm};
+use super::{LockAlgorithm, WorkerFaults};
 
 /// The single-instance pattern's release: delete the key only if it still holds our token.
 const COMPARE_AND_DELETE: &str = r#"
@@ -87,7 +87,7 @@ impl Baseline {
     }
 
     /// One attempt at `key` for `ttl`.
-    pub async fn try_acquire(&self, key: &str, ttl: Duration, faults: &ClientFaults) -> Attempt {
+    pub async fn try_acquire(&self, key: &str, ttl: Duration, faults: &WorkerFaults) -> Attempt {
         let started = Instant::now();
         let mut attempt = Attempt {
             result: AttemptResult::Denied,
@@ -127,7 +127,7 @@ impl Baseline {
         &self,
         key: &str,
         ttl: Duration,
-        faults: &ClientFaults,
+        faults: &WorkerFaults,
         started: Instant,
         attempt: &mut Attempt,
     ) -> Result<AttemptResult, RequestError> {
@@ -149,7 +149,7 @@ impl Baseline {
         &self,
         key: &str,
         ttl: Duration,
-        faults: &ClientFaults,
+        faults: &WorkerFaults,
         started: Instant,
         attempt: &mut Attempt,
     ) -> Result<AttemptResult, RequestError> {
@@ -181,7 +181,7 @@ impl Baseline {
         &self,
         key: &str,
         ttl: Duration,
-        faults: &ClientFaults,
+        faults: &WorkerFaults,
         started: Instant,
         attempt: &mut Attempt,
     ) -> Result<AttemptResult, RequestError> {
@@ -214,7 +214,7 @@ impl Baseline {
     }
 
     /// Releases `held` at `key`.
-    pub async fn release(&self, key: &str, held: &Held, faults: &ClientFaults) -> Released {
+    pub async fn release(&self, key: &str, held: &Held, faults: &WorkerFaults) -> Released {
         let mut released = Released::default();
         let reply = match self.algorithm {
             LockAlgorithm::Single => {
@@ -251,7 +251,7 @@ fn won(
     expires_ms: i64,
     started: Instant,
     ttl: Duration,
-    faults: &ClientFaults,
+    faults: &WorkerFaults,
 ) -> AttemptResult {
     if faults.crash_now() {
         return AttemptResult::Crashed;
@@ -265,7 +265,7 @@ fn won(
 }
 
 /// This client's wall clock, ms since the Unix epoch, with its offset.
-fn now_ms(faults: &ClientFaults) -> i64 {
+fn now_ms(faults: &WorkerFaults) -> i64 {
     let wall = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()

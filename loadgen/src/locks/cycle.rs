@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use super::baseline::{AttemptResult, Baseline, Held};
-use super::ClientFaults;
+use super::WorkerFaults;
 use crate::config::RunConfig;
 use crate::keys::Choices;
 use crate::pacing::{self, Stop};
-use crate::recorder::{ClientState, Failure, Recorder};
+use crate::recorder::{Failure, Recorder, WorkerState};
 
-/// Where a cycle records: the recorder of the client's shard.
+/// Where a cycle records: the recorder of the worker's task.
 pub trait Record {
     fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R;
 }
@@ -28,32 +28,32 @@ pub struct Mode<'a> {
     pub hard_stop: &'a Stop,
 }
 
-/// Runs one cycle; `false` when the client crashed (it must stop for good).
+/// Runs one cycle; `false` when the worker crashed (it must stop for good).
 pub async fn run(
     mode: Mode<'_>,
     baseline: &Baseline,
-    shard: &impl Record,
-    client: &mut ClientState,
+    task: &impl Record,
+    worker: &mut WorkerState,
     choices: &mut Choices,
     intended: Instant,
-    faults: &ClientFaults,
+    faults: &WorkerFaults,
 ) -> bool {
     let cfg = mode.cfg;
     let resource = choices.resource();
     let key = &mode.keys[resource as usize];
-    client.begin_acquire();
+    worker.begin_acquire();
     let mut attempts = 0;
     let held: Result<Held, Failure> = loop {
         if mode.hard_stop.is_set() {
-            shard.with(|r| r.cancelled(client));
+            task.with(|r| r.cancelled(worker));
             return true;
         }
         let attempt = baseline.try_acquire(key, cfg.ttl, faults).await;
-        shard.with(|r| r.baseline_attempt(client, &attempt));
+        task.with(|r| r.baseline_attempt(worker, &attempt));
         let failure = match attempt.result {
             AttemptResult::Acquired(held) => break Ok(held),
             AttemptResult::Crashed => {
-                shard.with(|r| r.crashed());
+                task.with(|r| r.crashed());
                 return false;
             }
             AttemptResult::Denied => Failure::NotAcquired,
@@ -65,7 +65,7 @@ pub async fn run(
         }
         let delay = jittered(cfg.retry_delay);
         if !hold_for(mode.hard_stop, delay).await {
-            shard.with(|r| r.cancelled(client));
+            task.with(|r| r.cancelled(worker));
             return true;
         }
     };
@@ -74,24 +74,24 @@ pub async fn run(
     let held = match held {
         Ok(held) => held,
         Err(failure) => {
-            shard.with(|r| r.baseline_acquired(client, Err(failure), latency, done));
+            task.with(|r| r.baseline_acquired(worker, Err(failure), latency, done));
             return true;
         }
     };
     if faults.crash_happened() {
-        shard.with(|r| r.acquired_after_crash());
+        task.with(|r| r.acquired_after_crash());
     }
     let validity = held.valid_until.saturating_duration_since(done);
-    shard.with(|r| r.baseline_acquired(client, Ok(validity), latency, done));
+    task.with(|r| r.baseline_acquired(worker, Ok(validity), latency, done));
 
     hold_for(mode.hard_stop, choices.hold()).await;
 
     let release_started = Instant::now();
     let owned_until = held.valid_until.min(release_started);
-    shard.with(|r| r.owned(resource, held.completed, owned_until));
+    task.with(|r| r.owned(resource, held.completed, owned_until));
     let released = baseline.release(key, &held, faults).await;
     let latency = release_started.elapsed();
-    shard.with(|r| r.baseline_released(client, &released, latency));
+    task.with(|r| r.baseline_released(worker, &released, latency));
     true
 }
 

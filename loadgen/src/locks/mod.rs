@@ -17,10 +17,10 @@
 //! per acquire for the same reason (the algorithm never reads it).
 
 pub mod baseline;
-pub mod client_fault;
 pub mod cycle;
 pub mod master;
 pub mod setup;
+pub mod worker_fault;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,14 +131,14 @@ impl CrashPlan {
 
 /// Client-side faults of one client.
 #[derive(Debug, Clone, Default)]
-pub struct ClientFaults {
+pub struct WorkerFaults {
     /// Added to the wall clock this client reads (only `setnx-getset` reads it).
     pub clock_offset_ms: i64,
     /// Shared by every client of a run.
     pub crash: Option<std::sync::Arc<CrashPlan>>,
 }
 
-impl ClientFaults {
+impl WorkerFaults {
     /// Whether a client of the run has died holding the lock.
     pub fn crash_happened(&self) -> bool {
         self.crash.as_ref().is_some_and(|plan| plan.happened())

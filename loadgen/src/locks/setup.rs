@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::baseline::Baseline;
-use super::{ClientFaults, CrashPlan, LockAlgorithm};
+use super::{CrashPlan, LockAlgorithm, WorkerFaults};
 
 /// Lock key of resource `index` for `algorithm`. Redlock keeps the shared names (several
 /// generators pointed at the same masters contend for the same locks); each baseline gets
@@ -29,8 +29,8 @@ pub struct LockSetup {
 
 impl LockSetup {
     /// The faults of client `index`.
-    pub fn faults_of(&self, index: u32) -> ClientFaults {
-        ClientFaults {
+    pub fn faults_of(&self, index: u32) -> WorkerFaults {
+        WorkerFaults {
             clock_offset_ms: self
                 .clock_offsets
                 .iter()

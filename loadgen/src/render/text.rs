@@ -562,7 +562,7 @@ started when the measurement began are skipped, measured slots not started by th
 /// The whole text report, latency columns at `percentiles`.
 pub fn render(report: &Report, percentiles: &Percentiles) -> String {
     let mut out = header(report);
-    out.push_str(&crate::faults::table::fault_log(&report.faults));
+    out.push_str(&super::scenarios::fault_log(&report.faults));
     let modes: Vec<&ModeStats> = report.modes.iter().collect();
     if modes.is_empty() {
         out.push_str("\nno mode was measured\n");
@@ -585,7 +585,7 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
 
 /// The concurrent ÷ sequential block (latency and rates), when both modes were measured.
 pub fn comparison(report: &Report) -> Option<String> {
-    let c = super::json::comparison(report)?;
+    let c = crate::model::result::comparison(report)?;
     let f = |x: Option<f64>| {
         x.map(|r| format!("{r:.2}×"))
             .unwrap_or_else(|| "n/a".into())
@@ -604,7 +604,7 @@ pub fn comparison(report: &Report) -> Option<String> {
 
 /// Each single-master baseline ÷ Redlock (goodput, acquire latency, commands per cycle).
 pub fn against_redlock(report: &Report) -> String {
-    let rows = super::json::against_redlock(report);
+    let rows = crate::model::result::against_redlock(report);
     let mut out = String::new();
     if rows.is_empty() {
         return out;
@@ -620,7 +620,7 @@ pub fn against_redlock(report: &Report) -> String {
         let _ = write!(out, "{:>COL$}", r.lock);
     }
     out.push('\n');
-    type Pick = fn(&super::json::AgainstRedlockJson) -> Option<f64>;
+    type Pick = fn(&crate::model::result::AgainstRedlockJson) -> Option<f64>;
     let lines: [(&str, Pick); 4] = [
         ("goodput", |r| r.acquires_per_s_ratio),
         ("acquire p50", |r| r.acquire_p50_ratio),

@@ -10,7 +10,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// One client fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientFault {
+pub enum WorkerFault {
     /// `crash@T`: the first client to win the lock at or after T (from the mode's start) dies
     /// holding it; `setnx-expire` dies between its SETNX and its EXPIRE.
     Crash { at: Duration },
@@ -18,11 +18,11 @@ pub enum ClientFault {
     Clock { client: u32, offset_ms: i64 },
 }
 
-impl ClientFault {
-    pub fn parse(text: &str) -> Result<ClientFault, String> {
+impl WorkerFault {
+    pub fn parse(text: &str) -> Result<WorkerFault, String> {
         let bad = |why: &str| format!("{text:?}: {why} (expected crash@T or clock:CLIENT:±OFFSET)");
         if let Some(at) = text.strip_prefix("crash@") {
-            return Ok(ClientFault::Crash {
+            return Ok(WorkerFault::Crash {
                 at: parse_duration(at).map_err(|e| bad(&e))?,
             });
         }
@@ -41,7 +41,7 @@ impl ClientFault {
             _ => return Err(bad("the offset needs a sign, e.g. +5s or -5s")),
         };
         let magnitude = parse_duration(magnitude).map_err(|e| bad(&e))?;
-        Ok(ClientFault::Clock {
+        Ok(WorkerFault::Clock {
             client,
             offset_ms: sign * magnitude.as_millis() as i64,
         })
@@ -50,26 +50,26 @@ impl ClientFault {
 
 /// The client faults of a run, resolved.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClientFaultPlan {
+pub struct WorkerFaultPlan {
     pub crash_at: Option<Duration>,
     /// (client index, clock offset in ms).
     pub clock_offsets: Vec<(u32, i64)>,
 }
 
-impl ClientFaultPlan {
+impl WorkerFaultPlan {
     /// Resolves `faults` for a run of `clients` clients.
-    pub fn new(faults: &[ClientFault], clients: u32) -> Result<ClientFaultPlan, String> {
-        let mut plan = ClientFaultPlan::default();
+    pub fn new(faults: &[WorkerFault], clients: u32) -> Result<WorkerFaultPlan, String> {
+        let mut plan = WorkerFaultPlan::default();
         for f in faults {
             match *f {
-                ClientFault::Crash { at } => {
+                WorkerFault::Crash { at } => {
                     if plan.crash_at.replace(at).is_some() {
                         return Err(
                             "--client-fault crash@T: given twice (one crash per run)".into()
                         );
                     }
                 }
-                ClientFault::Clock { client, offset_ms } => {
+                WorkerFault::Clock { client, offset_ms } => {
                     if client >= clients {
                         return Err(format!(
                             "--client-fault clock:{client}:...: there are only {clients} clients (0..{})",
@@ -95,21 +95,21 @@ mod tests {
     #[test]
     fn client_faults_parse_and_bad_ones_are_named() {
         assert_eq!(
-            ClientFault::parse("crash@1s"),
-            Ok(ClientFault::Crash {
+            WorkerFault::parse("crash@1s"),
+            Ok(WorkerFault::Crash {
                 at: Duration::from_secs(1)
             })
         );
         assert_eq!(
-            ClientFault::parse("clock:1:-5s"),
-            Ok(ClientFault::Clock {
+            WorkerFault::parse("clock:1:-5s"),
+            Ok(WorkerFault::Clock {
                 client: 1,
                 offset_ms: -5000
             })
         );
         assert_eq!(
-            ClientFault::parse("clock:0:+250ms"),
-            Ok(ClientFault::Clock {
+            WorkerFault::parse("clock:0:+250ms"),
+            Ok(WorkerFault::Clock {
                 client: 0,
                 offset_ms: 250
             })
@@ -121,22 +121,22 @@ mod tests {
             "clock:1",
             "freeze@1s",
         ] {
-            let err = ClientFault::parse(bad).unwrap_err();
+            let err = WorkerFault::parse(bad).unwrap_err();
             assert!(err.contains(bad), "{bad}: {err}");
         }
     }
 
     #[test]
     fn a_plan_refuses_unknown_clients_and_two_crashes() {
-        let clock = ClientFault::parse("clock:2:+1s").unwrap();
-        assert!(ClientFaultPlan::new(std::slice::from_ref(&clock), 2)
+        let clock = WorkerFault::parse("clock:2:+1s").unwrap();
+        assert!(WorkerFaultPlan::new(std::slice::from_ref(&clock), 2)
             .unwrap_err()
             .contains("only 2 clients"));
         assert_eq!(
-            ClientFaultPlan::new(&[clock], 3).unwrap().clock_offsets,
+            WorkerFaultPlan::new(&[clock], 3).unwrap().clock_offsets,
             [(2, 1000)]
         );
-        let crash = ClientFault::parse("crash@1s").unwrap();
-        assert!(ClientFaultPlan::new(&[crash.clone(), crash], 3).is_err());
+        let crash = WorkerFault::parse("crash@1s").unwrap();
+        assert!(WorkerFaultPlan::new(&[crash.clone(), crash], 3).is_err());
     }
 }
