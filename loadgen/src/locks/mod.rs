@@ -26,7 +26,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// Which lock the clients take.
+/// Which lock the workers take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockAlgorithm {
     Redlock,
@@ -101,7 +101,7 @@ impl LockList {
     }
 }
 
-/// A one-shot "the holder dies" fault: the first client to win the lock at or after `at`
+/// A one-shot "the holder dies" fault: the first worker to win the lock at or after `at`
 /// stops for good without releasing it (`setnx-expire`: right after its `SETNX`, before the
 /// `EXPIRE`).
 #[derive(Debug)]
@@ -123,28 +123,28 @@ impl CrashPlan {
         now >= self.at && !self.taken.swap(true, Ordering::AcqRel)
     }
 
-    /// Whether a client has crashed.
+    /// Whether a worker has crashed.
     pub fn happened(&self) -> bool {
         self.taken.load(Ordering::Acquire)
     }
 }
 
-/// Client-side faults of one client.
+/// The faults of one load worker (`--client-fault`).
 #[derive(Debug, Clone, Default)]
 pub struct WorkerFaults {
-    /// Added to the wall clock this client reads (only `setnx-getset` reads it).
+    /// Added to the wall clock this worker reads (only `setnx-getset` reads it).
     pub clock_offset_ms: i64,
-    /// Shared by every client of a run.
+    /// Shared by every worker of a run.
     pub crash: Option<std::sync::Arc<CrashPlan>>,
 }
 
 impl WorkerFaults {
-    /// Whether a client of the run has died holding the lock.
+    /// Whether a worker of the run has died holding the lock.
     pub fn crash_happened(&self) -> bool {
         self.crash.as_ref().is_some_and(|plan| plan.happened())
     }
 
-    /// Whether this client should die now, holding the lock it just won.
+    /// Whether this worker should die now, holding the lock it just won.
     pub fn crash_now(&self) -> bool {
         self.crash
             .as_ref()
@@ -184,7 +184,7 @@ mod tests {
         assert!(!plan.happened());
         let plan = CrashPlan::new(now);
         assert!(plan.take(now));
-        assert!(!plan.take(now), "only the first client crashes");
+        assert!(!plan.take(now), "only the first worker crashes");
         assert!(plan.happened());
     }
 }

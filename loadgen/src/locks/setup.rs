@@ -1,5 +1,5 @@
-//! What the load clients of one mode lock with: the algorithm's client, its key names and the
-//! client-side faults.
+//! What the load workers of one mode lock with: the algorithm's client, its key names and the
+//! workers' faults.
 
 use std::sync::Arc;
 
@@ -16,19 +16,19 @@ pub fn key(algorithm: LockAlgorithm, index: u32) -> String {
     }
 }
 
-/// What the clients of a mode lock with, and their client-side faults.
+/// What the workers of a mode lock with, and their faults.
 #[derive(Debug, Clone, Default)]
 pub struct LockSetup {
     /// `None`: Redlock.
     pub baseline: Option<Arc<Baseline>>,
-    /// The "holder dies" fault, shared by the clients.
+    /// The "holder dies" fault, shared by the workers.
     pub crash: Option<Arc<CrashPlan>>,
-    /// (client index, clock offset in ms).
+    /// (worker index, clock offset in ms).
     pub clock_offsets: Vec<(u32, i64)>,
 }
 
 impl LockSetup {
-    /// The faults of client `index`.
+    /// The faults of worker `index`.
     pub fn faults_of(&self, index: u32) -> WorkerFaults {
         WorkerFaults {
             clock_offset_ms: self
