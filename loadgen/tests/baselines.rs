@@ -181,3 +181,59 @@ fn a_single_master_restarting_empty_gives_the_lock_twice() {
     assert_eq!(outcome.faults[0].action, "restarted m0 at once (empty)");
     assert!(u(&counts(&outcome), "violations") > 0);
 }
+
+/// `capacity --lock`: one search per mode, each step a run of that lock, answers named by it.
+#[test]
+fn capacity_searches_each_lock_algorithm() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("capacity.json");
+    // A lax objective and at most 2 steps of 0.5 s per mode; which steps pass depends on the
+    // machine, so only the shape is checked.
+    let out = common::loadgen(&[
+        "capacity",
+        "--lock",
+        "single,redlock",
+        "--fanout",
+        "concurrent",
+        "--slo",
+        "p99<5s",
+        "--min-success",
+        "50%",
+        "--start-rate",
+        "100",
+        "--max-rate",
+        "200",
+        "--max-steps",
+        "2",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        common::text(&out.stderr)
+    );
+    let result = read_json(&json);
+    assert_schema_valid(&result);
+    let answers: Vec<&str> = result["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["fanout"].as_str().unwrap())
+        .collect();
+    assert_eq!(answers, ["single", "concurrent"]);
+    for step in result["steps"].as_array().unwrap() {
+        let mode = &step["result"]["modes"][0];
+        let expected = if step["fanout"] == "single" {
+            "single"
+        } else {
+            "redlock"
+        };
+        assert_eq!(mode["lock"], expected, "{step}");
+    }
+}
