@@ -21,6 +21,7 @@ pub fn execute(cli: Cli) -> Result<(), LoadgenError> {
         Some(Command::Sweep(args)) => sweep_command(args),
         Some(Command::Capacity(args)) => crate::capacity::command(args),
         Some(Command::Merge(args)) => merge_command(args),
+        Some(Command::Collect(args)) => crate::coordinator::collect::command(args),
         Some(Command::Scenarios(args)) => crate::faults::scenarios::command(args),
     }
 }
@@ -46,7 +47,7 @@ pub fn say(quiet: bool, message: &str) {
     }
 }
 
-fn describe_run(cfg: &RunConfig, target: &Target) -> String {
+pub fn describe_run(cfg: &RunConfig, target: &Target) -> String {
     let modes: Vec<&str> = cfg.fanouts.iter().map(|f| f.as_str()).collect();
     format!(
         "{} {}master(s); {}; {} fan-out: {:?} warm-up + {:?} measured each",
@@ -60,7 +61,7 @@ fn describe_run(cfg: &RunConfig, target: &Target) -> String {
 }
 
 /// The generator's warnings (generator-bound, missed target rate) on stderr.
-fn warn_about_generator(report: &Report) {
+pub fn warn_about_generator(report: &Report) {
     for m in &report.modes {
         let j = report.judge(m);
         let mut said = Vec::new();
@@ -97,6 +98,9 @@ fn run_command(args: RunArgs) -> Result<(), LoadgenError> {
         },
     };
     let cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
+    if let Some(coordination) = args.agents.coordination() {
+        return crate::coordinator::run::run_agent(&args, &cfg, &coordination, &outputs);
+    }
     let (result, faults) = runtime()?.block_on(async {
         let signals = Signals::install()?;
         let mut target = target(&args.target)?;
@@ -119,7 +123,7 @@ fn run_command(args: RunArgs) -> Result<(), LoadgenError> {
 
 /// The exit after the report: a signal → 128 + n; violations → 3; a fan-out mode that won no
 /// lock at all → 1 (unless allowed).
-fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
+pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
     if let n @ 1.. = report.violations() {
         return Err(LoadgenError::Violations(n));
     }
@@ -152,7 +156,7 @@ fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
     Ok(())
 }
 
-fn write_outputs(report: &Report, out: &Outputs, quiet: bool) -> Result<(), LoadgenError> {
+pub fn write_outputs(report: &Report, out: &Outputs, quiet: bool) -> Result<(), LoadgenError> {
     if let Some(dest) = &out.json {
         dest.write(&json::render(report))?;
         say(quiet, &format!("wrote {}", dest.describe()));
@@ -337,18 +341,24 @@ fn merge_command(args: MergeArgs) -> Result<(), LoadgenError> {
         mixed: args.allow_mixed,
         disjoint: args.allow_disjoint,
     };
+    let merged = crate::merge::merge(parts, allow)?;
+    match print_merged(&merged, &outputs)? {
+        0 => Ok(()),
+        n => Err(LoadgenError::Violations(n)),
+    }
+}
+
+/// Prints a merged result and writes its files; returns its mutual-exclusion violations.
+pub fn print_merged(merged: &Document, outputs: &Outputs) -> Result<u64, LoadgenError> {
     let p = &outputs.percentiles;
-    match crate::merge::merge(parts, allow)? {
+    match merged {
         Document::Run(report) => {
-            outputs.print_report(&text::render(&report, p))?;
-            write_outputs(&report, &outputs, false)?;
-            match report.violations() {
-                0 => Ok(()),
-                n => Err(LoadgenError::Violations(n)),
-            }
+            outputs.print_report(&text::render(report, p))?;
+            write_outputs(report, outputs, false)?;
+            Ok(report.violations())
         }
         Document::Sweep(sweep) => {
-            refuse_run_only_outputs("merge of sweeps", &outputs)?;
+            refuse_run_only_outputs("merge of sweeps", outputs)?;
             let mut head = format!(
                 "merged     {} sweep results: {}\n",
                 sweep.merged_from.len(),
@@ -358,15 +368,11 @@ fn merge_command(args: MergeArgs) -> Result<(), LoadgenError> {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
             outputs.print_report(&(head + &sweep.table(p)))?;
-            write_sweep_outputs(&sweep, &outputs, false)?;
-            let violations: u64 = sweep.levels.iter().map(|l| l.report.violations()).sum();
-            match violations {
-                0 => Ok(()),
-                n => Err(LoadgenError::Violations(n)),
-            }
+            write_sweep_outputs(sweep, outputs, false)?;
+            Ok(sweep.levels.iter().map(|l| l.report.violations()).sum())
         }
         Document::Capacity(result) => {
-            refuse_run_only_outputs("merge of capacity results", &outputs)?;
+            refuse_run_only_outputs("merge of capacity results", outputs)?;
             let mut head = format!(
                 "merged     {} capacity results: {} (rates asked are the parts' sum)\n",
                 result.merged_from.len(),
@@ -375,13 +381,9 @@ fn merge_command(args: MergeArgs) -> Result<(), LoadgenError> {
             for note in &result.merge_notes {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
-            outputs.print_report(&(head + &crate::capacity::table::render(&result, p)))?;
-            crate::capacity::write_outputs(&result, &outputs, false)?;
-            let violations: u64 = result.steps.iter().map(|s| s.report.violations()).sum();
-            match violations {
-                0 => Ok(()),
-                n => Err(LoadgenError::Violations(n)),
-            }
+            outputs.print_report(&(head + &crate::capacity::table::render(result, p)))?;
+            crate::capacity::write_outputs(result, outputs, false)?;
+            Ok(result.steps.iter().map(|s| s.report.violations()).sum())
         }
     }
 }

@@ -56,6 +56,10 @@ pub enum Command {
     /// capacity results step by step.
     #[command(after_help = EXIT_CODES_HELP)]
     Merge(MergeArgs),
+    /// Wait for every agent of a coordinated run (`run`/`capacity --coordinator`) and print
+    /// their merge (exactly as `merge`), one line per agent, and the cross-agent safety check.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Collect(crate::coordinator::collect::CollectArgs),
     /// Run the fixed fault matrix (negative controls included) and print one verdict table.
     #[command(after_help = EXIT_CODES_HELP)]
     Scenarios(crate::faults::scenarios::ScenariosArgs),
@@ -64,8 +68,9 @@ pub enum Command {
 /// Where the masters are.
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
-    /// Existing masters to load, comma-separated (redis://[user:password@]host:port[/db]).
-    #[arg(long, value_name = "URL,...", value_delimiter = ',', num_args = 1.., value_parser = MasterUrl)]
+    /// Existing masters to load, comma-separated (redis://[user:password@]host:port[/db]; also
+    /// from REDLOCK_LOADGEN_MASTERS, which keeps passwords off the command line).
+    #[arg(long, value_name = "URL,...", value_delimiter = ',', num_args = 1.., env = "REDLOCK_LOADGEN_MASTERS", hide_env_values = true, value_parser = MasterUrl)]
     pub masters: Vec<String>,
     /// Start N local redis-server masters on free loopback ports (default 5).
     #[arg(long, value_name = "N", conflicts_with = "masters", value_parser = clap::value_parser!(u32).range(1..=99))]
@@ -173,6 +178,8 @@ pub struct RunArgs {
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
     #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::FaultSpec::parse)]
     pub faults: Vec<crate::faults::FaultSpec>,
+    #[command(flatten)]
+    pub agents: crate::coordinator::AgentArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]

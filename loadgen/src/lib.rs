@@ -14,6 +14,7 @@ pub mod checker;
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
 pub mod config;
+pub mod coordinator;
 pub mod cpu;
 pub mod document;
 pub mod error;

@@ -60,6 +60,8 @@ pub struct CapacityArgs {
     #[arg(long, value_name = "C", default_value = "512", value_parser = crate::cli::parse_clients)]
     pub clients: u32,
     #[command(flatten)]
+    pub agents: crate::coordinator::AgentArgs,
+    #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
     pub output: OutputArgs,
