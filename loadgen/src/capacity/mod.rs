@@ -103,7 +103,17 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
     let mut steps: Vec<Step> = Vec::new();
     let mut answers = Vec::new();
     let started_unix_s = crate::runner::unix_now_s();
-    let interrupted = rt.block_on(async {
+    // Coordinated: every step runs on all agents at the same share of its rate, and every
+    // agent judges the merged step, so all take the same next step.
+    let mut agent = match args.agents.coordination() {
+        Some(c) => {
+            crate::coordinator::run::check_target(&args.target)?;
+            Some(rt.block_on(crate::coordinator::agent::Agent::join(&c, "capacity"))?)
+        }
+        None => None,
+    };
+    let share = agent.as_ref().map_or(1, |a| a.agents) as f64;
+    let searched = rt.block_on(async {
         let signals = Signals::install()?;
         let mut target = crate::app::target(&args.target)?;
         target.probe_versions().await;
@@ -131,13 +141,21 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                 let mut cfg = RunConfig::new(
                     &workload,
                     Load::Open {
-                        rate_per_s: rate,
+                        rate_per_s: rate / share,
                         workers: args.clients,
                     },
                     STEP_TIMING,
                 );
                 cfg.fanouts = vec![fanout];
-                let result = runner::run(&cfg, &target, &mut NoHooks, &signals).await?;
+                let mut no_hooks = NoHooks;
+                let hooks: &mut dyn runner::RunHooks = match agent.as_mut() {
+                    Some(a) => a,
+                    None => &mut no_hooks,
+                };
+                let mut result = runner::run(&cfg, &target, hooks, &signals).await?;
+                if let Some(a) = agent.as_mut() {
+                    a.align(&mut result);
+                }
                 let report = Report::from_run(&result);
                 let Some(mode) = report.modes.first() else {
                     break; // stopped before the step measured anything
@@ -156,16 +174,42 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                     head.push('\n');
                     outputs.print_report(&head)?;
                 }
-                let failures = objective.failures(&report, mode);
-                let step = Step {
-                    fanout: fanout.as_str().to_string(),
-                    phase,
-                    rate,
-                    failures,
-                    report,
+                let step = match &agent {
+                    None => Step {
+                        fanout: fanout.as_str().to_string(),
+                        phase,
+                        rate,
+                        failures: objective.failures(&report, mode),
+                        report,
+                    },
+                    Some(a) => {
+                        let all = a.exchange(steps.len() as u32 + 1, &report).await?;
+                        let failures = match all.modes.first() {
+                            Some(m) => objective.failures(&all, m),
+                            None => vec!["nothing measured".into()],
+                        };
+                        let merged = Step {
+                            fanout: fanout.as_str().to_string(),
+                            phase,
+                            rate,
+                            failures: failures.clone(),
+                            report: all,
+                        };
+                        // The table shows the step of all agents; this agent keeps its part.
+                        outputs.print_report(&table::row(n + 1, &merged, p))?;
+                        Step {
+                            fanout: fanout.as_str().to_string(),
+                            phase,
+                            rate: rate / share,
+                            failures,
+                            report,
+                        }
+                    }
                 };
                 n += 1;
-                outputs.print_report(&table::row(n, &step, p))?;
+                if agent.is_none() {
+                    outputs.print_report(&table::row(n, &step, p))?;
+                }
                 if result.interrupted.is_some() {
                     steps.push(step);
                     break; // a partial step says nothing about the rate
@@ -173,13 +217,27 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                 search.record(phase, rate, step.passed());
                 steps.push(step);
             }
-            answers.push(answer(fanout.as_str(), &steps, search.answer(), &objective));
+            let (best, confirmed, limit) = search.answer();
+            answers.push(answer(
+                fanout.as_str(),
+                &steps,
+                (best.map(|r| r / share), confirmed, limit),
+                &objective,
+            ));
             if signals.stop.is_set() {
                 break;
             }
         }
         Ok::<_, LoadgenError>(signals.received())
-    })?;
+    });
+    let interrupted = match (searched, &agent) {
+        (Ok(i), _) => i,
+        (Err(e), Some(a)) => {
+            rt.block_on(a.abandon(&e.to_string()));
+            return Err(e);
+        }
+        (Err(e), None) => return Err(e),
+    };
     let result = CapacityResult {
         run_id: runner::new_run_id(),
         started_unix_s,
@@ -191,6 +249,14 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
         steps,
         answers,
     };
+    if let Some(a) = agent.as_mut() {
+        let text = serde_json::to_string_pretty(&result.to_json()).expect("a result serializes");
+        rt.block_on(a.finish(&text))?;
+        outputs.print_report(&format!(
+            "agent {} of {}: this agent's part (its share of each rate; `collect` merges all):\n",
+            a.number, a.agents
+        ))?;
+    }
     outputs.print_report(&format!(
         "{}\n{}\n",
         table::answers(&result),
