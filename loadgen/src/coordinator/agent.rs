@@ -17,6 +17,9 @@ use crate::error::LoadgenError;
 use crate::report::Report;
 use crate::runner::{RunHooks, RunResult};
 
+/// The last stretch before a planned start spent yielding instead of sleeping.
+const SPIN_BEFORE_START: Duration = Duration::from_millis(2);
+
 /// How one phase started on one agent (stored under `agent:n`, shown by `collect`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PhaseStart {
@@ -140,7 +143,12 @@ impl Agent {
             warmup,
         )
         .await?;
-        tokio::time::sleep_until(start.local.into()).await;
+        // tokio's timers fire on whole milliseconds: sleep until just before, then yield
+        // until the instant (a start within tens of µs of the plan when the core is free).
+        tokio::time::sleep_until((start.local - SPIN_BEFORE_START).into()).await;
+        while Instant::now() < start.local {
+            tokio::task::yield_now().await;
+        }
         let woke_late = Instant::now().saturating_duration_since(start.local);
         self.phases.push(Phase {
             start: PhaseStart {
