@@ -48,7 +48,10 @@ fn finish(agent: &mut Agent) -> (i32, String) {
         if let Some(status) = agent.child.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "an agent did not end within {DEADLINE:?}");
+        assert!(
+            Instant::now() < deadline,
+            "an agent did not end within {DEADLINE:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let stderr = std::fs::read_to_string(&agent.stderr).unwrap();
@@ -73,8 +76,11 @@ fn wait_arrived(coordinator: &LocalMasters, run: &str, n: u64) {
 }
 
 fn agent_info(coordinator: &LocalMasters, run: &str, n: u32) -> Value {
-    let text = get(coordinator, &format!("redlock-loadgen-coordinator:{run}:agent:{n}"))
-        .expect("the agent stored its timings");
+    let text = get(
+        coordinator,
+        &format!("redlock-loadgen-coordinator:{run}:agent:{n}"),
+    )
+    .expect("the agent stored its timings");
     serde_json::from_str(&text).unwrap()
 }
 
@@ -86,7 +92,11 @@ fn no_lock_keys_on(coordinator: &LocalMasters) {
     let keys = coordinator
         .command(0, &["KEYS", "redlock-loadgen:*"])
         .unwrap();
-    assert_eq!(keys, Reply::Array(Vec::new()), "the coordinator never holds lock keys");
+    assert_eq!(
+        keys,
+        Reply::Array(Vec::new()),
+        "the coordinator never holds lock keys"
+    );
 }
 
 #[test]
@@ -95,12 +105,34 @@ fn three_agents_start_together_and_collect_adds_them_up() {
     let coordinator = LocalMasters::start(1).unwrap();
     let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
     let dir = tempfile::tempdir().unwrap();
-    let json: Vec<PathBuf> = (0..3).map(|i| dir.path().join(format!("a{i}.json"))).collect();
+    let json: Vec<PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("a{i}.json")))
+        .collect();
     let args = |i: usize| -> Vec<String> {
         [
-            "run", "--masters", &urls, "--coordinator", &coord, "--agents", "3", "--run-id",
-            "together", "--fanout", "both", "--clients", "2", "--resources", "3", "--hold",
-            "1ms", "--warmup", "200ms", "--duration", "1s", "-q", "--json",
+            "run",
+            "--masters",
+            &urls,
+            "--coordinator",
+            &coord,
+            "--agents",
+            "3",
+            "--run-id",
+            "together",
+            "--fanout",
+            "both",
+            "--clients",
+            "2",
+            "--resources",
+            "3",
+            "--hold",
+            "1ms",
+            "--warmup",
+            "200ms",
+            "--duration",
+            "1s",
+            "-q",
+            "--json",
             json[i].to_str().unwrap(),
         ]
         .iter()
@@ -115,7 +147,10 @@ fn three_agents_start_together_and_collect_adds_them_up() {
     assert!(first.child.try_wait().unwrap().is_none(), "agent 1 waits");
     assert!(second.child.try_wait().unwrap().is_none(), "agent 2 waits");
     assert_eq!(
-        get(&coordinator, "redlock-loadgen-coordinator:together:phase:1:start"),
+        get(
+            &coordinator,
+            "redlock-loadgen-coordinator:together:phase:1:start"
+        ),
         None
     );
     let mut third = spawn(dir.path(), "a2", &strs(&a2));
@@ -126,7 +161,9 @@ fn three_agents_start_together_and_collect_adds_them_up() {
 
     // One planned start per phase, the same on every agent; the measured windows (on the
     // coordinator's clock) begin at the same whole second.
-    let infos: Vec<Value> = (1..=3).map(|n| agent_info(&coordinator, "together", n)).collect();
+    let infos: Vec<Value> = (1..=3)
+        .map(|n| agent_info(&coordinator, "together", n))
+        .collect();
     let results: Vec<Value> = json.iter().map(|p| read_json(p)).collect();
     for phase in 0..2 {
         let planned: Vec<u64> = infos
@@ -152,7 +189,14 @@ fn three_agents_start_together_and_collect_adds_them_up() {
 
     let merged = dir.path().join("merged.json");
     let report = succeed(&[
-        "collect", "--coordinator", &coord, "--run-id", "together", "--wait", "30s", "--json",
+        "collect",
+        "--coordinator",
+        &coord,
+        "--run-id",
+        "together",
+        "--wait",
+        "30s",
+        "--json",
         merged.to_str().unwrap(),
     ]);
     for n in 1..=3 {
@@ -163,7 +207,10 @@ fn three_agents_start_together_and_collect_adds_them_up() {
     assert_schema_valid(&all);
     for (m, mode) in all["modes"].as_array().unwrap().iter().enumerate() {
         for (key, _) in mode["counts"].as_object().unwrap() {
-            let sum: u64 = results.iter().map(|r| u(&r["modes"][m]["counts"], key)).sum();
+            let sum: u64 = results
+                .iter()
+                .map(|r| u(&r["modes"][m]["counts"], key))
+                .sum();
             assert_eq!(u(&mode["counts"], key), sum, "mode {m} counts.{key}");
         }
         let mut sum = hist(&results[0]["modes"][m]["latency"]["acquire"]);
@@ -182,10 +229,27 @@ fn a_missing_agent_ends_the_run_for_everybody() {
     let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
     let dir = tempfile::tempdir().unwrap();
     let args = [
-        "run", "--masters", &urls, "--coordinator", &coord, "--agents", "3", "--run-id",
-        "short", "--join-timeout", "2s", "--fanout", "concurrent", "--duration", "1s", "-q",
+        "run",
+        "--masters",
+        &urls,
+        "--coordinator",
+        &coord,
+        "--agents",
+        "3",
+        "--run-id",
+        "short",
+        "--join-timeout",
+        "2s",
+        "--fanout",
+        "concurrent",
+        "--duration",
+        "1s",
+        "-q",
     ];
-    let mut agents = [spawn(dir.path(), "a0", &args), spawn(dir.path(), "a1", &args)];
+    let mut agents = [
+        spawn(dir.path(), "a0", &args),
+        spawn(dir.path(), "a1", &args),
+    ];
     for agent in &mut agents {
         let (code, stderr) = finish(agent);
         assert_eq!(code, 1, "{stderr}");
@@ -199,15 +263,40 @@ fn a_missing_agent_ends_the_run_for_everybody() {
     assert_eq!(keys, Reply::Integer(0));
     let (_, stderr) = exits(1, &args);
     assert!(stderr.contains("was given up: only 2 of 3"), "{stderr}");
-    let (_, stderr) = exits(1, &["collect", "--coordinator", &coord, "--run-id", "short"]);
+    let (_, stderr) = exits(
+        1,
+        &["collect", "--coordinator", &coord, "--run-id", "short"],
+    );
     assert!(stderr.contains("was given up"), "{stderr}");
 }
 
 fn capacity_args<'a>(urls: &'a str, coord: &'a str, run: &'a str) -> Vec<&'a str> {
     vec![
-        "capacity", "--masters", urls, "--coordinator", coord, "--agents", "2", "--run-id",
-        run, "--fanout", "concurrent", "--start-rate", "100", "--max-steps", "2", "--warmup",
-        "0s", "--duration", "1s", "--clients", "8", "--slo", "p99<5s", "--min-success", "50%",
+        "capacity",
+        "--masters",
+        urls,
+        "--coordinator",
+        coord,
+        "--agents",
+        "2",
+        "--run-id",
+        run,
+        "--fanout",
+        "concurrent",
+        "--start-rate",
+        "100",
+        "--max-steps",
+        "2",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
+        "--clients",
+        "8",
+        "--slo",
+        "p99<5s",
+        "--min-success",
+        "50%",
         "-q",
     ]
 }
@@ -218,7 +307,9 @@ fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
     let coordinator = LocalMasters::start(1).unwrap();
     let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
     let dir = tempfile::tempdir().unwrap();
-    let json: Vec<PathBuf> = (0..2).map(|i| dir.path().join(format!("c{i}.json"))).collect();
+    let json: Vec<PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("c{i}.json")))
+        .collect();
     let mut agents: Vec<Agent> = (0..2)
         .map(|i| {
             let mut args = capacity_args(&urls, &coord, "cap");
@@ -237,26 +328,47 @@ fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|s| (s["phase"].as_str().unwrap().to_string(), f(s, "rate_asked_per_s")))
+            .map(|s| {
+                (
+                    s["phase"].as_str().unwrap().to_string(),
+                    f(s, "rate_asked_per_s"),
+                )
+            })
             .collect()
     };
     assert_eq!(steps(&parts[0]), steps(&parts[1]));
     assert_eq!(steps(&parts[0])[0].1, 50.0, "{:?}", steps(&parts[0]));
     let merged = dir.path().join("merged.json");
     let report = succeed(&[
-        "collect", "--coordinator", &coord, "--run-id", "cap", "--json",
+        "collect",
+        "--coordinator",
+        &coord,
+        "--run-id",
+        "cap",
+        "--json",
         merged.to_str().unwrap(),
     ]);
     assert!(report.contains("merged     2 capacity results"), "{report}");
     let all = read_json(&merged);
     assert_schema_valid(&all);
     for (i, step) in all["steps"].as_array().unwrap().iter().enumerate() {
-        assert_eq!(f(step, "rate_asked_per_s"), 2.0 * f(&parts[0]["steps"][i], "rate_asked_per_s"));
+        assert_eq!(
+            f(step, "rate_asked_per_s"),
+            2.0 * f(&parts[0]["steps"][i], "rate_asked_per_s")
+        );
         let calls: u64 = parts
             .iter()
-            .map(|p| u(&p["steps"][i]["result"]["modes"][0]["counts"], "acquire_calls"))
+            .map(|p| {
+                u(
+                    &p["steps"][i]["result"]["modes"][0]["counts"],
+                    "acquire_calls",
+                )
+            })
             .sum();
-        assert_eq!(u(&step["result"]["modes"][0]["counts"], "acquire_calls"), calls);
+        assert_eq!(
+            u(&step["result"]["modes"][0]["counts"], "acquire_calls"),
+            calls
+        );
     }
     no_lock_keys_on(&coordinator);
 
@@ -264,5 +376,8 @@ fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
     let mut args = capacity_args(&urls, &coord, "cap-alone");
     args.extend(["--join-timeout", "2s"]);
     let (_, stderr) = exits(1, &args);
-    assert!(stderr.contains("only 1 of 2 agents joined within 2s"), "{stderr}");
+    assert!(
+        stderr.contains("only 1 of 2 agents joined within 2s"),
+        "{stderr}"
+    );
 }

@@ -31,17 +31,22 @@ fn manifests() -> Vec<Yaml> {
 }
 
 fn of_kind<'a>(docs: &'a [Yaml], kind: &str) -> &'a Yaml {
-    let found: Vec<&Yaml> = docs.iter().filter(|d| d["kind"].as_str() == Some(kind)).collect();
+    let found: Vec<&Yaml> = docs
+        .iter()
+        .filter(|d| d["kind"].as_str() == Some(kind))
+        .collect();
     assert_eq!(found.len(), 1, "exactly one {kind} in deploy/kubernetes");
     found[0]
 }
 
 fn s<'a>(y: &'a Yaml, what: &str) -> &'a str {
-    y.as_str().unwrap_or_else(|| panic!("{what} is not a string: {y:?}"))
+    y.as_str()
+        .unwrap_or_else(|| panic!("{what} is not a string: {y:?}"))
 }
 
 fn i(y: &Yaml, what: &str) -> i64 {
-    y.as_i64().unwrap_or_else(|| panic!("{what} is not an integer: {y:?}"))
+    y.as_i64()
+        .unwrap_or_else(|| panic!("{what} is not an integer: {y:?}"))
 }
 
 fn env<'a>(container: &'a Yaml, name: &str) -> &'a Yaml {
@@ -113,7 +118,10 @@ fn manifests_and_dockerfile_agree() {
     // What the pod's environment gives the binary, passed as flags here (the parser is the
     // same): the Job's arguments are a valid `run` of N agents under the Job's uid.
     let mut argv = vec!["redlock-loadgen".to_string()];
-    argv.extend(args.iter().map(|a| a.replace("$(RUN_ID)", "0b9e1c52-job-uid")));
+    argv.extend(
+        args.iter()
+            .map(|a| a.replace("$(RUN_ID)", "0b9e1c52-job-uid")),
+    );
     argv.extend([
         "--masters".into(),
         masters.to_string(),
@@ -124,7 +132,10 @@ fn manifests_and_dockerfile_agree() {
     let Some(Command::Run(run)) = cli.command else {
         panic!("the Job's agents do not `run`: {args:?}");
     };
-    let coordination = run.agents.coordination().expect("the agents are coordinated");
+    let coordination = run
+        .agents
+        .coordination()
+        .expect("the agents are coordinated");
     assert_eq!(i64::from(coordination.agents), n, "--agents = completions");
     assert_eq!(coordination.run_id.as_deref(), Some("0b9e1c52-job-uid"));
     assert_eq!(run.target.masters.len(), 5);
@@ -138,7 +149,9 @@ fn manifests_and_dockerfile_agree() {
     let ports = deployment["spec"]["template"]["spec"]["containers"][0]["ports"]
         .as_vec()
         .unwrap();
-    assert!(ports.iter().any(|p| p["name"].as_str() == Some(target_port)));
+    assert!(ports
+        .iter()
+        .any(|p| p["name"].as_str() == Some(target_port)));
 
     // The image the Job runs is the one the Dockerfile says to build, and both run as the
     // same non-root user.

@@ -230,7 +230,10 @@ impl Agent {
     pub async fn exchange(&self, step: u32, report: &Report) -> Result<Report, LoadgenError> {
         let mine = crate::render::json::render(report);
         self.coordinator
-            .put(&key(&self.run_id, &format!("step:{step}:{}", self.number)), mine)
+            .put(
+                &key(&self.run_id, &format!("step:{step}:{}", self.number)),
+                mine,
+            )
             .await?;
         let deadline = Instant::now() + self.join_timeout + crate::runner::GRACE;
         let mut parts = Vec::with_capacity(self.agents as usize);
@@ -268,7 +271,11 @@ impl Agent {
                         other.kind()
                     )))
                 }
-                Err(e) => return Err(LoadgenError::Failed(format!("agent {n}'s step {step}: {e}"))),
+                Err(e) => {
+                    return Err(LoadgenError::Failed(format!(
+                        "agent {n}'s step {step}: {e}"
+                    )))
+                }
             };
             parts.push((format!("agent {n}"), report));
         }

@@ -135,7 +135,9 @@ pub async fn wait(
                 .await?;
             if go == 1 {
                 let planned = text.parse().map_err(|_| {
-                    LoadgenError::Failed(format!("run {run_id}: bad start {text:?} on the coordinator"))
+                    LoadgenError::Failed(format!(
+                        "run {run_id}: bad start {text:?} on the coordinator"
+                    ))
                 })?;
                 return start_at(coordinator, planned).await;
             }

@@ -200,7 +200,9 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
             _ => {}
         }
     }
-    out.push_str("phase starts (planned on the coordinator's clock, the same instant for every agent):\n");
+    out.push_str(
+        "phase starts (planned on the coordinator's clock, the same instant for every agent):\n",
+    );
     let phases = parts.iter().map(|p| p.info.phases.len()).max().unwrap_or(0);
     for k in 0..phases {
         let of: Vec<_> = parts.iter().filter_map(|p| p.info.phases.get(k)).collect();

@@ -88,8 +88,7 @@ pub fn parse_coordinator_url(text: &str) -> Result<String, String> {
             redlock_core::redact_url(url)
         ));
     }
-    redis::Client::open(url)
-        .map_err(|e| format!("{:?}: {e}", redlock_core::redact_url(url)))?;
+    redis::Client::open(url).map_err(|e| format!("{:?}: {e}", redlock_core::redact_url(url)))?;
     Ok(url.to_string())
 }
 
@@ -123,7 +122,9 @@ pub struct Coordinator {
 
 impl std::fmt::Debug for Coordinator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Coordinator").field("url", &self.shown).finish()
+        f.debug_struct("Coordinator")
+            .field("url", &self.shown)
+            .finish()
     }
 }
 
@@ -132,17 +133,14 @@ impl Coordinator {
         let shown = redlock_core::redact_url(url);
         let client = redis::Client::open(url)
             .map_err(|e| LoadgenError::Usage(format!("coordinator {shown}: {e}")))?;
-        let con = tokio::time::timeout(
-            REQUEST_TIMEOUT,
-            client.get_multiplexed_async_connection(),
-        )
-        .await
-        .map_err(|_| {
-            LoadgenError::Failed(format!(
-                "coordinator {shown}: no connection within {REQUEST_TIMEOUT:?}"
-            ))
-        })?
-        .map_err(|e| LoadgenError::Failed(format!("coordinator {shown}: {e}")))?;
+        let con = tokio::time::timeout(REQUEST_TIMEOUT, client.get_multiplexed_async_connection())
+            .await
+            .map_err(|_| {
+                LoadgenError::Failed(format!(
+                    "coordinator {shown}: no connection within {REQUEST_TIMEOUT:?}"
+                ))
+            })?
+            .map_err(|e| LoadgenError::Failed(format!("coordinator {shown}: {e}")))?;
         Ok(Coordinator { con, shown })
     }
 
@@ -201,7 +199,10 @@ impl Coordinator {
         .await
     }
 
-    pub async fn get<T: redis::FromRedisValue>(&self, key: &str) -> Result<Option<T>, LoadgenError> {
+    pub async fn get<T: redis::FromRedisValue>(
+        &self,
+        key: &str,
+    ) -> Result<Option<T>, LoadgenError> {
         self.query(redis::cmd("GET").arg(key)).await
     }
 
