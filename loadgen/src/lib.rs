@@ -14,6 +14,8 @@ pub mod checker;
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
 pub mod config;
+// Doc comments of the coordinator's flags are clap's help text (`[user:password@]`).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod coordinator;
 pub mod cpu;
 pub mod document;

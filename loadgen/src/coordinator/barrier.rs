@@ -16,7 +16,7 @@ use super::{key, Coordinator, KEY_TTL};
 use crate::error::LoadgenError;
 
 /// Time between the last arrival and the start: enough for every waiting agent to see the
-/// planned start (it polls every [`POLL`]) and to synchronise its clock.
+/// planned start (it polls every 5 ms) and to synchronise its clock.
 pub const START_MARGIN: Duration = Duration::from_secs(1);
 /// How often waiting agents look for the planned start.
 const POLL: Duration = Duration::from_millis(5);
