@@ -381,3 +381,65 @@ fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
         "{stderr}"
     );
 }
+
+/// The negative control of the cross-agent check: two agents that believe they share masters
+/// but each load their own hold "the same" lock at the same time. Each agent's own check
+/// cannot see it; `collect` does, names the tokens, and exits 3.
+#[test]
+fn agents_on_different_masters_are_caught_by_the_cross_agent_check() {
+    let mine = LocalMasters::start(3).expect("redis-server is installed");
+    let theirs = LocalMasters::start(3).unwrap();
+    let coordinator = LocalMasters::start(1).unwrap();
+    let coord = coordinator.urls()[0].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let mut agents: Vec<Agent> = [mine.urls().join(","), theirs.urls().join(",")]
+        .iter()
+        .enumerate()
+        .map(|(i, urls)| {
+            let args = [
+                "run",
+                "--masters",
+                urls,
+                "--coordinator",
+                &coord,
+                "--agents",
+                "2",
+                "--run-id",
+                "split-brain",
+                "--fanout",
+                "concurrent",
+                "--clients",
+                "2",
+                "--resources",
+                "1",
+                "--hold",
+                "50ms",
+                "--warmup",
+                "0s",
+                "--duration",
+                "1s",
+                "-q",
+            ];
+            spawn(dir.path(), &format!("s{i}"), &args)
+        })
+        .collect();
+    for agent in &mut agents {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 0, "each agent alone saw no violation: {stderr}");
+    }
+    let (report, _) = exits(
+        3,
+        &[
+            "collect",
+            "--coordinator",
+            &coord,
+            "--run-id",
+            "split-brain",
+        ],
+    );
+    assert!(
+        report.contains("CERTAIN OVERLAP resource 0: agent "),
+        "{report}"
+    );
+    assert!(!report.contains(" 0 certain overlap(s)"), "{report}");
+}

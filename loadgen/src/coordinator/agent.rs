@@ -306,6 +306,7 @@ impl RunHooks for Agent {
                 // Rounded inwards: the check only ever under-states an overlap.
                 start_us: base + w.start_ns.div_ceil(1000),
                 end_us: base + w.end_ns / 1000,
+                token: w.token,
             })
             .collect();
     }

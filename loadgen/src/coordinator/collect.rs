@@ -240,5 +240,8 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
             ""
         }
     ));
+    for example in &findings.examples {
+        out.push_str(&format!("  CERTAIN OVERLAP {example}\n"));
+    }
     out
 }

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-/// At most this many windows per agent and phase are kept for the check (20 bytes each).
+/// At most this many windows per agent and phase are kept for the check (40 bytes each).
 pub const MAX_WINDOWS: usize = 2_000_000;
 
 /// One agent's ownership window in coordinator µs since the Unix epoch.
@@ -28,6 +28,8 @@ pub struct CoordWindow {
     pub resource: u32,
     pub start_us: u64,
     pub end_us: u64,
+    /// The lock's token (names the holder in a finding).
+    pub token: [u8; 20],
 }
 
 /// One agent's windows of one phase, with their error bound.
@@ -41,33 +43,36 @@ pub struct AgentWindows {
 }
 
 impl AgentWindows {
-    /// `bound_us`, `truncated`, then 20 bytes per window (little endian).
+    /// `bound_us`, `truncated`, then per window its resource, start, end (little endian) and
+    /// token: 40 bytes.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(9 + 20 * self.windows.len());
+        let mut out = Vec::with_capacity(9 + RECORD * self.windows.len());
         out.extend_from_slice(&self.bound_us.to_le_bytes());
         out.push(u8::from(self.truncated));
         for w in &self.windows {
             out.extend_from_slice(&w.resource.to_le_bytes());
             out.extend_from_slice(&w.start_us.to_le_bytes());
             out.extend_from_slice(&w.end_us.to_le_bytes());
+            out.extend_from_slice(&w.token);
         }
         out
     }
 
     pub fn decode(agent: u32, bytes: &[u8]) -> Result<AgentWindows, String> {
-        if bytes.len() < 9 || (bytes.len() - 9) % 20 != 0 {
+        if bytes.len() < 9 || (bytes.len() - 9) % RECORD != 0 {
             return Err(format!(
-                "agent {agent}: a windows record of {} bytes is not 9 + 20 × n",
+                "agent {agent}: a windows record of {} bytes is not 9 + {RECORD} × n",
                 bytes.len()
             ));
         }
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
         let windows = bytes[9..]
-            .chunks_exact(20)
+            .chunks_exact(RECORD)
             .map(|c| CoordWindow {
                 resource: u32::from_le_bytes(c[..4].try_into().expect("4 bytes")),
                 start_us: u64::from_le_bytes(c[4..12].try_into().expect("8 bytes")),
                 end_us: u64::from_le_bytes(c[12..20].try_into().expect("8 bytes")),
+                token: c[20..40].try_into().expect("20 bytes"),
             })
             .collect();
         Ok(AgentWindows {
@@ -79,8 +84,13 @@ impl AgentWindows {
     }
 }
 
+/// Bytes of one window in [`AgentWindows::encode`].
+const RECORD: usize = 40;
+/// Certain overlaps described in words (the rest are only counted).
+const EXAMPLES: usize = 5;
+
 /// What the cross-agent check found in one phase or in all.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Findings {
     pub windows: u64,
     /// Pairs of windows of different agents whose overlap exceeds both bounds.
@@ -90,6 +100,8 @@ pub struct Findings {
     /// The largest bound of any agent, µs.
     pub max_bound_us: u64,
     pub truncated: bool,
+    /// The first certain overlaps: agents, tokens, windows.
+    pub examples: Vec<String>,
 }
 
 impl Findings {
@@ -99,19 +111,24 @@ impl Findings {
         self.undecidable += other.undecidable;
         self.max_bound_us = self.max_bound_us.max(other.max_bound_us);
         self.truncated |= other.truncated;
+        let room = EXAMPLES.saturating_sub(self.examples.len());
+        self.examples
+            .extend(other.examples.iter().take(room).cloned());
     }
 }
 
 /// Compares the windows of different agents, resource by resource.
 pub fn check(agents: &[AgentWindows]) -> Findings {
     let max_bound = agents.iter().map(|a| a.bound_us).max().unwrap_or(0);
-    let mut by_resource: BTreeMap<u32, Vec<(u64, u64, u32, u64)>> = BTreeMap::new();
+    // (start, end, agent, bound, token) per resource.
+    type Held = (u64, u64, u32, u64, [u8; 20]);
+    let mut by_resource: BTreeMap<u32, Vec<Held>> = BTreeMap::new();
     for a in agents {
         for w in a.windows.iter().filter(|w| w.end_us > w.start_us) {
             by_resource
                 .entry(w.resource)
                 .or_default()
-                .push((w.start_us, w.end_us, a.agent, a.bound_us));
+                .push((w.start_us, w.end_us, a.agent, a.bound_us, w.token));
         }
     }
     let mut found = Findings {
@@ -120,11 +137,11 @@ pub fn check(agents: &[AgentWindows]) -> Findings {
         truncated: agents.iter().any(|a| a.truncated),
         ..Findings::default()
     };
-    for windows in by_resource.values_mut() {
+    for (resource, windows) in by_resource.iter_mut() {
         windows.sort_unstable();
-        for (i, &(start, end, agent, bound)) in windows.iter().enumerate() {
+        for (i, &(start, end, agent, bound, token)) in windows.iter().enumerate() {
             // Any window that may overlap this one starts before its end + both bounds.
-            for &(s2, e2, a2, b2) in &windows[i + 1..] {
+            for &(s2, e2, a2, b2, t2) in &windows[i + 1..] {
                 if s2 >= end + bound + max_bound {
                     break;
                 }
@@ -135,6 +152,16 @@ pub fn check(agents: &[AgentWindows]) -> Findings {
                 let slack = i128::from(bound + b2);
                 if common > slack {
                     found.certain += 1;
+                    if found.examples.len() < EXAMPLES {
+                        found.examples.push(format!(
+                            "resource {resource}: agent {agent} token {} held it [{start}, {end}] µs and agent {a2} token {} [{s2}, {e2}] µs (coordinator time): {:.3} ms in common, bounds ±{:.3} and ±{:.3} ms",
+                            hex(&token),
+                            hex(&t2),
+                            common as f64 / 1000.0,
+                            bound as f64 / 1000.0,
+                            b2 as f64 / 1000.0
+                        ));
+                    }
                 } else if common > -slack {
                     found.undecidable += 1;
                 }
@@ -142,6 +169,10 @@ pub fn check(agents: &[AgentWindows]) -> Findings {
         }
     }
     found
+}
+
+fn hex(token: &[u8; 20]) -> String {
+    token.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -159,6 +190,7 @@ mod tests {
                     resource,
                     start_us,
                     end_us,
+                    token: [agent as u8; 20],
                 })
                 .collect(),
         }
@@ -180,6 +212,9 @@ mod tests {
         let f = check(&[a, b]);
         assert_eq!((f.certain, f.undecidable), (1, 0), "{f:?}");
         assert_eq!(f.max_bound_us, 150);
+        let said = &f.examples[0];
+        assert!(said.contains("resource 0: agent 1 token 0101"), "{said}");
+        assert!(said.contains("agent 2 token 0202"), "{said}");
     }
 
     #[test]
