@@ -443,3 +443,47 @@ fn agents_on_different_masters_are_caught_by_the_cross_agent_check() {
     );
     assert!(!report.contains(" 0 certain overlap(s)"), "{report}");
 }
+
+/// Ctrl-C while waiting for the others ends the wait at once (exit 130) and gives the run up
+/// for everybody, instead of holding the others until the join timeout.
+#[test]
+fn an_interrupted_agent_gives_the_run_up() {
+    let masters = LocalMasters::start(3).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--masters",
+        &urls,
+        "--coordinator",
+        &coord,
+        "--agents",
+        "2",
+        "--run-id",
+        "stopped",
+        "--join-timeout",
+        "10m",
+        "--fanout",
+        "concurrent",
+        "--duration",
+        "1s",
+        "-q",
+    ];
+    let mut agent = spawn(dir.path(), "a0", &args);
+    wait_arrived(&coordinator, "stopped", 1);
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(agent.child.id() as i32, libc::SIGINT) },
+        0
+    );
+    let (code, stderr) = finish(&mut agent);
+    assert_eq!(code, 130, "{stderr}");
+    let (_, stderr) = exits(1, &args);
+    assert!(
+        stderr.contains(
+            "was given up: an agent was interrupted by SIGINT while waiting (1 of 2 agents joined)"
+        ),
+        "{stderr}"
+    );
+}

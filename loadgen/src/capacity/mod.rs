@@ -105,16 +105,17 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
     let started_unix_s = crate::runner::unix_now_s();
     // Coordinated: every step runs on all agents at the same share of its rate, and every
     // agent judges the merged step, so all take the same next step.
+    let signals = rt.block_on(async { Signals::install() })?;
     let mut agent = match args.agents.coordination() {
         Some(c) => {
             crate::coordinator::run::check_target(&args.target)?;
-            Some(rt.block_on(crate::coordinator::agent::Agent::join(&c, "capacity"))?)
+            let join = crate::coordinator::agent::Agent::join(&c, "capacity", &signals);
+            Some(rt.block_on(join)?)
         }
         None => None,
     };
     let share = agent.as_ref().map_or(1, |a| a.agents) as f64;
     let searched = rt.block_on(async {
-        let signals = Signals::install()?;
         let mut target = crate::app::target(&args.target)?;
         target.probe_versions().await;
         crate::probe::require_quorum(&target, base.quorum).await?;

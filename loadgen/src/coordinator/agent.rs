@@ -16,6 +16,7 @@ use crate::checker::Window;
 use crate::error::LoadgenError;
 use crate::report::Report;
 use crate::runner::{RunHooks, RunResult};
+use crate::signals::Signals;
 
 /// The last stretch before a planned start spent yielding instead of sleeping.
 const SPIN_BEFORE_START: Duration = Duration::from_millis(2);
@@ -65,11 +66,17 @@ pub struct Agent {
     phases: Vec<Phase>,
     /// Phases of the current `runner::run` call not yet aligned.
     pending: usize,
+    /// A signal ends any wait for the others (and the run, for everybody).
+    signals: Signals,
 }
 
 impl Agent {
     /// Connects to the coordinator and registers under the run id (`kind`: run or capacity).
-    pub async fn join(c: &Coordination, kind: &str) -> Result<Agent, LoadgenError> {
+    pub async fn join(
+        c: &Coordination,
+        kind: &str,
+        signals: &Signals,
+    ) -> Result<Agent, LoadgenError> {
         let coordinator = Coordinator::connect(&c.url).await?;
         let run_id = coordinator.run_id(c.run_id.as_deref()).await?;
         for (name, mine) in [("agents", c.agents.to_string()), ("kind", kind.to_string())] {
@@ -119,6 +126,7 @@ impl Agent {
             host: host_name(),
             phases: Vec::new(),
             pending: 0,
+            signals: signals.clone(),
         })
     }
 
@@ -141,6 +149,7 @@ impl Agent {
             self.agents,
             self.join_timeout,
             warmup,
+            &self.signals,
         )
         .await?;
         // tokio's timers fire on whole milliseconds: sleep until just before, then yield
@@ -252,6 +261,10 @@ impl Agent {
                         "run {} was given up: {why}",
                         self.run_id
                     )));
+                }
+                if let Some(signal) = self.signals.received() {
+                    self.abandon(&format!("interrupted by {signal}")).await;
+                    return Err(LoadgenError::Interrupted(signal));
                 }
                 if Instant::now() >= deadline {
                     let why = format!(

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::clock::{self, Sync};
 use super::{key, Coordinator, KEY_TTL};
 use crate::error::LoadgenError;
+use crate::signals::Signals;
 
 /// Time between the last arrival and the start: enough for every waiting agent to see the
 /// planned start (it polls every 5 ms) and to synchronise its clock.
@@ -78,6 +79,7 @@ pub async fn wait(
     agents: u32,
     timeout: Duration,
     warmup: Duration,
+    signals: &Signals,
 ) -> Result<Start, LoadgenError> {
     let arrived = key(run_id, &format!("phase:{phase}:arrived"));
     let start_key = key(run_id, &format!("phase:{phase}:start"));
@@ -122,10 +124,16 @@ pub async fn wait(
         if let Some(planned) = coordinator.get::<u64>(&start_key).await? {
             return start_at(coordinator, planned).await;
         }
-        if Instant::now() >= deadline {
-            let reason = format!(
-                "only %s of {agents} agents {what} within {timeout:?} (--join-timeout); nobody started"
-            );
+        let interrupted = signals.received();
+        if interrupted.is_some() || Instant::now() >= deadline {
+            let reason = match interrupted {
+                Some(signal) => format!(
+                    "an agent was interrupted by {signal} while waiting (%s of {agents} agents {what}); nobody started"
+                ),
+                None => format!(
+                    "only %s of {agents} agents {what} within {timeout:?} (--join-timeout); nobody started"
+                ),
+            };
             let (go, text): (i64, String) = coordinator
                 .script(
                     &redis::Script::new(GIVE_UP),
@@ -133,6 +141,9 @@ pub async fn wait(
                     &[reason, ttl],
                 )
                 .await?;
+            if let Some(signal) = interrupted {
+                return Err(LoadgenError::Interrupted(signal));
+            }
             if go == 1 {
                 let planned = text.parse().map_err(|_| {
                     LoadgenError::Failed(format!(

@@ -40,7 +40,7 @@ pub fn run_agent(
     let report = app::runtime()?.block_on(async {
         let signals = Signals::install()?;
         let mut target = app::target(&args.target)?;
-        let mut agent = Agent::join(c, "run").await?;
+        let mut agent = Agent::join(c, "run", &signals).await?;
         let outcome = async {
             target.probe_versions().await;
             crate::probe::require_quorum(&target, cfg.quorum).await?;
