@@ -472,11 +472,9 @@ fn an_interrupted_agent_gives_the_run_up() {
     ];
     let mut agent = spawn(dir.path(), "a0", &args);
     wait_arrived(&coordinator, "stopped", 1);
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(
-        unsafe { libc::kill(agent.child.id() as i32, libc::SIGINT) },
-        0
-    );
+    // SAFETY: kill(2) on our own child's pid (still running: not waited for yet).
+    let sent = unsafe { libc::kill(agent.child.id() as i32, libc::SIGINT) };
+    assert_eq!(sent, 0);
     let (code, stderr) = finish(&mut agent);
     assert_eq!(code, 130, "{stderr}");
     let (_, stderr) = exits(1, &args);

@@ -141,17 +141,14 @@ impl Agent {
         } else {
             format!("reached phase {phase} ({} fan-out)", fanout.as_str())
         };
-        let start = barrier::wait(
-            &self.coordinator,
-            &self.run_id,
-            phase,
-            &what,
-            self.agents,
-            self.join_timeout,
-            warmup,
-            &self.signals,
-        )
-        .await?;
+        let barriers = barrier::Barriers {
+            coordinator: &self.coordinator,
+            run_id: &self.run_id,
+            agents: self.agents,
+            timeout: self.join_timeout,
+            signals: &self.signals,
+        };
+        let start = barrier::wait(&barriers, phase, &what, warmup).await?;
         // tokio's timers fire on whole milliseconds: sleep until just before, then yield
         // until the instant (a start within tens of µs of the plan when the core is free).
         tokio::time::sleep_until((start.local - SPIN_BEFORE_START).into()).await;

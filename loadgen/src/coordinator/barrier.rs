@@ -68,19 +68,34 @@ pub fn plan_start(now_coord_us: u64, warmup: Duration) -> u64 {
     earliest_measure.div_ceil(1_000_000) * 1_000_000 - warmup_us
 }
 
+/// The barriers of one agent in one run.
+#[derive(Debug)]
+pub struct Barriers<'a> {
+    pub coordinator: &'a Coordinator,
+    pub run_id: &'a str,
+    pub agents: u32,
+    /// How long one barrier waits (`--join-timeout`).
+    pub timeout: Duration,
+    /// A signal ends the wait (and the run, for everybody).
+    pub signals: &'a Signals,
+}
+
 /// Waits at barrier `phase` (1, 2, ...; `what` says what the others did not do in time:
-/// "joined", "reached step 3") of run `run_id` until
-/// `agents` arrived, then returns the planned start. Bounded by `timeout`.
+/// "joined", "reached phase 3") until every agent arrived, then returns the planned start of
+/// `warmup` + measurement. Bounded by the join timeout.
 pub async fn wait(
-    coordinator: &Coordinator,
-    run_id: &str,
+    b: &Barriers<'_>,
     phase: u32,
     what: &str,
-    agents: u32,
-    timeout: Duration,
     warmup: Duration,
-    signals: &Signals,
 ) -> Result<Start, LoadgenError> {
+    let Barriers {
+        coordinator,
+        run_id,
+        agents,
+        timeout,
+        signals,
+    } = *b;
     let arrived = key(run_id, &format!("phase:{phase}:arrived"));
     let start_key = key(run_id, &format!("phase:{phase}:start"));
     let abandoned = key(run_id, "abandoned");
