@@ -102,6 +102,9 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
     let rt = crate::app::runtime()?;
     let mut steps: Vec<Step> = Vec::new();
     let mut answers = Vec::new();
+    // Coordinated: the steps of all agents together, and the answers they give.
+    let mut all_steps: Vec<Step> = Vec::new();
+    let mut all_answers = Vec::new();
     let started_unix_s = crate::runner::unix_now_s();
     // Coordinated: every step runs on all agents at the same share of its rate, and every
     // agent judges the merged step, so all take the same next step.
@@ -198,6 +201,7 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                         };
                         // The table shows the step of all agents; this agent keeps its part.
                         outputs.print_report(&table::row(n + 1, &merged, p))?;
+                        all_steps.push(merged);
                         Step {
                             fanout: fanout.as_str().to_string(),
                             phase,
@@ -219,6 +223,14 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
                 steps.push(step);
             }
             let (best, confirmed, limit) = search.answer();
+            if agent.is_some() {
+                all_answers.push(answer(
+                    fanout.as_str(),
+                    &all_steps,
+                    search.answer(),
+                    &objective,
+                ));
+            }
             answers.push(answer(
                 fanout.as_str(),
                 &steps,
@@ -250,17 +262,25 @@ pub fn command(args: CapacityArgs) -> Result<(), LoadgenError> {
         steps,
         answers,
     };
+    // What is printed: this search, or (coordinated) all agents' steps and answers together;
+    // what is written and stored is this agent's part, which `collect` merges.
+    let mut shown = None;
     if let Some(a) = agent.as_mut() {
         let text = serde_json::to_string_pretty(&result.to_json()).expect("a result serializes");
         rt.block_on(a.finish(&text))?;
+        shown = Some(CapacityResult {
+            steps: all_steps,
+            answers: all_answers,
+            ..result.clone()
+        });
         outputs.print_report(&format!(
-            "agent {} of {}: this agent's part (its share of each rate; `collect` merges all):\n",
-            a.number, a.agents
+            "all {} agents together (agent {} wrote only its part: `collect` merges all parts):\n",
+            a.agents, a.number
         ))?;
     }
     outputs.print_report(&format!(
         "{}\n{}\n",
-        table::answers(&result),
+        table::answers(shown.as_ref().unwrap_or(&result)),
         crate::sweep::LEGEND
     ))?;
     write_outputs(&result, &outputs, base.quiet)?;
