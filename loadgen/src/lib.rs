@@ -13,18 +13,17 @@ pub mod checker;
 // rustdoc links.
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
+pub mod commands;
 pub mod config;
-// Doc comments of the coordinator's flags are clap's help text (`[user:password@]`).
-#[allow(rustdoc::broken_intra_doc_links)]
 pub mod coordinator;
 pub mod cpu;
-pub mod document;
 pub mod error;
 pub mod faults;
 pub mod generator;
 pub mod hist;
 pub mod keys;
 pub mod merge;
+pub mod model;
 pub mod output;
 pub mod pacing;
 pub mod probe;
@@ -35,6 +34,5 @@ pub mod report;
 pub mod runner;
 pub mod signals;
 pub mod stats;
-pub mod sweep;
 pub mod target;
 pub mod worker;

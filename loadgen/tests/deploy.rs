@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use redlock_loadgen::cli::{Cli, Command};
+use redlock_loadgen::coordinator::Coordination;
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn repo() -> PathBuf {
@@ -132,10 +133,7 @@ fn manifests_and_dockerfile_agree() {
     let Some(Command::Run(run)) = cli.command else {
         panic!("the Job's agents do not `run`: {args:?}");
     };
-    let coordination = run
-        .agents
-        .coordination()
-        .expect("the agents are coordinated");
+    let coordination = Coordination::from_args(&run.agents).expect("the agents are coordinated");
     assert_eq!(i64::from(coordination.agents), n, "--agents = completions");
     assert_eq!(coordination.run_id.as_deref(), Some("0b9e1c52-job-uid"));
     assert_eq!(run.target.masters.len(), 5);

@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use redlock_core::Error;
+use redlock_core::{Error, Redlock as CoreRedlock};
 use tokio::runtime::Handle;
 
 use crate::args;
-use crate::async_api::{AsyncClient, Shared};
+use crate::boundary::ProcessBound;
 use crate::client::Info;
 use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
 use crate::held::{exit_outcome, AsyncRenewal, Held, ToRelease};
@@ -16,6 +16,16 @@ use crate::logging::OpLog;
 use crate::vote::Vote;
 
 type AsyncHeld = Arc<Held<AsyncRenewal>>;
+
+/// The async core client and the runtime it was built in.
+#[derive(Clone)]
+pub(crate) struct AsyncClient {
+    pub redlock: CoreRedlock,
+    pub handle: Handle,
+}
+
+/// The client of one operation (or of a lock, until it is released).
+pub(crate) type Shared = Arc<ProcessBound<AsyncClient>>;
 
 /// A lock won on a quorum of masters (asyncio API).
 ///

@@ -273,8 +273,8 @@ impl Agent {
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             };
-            let report = match crate::document::parse(&text) {
-                Ok(crate::document::Document::Run(r)) => *r,
+            let report = match crate::model::document::parse(&text) {
+                Ok(crate::model::document::Document::Run(r)) => *r,
                 Ok(other) => {
                     return Err(LoadgenError::Failed(format!(
                         "agent {n}'s step {step} is a {} result",

@@ -16,19 +16,17 @@
 //!   search's next rate the same way).
 //!
 //! See [`barrier`] for the start instant, [`clock`] for the time mapping, [`overlap`] for what
-//! the cross-agent safety check can and cannot see.
+//! the cross-agent safety check can and cannot see; the commands are
+//! [`crate::commands::run`], [`crate::commands::capacity`] and [`crate::commands::collect`].
 
 pub mod agent;
 pub mod barrier;
 pub mod clock;
-pub mod collect;
 pub mod overlap;
-pub mod run;
 
 use std::time::Duration;
 
-use clap::Args;
-
+use crate::cli::AgentArgs;
 use crate::error::LoadgenError;
 
 /// How long everything a run stores on the coordinator lives.
@@ -39,27 +37,7 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Key of the run agents without `--run-id` join (deleted once the run is full).
 const OPEN_RUN_KEY: &str = "redlock-loadgen-coordinator:open-run";
 
-/// `run` and `capacity` flags for many agents.
-#[derive(Debug, Clone, Default, Args)]
-pub struct AgentArgs {
-    /// Coordinate with other agents through this Redis (redis://[user:password@]host:port[/db];
-    /// also from REDLOCK_LOADGEN_COORDINATOR). It only holds the run's bookkeeping, never lock keys.
-    #[arg(long, value_name = "URL", env = "REDLOCK_LOADGEN_COORDINATOR", hide_env_values = true, requires = "agents", value_parser = parse_coordinator_url)]
-    pub coordinator: Option<String>,
-    /// Agents in the run: everybody waits until this many joined, then all start together.
-    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub agents: Option<u32>,
-    /// The run to join (letters, digits, '.', '_', '-'); default: the run the coordinator has
-    /// open (the first agent opens one and prints its id).
-    #[arg(long, value_name = "ID", requires = "coordinator", value_parser = parse_run_id)]
-    pub run_id: Option<String>,
-    /// How long an agent waits for the others at each start (a missing agent ends the run
-    /// for everybody after this).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::cli::parse_duration)]
-    pub join_timeout: Duration,
-}
-
-/// The coordination settings, checked.
+/// The coordination settings of `run`/`capacity --coordinator`.
 #[derive(Debug, Clone)]
 pub struct Coordination {
     pub url: String,
@@ -68,42 +46,15 @@ pub struct Coordination {
     pub join_timeout: Duration,
 }
 
-impl AgentArgs {
-    /// `Some` when `--coordinator` was given.
-    pub fn coordination(&self) -> Option<Coordination> {
+impl Coordination {
+    /// `Some` when `--coordinator` was given (clap makes it and `--agents` come together).
+    pub fn from_args(args: &AgentArgs) -> Option<Coordination> {
         Some(Coordination {
-            url: self.coordinator.clone()?,
-            agents: self.agents?,
-            run_id: self.run_id.clone(),
-            join_timeout: self.join_timeout,
+            url: args.coordinator.clone()?,
+            agents: args.agents?,
+            run_id: args.run_id.clone(),
+            join_timeout: args.join_timeout,
         })
-    }
-}
-
-pub fn parse_coordinator_url(text: &str) -> Result<String, String> {
-    let url = text.trim();
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Err(format!(
-            "{:?}: a coordinator URL starts with redis:// or rediss://",
-            redlock_core::redact_url(url)
-        ));
-    }
-    redis::Client::open(url).map_err(|e| format!("{:?}: {e}", redlock_core::redact_url(url)))?;
-    Ok(url.to_string())
-}
-
-pub fn parse_run_id(text: &str) -> Result<String, String> {
-    let ok = !text.is_empty()
-        && text.len() <= 64
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if ok {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
-            "{text:?}: a run id is 1 to 64 letters, digits, '.', '_' or '-'"
-        ))
     }
 }
 
@@ -247,21 +198,4 @@ pub fn host_name() -> String {
     }
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_ids_and_urls_are_checked_naming_the_value() {
-        assert_eq!(parse_run_id("bench-2026.11_a").unwrap(), "bench-2026.11_a");
-        assert!(parse_run_id("a b").unwrap_err().contains("\"a b\""));
-        assert!(parse_run_id("").is_err());
-        assert!(parse_run_id(&"x".repeat(65)).is_err());
-        let err = parse_coordinator_url("http://:secret@h:1").unwrap_err();
-        assert!(err.contains("http://"), "{err}");
-        assert!(!err.contains("secret"), "{err}");
-        assert!(parse_coordinator_url("redis://127.0.0.1:7000/2").is_ok());
-    }
 }

@@ -4,33 +4,17 @@
 
 use std::time::{Duration, Instant};
 
-use clap::Args;
-
-use super::agent::AgentInfo;
-use super::overlap::{self, AgentWindows, Findings};
-use super::{key, parse_coordinator_url, parse_run_id, Coordinator};
-use crate::cli::OutputArgs;
-use crate::document::Document;
+use super::merge::print_merged;
+use super::shared::Session;
+use crate::cli::CollectArgs;
+use crate::coordinator::agent::AgentInfo;
+use crate::coordinator::overlap::{self, AgentWindows, Findings};
+use crate::coordinator::{key, Coordinator, KEY_TTL};
 use crate::error::LoadgenError;
+use crate::model::document::{self, Document};
 use crate::output::Outputs;
 use crate::report::Report;
 use crate::stats::ModeStats;
-
-/// `redlock-loadgen collect` flags.
-#[derive(Debug, Clone, Args)]
-pub struct CollectArgs {
-    /// The coordinator the agents ran with (also from REDLOCK_LOADGEN_COORDINATOR).
-    #[arg(long, value_name = "URL", env = "REDLOCK_LOADGEN_COORDINATOR", hide_env_values = true, value_parser = parse_coordinator_url)]
-    pub coordinator: String,
-    /// The run to collect (the agents print it when they join).
-    #[arg(long, value_name = "ID", value_parser = parse_run_id)]
-    pub run_id: String,
-    /// How long to wait for every agent's result.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::cli::parse_duration)]
-    pub wait: Duration,
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
 
 /// One agent's stored result.
 struct Part {
@@ -39,9 +23,9 @@ struct Part {
     windows: Vec<AgentWindows>,
 }
 
-pub fn command(args: CollectArgs) -> Result<(), LoadgenError> {
+pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
-    let parts = crate::app::runtime()?.block_on(fetch(&args))?;
+    let parts = session.rt.block_on(fetch(&args))?;
     let named: Vec<(String, Document)> = parts
         .iter()
         .map(|p| {
@@ -52,7 +36,7 @@ pub fn command(args: CollectArgs) -> Result<(), LoadgenError> {
         })
         .collect();
     let merged = crate::merge::merge(named, crate::merge::Allow::default())?;
-    let violations = crate::app::print_merged(&merged, &outputs)?;
+    let violations = print_merged(&merged, &outputs)?;
     let mut findings = Findings::default();
     let phases = parts.iter().map(|p| p.windows.len()).max().unwrap_or(0);
     for k in 0..phases {
@@ -76,7 +60,7 @@ async fn fetch(args: &CollectArgs) -> Result<Vec<Part>, LoadgenError> {
         LoadgenError::Usage(format!(
             "coordinator {} knows no run {id} (no agent joined it, or its keys expired after {} h)",
             c.shown,
-            super::KEY_TTL.as_secs() / 3600
+            KEY_TTL.as_secs() / 3600
         ))
     })?;
     let deadline = Instant::now() + args.wait;
@@ -126,7 +110,7 @@ async fn fetch(args: &CollectArgs) -> Result<Vec<Part>, LoadgenError> {
             .get(&key(id, &format!("result:{n}")))
             .await?
             .ok_or_else(|| bad("result", "expired".into()))?;
-        let doc = crate::document::parse(&text).map_err(|e| bad("result", e))?;
+        let doc = document::parse(&text).map_err(|e| bad("result", e))?;
         let info: String = c
             .get(&key(id, &format!("agent:{n}")))
             .await?
@@ -208,7 +192,7 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
         let of: Vec<_> = parts.iter().filter_map(|p| p.info.phases.get(k)).collect();
         let planned: Vec<u64> = of.iter().map(|s| s.planned_start_unix_us).collect();
         let same = planned.windows(2).all(|w| w[0] == w[1]);
-        let late = |f: fn(&super::agent::PhaseStart) -> u64| {
+        let late = |f: fn(&crate::coordinator::agent::PhaseStart) -> u64| {
             (
                 of.iter().map(|s| f(s)).min().unwrap_or(0),
                 of.iter().map(|s| f(s)).max().unwrap_or(0),

@@ -1,0 +1,123 @@
+//! `redlock-loadgen run` (also the command line without a subcommand): one workload in each
+//! selected fan-out mode, faults included, and its report files.
+
+use super::shared::{
+    check, check_agent_target, describe_run, say, target, warn_about_generator, Session,
+};
+use crate::cli::RunArgs;
+use crate::config::{Load, RunConfig, RUN_TIMING};
+use crate::coordinator::agent::Agent;
+use crate::coordinator::Coordination;
+use crate::error::LoadgenError;
+use crate::output::Outputs;
+use crate::render::{csv, hgrm, json, plot, text};
+use crate::report::Report;
+use crate::runner;
+
+pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
+    let outputs = Outputs::check(&args.output)?;
+    let load = match args.rate {
+        Some(rate_per_s) => Load::Open {
+            rate_per_s,
+            workers: args.clients,
+        },
+        None => Load::Closed {
+            workers: args.clients,
+        },
+    };
+    let cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
+    if let Some(coordination) = Coordination::from_args(&args.agents) {
+        return run_as_agent(&args, &cfg, &coordination, &outputs, session);
+    }
+    let signals = &session.signals;
+    let (result, faults) = session.rt.block_on(async {
+        let mut target = target(&args.target)?;
+        // Before anything connects: faults on the network path reroute the client via proxies.
+        let mut schedule = crate::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
+        target.probe_versions().await;
+        crate::probe::require_quorum(&target, cfg.quorum).await?;
+        say(cfg.quiet, &describe_run(&cfg, &target));
+        let result = runner::run(&cfg, &target, &mut schedule, signals).await?;
+        Ok::<_, LoadgenError>((result, schedule.into_events()))
+    })?;
+    let mut report = Report::from_run(&result);
+    report.faults = faults;
+    outputs.print_report(&text::render(&report, &outputs.percentiles))?;
+    warn_about_generator(&report);
+    write_outputs(&report, &outputs, cfg.quiet)?;
+    let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
+    check(&report, no_locks_ok)
+}
+
+/// `run --coordinator URL --agents N`: joins, runs every fan-out mode starting together with
+/// the other agents, stores the result on the coordinator, then reports like `run`. Any
+/// failure after joining gives the run up for everybody.
+fn run_as_agent(
+    args: &RunArgs,
+    cfg: &RunConfig,
+    c: &Coordination,
+    outputs: &Outputs,
+    session: &Session,
+) -> Result<(), LoadgenError> {
+    check_agent_target(&args.target)?;
+    if !args.faults.is_empty() {
+        return Err(LoadgenError::Usage(
+            "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
+        ));
+    }
+    let signals = &session.signals;
+    let report = session.rt.block_on(async {
+        let mut target = target(&args.target)?;
+        let mut agent = Agent::join(c, "run", signals).await?;
+        let outcome = async {
+            target.probe_versions().await;
+            crate::probe::require_quorum(&target, cfg.quorum).await?;
+            let what = describe_run(cfg, &target);
+            say(
+                cfg.quiet,
+                &format!("agent {} of {}: {what}", agent.number, agent.agents),
+            );
+            let mut result = runner::run(cfg, &target, &mut agent, signals).await?;
+            agent.align(&mut result);
+            let report = Report::from_run(&result);
+            agent.finish(&json::render(&report)).await?;
+            Ok::<_, LoadgenError>(report)
+        }
+        .await;
+        if let Err(e) = &outcome {
+            agent.abandon(&e.to_string()).await;
+        }
+        outcome
+    })?;
+    outputs.print_report(&text::render(&report, &outputs.percentiles))?;
+    warn_about_generator(&report);
+    write_outputs(&report, outputs, cfg.quiet)?;
+    check(&report, args.allow_no_locks)
+}
+
+/// Writes `--json`, `--csv`, `--hgrm` and `--plot` of a run report.
+pub fn write_outputs(report: &Report, out: &Outputs, quiet: bool) -> Result<(), LoadgenError> {
+    if let Some(dest) = &out.json {
+        dest.write(&json::render(report))?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dest) = &out.csv {
+        let rows = [("run".to_string(), report)];
+        dest.write(&csv::render("result", &rows, &out.percentiles))?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dir) = &out.hgrm {
+        let files = hgrm::write_all(report, dir).map_err(|e| {
+            LoadgenError::Failed(format!("writing .hgrm files into {}: {e}", dir.display()))
+        })?;
+        say(
+            quiet,
+            &format!("wrote {} .hgrm files into {}", files.len(), dir.display()),
+        );
+    }
+    if let Some(dest) = &out.plot {
+        dest.write(&plot::render(report).map_err(LoadgenError::Failed)?)?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    Ok(())
+}
