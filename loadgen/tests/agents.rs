@@ -220,6 +220,27 @@ fn three_agents_start_together_and_collect_adds_them_up() {
         assert_eq!(hist(&mode["latency"]["acquire"]), sum);
         assert_consistent(mode, 5, 6);
     }
+    // The JSON also says how the agents started and what the cross-agent check found, and
+    // stays a result `merge` reads (it refuses agent 1's run twice, naming it).
+    let c = &all["coordination"];
+    assert_eq!(c["run_id"], "together");
+    assert_eq!(c["agents"].as_array().unwrap().len(), 3);
+    for (n, info) in c["agents"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(u(info, "agent"), n as u64 + 1);
+        assert_eq!(info["phases"], infos[n]["phases"]);
+    }
+    assert_eq!(u(&c["cross_agent"], "certain_overlaps"), 0);
+    let windows: u64 = results
+        .iter()
+        .flat_map(|r| r["modes"].as_array().unwrap().iter())
+        .map(|m| u(&m["counts"], "windows_checked"))
+        .sum();
+    assert_eq!(u(&c["cross_agent"], "windows"), windows);
+    let (_, stderr) = exits(
+        2,
+        &["merge", merged.to_str().unwrap(), json[0].to_str().unwrap()],
+    );
+    assert!(stderr.contains("both hold run"), "{stderr}");
 }
 
 #[test]

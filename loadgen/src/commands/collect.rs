@@ -36,7 +36,6 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
         })
         .collect();
     let merged = crate::merge::merge(named, crate::merge::Allow::default())?;
-    let violations = print_merged(&merged, &outputs)?;
     let mut findings = Findings::default();
     let phases = parts.iter().map(|p| p.windows.len()).max().unwrap_or(0);
     for k in 0..phases {
@@ -46,6 +45,19 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
             .collect();
         findings.add(&overlap::check(&of_phase));
     }
+    let coordination = serde_json::json!({
+        "run_id": args.run_id,
+        "agents": parts.iter().map(|p| &p.info).collect::<Vec<_>>(),
+        "cross_agent": {
+            "windows": findings.windows,
+            "certain_overlaps": findings.certain,
+            "undecidable_pairs": findings.undecidable,
+            "max_bound_us": findings.max_bound_us,
+            "partial": findings.truncated,
+            "certain_examples": findings.examples,
+        },
+    });
+    let violations = print_merged(&merged, &outputs, Some(("coordination", coordination)))?;
     outputs.print_report(&agents_section(&parts, &merged, &findings))?;
     match violations + findings.certain {
         0 => Ok(()),
