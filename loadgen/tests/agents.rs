@@ -506,3 +506,60 @@ fn an_interrupted_agent_gives_the_run_up() {
         "{stderr}"
     );
 }
+
+/// The run id agents joined, from the line they print when joining.
+fn joined_run(stderr: &str) -> String {
+    let at = stderr
+        .find("joined run ")
+        .expect("the agent says which run it joined")
+        + 11;
+    stderr[at..].split_whitespace().next().unwrap().to_string()
+}
+
+/// Without `--run-id`, agents join the run the coordinator has open; a run given up is closed,
+/// so the next agents open a new one instead of failing on the old one.
+#[test]
+fn without_a_run_id_agents_join_the_open_run() {
+    let masters = LocalMasters::start(3).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--masters",
+        &urls,
+        "--coordinator",
+        &coord,
+        "--agents",
+        "2",
+        "--join-timeout",
+        "2s",
+        "--fanout",
+        "concurrent",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
+        "-q",
+    ];
+    let mut pair = [
+        spawn(dir.path(), "p0", &args),
+        spawn(dir.path(), "p1", &args),
+    ];
+    let mut ids = Vec::new();
+    for agent in &mut pair {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 0, "{stderr}");
+        ids.push(joined_run(&stderr));
+    }
+    assert_eq!(ids[0], ids[1], "both joined the open run");
+    let (_, alone) = exits(1, &args);
+    assert!(alone.contains("only 1 of 2 agents joined"), "{alone}");
+    let (_, again) = exits(1, &args);
+    assert!(again.contains("only 1 of 2 agents joined"), "{again}");
+    let runs = [ids[0].clone(), joined_run(&alone), joined_run(&again)];
+    assert!(
+        runs[0] != runs[1] && runs[1] != runs[2],
+        "a new run each time: {runs:?}"
+    );
+}

@@ -217,7 +217,8 @@ impl Agent {
     }
 
     /// Gives the run up for everybody (best effort): the others stop at their next barrier
-    /// with `why` instead of waiting out the join timeout.
+    /// with `why` instead of waiting out the join timeout, and agents without `--run-id` open
+    /// a new run instead of joining this one.
     pub async fn abandon(&self, why: &str) {
         let text = format!("agent {} ({}) failed: {why}", self.number, self.host);
         let _ = self
@@ -228,6 +229,7 @@ impl Agent {
                 &[text, KEY_TTL.as_secs().to_string()],
             )
             .await;
+        let _ = self.coordinator.close_open_run(&self.run_id).await;
     }
 
     /// Capacity: stores this agent's result of step `step`, waits (bounded by the join
