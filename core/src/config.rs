@@ -9,17 +9,23 @@ use std::time::Duration;
 
 use redis::{ConnectionAddr, IntoConnectionInfo};
 
+use crate::argument::{ArgValue, InvalidArgument};
 use crate::error::{Error, Result};
 pub(crate) use crate::redact::redact_url;
 
 /// How one operation reaches the masters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FanOut {
     /// One master after another, in configured order (the algorithm's step list).
     Sequential,
     /// All masters at once; decided as soon as the outcome is known.
-    #[default]
     Concurrent,
+}
+
+impl Default for FanOut {
+    fn default() -> Self {
+        DEFAULT_FANOUT
+    }
 }
 
 impl FanOut {
@@ -44,13 +50,22 @@ impl FromStr for FanOut {
         match s {
             "sequential" => Ok(FanOut::Sequential),
             "concurrent" => Ok(FanOut::Concurrent),
-            other => Err(Error::invalid(format!(
-                "fanout {other:?}: expected \"sequential\" or \"concurrent\""
-            ))),
+            other => Err(Error::invalid_argument(
+                "fanout",
+                ArgValue::Text(other.to_string()),
+                "expected \"sequential\" or \"concurrent\"",
+            )),
         }
     }
 }
 
+// The defaults of every surface: the C options, Python's signatures and the load generator's
+// flags are built from these (each surface has a test that they agree).
+
+/// Default fan-out mode.
+pub const DEFAULT_FANOUT: FanOut = FanOut::Concurrent;
+/// Default TTL of a lock when the caller gives none (Python's `acquire(resource, ttl=10.0)`).
+pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 /// Default number of retries after the first attempt.
 pub const DEFAULT_RETRY_COUNT: u32 = 3;
 /// Default upper bound of the jittered delay between attempts.
@@ -163,34 +178,41 @@ impl RedlockBuilder {
     pub(crate) fn settings(&self) -> Result<Settings> {
         let n = self.urls.len();
         if n == 0 {
-            return Err(Error::invalid(
-                "masters: at least one master URL is required",
-            ));
+            return Err(Error::InvalidArgument(InvalidArgument::without_value(
+                "masters",
+                "must list at least one master URL",
+            )));
         }
         check_distinct_servers(&self.urls)?;
         let majority = crate::quorum::majority(n);
         let quorum = self.quorum.unwrap_or(majority);
         if !crate::quorum::valid_range(n).contains(&quorum) {
-            return Err(Error::invalid(format!(
-                "quorum {quorum}: must be between {majority} (majority) and {n} (all masters)"
-            )));
+            return Err(Error::invalid_argument(
+                "quorum",
+                ArgValue::Integer(quorum as u64),
+                format!("must be between {majority} (majority) and {n} (all masters)"),
+            ));
         }
         if !self.drift_factor.is_finite() || !(0.0..1.0).contains(&self.drift_factor) {
-            return Err(Error::invalid(format!(
-                "drift_factor {}: must be a finite number in [0, 1)",
-                self.drift_factor
-            )));
+            return Err(Error::invalid_argument(
+                "drift_factor",
+                ArgValue::Number(self.drift_factor),
+                "must be a finite number in [0, 1)",
+            ));
         }
         if self.instance_timeout.is_zero() {
-            return Err(Error::invalid(
-                "instance_timeout 0: must be greater than zero",
+            return Err(Error::invalid_argument(
+                "instance_timeout",
+                ArgValue::Duration(self.instance_timeout),
+                "must be greater than zero",
             ));
         }
         if self.retry_delay > crate::validity::MAX_TTL {
-            return Err(Error::invalid(format!(
-                "retry_delay {:?}: too large",
-                self.retry_delay
-            )));
+            return Err(Error::invalid_argument(
+                "retry_delay",
+                ArgValue::Duration(self.retry_delay),
+                format!("larger than the maximum {:?}", crate::validity::MAX_TTL),
+            ));
         }
         Ok(Settings {
             fanout: self.fanout,
@@ -243,12 +265,15 @@ fn check_distinct_servers(urls: &[String]) -> Result<()> {
         };
         if let Some(&first) = seen.get(&server) {
             // The parsed server is not shown: a misplaced password can end up in a socket path.
-            return Err(Error::invalid(format!(
-                "master URL #{index} {:?} is the same server as master URL #{first} {:?}: \
-                 each server may vote only once, list every master once",
-                redact_url(url),
-                redact_url(&urls[first]),
-            )));
+            return Err(Error::invalid_argument(
+                format!("master URL #{index}"),
+                ArgValue::Text(redact_url(url)),
+                format!(
+                    "the same server as master URL #{first} {:?}: each server may vote only \
+                     once, list every master once",
+                    redact_url(&urls[first]),
+                ),
+            ));
         }
         seen.insert(server, index);
     }
@@ -258,7 +283,11 @@ fn check_distinct_servers(urls: &[String]) -> Result<()> {
 /// Validates a resource name: non-empty.
 pub(crate) fn check_resource(resource: &str) -> Result<()> {
     if resource.is_empty() {
-        return Err(Error::invalid("resource \"\": must not be empty"));
+        return Err(Error::invalid_argument(
+            "resource",
+            ArgValue::Text(String::new()),
+            "must not be empty",
+        ));
     }
     Ok(())
 }
@@ -267,16 +296,21 @@ pub(crate) fn check_resource(resource: &str) -> Result<()> {
 pub(crate) fn check_ttl(ttl: Duration, drift_factor: f64) -> Result<Duration> {
     let whole_ms = Duration::from_millis(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
     if whole_ms > crate::validity::MAX_TTL {
-        return Err(Error::invalid(format!(
-            "ttl {ttl:?}: larger than the maximum {:?}",
-            crate::validity::MAX_TTL
-        )));
+        return Err(Error::invalid_argument(
+            "ttl",
+            ArgValue::Duration(ttl),
+            format!("larger than the maximum {:?}", crate::validity::MAX_TTL),
+        ));
     }
     let drift = crate::validity::drift(whole_ms, drift_factor);
     if whole_ms <= drift {
-        return Err(Error::invalid(format!(
-            "ttl {ttl:?}: must be longer than the clock-drift allowance {drift:?} (ttl × drift_factor + 2ms)"
-        )));
+        return Err(Error::invalid_argument(
+            "ttl",
+            ArgValue::Duration(ttl),
+            format!(
+                "must be longer than the clock-drift allowance {drift:?} (ttl × drift_factor + 2ms)"
+            ),
+        ));
     }
     Ok(whole_ms)
 }

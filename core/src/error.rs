@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::argument::InvalidArgument;
 use crate::vote::Vote;
 
 /// Result alias of the crate.
@@ -83,9 +84,9 @@ pub enum Error {
         /// The vote of the failed extend, if one was made.
         vote: Option<Box<Vote>>,
     },
-    /// Bad argument or configuration; the message names the value (never a password).
+    /// Bad argument or configuration: the parameter, its value (never a password) and why.
     #[error("invalid argument: {0}")]
-    InvalidArgument(String),
+    InvalidArgument(InvalidArgument),
     /// A bug or an environment failure.
     #[error("internal error: {0}")]
     Internal(String),
@@ -137,7 +138,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
-        Error::InvalidArgument(msg.into())
+    /// The bad argument behind an `InvalidArgument` error.
+    pub fn invalid(&self) -> Option<&InvalidArgument> {
+        match self {
+            Error::InvalidArgument(invalid) => Some(invalid),
+            _ => None,
+        }
     }
 }

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use tokio::sync::{mpsc, Notify};
 
+use crate::argument::ArgValue;
 use crate::collector::Collector;
 use crate::config::redact_url;
 use crate::error::{Error, Result};
@@ -149,8 +150,13 @@ impl Master {
     /// Parses `url` and starts connecting in the background. Must run inside a tokio runtime.
     pub(crate) fn new(index: usize, url: &str, instance_timeout: Duration) -> Result<Self> {
         let display = redact_url(url);
-        let target = Target::parse(url)
-            .map_err(|e| Error::invalid(format!("master URL #{index} {display:?}: {e}")))?;
+        let target = Target::parse(url).map_err(|e| {
+            Error::invalid_argument(
+                format!("master URL #{index}"),
+                ArgValue::Text(display.to_string()),
+                e.to_string(),
+            )
+        })?;
         let shared = Arc::new(Shared {
             state: ArcSwap::from_pointee(ConnState::Connecting),
             changed: Notify::new(),
