@@ -431,7 +431,8 @@ impl Redlock {
     }
 
     /// Releases `lock` at the end of a scope that acted as its owner (a `with` block, a C++
-    /// `Guard`): like [`release`](Self::release), but `LockLost` (reason `Expired`) when the
+    /// `Guard`): like [`release`](Self::release), but `LockLost` (reason
+    /// `ExpiredBeforeRelease`) when the
     /// validity had run out before the release, which is still made on every master. See
     /// [`Lock::check_still_valid`].
     pub async fn release_scoped(&self, lock: &Lock) -> Result<Vote> {

@@ -34,6 +34,9 @@ pub enum LostReason {
     Expired,
     /// The configured maximum number of extensions was reached.
     ExtensionLimit,
+    /// A scope that acted as the owner (a `with` block, a C++ `Guard`) ended after the
+    /// validity had run out: see [`crate::Lock::check_still_valid`].
+    ExpiredBeforeRelease,
 }
 
 impl fmt::Display for LostReason {
@@ -42,6 +45,7 @@ impl fmt::Display for LostReason {
             LostReason::NotHeld => "fewer than a quorum of masters still hold its token",
             LostReason::Expired => "its validity ran out before a quorum renewed it",
             LostReason::ExtensionLimit => "the maximum number of extensions was reached",
+            LostReason::ExpiredBeforeRelease => "its validity ran out before it was released",
         })
     }
 }

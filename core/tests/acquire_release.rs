@@ -305,7 +305,7 @@ async fn a_scoped_release_reports_a_lock_that_expired_before_it() {
     assert!(matches!(
         err,
         redlock_core::Error::LockLost {
-            reason: redlock_core::LostReason::Expired,
+            reason: redlock_core::LostReason::ExpiredBeforeRelease,
             ..
         }
     ));

@@ -289,29 +289,23 @@ impl<R: Renewal> Held<R> {
     }
 }
 
-/// What leaving a `with` block reports once the lock was released: `LockLost` if it had
-/// expired (`expired`) or been lost by its renewal (`released`), unless the block raised (its
-/// exception wins); another release failure as is. The release and a loss are logged (the
-/// loss once per lock).
+/// What leaving a `with` block reports once the lock was released (by the core's scope
+/// rule, [`redlock_core::Redlock::release_scoped`], or by the renewal's guard): a `LockLost`
+/// (expired before the release, or lost by the renewal) is logged, once per lock, and raised
+/// unless the block raised (its exception wins); another release failure is raised as is.
 pub(crate) fn exit_outcome<R: Renewal>(
     held: &Held<R>,
     log: Option<&OpLog>,
-    expired: Option<&Lock>,
     released: redlock_core::Result<redlock_core::Vote>,
     body_raised: bool,
 ) -> redlock_core::Result<()> {
     if let Some(log) = log {
         log.release_result(&released);
     }
-    let lost = match (released, expired) {
-        (Err(err), _) if !err.is_lock_lost() => return Err(err),
-        (Err(err), _) => err,
-        (Ok(_), Some(lock)) => redlock_core::Error::LockLost {
-            resource: lock.resource().to_string(),
-            reason: LostReason::Expired,
-            vote: None,
-        },
-        (Ok(_), None) => return Ok(()),
+    let lost = match released {
+        Ok(_) => return Ok(()),
+        Err(err) if !err.is_lock_lost() => return Err(err),
+        Err(lost) => lost,
     };
     if let (Some(log), redlock_core::Error::LockLost { reason, .. }) = (log, &lost) {
         if held.first_loss_report() {
