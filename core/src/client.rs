@@ -151,6 +151,13 @@ impl Redlock {
         &self.inner.settings
     }
 
+    /// Checks `ttl` as every acquire and extend of this client does (longer than the drift
+    /// allowance, at most [`crate::validity::MAX_TTL`]) and returns it in whole milliseconds,
+    /// or the same `InvalidArgument`: to refuse a bad TTL up front.
+    pub fn check_ttl(&self, ttl: Duration) -> Result<Duration> {
+        check_ttl(ttl, self.inner.settings.drift_factor)
+    }
+
     /// Master URLs in configured order, passwords redacted.
     pub fn masters(&self) -> Vec<String> {
         self.inner

@@ -280,6 +280,14 @@ fn check_distinct_servers(urls: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Checks one master URL as the builder does (scheme `redis://`, `rediss://` or `unix://`,
+/// host, port, TLS parameters and the files they name), for a surface that wants to refuse a
+/// bad one while parsing its own arguments. The error names the URL with its password
+/// redacted; its [`reason`](crate::InvalidArgument::reason) says what is wrong.
+pub fn check_master_url(url: &str) -> Result<()> {
+    crate::master::target_of(0, url).map(drop)
+}
+
 /// Validates a resource name: non-empty.
 pub(crate) fn check_resource(resource: &str) -> Result<()> {
     if resource.is_empty() {

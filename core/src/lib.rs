@@ -42,7 +42,7 @@ pub use argument::{
 };
 pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{
-    FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_FANOUT,
+    check_master_url, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_FANOUT,
     DEFAULT_INSTANCE_TIMEOUT, DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,
     DEFAULT_TTL,
 };

@@ -42,7 +42,9 @@ impl LoadgenError {
 impl From<redlock_core::Error> for LoadgenError {
     fn from(e: redlock_core::Error) -> Self {
         match e.kind() {
-            ErrorKind::InvalidArgument => LoadgenError::Usage(e.to_string()),
+            ErrorKind::InvalidArgument => {
+                LoadgenError::Usage(e.for_surface(&crate::cli::CORE_FLAGS).to_string())
+            }
             _ => LoadgenError::Failed(e.to_string()),
         }
     }

@@ -146,17 +146,23 @@ impl fmt::Debug for Master {
     }
 }
 
+/// Parses master URL number `index` (what it points at and how to reach it), or
+/// `InvalidArgument` naming it, redacted.
+pub(crate) fn target_of(index: usize, url: &str) -> Result<Target> {
+    Target::parse(url).map_err(|e| {
+        Error::invalid_argument(
+            format!("master URL #{index}"),
+            ArgValue::Text(redact_url(url)),
+            e,
+        )
+    })
+}
+
 impl Master {
     /// Parses `url` and starts connecting in the background. Must run inside a tokio runtime.
     pub(crate) fn new(index: usize, url: &str, instance_timeout: Duration) -> Result<Self> {
         let display = redact_url(url);
-        let target = Target::parse(url).map_err(|e| {
-            Error::invalid_argument(
-                format!("master URL #{index}"),
-                ArgValue::Text(display.to_string()),
-                e.to_string(),
-            )
-        })?;
+        let target = target_of(index, url)?;
         let shared = Arc::new(Shared {
             state: ArcSwap::from_pointee(ConnState::Connecting),
             changed: Notify::new(),
