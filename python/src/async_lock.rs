@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use redlock_core::Error;
 use tokio::runtime::Handle;
 
 use crate::args;
@@ -154,23 +153,8 @@ lock_methods!(AsyncLock, "AsyncLock", {
             let ttl = ttl.unwrap_or(lock.ttl());
             let (held, log) = (this.held.clone(), this.log(py));
             Ok((client.handle.clone(), async move {
-                match client.redlock.extend(&mut lock, ttl).await {
-                    Ok(()) => {
-                        if let Some(log) = &log {
-                            log.extended(&lock);
-                        }
-                        held.store_extended(lock);
-                        Ok(())
-                    }
-                    Err(err) => {
-                        if let Some(log) = &log {
-                            if !err.is_lock_lost() || held.first_loss_report() {
-                                log.failed("extend", &err);
-                            }
-                        }
-                        Err(err)
-                    }
-                }
+                let extended = client.redlock.extend(&mut lock, ttl).await.map(|()| lock);
+                held.after_extend(log.as_ref(), extended)
             }))
         })
     }
@@ -194,15 +178,7 @@ lock_methods!(AsyncLock, "AsyncLock", {
                         None => return Ok(0),
                     },
                 };
-                if let Some(log) = &log {
-                    log.release_result(&released);
-                    if let Err(Error::LockLost { reason, .. }) = &released {
-                        if held.first_loss_report() {
-                            log.lost(&format!("background renewal: {reason}"));
-                        }
-                    }
-                }
-                released.map(|vote| vote.granted())
+                held.after_release(log.as_ref(), released)
             }))
         })
     }

@@ -248,6 +248,50 @@ impl<R: Renewal> Held<R> {
         }
     }
 
+    /// Takes the outcome of an `extend()` (sync or async): keeps the renewed lock, logs it, or
+    /// logs the failure (a loss once per lock).
+    pub(crate) fn after_extend(
+        &self,
+        log: Option<&OpLog>,
+        extended: redlock_core::Result<Lock>,
+    ) -> redlock_core::Result<()> {
+        match extended {
+            Ok(lock) => {
+                if let Some(log) = log {
+                    log.extended(&lock);
+                }
+                self.store_extended(lock);
+                Ok(())
+            }
+            Err(err) => {
+                if let Some(log) = log {
+                    if !err.is_lock_lost() || self.first_loss_report() {
+                        log.failed("extend", &err);
+                    }
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Takes the outcome of a `release()` (sync or async): logs it (a loss found by the
+    /// background renewal once per lock) and returns how many masters released.
+    pub(crate) fn after_release(
+        &self,
+        log: Option<&OpLog>,
+        released: redlock_core::Result<redlock_core::Vote>,
+    ) -> redlock_core::Result<usize> {
+        if let Some(log) = log {
+            log.release_result(&released);
+            if let Err(redlock_core::Error::LockLost { reason, .. }) = &released {
+                if self.first_loss_report() {
+                    log.lost(&format!("background renewal: {reason}"));
+                }
+            }
+        }
+        released.map(|vote| vote.granted())
+    }
+
     /// Marks the lock released and says what is left to do.
     pub(crate) fn take_for_release(&self) -> PyResult<ToRelease<R>> {
         let mut state = self.state();

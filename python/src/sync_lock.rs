@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use redlock_core::{blocking, Error, Lock as CoreLock};
+use redlock_core::{blocking, Lock as CoreLock};
 
 use crate::args;
 use crate::boundary::{detached, guarded, ProcessBound};
@@ -86,23 +86,9 @@ lock_methods!(Lock, "Lock", {
             let ttl = ttl.unwrap_or(lock.ttl());
             let log = self.log(py);
             let extended = detached(py, move || client.extend(&mut lock, ttl).map(|()| lock))?;
-            match extended {
-                Ok(lock) => {
-                    if let Some(log) = &log {
-                        log.extended(&lock);
-                    }
-                    self.held.store_extended(lock);
-                    Ok(())
-                }
-                Err(err) => {
-                    if let Some(log) = &log {
-                        if !err.is_lock_lost() || self.held.first_loss_report() {
-                            log.failed("extend", &err);
-                        }
-                    }
-                    Err(to_py_err(py, err))
-                }
-            }
+            self.held
+                .after_extend(log.as_ref(), extended)
+                .map_err(|err| to_py_err(py, err))
         })
     }
 
@@ -119,16 +105,8 @@ lock_methods!(Lock, "Lock", {
                 ToRelease::Plain(lock) => detached(py, || client.release(&lock))?,
                 ToRelease::Renewed(guard) => detached(py, || guard.release())?,
             };
-            if let Some(log) = &log {
-                log.release_result(&released);
-            }
-            if let (Some(log), Err(Error::LockLost { reason, .. })) = (&log, &released) {
-                if self.held.first_loss_report() {
-                    log.lost(&format!("background renewal: {reason}"));
-                }
-            }
-            released
-                .map(|vote| vote.granted())
+            self.held
+                .after_release(log.as_ref(), released)
                 .map_err(|err| to_py_err(py, err))
         })
     }
