@@ -8,7 +8,7 @@
 //!   coroutine (`RuntimeWarning: coroutine ... was never awaited`) and never touches Redis.
 //! - first `send(None)` (the event loop running it): checks the arguments, then spawns the
 //!   Rust operation on this module's tokio runtime and yields an asyncio future the operation
-//!   completes (through `call_soon_threadsafe`) when it is done.
+//!   completes when it is done (through the loop's mailbox, see `loop_wakeup.rs`).
 //! - next `send`: the result, converted to Python on the event loop's thread.
 //! - `throw` (task cancelled, `wait_for` timeout) or `close`: aborts the operation. The core's
 //!   futures are cancel-safe, so an in-flight attempt is undone on every master in the
@@ -27,13 +27,14 @@ use futures_util::FutureExt;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyCFunction, PyType};
+use pyo3::types::PyType;
 use pyo3::{intern, PyTypeInfo};
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use crate::boundary::{guarded, warn_unraisable, AttachPermit};
+use crate::boundary::{guarded, warn_unraisable};
 use crate::errors::{panic_to_py_err, to_py_err};
+use crate::loop_wakeup::Wakeup;
 
 /// A value an operation hands to Python, converted on the event loop's thread. Dropping it
 /// undelivered (the coroutine was cancelled after the operation completed) must leave nothing
@@ -167,12 +168,12 @@ impl Coroutine {
                 let slot: Slot = Arc::new(Mutex::new(None));
                 let task = handle.spawn({
                     let slot = slot.clone();
-                    let event_loop = event_loop.unbind();
+                    let wakeup = Wakeup::for_loop(&event_loop);
                     let waiter = waiter.clone().unbind();
                     async move {
                         let finish = operation.await;
                         *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(finish);
-                        wake(event_loop, waiter);
+                        wakeup.wake(waiter);
                     }
                 });
                 self.state = State::Running(Running {
@@ -346,37 +347,4 @@ fn asyncio_get_running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         })?
         .bind(py)
         .call0()
-}
-
-/// Completes `waiter` on its event loop, from a runtime thread.
-fn wake(event_loop: Py<PyAny>, waiter: Py<PyAny>) {
-    let Some(_permit) = AttachPermit::acquire() else {
-        // The interpreter is exiting: nobody awaits this any more.
-        std::mem::forget((event_loop, waiter));
-        return;
-    };
-    let _ = Python::try_attach(|py| {
-        static WAKE_WAITER: PyOnceLock<Py<PyCFunction>> = PyOnceLock::new();
-        let Ok(wake_waiter) = WAKE_WAITER
-            .get_or_try_init(py, || wrap_pyfunction!(wake_waiter, py).map(Bound::unbind))
-        else {
-            return;
-        };
-        // Raises when the loop is closed: then nobody awaits it either.
-        let _ = event_loop.call_method1(
-            py,
-            intern!(py, "call_soon_threadsafe"),
-            (wake_waiter.clone_ref(py), waiter),
-        );
-    });
-}
-
-/// Sets the waiter's result unless it was cancelled meanwhile (runs on the event loop).
-#[pyfunction]
-fn wake_waiter(waiter: &Bound<'_, PyAny>) -> PyResult<()> {
-    let py = waiter.py();
-    if !waiter.call_method0(intern!(py, "done"))?.is_truthy()? {
-        waiter.call_method1(intern!(py, "set_result"), (py.None(),))?;
-    }
-    Ok(())
 }

@@ -19,6 +19,7 @@ mod coroutine;
 mod errors;
 mod held;
 mod logging;
+mod loop_wakeup;
 mod runtime;
 mod sync_api;
 mod sync_lock;

@@ -176,3 +176,65 @@ async def test_a_released_async_lock_is_collected_quietly(redlock: AsyncRedlock,
         warnings.simplefilter("error")
         del lock
         gc.collect()
+
+
+class _LoopWithoutReaders(asyncio.SelectorEventLoop):
+    """An event loop that cannot watch file descriptors (like a proactor loop)."""
+
+    def add_reader(self, *args: object) -> None:
+        raise NotImplementedError("no add_reader on this loop")
+
+
+def test_a_loop_that_cannot_watch_sockets_still_gets_its_results(masters: LocalMasters, resource: str) -> None:
+    # Completions normally reach the loop through a socket it watches; without add_reader they
+    # go through call_soon_threadsafe, one by one.
+    async def cycles() -> int:
+        redlock = AsyncRedlock(masters.urls, retry_delay=0.02)
+        locks = await asyncio.gather(*(redlock.acquire(f"{resource}:{n}", ttl=5.0) for n in range(8)))
+        released = await asyncio.gather(*(lock.release() for lock in locks))
+        return sum(1 for votes in released if votes >= 3)
+
+    event_loop = _LoopWithoutReaders()
+    try:
+        assert event_loop.run_until_complete(cycles()) == 8
+    finally:
+        event_loop.close()
+    for n in range(8):
+        masters.wait_cleared(f"{resource}:{n}")
+
+
+class _LoopCountingReaders(asyncio.SelectorEventLoop):
+    readers = 0
+
+    def add_reader(self, *args: object) -> None:
+        self.readers += 1
+        super().add_reader(*args)  # type: ignore[arg-type]
+
+
+def test_one_watched_socket_per_loop_carries_every_completion(masters: LocalMasters, resource: str) -> None:
+    async def cycles(redlock: AsyncRedlock, round_: int) -> None:
+        for n in range(4):
+            lock = await redlock.acquire(f"{resource}:{round_}:{n}", ttl=5.0)
+            assert await lock.release() >= 3
+
+    event_loop = _LoopCountingReaders()
+    try:
+        redlock = AsyncRedlock(masters.urls, retry_delay=0.02)
+        event_loop.run_until_complete(cycles(redlock, 0))
+        event_loop.run_until_complete(cycles(AsyncRedlock(masters.urls), 1))
+    finally:
+        event_loop.close()
+    assert event_loop.readers == 1
+
+
+async def test_many_completions_at_once_all_reach_their_tasks(
+    redlock: AsyncRedlock, masters: LocalMasters, resource: str
+) -> None:
+    # Completions that arrive while the loop is busy share one wake-up: none may be lost.
+    keys = [f"{resource}:{n}" for n in range(200)]
+    locks = await asyncio.gather(*(redlock.acquire(key, ttl=5.0) for key in keys))
+    assert len({lock.token for lock in locks}) == len(keys)
+    released = await asyncio.gather(*(lock.release() for lock in locks))
+    assert all(votes >= 3 for votes in released)
+    for key in keys[::37]:
+        masters.wait_cleared(key)
