@@ -15,7 +15,7 @@ DEPS_TARGETS :=
 
 -include mk/*.mk
 
-.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc test test-rust run demo clean
+.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles test test-rust run demo clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \
@@ -43,7 +43,10 @@ clippy:
 doc: ## API docs of every crate; rustdoc warnings (broken links, bad markup) are errors
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
-lint: fmt-check clippy doc ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV) and rustdoc gates
+import-cycles: ## No module of any crate imports, directly or through others, a module that imports it back
+	python3 scripts/check-import-cycles.py
+
+lint: fmt-check clippy doc import-cycles ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc and import-cycle gates
 
 test-rust: deps-redis ## Rust unit, integration and doc tests against real local masters
 	$(CARGO) test --workspace --locked $(CARGO_TEST_FLAGS)

@@ -44,7 +44,7 @@ impl Tally {
         for (id, (cpu, cycles)) in totals.iter() {
             if *cycles > 0 {
                 println!(
-                    "{id}: client CPU {:.1} µs per cycle (user + sys of the client process over {cycles} cycles)",
+                    "{id}: {:.1} µs of CPU per cycle (over {cycles} cycles)",
                     cpu * 1e6 / *cycles as f64
                 );
             }

@@ -8,8 +8,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
-
 /// The offending value of an [`InvalidArgument`], kept typed so that each surface can show it
 /// in its own unit (milliseconds in C, seconds in Python).
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +90,18 @@ impl InvalidArgument {
     pub fn reason(&self) -> &str {
         &self.reason
     }
+    /// In `surface`'s words: its name for the parameter, its unit of durations.
+    pub(crate) fn in_words_of(mut self, surface: &Surface) -> Self {
+        if let Some((_, renamed)) = surface
+            .names
+            .iter()
+            .find(|(core, _)| *core == self.parameter)
+        {
+            self.parameter = Cow::Borrowed(renamed);
+        }
+        self.unit = surface.durations;
+        self
+    }
 }
 
 impl fmt::Display for InvalidArgument {
@@ -137,50 +147,6 @@ pub struct Surface {
     pub durations: DurationUnit,
 }
 
-impl Error {
-    /// The error in a surface's words: an `InvalidArgument` gets the surface's parameter name
-    /// and duration unit; every other error is returned as is.
-    pub fn for_surface(self, surface: &Surface) -> Self {
-        match self {
-            Error::InvalidArgument(mut invalid) => {
-                if let Some((_, renamed)) = surface
-                    .names
-                    .iter()
-                    .find(|(core, _)| *core == invalid.parameter)
-                {
-                    invalid.parameter = Cow::Borrowed(renamed);
-                }
-                invalid.unit = surface.durations;
-                Error::InvalidArgument(invalid)
-            }
-            other => other,
-        }
-    }
-
-    /// An `InvalidArgument` error (see [`InvalidArgument::new`]).
-    pub fn invalid_argument(
-        parameter: impl Into<Cow<'static, str>>,
-        value: ArgValue,
-        reason: impl Into<String>,
-    ) -> Self {
-        Error::InvalidArgument(InvalidArgument::new(parameter, value, reason))
-    }
-}
-
-/// A number of seconds as a [`Duration`], or `InvalidArgument` naming `parameter` when it is
-/// negative, not a number or too large (the one conversion for surfaces that speak seconds).
-pub fn duration_from_secs(parameter: &'static str, seconds: f64) -> Result<Duration, Error> {
-    if !seconds.is_finite() || seconds < 0.0 {
-        return Err(Error::invalid_argument(
-            parameter,
-            ArgValue::Seconds(seconds),
-            "must be a finite number of seconds >= 0",
-        ));
-    }
-    Duration::try_from_secs_f64(seconds)
-        .map_err(|_| Error::invalid_argument(parameter, ArgValue::Seconds(seconds), "too large"))
-}
-
 /// The instant `timeout` from now: the one timeout-to-deadline conversion. A timeout beyond
 /// what the clock can represent means "no deadline worth the name": it is capped at about
 /// 136 years from now instead of failing.
@@ -190,67 +156,4 @@ pub fn deadline_after(timeout: Duration) -> Instant {
     now.checked_add(timeout)
         .or_else(|| now.checked_add(far))
         .unwrap_or(now)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const C: Surface = Surface {
-        names: &[("ttl", "ttl_ms")],
-        durations: DurationUnit::Millis,
-    };
-    const PY: Surface = Surface {
-        names: &[],
-        durations: DurationUnit::Seconds,
-    };
-
-    #[test]
-    fn each_surface_names_the_parameter_and_value_in_its_own_words() {
-        let err = || {
-            Error::invalid_argument(
-                "ttl",
-                ArgValue::Duration(Duration::from_millis(1500)),
-                "too short",
-            )
-        };
-        assert_eq!(err().to_string(), "invalid argument: ttl 1.5s: too short");
-        assert_eq!(
-            err().for_surface(&C).to_string(),
-            "invalid argument: ttl_ms 1500: too short"
-        );
-        assert_eq!(
-            err().for_surface(&PY).to_string(),
-            "invalid argument: ttl 1.5: too short"
-        );
-        let zero = Error::invalid_argument("ttl", ArgValue::Duration(Duration::ZERO), "no");
-        assert_eq!(
-            zero.for_surface(&PY).to_string(),
-            "invalid argument: ttl 0.0: no"
-        );
-        let null = Error::InvalidArgument(InvalidArgument::without_value("out", "is NULL"));
-        assert_eq!(
-            null.for_surface(&C).to_string(),
-            "invalid argument: out is NULL"
-        );
-    }
-
-    #[test]
-    fn seconds_convert_once_with_one_policy() {
-        assert_eq!(
-            duration_from_secs("ttl", 0.25).unwrap(),
-            Duration::from_millis(250)
-        );
-        for bad in [-1.0, f64::NAN, f64::INFINITY, 1e300] {
-            let err = duration_from_secs("timeout", bad).unwrap_err();
-            assert!(err.is_invalid_argument());
-            assert!(
-                err.to_string().starts_with("invalid argument: timeout "),
-                "{err}"
-            );
-        }
-        let now = Instant::now();
-        assert!(deadline_after(Duration::MAX) > now + Duration::from_secs(86_400 * 365));
-        assert!(deadline_after(Duration::ZERO) >= now);
-    }
 }

@@ -288,6 +288,20 @@ pub fn check_master_url(url: &str) -> Result<()> {
     crate::master::target_of(0, url).map(drop)
 }
 
+/// A number of seconds as a [`Duration`], or `InvalidArgument` naming `parameter` when it is
+/// negative, not a number or too large (the one conversion for surfaces that speak seconds).
+pub fn duration_from_secs(parameter: &'static str, seconds: f64) -> Result<Duration, Error> {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(Error::invalid_argument(
+            parameter,
+            ArgValue::Seconds(seconds),
+            "must be a finite number of seconds >= 0",
+        ));
+    }
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| Error::invalid_argument(parameter, ArgValue::Seconds(seconds), "too large"))
+}
+
 /// Validates a resource name: non-empty.
 pub(crate) fn check_resource(resource: &str) -> Result<()> {
     if resource.is_empty() {
@@ -381,5 +395,70 @@ mod tests {
         );
         let err = check_ttl(Duration::from_millis(1), 0.01).unwrap_err();
         assert!(err.to_string().contains("1ms"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod surface_tests {
+    use super::*;
+    use crate::argument::{deadline_after, DurationUnit, Surface};
+    use std::time::Instant;
+
+    const C: Surface = Surface {
+        names: &[("ttl", "ttl_ms")],
+        durations: DurationUnit::Millis,
+    };
+    const PY: Surface = Surface {
+        names: &[],
+        durations: DurationUnit::Seconds,
+    };
+
+    #[test]
+    fn each_surface_names_the_parameter_and_value_in_its_own_words() {
+        let err = || {
+            Error::invalid_argument(
+                "ttl",
+                ArgValue::Duration(Duration::from_millis(1500)),
+                "too short",
+            )
+        };
+        assert_eq!(err().to_string(), "invalid argument: ttl 1.5s: too short");
+        assert_eq!(
+            err().for_surface(&C).to_string(),
+            "invalid argument: ttl_ms 1500: too short"
+        );
+        assert_eq!(
+            err().for_surface(&PY).to_string(),
+            "invalid argument: ttl 1.5: too short"
+        );
+        let zero = Error::invalid_argument("ttl", ArgValue::Duration(Duration::ZERO), "no");
+        assert_eq!(
+            zero.for_surface(&PY).to_string(),
+            "invalid argument: ttl 0.0: no"
+        );
+        let null = Error::InvalidArgument(InvalidArgument::without_value("out", "is NULL"));
+        assert_eq!(
+            null.for_surface(&C).to_string(),
+            "invalid argument: out is NULL"
+        );
+    }
+
+    #[test]
+    fn seconds_convert_once_with_one_policy() {
+        assert_eq!(
+            duration_from_secs("ttl", 0.25).unwrap(),
+            Duration::from_millis(250)
+        );
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 1e300] {
+            let err = duration_from_secs("timeout", bad).unwrap_err();
+            assert!(err.is_invalid_argument());
+            assert!(
+                err.to_string().starts_with("invalid argument: timeout "),
+                "{err}"
+            );
+        }
+        let now = Instant::now();
+        assert!(deadline_after(Duration::MAX) > now + Duration::from_secs(86_400 * 365));
+        assert!(deadline_after(Duration::ZERO) >= now);
     }
 }

@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use crate::argument::InvalidArgument;
+use std::borrow::Cow;
+
+use crate::argument::{ArgValue, InvalidArgument, Surface};
 use crate::vote::Vote;
 
 /// Result alias of the crate.
@@ -140,6 +142,24 @@ impl Error {
             Error::LockLost { vote, .. } => vote.as_deref(),
             _ => None,
         }
+    }
+
+    /// The error in a surface's words: an `InvalidArgument` gets the surface's parameter name
+    /// and duration unit; every other error is returned as is.
+    pub fn for_surface(self, surface: &Surface) -> Self {
+        match self {
+            Error::InvalidArgument(invalid) => Error::InvalidArgument(invalid.in_words_of(surface)),
+            other => other,
+        }
+    }
+
+    /// An `InvalidArgument` error (see [`InvalidArgument::new`]).
+    pub fn invalid_argument(
+        parameter: impl Into<Cow<'static, str>>,
+        value: ArgValue,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::InvalidArgument(InvalidArgument::new(parameter, value, reason))
     }
 
     /// The bad argument behind an `InvalidArgument` error.

@@ -37,14 +37,12 @@ mod watchdog;
 
 pub mod blocking;
 
-pub use argument::{
-    deadline_after, duration_from_secs, ArgValue, DurationUnit, InvalidArgument, Surface,
-};
+pub use argument::{deadline_after, ArgValue, DurationUnit, InvalidArgument, Surface};
 pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{
-    check_master_url, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_FANOUT,
-    DEFAULT_INSTANCE_TIMEOUT, DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,
-    DEFAULT_TTL,
+    check_master_url, duration_from_secs, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR,
+    DEFAULT_FANOUT, DEFAULT_INSTANCE_TIMEOUT, DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT,
+    DEFAULT_RETRY_DELAY, DEFAULT_TTL,
 };
 pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;

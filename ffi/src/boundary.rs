@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use redlock_core::{DurationUnit, Error, InvalidArgument, Surface};
 
 use crate::status::redlock_status;
-use crate::vote;
+use crate::unwind::infallible;
 
 /// Bytes of a caller's string echoed in a message (escaped); the rest is summarized.
 const MAX_ECHOED_BYTES: usize = 64;
@@ -147,25 +147,6 @@ fn respond(
         ));
         redlock_status::REDLOCK_PANIC
     })
-}
-
-/// Like [`call`] for the operations that produce a vote (acquire, extend, release): the
-/// thread's last vote is cleared first, then set from the error when the operation fails
-/// (on success the body records it).
-pub(crate) fn operation(
-    function: &str,
-    body: impl FnOnce() -> Result<(), Error>,
-) -> redlock_status {
-    call(function, || {
-        vote::record_last(None);
-        body().inspect_err(|error| vote::record_last(error.vote()))
-    })
-}
-
-/// Runs the body of an infallible exported function (accessor, free, name lookup): a panic
-/// yields `fallback` instead of unwinding into C.
-pub(crate) fn infallible<T>(fallback: T, body: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
 }
 
 /// `Err(InvalidArgument)` naming `name` when `ptr` is NULL.

@@ -151,7 +151,7 @@ pub unsafe extern "C" fn redlock_client_free(client: *mut redlock_client) {
         std::mem::forget(client);
         return;
     }
-    boundary::infallible((), || drop(client));
+    crate::unwind::infallible((), || drop(client));
 }
 
 /// Waits until every master is connected or known to be down, at most `timeout_ms`, and
@@ -189,7 +189,7 @@ unsafe fn acquire_with(
     out: *mut *mut redlock_lock,
     acquire: impl FnOnce(&blocking::Redlock, &str, Duration) -> Result<Lock, Error>,
 ) -> redlock_status {
-    boundary::operation(function, || {
+    vote::operation(function, || {
         // SAFETY: forwarded contract.
         let client = unsafe { client_ref(client) }?;
         // SAFETY: forwarded contract.
@@ -301,7 +301,7 @@ pub unsafe extern "C" fn redlock_extend(
     lock: *mut redlock_lock,
     ttl_ms: u64,
 ) -> redlock_status {
-    boundary::operation("redlock_extend", || {
+    vote::operation("redlock_extend", || {
         // SAFETY: forwarded contract.
         let client = unsafe { client_ref(client) }?;
         non_null(lock, "lock")?;
@@ -324,7 +324,7 @@ pub unsafe extern "C" fn redlock_release(
     client: *const redlock_client,
     lock: *const redlock_lock,
 ) -> redlock_status {
-    boundary::operation("redlock_release", || {
+    vote::operation("redlock_release", || {
         // SAFETY: forwarded contract.
         let client = unsafe { client_ref(client) }?;
         non_null(lock, "lock")?;
@@ -348,7 +348,7 @@ pub unsafe extern "C" fn redlock_release_checked(
     client: *const redlock_client,
     lock: *const redlock_lock,
 ) -> redlock_status {
-    boundary::operation("redlock_release_checked", || {
+    vote::operation("redlock_release_checked", || {
         // SAFETY: forwarded contract.
         let client = unsafe { client_ref(client) }?;
         non_null(lock, "lock")?;

@@ -16,6 +16,7 @@ mod fork;
 mod lock;
 mod options;
 mod status;
+mod unwind;
 mod vote;
 
 use std::ffi::c_char;

@@ -5,8 +5,6 @@ use std::sync::OnceLock;
 
 use redlock_core::Lock;
 
-use crate::boundary;
-
 /// A lock won on a quorum of masters (opaque).
 ///
 /// Created by `redlock_acquire()` and its variants, which hand ownership to the caller; free it
@@ -60,7 +58,7 @@ unsafe fn with_lock<T>(
     }
     // SAFETY: non-NULL live handle by the caller's contract.
     let lock = unsafe { &*lock };
-    boundary::infallible(fallback, || f(lock))
+    crate::unwind::infallible(fallback, || f(lock))
 }
 
 /// The locked resource (the Redis key), or NULL when `lock` is NULL. The string belongs to
@@ -139,5 +137,5 @@ pub unsafe extern "C" fn redlock_lock_free(lock: *mut redlock_lock) {
     }
     // SAFETY: the handle came from Box::into_raw in this library and is freed once.
     let lock = unsafe { Box::from_raw(lock) };
-    boundary::infallible((), || drop(lock));
+    crate::unwind::infallible((), || drop(lock));
 }

@@ -101,7 +101,7 @@ impl From<redlock_status> for redlock_status_value {
 #[no_mangle]
 pub extern "C" fn redlock_status_str(status: redlock_status_value) -> *const c_char {
     let unknown = c"REDLOCK_UNKNOWN_STATUS";
-    crate::boundary::infallible(unknown.as_ptr(), || {
+    crate::unwind::infallible(unknown.as_ptr(), || {
         ALL_STATUSES
             .iter()
             .find(|s| **s as c_int == status.0)

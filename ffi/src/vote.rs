@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
 use std::time::Duration;
 
-use redlock_core::{FailureKind, Outcome, Verdict, Vote};
+use redlock_core::{Error, FailureKind, Outcome, Verdict, Vote};
 
 use crate::boundary;
 use crate::lock::redlock_lock;
@@ -216,6 +216,19 @@ pub(crate) fn record_last(vote: Option<&Vote>) {
     let _ = LAST_VOTE.try_with(|last| *last.borrow_mut() = vote.map(redlock_vote::from));
 }
 
+/// Like [`boundary::call`] for the operations that produce a vote (acquire, extend, release): the
+/// thread's last vote is cleared first, then set from the error when the operation fails
+/// (on success the body records it).
+pub(crate) fn operation(
+    function: &str,
+    body: impl FnOnce() -> Result<(), Error>,
+) -> redlock_status {
+    boundary::call(function, || {
+        record_last(None);
+        body().inspect_err(|error| record_last(error.vote()))
+    })
+}
+
 /// Fills `*out` with the vote of the last operation (`redlock_acquire`, `redlock_try_acquire`,
 /// `redlock_acquire_within`, `redlock_extend`, `redlock_release`) called on this thread,
 /// whether it succeeded or not: for a failed acquire, its last attempt's vote (e.g.
@@ -270,7 +283,7 @@ fn name_of(
     names: &[(c_int, &'static CStr)],
     unknown: &'static CStr,
 ) -> *const c_char {
-    boundary::infallible(unknown.as_ptr(), || {
+    crate::unwind::infallible(unknown.as_ptr(), || {
         names
             .iter()
             .find(|(value, _)| *value == number)

@@ -6,11 +6,14 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
-use crate::config::{HoldSpec, KeyDist};
+use crate::capacity::slo::{parse_share, Slo};
 use crate::error::EXIT_CODES_HELP;
 use crate::render::percentiles::Percentiles;
+use values::{parse_duration, FanoutChoice, HoldSpec, KeyDist};
+
+pub mod values;
 
 /// Contended Redlock load across N masters: latency histograms, quorum success, split votes,
 /// sequential vs concurrent fan-out side by side, and a mutual-exclusion check.
@@ -49,7 +52,7 @@ pub enum Command {
     /// takes at most about 60 s per mode, about 2 minutes for both. Default workload: 10000
     /// resources (throughput, not contention), no hold.
     #[command(after_help = EXIT_CODES_HELP)]
-    Capacity(crate::capacity::CapacityArgs),
+    Capacity(CapacityArgs),
     /// Combine result files of runs that measured the same workload at the same time.
     ///
     /// Counts and histograms add; rates come from the files' measured windows aligned by wall
@@ -59,7 +62,7 @@ pub enum Command {
     Merge(MergeArgs),
     /// Run the fixed fault matrix (negative controls included) and print one verdict table.
     #[command(after_help = EXIT_CODES_HELP)]
-    Scenarios(crate::faults::scenarios::ScenariosArgs),
+    Scenarios(ScenariosArgs),
 }
 
 /// Where the masters are.
@@ -71,15 +74,6 @@ pub struct TargetArgs {
     /// Start N local redis-server masters on free loopback ports (default 5).
     #[arg(long, value_name = "N", conflicts_with = "masters", value_parser = clap::value_parser!(u32).range(1..=99))]
     pub spawn: Option<u32>,
-}
-
-/// Which fan-out modes to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FanoutChoice {
-    Sequential,
-    Concurrent,
-    /// Both, one after the other, compared side by side.
-    Both,
 }
 
 /// The workload and client settings shared by `run` and `sweep`.
@@ -172,8 +166,8 @@ pub struct RunArgs {
     /// Inject a fault into the local masters (repeatable), times from each mode's start:
     /// kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
-    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::FaultSpec::parse)]
-    pub faults: Vec<crate::faults::FaultSpec>,
+    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::spec::FaultSpec::parse)]
+    pub faults: Vec<crate::faults::spec::FaultSpec>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -225,33 +219,74 @@ static DEFAULT_INSTANCE_TIMEOUT: LazyLock<String> = LazyLock::new(|| {
     humantime::format_duration(redlock_core::DEFAULT_INSTANCE_TIMEOUT).to_string()
 });
 
-/// The core's parameters as this CLI's flags: the core checks the values, and its
-/// `InvalidArgument` names the flag (see `From<redlock_core::Error> for LoadgenError`).
-pub const CORE_FLAGS: redlock_core::Surface = redlock_core::Surface {
-    names: &[
-        ("ttl", "--ttl"),
-        ("retry_count", "--retry-count"),
-        ("retry_delay", "--retry-delay"),
-        ("instance_timeout", "--instance-timeout"),
-        ("quorum", "--quorum"),
-        ("masters", "--masters"),
-    ],
-    durations: redlock_core::DurationUnit::Readable,
-};
+/// `redlock-loadgen capacity` flags.
+#[derive(Debug, Clone, Args)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The latency objective on the whole acquire (from the intended start), e.g. 'p99<10ms'
+    /// or 'p99<10ms,p99.9<50ms'.
+    #[arg(long, value_name = "pP<D,...", default_value = "p99<10ms", value_parser = Slo::parse)]
+    pub slo: Slo,
+    /// Acquire success rate a step must reach (acquired ÷ acquire calls).
+    #[arg(long, value_name = "SHARE", default_value = "99.9%", value_parser = parse_share)]
+    pub min_success: f64,
+    /// First rate tried (acquires/s).
+    #[arg(long, value_name = "R", default_value = "1000", value_parser = parse_rate)]
+    pub start_rate: f64,
+    /// Lowest rate tried when even the start rate misses the objective.
+    #[arg(long, value_name = "R", default_value = "10", value_parser = parse_rate)]
+    pub min_rate: f64,
+    /// Highest rate tried.
+    #[arg(long, value_name = "R", default_value = "200000", value_parser = parse_rate)]
+    pub max_rate: f64,
+    /// Stop bisecting when the passing and failing rates are this close (relative).
+    #[arg(long, value_name = "SHARE", default_value = "5%", value_parser = parse_share)]
+    pub precision: f64,
+    /// Steps per fan-out mode (the confirming repeat included).
+    #[arg(long, value_name = "N", default_value = "10", value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub max_steps: u32,
+    /// Clients the open-loop schedule of each step is spread over (enough that a free one is
+    /// there when a slot comes due: rate × acquire latency).
+    #[arg(long, value_name = "C", default_value = "512", value_parser = parse_clients)]
+    pub clients: u32,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
 
-/// The longest duration any flag accepts (keeps every deadline computation far from overflow).
-const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+/// `redlock-loadgen scenarios` flags.
+#[derive(Debug, Clone, Args)]
+pub struct ScenariosArgs {
+    /// Run only these rows (names as in the table, comma-separated, e.g. "no faults,2 killed").
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Fan-out mode(s) to run the matrix in.
+    #[arg(long, value_enum, default_value = "both")]
+    pub fanout: FanoutChoice,
+    /// Print each row's `redlock-loadgen run` command line and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Write every row (expectation, verdict, fault log, full result) as one JSON array.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
 
-/// Durations like `10s`, `500ms`, `1m30s`, `250us` (a bare `0` is zero), at most 30 days.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(text.trim())
-        .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 10s, 500ms, 1m"))?;
-    if d > MAX_DURATION {
-        return Err(format!(
-            "{text:?}: longer than the 30 days any flag accepts"
-        ));
-    }
-    Ok(d)
+/// A `redlock-loadgen run` command line without the program name (a scenario's row).
+#[derive(Debug, Parser)]
+#[command(name = "redlock-loadgen run", no_binary_name = true)]
+struct RunLine {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// Parses `flags` exactly as `redlock-loadgen run` would.
+pub fn parse_run_flags(flags: &str) -> Result<RunArgs, clap::Error> {
+    RunLine::try_parse_from(flags.split_whitespace()).map(|line| line.run)
 }
 
 /// The longest measured window: the per-second series keeps one latency histogram per second,

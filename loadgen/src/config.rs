@@ -5,98 +5,21 @@ use std::time::Duration;
 
 use redlock_core::FanOut;
 
-use crate::cli::{parse_duration, FanoutChoice, WorkloadArgs};
-
-/// Time spent inside the lock: fixed (`min == max`) or uniform in `[min, max]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HoldSpec {
-    pub min: Duration,
-    pub max: Duration,
-}
-
-impl HoldSpec {
-    /// `5ms` or `1ms..5ms`.
-    pub fn parse(text: &str) -> Result<HoldSpec, String> {
-        let spec = match text.split_once("..") {
-            None => {
-                let d = parse_duration(text)?;
-                HoldSpec { min: d, max: d }
-            }
-            Some((lo, hi)) => HoldSpec {
-                min: parse_duration(lo)?,
-                max: parse_duration(hi)?,
-            },
-        };
-        if spec.min > spec.max {
-            return Err(format!(
-                "{text:?}: the range's start is after its end (write MIN..MAX)"
-            ));
-        }
-        Ok(spec)
-    }
-}
-
-impl fmt::Display for HoldSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.min == self.max {
-            write!(f, "{:?}", self.min)
-        } else {
-            write!(f, "{:?}..{:?} (uniform)", self.min, self.max)
-        }
-    }
-}
-
-/// How a client picks the resource of its next acquire.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum KeyDist {
-    Uniform,
-    /// Zipf with this exponent: resource 0 is the hottest.
-    Zipf(f64),
-}
-
-impl KeyDist {
-    /// `uniform`, `zipf` or `zipf:EXPONENT`.
-    pub fn parse(text: &str) -> Result<KeyDist, String> {
-        match text.trim() {
-            "uniform" => Ok(KeyDist::Uniform),
-            "zipf" => Ok(KeyDist::Zipf(1.0)),
-            other => {
-                let exponent = other
-                    .strip_prefix("zipf:")
-                    .ok_or_else(|| format!("{text:?}: expected uniform, zipf or zipf:EXPONENT"))?;
-                let s: f64 = exponent
-                    .parse()
-                    .map_err(|_| format!("{text:?}: the zipf exponent is not a number"))?;
-                if !s.is_finite() || s <= 0.0 {
-                    return Err(format!("{text:?}: the zipf exponent must be above 0"));
-                }
-                Ok(KeyDist::Zipf(s))
-            }
-        }
-    }
-}
-
-impl fmt::Display for KeyDist {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyDist::Uniform => f.write_str("uniform"),
-            KeyDist::Zipf(s) => write!(f, "zipf:{s}"),
-        }
-    }
-}
+use crate::cli::values::{HoldSpec, KeyDist};
+use crate::cli::WorkloadArgs;
 
 /// Closed loop (each worker starts its next acquire when the previous cycle ended) or open loop
 /// (operations start on a fixed schedule, whether or not earlier ones finished).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Load {
-    Closed { clients: u32 },
+    Closed { workers: u32 },
     Open { rate_per_s: f64, workers: u32 },
 }
 
 impl Load {
     pub fn workers(&self) -> u32 {
         match *self {
-            Load::Closed { clients } => clients,
+            Load::Closed { workers } => workers,
             Load::Open { workers, .. } => workers,
         }
     }
@@ -105,7 +28,7 @@ impl Load {
 impl fmt::Display for Load {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Load::Closed { clients } => write!(f, "closed loop, {clients} clients"),
+            Load::Closed { workers } => write!(f, "closed loop, {workers} clients"),
             Load::Open {
                 rate_per_s,
                 workers,
@@ -146,13 +69,8 @@ pub const SWEEP_TIMING: (Duration, Duration) = (Duration::from_secs(5), Duration
 impl RunConfig {
     /// Resolves the shared workload flags with `load` and the command's default timing.
     pub fn new(w: &WorkloadArgs, load: Load, timing: (Duration, Duration)) -> RunConfig {
-        let fanouts = match w.fanout {
-            FanoutChoice::Sequential => vec![FanOut::Sequential],
-            FanoutChoice::Concurrent => vec![FanOut::Concurrent],
-            FanoutChoice::Both => vec![FanOut::Sequential, FanOut::Concurrent],
-        };
         RunConfig {
-            fanouts,
+            fanouts: w.fanout.modes(),
             load,
             resources: w.resources.unwrap_or(1),
             key_dist: w.key_dist,
@@ -200,36 +118,4 @@ fn command_line() -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hold_is_fixed_or_a_range() {
-        let fixed = HoldSpec::parse("5ms").unwrap();
-        assert_eq!(
-            (fixed.min, fixed.max),
-            (Duration::from_millis(5), Duration::from_millis(5))
-        );
-        let range = HoldSpec::parse("1ms..3ms").unwrap();
-        assert_eq!(
-            (range.min, range.max),
-            (Duration::from_millis(1), Duration::from_millis(3))
-        );
-        assert!(HoldSpec::parse("3ms..1ms")
-            .unwrap_err()
-            .contains("3ms..1ms"));
-        assert!(HoldSpec::parse("soon").unwrap_err().contains("soon"));
-    }
-
-    #[test]
-    fn key_dist_accepts_an_exponent() {
-        assert_eq!(KeyDist::parse("uniform").unwrap(), KeyDist::Uniform);
-        assert_eq!(KeyDist::parse("zipf").unwrap(), KeyDist::Zipf(1.0));
-        assert_eq!(KeyDist::parse("zipf:1.5").unwrap(), KeyDist::Zipf(1.5));
-        assert!(KeyDist::parse("zipf:-1").unwrap_err().contains("zipf:-1"));
-        assert!(KeyDist::parse("normal").unwrap_err().contains("normal"));
-    }
 }

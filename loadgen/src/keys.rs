@@ -6,7 +6,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 
-use crate::config::{HoldSpec, KeyDist};
+use crate::cli::values::{HoldSpec, KeyDist};
 
 /// One worker's random choices, reproducible from the run's seed and the worker's index.
 #[derive(Debug)]

@@ -13,15 +13,16 @@ pub mod checker;
 // rustdoc links.
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod cpu;
-pub mod document;
 pub mod error;
 pub mod faults;
 pub mod generator;
 pub mod hist;
 pub mod keys;
 pub mod merge;
+pub mod model;
 pub mod output;
 pub mod pacing;
 pub mod probe;
@@ -32,6 +33,5 @@ pub mod report;
 pub mod runner;
 pub mod signals;
 pub mod stats;
-pub mod sweep;
 pub mod target;
 pub mod worker;

@@ -1,6 +1,6 @@
-//! Recording without shared state: each shard of clients (one tokio task) owns one [`Recorder`]
+//! Recording without shared state: each group of workers (one tokio task) owns one [`Recorder`]
 //! and hands its finished seconds to the run's control loop over a channel, once per second.
-//! Per-client bookkeeping lives in [`ClientState`].
+//! Per-worker bookkeeping lives in [`WorkerState`].
 
 use std::time::{Duration, Instant};
 
@@ -10,25 +10,28 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::checker::Window;
 use crate::stats::{Interval, ModeStats, VotePattern};
 
+/// An open-loop operation that starts later than this after its intended start is "late".
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
+
 /// A finished second of one worker: (second index, its counts).
 pub type IntervalReport = (usize, Interval);
 
-/// What a client keeps for itself while its shard's recorder counts.
+/// What a worker keeps for itself while its task's recorder counts.
 #[derive(Debug, Clone, Default)]
-pub struct ClientState {
-    /// The client's slot in its shard (its entry of `acquired_per_worker`).
-    pub slot: usize,
+pub struct WorkerState {
+    /// The worker's position in its task (its entry of `acquired_per_worker`).
+    pub index: usize,
     /// False during the warm-up: operations are then not counted (their windows still are).
     pub measuring: bool,
     /// The previous attempt of the current acquire call was a split vote.
     previous_split: bool,
 }
 
-impl ClientState {
-    pub fn new(slot: usize) -> ClientState {
-        ClientState {
-            slot,
-            ..ClientState::default()
+impl WorkerState {
+    pub fn new(index: usize) -> WorkerState {
+        WorkerState {
+            index,
+            ..WorkerState::default()
         }
     }
 
@@ -38,7 +41,7 @@ impl ClientState {
     }
 }
 
-/// One shard's measurements.
+/// One task's measurements.
 #[derive(Debug)]
 pub struct Recorder {
     pub stats: ModeStats,
@@ -56,13 +59,13 @@ impl Recorder {
     pub fn new(
         fanout: FanOut,
         n_masters: usize,
-        clients: usize,
+        workers: usize,
         epoch: Instant,
         measure_start: Instant,
         intervals: UnboundedSender<IntervalReport>,
     ) -> Recorder {
         let mut stats = ModeStats::new(fanout, n_masters);
-        stats.acquired_per_worker = vec![0; clients];
+        stats.acquired_per_worker = vec![0; workers];
         Recorder {
             stats,
             windows: Vec::new(),
@@ -95,11 +98,11 @@ impl Recorder {
     }
 
     /// One attempt's vote, seen by the acquire observer.
-    pub fn attempt(&mut self, client: &mut ClientState, vote: &Vote) {
+    pub fn attempt(&mut self, worker: &mut WorkerState, vote: &Vote) {
         let verdict = vote.verdict();
         let retried_after_split =
-            std::mem::replace(&mut client.previous_split, verdict == Verdict::SplitVote);
-        if !client.measuring {
+            std::mem::replace(&mut worker.previous_split, verdict == Verdict::SplitVote);
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -161,25 +164,25 @@ impl Recorder {
         interval.split_votes += u64::from(verdict == Verdict::SplitVote);
     }
 
-    /// An open-loop operation started `lag` after its intended start; `no_free_client`: its
-    /// slot was already due when a client became free.
-    pub fn started(&mut self, client: &ClientState, lag: Duration, no_free_client: bool) {
-        if !client.measuring {
+    /// An open-loop operation started `lag` after its intended start; `no_free_worker`: its
+    /// slot was already due when a worker became free.
+    pub fn started(&mut self, worker: &WorkerState, lag: Duration, no_free_worker: bool) {
+        if !worker.measuring {
             return;
         }
         self.stats.start_lag.record_duration(lag);
-        if !no_free_client {
+        if !no_free_worker {
             self.stats.pacing_lag.record_duration(lag);
         }
-        if lag > crate::worker::LATE_AFTER {
+        if lag > LATE_AFTER {
             self.stats.counts.late_starts += 1;
-            self.stats.counts.late_no_free_client += u64::from(no_free_client);
+            self.stats.counts.late_no_free_client += u64::from(no_free_worker);
         }
     }
 
     /// An acquire call cut off by the end-of-run grace.
-    pub fn cancelled(&mut self, client: &ClientState) {
-        if client.measuring {
+    pub fn cancelled(&mut self, worker: &WorkerState) {
+        if worker.measuring {
             self.stats.counts.cancelled_calls += 1;
         }
     }
@@ -187,12 +190,12 @@ impl Recorder {
     /// The end of an acquire call; `latency` counts from its (intended) start.
     pub fn acquired(
         &mut self,
-        client: &ClientState,
+        worker: &WorkerState,
         result: Result<Duration, &Error>,
         latency: Duration,
         done: Instant,
     ) {
-        if !client.measuring {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -200,7 +203,7 @@ impl Recorder {
         match result {
             Ok(validity) => {
                 c.acquired += 1;
-                self.stats.acquired_per_worker[client.slot] += 1;
+                self.stats.acquired_per_worker[worker.index] += 1;
                 self.stats.validity_margin.record_duration(validity);
             }
             Err(e) => match e.kind() {
@@ -217,8 +220,8 @@ impl Recorder {
     }
 
     /// A release and its vote.
-    pub fn released(&mut self, client: &ClientState, vote: &Vote, latency: Duration) {
-        if !client.measuring {
+    pub fn released(&mut self, worker: &WorkerState, vote: &Vote, latency: Duration) {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
@@ -234,12 +237,12 @@ impl Recorder {
     /// An extend; `vote` is its vote when one was made.
     pub fn extended(
         &mut self,
-        client: &ClientState,
+        worker: &WorkerState,
         ok: bool,
         vote: Option<&Vote>,
         latency: Duration,
     ) {
-        if !client.measuring {
+        if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;

@@ -88,7 +88,7 @@ pub struct Report {
     pub header: Header,
     pub modes: Vec<ModeStats>,
     /// Faults applied during the run (`run --fault`), in order.
-    pub faults: Vec<crate::faults::FaultEvent>,
+    pub faults: Vec<crate::faults::schedule::FaultEvent>,
 }
 
 impl Report {

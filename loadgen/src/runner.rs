@@ -16,11 +16,11 @@ use crate::progress::Progress;
 use crate::recorder::Recorder;
 use crate::stats::{GeneratorCpu, ModeStats};
 use crate::target::Target;
-use crate::worker::{run_shard, Clock, Slots, WorkerSetup};
+use crate::worker::{run_task, Clock, Slots, WorkerSetup};
 
-/// At most this many tasks run the clients (a client is one concurrent acquire loop; a task
-/// runs a shard of them and keeps one set of histograms, so memory does not grow with clients).
-const MAX_SHARDS: u32 = 64;
+/// At most this many tasks run the workers (a worker is one concurrent acquire loop; a task
+/// runs a share of them and keeps one set of histograms, so memory does not grow with workers).
+const MAX_TASKS: u32 = 64;
 
 /// How often the control loop wakes up (collects seconds, prints progress, calls hooks).
 const TICK: Duration = Duration::from_millis(100);
@@ -31,13 +31,13 @@ const TICK: Duration = Duration::from_millis(100);
 /// warm-up + duration + this grace + one release.
 pub const GRACE: Duration = Duration::from_secs(1);
 
-/// How long each mode waits for its client's connections before the warm-up starts.
+/// How long each mode waits for its Redlock client's connections before the warm-up starts.
 const CONNECT_WAIT: Duration = Duration::from_secs(2);
 
 /// Called by the control loop about every 100 ms while a mode runs, with the masters at hand:
 /// the place where a fault schedule plugs in.
 pub trait RunHooks {
-    /// Called once before the mode's client and workers start (after the masters were reset),
+    /// Called once before the mode's Redlock client and workers start (after the masters were reset),
     /// e.g. to take masters down from the very start.
     fn mode_start(&mut self, _fanout: FanOut, _target: &Target) -> Result<(), LoadgenError> {
         Ok(())
@@ -197,11 +197,11 @@ async fn run_mode(
         hard_stop: Arc::clone(&hard_stop),
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let clients = cfg.load.workers();
-    let shards = clients.min(MAX_SHARDS);
-    let workers: Vec<_> = (0..shards)
-        .map(|shard| {
-            let members: Vec<u32> = (shard..clients).step_by(shards as usize).collect();
+    let workers = cfg.load.workers();
+    let tasks = workers.min(MAX_TASKS);
+    let handles: Vec<_> = (0..tasks)
+        .map(|task| {
+            let members: Vec<u32> = (task..workers).step_by(tasks as usize).collect();
             let rec = Recorder::new(
                 fanout,
                 n_masters,
@@ -210,7 +210,7 @@ async fn run_mode(
                 clock.measure_start,
                 tx.clone(),
             );
-            tokio::spawn(run_shard(setup.clone(), members, rec))
+            tokio::spawn(run_task(setup.clone(), members, rec))
         })
         .collect();
     drop(tx);
@@ -266,15 +266,15 @@ async fn run_mode(
         let measured = (now >= clock.measure_start)
             .then(|| ((now - clock.measure_start).min(cfg.duration), cfg.duration));
         progress.tick(now, ((now - epoch).min(cfg.warmup), cfg.warmup), measured);
-        if workers.iter().all(|w| w.is_finished()) {
+        if handles.iter().all(|w| w.is_finished()) {
             break;
         }
     }
     progress.finish();
 
     let mut windows = Vec::new();
-    for worker in workers {
-        let rec = worker
+    for task in handles {
+        let rec = task
             .await
             .map_err(|e| LoadgenError::Failed(format!("a load worker failed: {e}")))?;
         stats.add(&rec.stats);

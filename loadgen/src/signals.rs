@@ -61,7 +61,7 @@ pub struct Signals {
 
 impl Signals {
     /// Starts listening for the three signals (call inside the runtime).
-    pub fn install() -> Result<Signals, crate::error::LoadgenError> {
+    pub fn install() -> Result<Signals, String> {
         let signals = Signals::none();
         #[cfg(unix)]
         {
@@ -71,9 +71,7 @@ impl Signals {
                 (SignalKind::terminate(), Signal::Sigterm),
                 (SignalKind::hangup(), Signal::Sighup),
             ] {
-                let mut stream = signal(kind).map_err(|e| {
-                    crate::error::LoadgenError::Failed(format!("listening for {which}: {e}"))
-                })?;
+                let mut stream = signal(kind).map_err(|e| format!("listening for {which}: {e}"))?;
                 let me = signals.clone();
                 tokio::spawn(async move {
                     while stream.recv().await.is_some() {

@@ -1,12 +1,12 @@
-//! The load clients: acquire → hold (→ extend) → release → repeat, closed or open loop.
+//! The load workers: acquire → hold (→ extend) → release → repeat, closed or open loop.
 //!
-//! Clients run in shards: one tokio task per shard drives its clients concurrently and owns
-//! one [`Recorder`], so memory stays bounded however many clients run, and no state is
+//! Workers run in groups: one tokio task per group drives its workers concurrently and owns
+//! one [`Recorder`], so memory stays bounded however many workers run, and no state is
 //! shared between tasks on the hot path except the open-loop slot counter.
 //!
 //! Open loop: the schedule is one sequence of slots, slot k intended at `epoch + k / rate`.
-//! A client that is free takes the next slot (one atomic add), waits for its intended start
-//! with [`crate::pacing`] and runs it; when no client is free at a slot's time, the first one
+//! A worker that is free takes the next slot (one atomic add), waits for its intended start
+//! with [`crate::pacing`] and runs it; when no worker is free at a slot's time, the first one
 //! to become free takes it late. Latency counts from the intended start, so a stall is not
 //! hidden (coordinated omission stays corrected), and the start lag shows the generator's own
 //! timing error.
@@ -20,10 +20,7 @@ use redlock_core::{Redlock, Retry, Vote};
 use crate::config::RunConfig;
 use crate::keys::Choices;
 use crate::pacing::{self, Stop};
-use crate::recorder::{ClientState, Recorder};
-
-/// An open-loop operation that starts later than this after its intended start is "late".
-pub const LATE_AFTER: Duration = Duration::from_millis(1);
+use crate::recorder::{Recorder, WorkerState};
 
 /// The run's clock: the warm-up runs from `epoch` to `measure_start`, the measurement from
 /// `measure_start` to `end`. No operation starts at or after `end`.
@@ -34,7 +31,7 @@ pub struct Clock {
     pub end: Instant,
 }
 
-/// The open-loop schedule, shared by all clients of a mode.
+/// The open-loop schedule, shared by all workers of a mode.
 #[derive(Debug)]
 pub struct Slots {
     next: AtomicU64,
@@ -72,7 +69,7 @@ impl Slots {
         (((t - self.epoch).as_secs_f64() / self.period_s).ceil() as u64).min(self.end)
     }
 
-    /// Takes the next slot for a client that is free at `now`; `None` once the schedule is
+    /// Takes the next slot for a worker that is free at `now`; `None` once the schedule is
     /// over. Warm-up slots still waiting when the measurement begins are skipped: every slot
     /// belongs to the phase of its intended start, and the measured phase starts on schedule.
     fn take(&self, now: Instant, measure_start: Instant) -> Option<u64> {
@@ -110,38 +107,33 @@ pub struct WorkerSetup {
     pub hard_stop: Arc<Stop>,
 }
 
-/// The recorder of one shard. Only the clients of the shard's task touch it, and a task is
+/// The recorder of one task. Only the workers of the task's task touch it, and a task is
 /// polled by one thread at a time, so the lock is never contended; it exists because the
 /// task must be `Send` to run on the multi-threaded runtime.
 #[derive(Debug)]
-struct ShardRecorder(Mutex<Recorder>);
+struct TaskRecorder(Mutex<Recorder>);
 
-impl ShardRecorder {
+impl TaskRecorder {
     fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
-/// Runs the clients `indices` (their global indices) in one task until the clock's end (or a
-/// stop) and returns the shard's measurements.
-pub async fn run_shard(setup: WorkerSetup, indices: Vec<u32>, rec: Recorder) -> Recorder {
-    let shard = ShardRecorder(Mutex::new(rec));
-    let clients = indices
+/// Runs the workers `indices` (their global indices) in one task until the clock's end (or a
+/// stop) and returns the task's measurements.
+pub async fn run_task(setup: WorkerSetup, indices: Vec<u32>, rec: Recorder) -> Recorder {
+    let task = TaskRecorder(Mutex::new(rec));
+    let workers = indices
         .iter()
         .enumerate()
-        .map(|(slot, &index)| run_client(&setup, index, ClientState::new(slot), &shard));
-    futures_util::future::join_all(clients).await;
-    let mut rec = shard.0.into_inner().unwrap_or_else(PoisonError::into_inner);
+        .map(|(position, &index)| run_worker(&setup, index, WorkerState::new(position), &task));
+    futures_util::future::join_all(workers).await;
+    let mut rec = task.0.into_inner().unwrap_or_else(PoisonError::into_inner);
     rec.flush_interval();
     rec
 }
 
-async fn run_client(
-    setup: &WorkerSetup,
-    index: u32,
-    mut client: ClientState,
-    shard: &ShardRecorder,
-) {
+async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, task: &TaskRecorder) {
     let cfg = &setup.cfg;
     let clock = setup.clock;
     let mut choices = Choices::new(cfg.seed, index, cfg.resources, cfg.key_dist, cfg.hold);
@@ -167,16 +159,16 @@ async fn run_client(
                         () = setup.stop.wait() => break,
                     }
                 }
-                client.measuring = intended >= clock.measure_start;
+                worker.measuring = intended >= clock.measure_start;
                 let lag = Instant::now().saturating_duration_since(intended);
-                shard.with(|r| r.started(&client, lag, !waited));
+                task.with(|r| r.started(&worker, lag, !waited));
                 intended
             }
         };
         if setup.slots.is_none() {
-            client.measuring = intended >= clock.measure_start;
+            worker.measuring = intended >= clock.measure_start;
         }
-        cycle(setup, shard, &mut client, &mut choices, intended).await;
+        cycle(setup, task, &mut worker, &mut choices, intended).await;
     }
 }
 
@@ -184,22 +176,22 @@ async fn run_client(
 /// (closed loop: when it did start).
 async fn cycle(
     setup: &WorkerSetup,
-    shard: &ShardRecorder,
-    client: &mut ClientState,
+    task: &TaskRecorder,
+    worker: &mut WorkerState,
     choices: &mut Choices,
     intended: Instant,
 ) {
     let cfg = &setup.cfg;
     let resource = choices.resource();
     let key = &setup.keys[resource as usize];
-    client.begin_acquire();
+    worker.begin_acquire();
     let result = setup
         .redlock
         .acquire_cancellable(
             key,
             cfg.ttl,
             Retry::Configured,
-            &mut |vote: &Vote| shard.with(|r| r.attempt(client, vote)),
+            &mut |vote: &Vote| task.with(|r| r.attempt(worker, vote)),
             setup.hard_stop.wait(),
         )
         .await;
@@ -209,15 +201,15 @@ async fn cycle(
         Ok(Some(lock)) => lock,
         Ok(None) => {
             // Cut off by the end-of-run grace (its keys were deleted on every master).
-            shard.with(|r| r.cancelled(client));
+            task.with(|r| r.cancelled(worker));
             return;
         }
         Err(e) => {
-            shard.with(|r| r.acquired(client, Err(&e), latency, done));
+            task.with(|r| r.acquired(worker, Err(&e), latency, done));
             return;
         }
     };
-    shard.with(|r| r.acquired(client, Ok(lock.validity()), latency, done));
+    task.with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
     // Ownership starts when the holder learns it won.
     let owned_from = lock.vote().completed();
 
@@ -232,8 +224,8 @@ async fn cycle(
         let result = setup.redlock.extend(&mut lock, cfg.ttl).await;
         let latency = started.elapsed();
         match &result {
-            Ok(()) => shard.with(|r| r.extended(client, true, Some(lock.vote()), latency)),
-            Err(e) => shard.with(|r| r.extended(client, false, e.vote(), latency)),
+            Ok(()) => task.with(|r| r.extended(worker, true, Some(lock.vote()), latency)),
+            Err(e) => task.with(|r| r.extended(worker, false, e.vote(), latency)),
         }
         if result.is_err() {
             break; // no longer held on a quorum: stop extending, still release what is left
@@ -243,7 +235,7 @@ async fn cycle(
 
     let release_started = Instant::now();
     let owned_until = lock.valid_until().min(release_started);
-    shard.with(|r| r.owned(resource, owned_from, owned_until));
+    task.with(|r| r.owned(resource, owned_from, owned_until));
     let released = setup.redlock.release(&lock).await;
     let latency = release_started.elapsed();
     // A release reports 0 released rather than failing; an error still carries a vote.
@@ -252,7 +244,7 @@ async fn cycle(
         Err(e) => e.vote(),
     };
     if let Some(vote) = vote {
-        shard.with(|r| r.released(client, vote, latency));
+        task.with(|r| r.released(worker, vote, latency));
     }
 }
 
@@ -301,7 +293,7 @@ mod tests {
         let c = clock(1000, 1000);
         let slots = Slots::new(&c, 1000.0);
         assert_eq!(slots.take(c.epoch, c.measure_start), Some(0));
-        // A client free only after the measurement began goes straight to its first slot.
+        // A worker free only after the measurement began goes straight to its first slot.
         assert_eq!(slots.take(c.measure_start, c.measure_start), Some(1000));
         assert_eq!(slots.take(c.measure_start, c.measure_start), Some(1001));
         assert_eq!(slots.warmup_started.load(Ordering::Relaxed), 1);

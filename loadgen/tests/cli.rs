@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use clap::Parser;
-use redlock_loadgen::cli::{Cli, Command, FanoutChoice};
-use redlock_loadgen::config::{HoldSpec, KeyDist};
+use redlock_loadgen::cli::values::{FanoutChoice, HoldSpec, KeyDist};
+use redlock_loadgen::cli::{Cli, Command};
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
     Cli::try_parse_from(std::iter::once("redlock-loadgen").chain(args.iter().copied()))

@@ -211,9 +211,7 @@ fn existing_masters_are_loaded_without_being_started_or_flushed() {
         .command(0, &["SET", "unrelated-key", "kept"])
         .unwrap();
     let urls = masters.urls().join(",");
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("existing.json");
-    succeed(&[
+    let result = short_run_json(&[
         "run",
         "--masters",
         &urls,
@@ -221,15 +219,7 @@ fn existing_masters_are_loaded_without_being_started_or_flushed() {
         "both",
         "--clients",
         "4",
-        "--duration",
-        "500ms",
-        "--warmup",
-        "100ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
     ]);
-    let result = read_json(&json);
     assert_schema_valid(&result);
     assert_eq!(result["local_masters"], false);
     let listed: Vec<&str> = result["masters"]
@@ -253,9 +243,7 @@ fn existing_masters_are_loaded_without_being_started_or_flushed() {
 
 #[test]
 fn more_clients_than_shards_are_each_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("many.json");
-    succeed(&[
+    let result = short_run_json(&[
         "run",
         "--spawn",
         "3",
@@ -265,15 +253,7 @@ fn more_clients_than_shards_are_each_counted() {
         "100",
         "--resources",
         "32",
-        "--duration",
-        "500ms",
-        "--warmup",
-        "100ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
     ]);
-    let result = read_json(&json);
     let mode = &result["modes"][0];
     // 100 clients run in 64 tasks; fairness still lists every client.
     assert_consistent(mode, 3, 100);
@@ -281,9 +261,7 @@ fn more_clients_than_shards_are_each_counted() {
 
 #[test]
 fn extends_during_the_hold_are_measured() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("extend.json");
-    succeed(&[
+    let result = short_run_json(&[
         "run",
         "--spawn",
         "3",
@@ -297,15 +275,7 @@ fn extends_during_the_hold_are_measured() {
         "1ms..3ms",
         "--extend",
         "2",
-        "--duration",
-        "500ms",
-        "--warmup",
-        "100ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
     ]);
-    let result = read_json(&json);
     assert_eq!(result["config"]["extends_per_hold"], 2);
     assert_eq!(result["config"]["hold_max_us"], 3000);
     for mode in result["modes"].as_array().unwrap() {

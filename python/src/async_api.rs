@@ -7,29 +7,18 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use redlock_core::{Redlock as CoreRedlock, Retry, Vote as CoreVote};
-use tokio::runtime::Handle;
+use redlock_core::{Retry, Vote as CoreVote};
 
 use crate::args::{self, ClientArgs};
-use crate::async_lock::{finish, AsyncLock, FreshLock};
-use crate::boundary::{guarded, ProcessBound};
-use crate::client::{ClientSlot, CoreClient, Info};
+use crate::async_lock::{finish, AsyncClient, AsyncLock, FreshLock, Shared};
+use crate::boundary::guarded;
+use crate::client::{ClientSlot, Info};
 use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
 use crate::errors::{to_py_err, RedlockError};
 use crate::held::{watch_renewals, AsyncRenewal, Held};
 use crate::logging::OpLog;
 use crate::runtime;
 use crate::twins::client_methods;
-
-/// The async core client and the runtime it was built in.
-#[derive(Clone)]
-pub(crate) struct AsyncClient {
-    pub redlock: CoreRedlock,
-    pub handle: Handle,
-}
-
-/// The client of one operation (or of a lock, until it is released).
-pub(crate) type Shared = Arc<ProcessBound<AsyncClient>>;
 
 /// A Redlock client over N independent Redis masters (asyncio API).
 ///
@@ -173,12 +162,6 @@ impl AsyncRedlock {
             let acquiring = Acquiring::new(py, &client.get().slot, resource, ttl, retry, false)?;
             Ok((acquiring.client.handle.clone(), acquiring.run()))
         })
-    }
-}
-
-impl CoreClient for AsyncClient {
-    fn core(&self) -> &CoreRedlock {
-        &self.redlock
     }
 }
 

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
+use redlock_core::Redlock as CoreRedlock;
 use tokio::runtime::Handle;
 
 use crate::args;
-use crate::async_api::{AsyncClient, Shared};
+use crate::boundary::ProcessBound;
 use crate::client::Info;
 use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
 use crate::held::{exit_outcome, AsyncRenewal, Held, ToRelease};
@@ -17,6 +18,22 @@ use crate::twins::lock_methods;
 use crate::vote::Vote;
 
 type AsyncHeld = Arc<Held<AsyncRenewal>>;
+
+/// The async core client and the runtime it was built in.
+#[derive(Clone)]
+pub(crate) struct AsyncClient {
+    pub redlock: CoreRedlock,
+    pub handle: Handle,
+}
+
+impl crate::client::CoreClient for AsyncClient {
+    fn core(&self) -> &CoreRedlock {
+        &self.redlock
+    }
+}
+
+/// The client of one operation (or of a lock, until it is released).
+pub(crate) type Shared = Arc<ProcessBound<AsyncClient>>;
 
 /// A lock won on a quorum of masters (asyncio API).
 ///

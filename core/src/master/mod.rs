@@ -17,6 +17,8 @@
 //! sent late. A master that cannot be reached fails requests at once with its cause.
 
 mod dial;
+pub(crate) mod failure;
+mod job;
 mod pipeline;
 mod scripts;
 #[cfg(feature = "tls")]
@@ -32,10 +34,12 @@ use tokio::sync::{mpsc, Notify};
 
 use crate::argument::ArgValue;
 use crate::collector::Collector;
-use crate::config::redact_url;
 use crate::error::{Error, Result};
+use crate::redact::redact_url;
 use crate::vote::FailureKind;
 
+pub(crate) use failure::Failure;
+use job::Job;
 pub(crate) use scripts::Op;
 
 use dial::Target;
@@ -54,59 +58,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 const KICK_INTERVAL: Duration = Duration::from_millis(100);
 /// Requests one master's queue holds. A request that finds it full fails at once.
 const QUEUE_CAPACITY: usize = 16 * 1024;
-/// A request that waited longer than this for a connection is failed, not sent.
-pub(crate) const QUEUE_GRACE: Duration = Duration::from_secs(5);
 /// The silence bound is this many per-master timeouts, and at least `MIN_SILENCE`: a master
 /// that leaves its oldest request unanswered that long has its connection replaced.
 const SILENT_TIMEOUTS: u32 = 4;
 const MIN_SILENCE: Duration = Duration::from_secs(1);
-
-/// Why a request failed on one master: the kind and the words of whoever said so.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Failure {
-    pub(crate) kind: FailureKind,
-    pub(crate) cause: Arc<str>,
-}
-
-impl Failure {
-    pub(crate) fn new(kind: FailureKind, cause: impl Into<Arc<str>>) -> Self {
-        Failure {
-            kind,
-            cause: cause.into(),
-        }
-    }
-}
-
-/// Granted (`true`), denied (`false`) or failed.
-pub(crate) type Answer = std::result::Result<bool, Failure>;
-
-/// A request on a master's queue.
-pub(crate) struct Job {
-    op: Op,
-    resource: Arc<str>,
-    token: Arc<str>,
-    queued_at: Instant,
-    sent_at: Option<Instant>,
-    /// Where the answer goes: the round's collector and this master's place in it.
-    reply: (Arc<Collector>, usize),
-}
-
-impl Job {
-    fn mark_sent(&mut self) {
-        self.sent_at = Some(Instant::now());
-    }
-    fn sent_at(&self) -> Instant {
-        self.sent_at.unwrap_or(self.queued_at)
-    }
-    fn answer(self, answer: Answer) {
-        // The round may have stopped listening; the request did its work anyway.
-        let (collector, index) = self.reply;
-        collector.record(index, answer);
-    }
-    fn fail(self, failure: Failure) {
-        self.answer(Err(failure));
-    }
-}
 
 enum ConnState {
     /// A connect (or handshake) is under way: requests wait in the queue.

@@ -15,9 +15,10 @@ use tokio::sync::mpsc;
 use crate::vote::FailureKind;
 
 use super::dial::{io_failure, Stream};
+use super::failure::Failure;
+use super::job::{Job, QUEUE_GRACE};
 use super::scripts::{encode_request, judge, Judged};
 use super::wire::{decimal, parse};
-use super::{Failure, Job, QUEUE_GRACE};
 
 /// Requests sent and not answered on one connection, at most. More wait in the queue (which
 /// is bounded too), so a master that stops answering holds a bounded amount of memory.

@@ -12,8 +12,8 @@ use std::sync::{Arc, LazyLock};
 
 use crate::vote::FailureKind;
 
+use super::failure::Failure;
 use super::wire::{decimal, encode, Reply};
-use super::Failure;
 
 /// Sets the key if absent; answers the request id (granted) or 0 (held by someone).
 const LOCK_SOURCE: &str = r#"if redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then return ARGV[3] end return 0"#;

@@ -20,7 +20,7 @@ use tokio::net::TcpStream;
 
 use crate::vote::FailureKind;
 
-use super::Failure;
+use super::failure::Failure;
 
 static PROVIDER: LazyLock<Arc<CryptoProvider>> =
     LazyLock::new(|| Arc::new(rustls::crypto::ring::default_provider()));

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::parse_duration;
+use crate::cli::values::parse_duration;
 use crate::render::percentiles::label;
-use crate::report::Report;
 use crate::stats::ModeStats;
 
 /// One bound: the acquire's `percentile` below `bound`.
@@ -93,7 +92,7 @@ pub struct Objective {
 
 impl Objective {
     /// Why mode `m` of `report` misses the objective (empty: it meets it).
-    pub fn failures(&self, report: &Report, m: &ModeStats) -> Vec<String> {
+    pub fn failures(&self, m: &ModeStats, target_missed: bool) -> Vec<String> {
         let mut out = Vec::new();
         if m.counts.acquire_calls == 0 {
             out.push("no acquire call completed".into());
@@ -124,7 +123,7 @@ impl Objective {
         // Lateness is in the latency already (it counts from the intended start); a rate
         // that was not reached is not a pass, whoever was slow (the answer says if it was the
         // generator).
-        if report.judge(m).target_missed {
+        if target_missed {
             out.push(format!("rate missed ({:.0}/s started)", m.started_per_s()));
         }
         out

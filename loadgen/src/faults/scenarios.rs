@@ -5,20 +5,18 @@
 //! fresh local masters; a row passes when its expectation holds and, once the TTL has passed,
 //! no lock key is left on any master.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, ValueEnum};
 use redlock_core::FanOut;
 use serde::Serialize;
 
 use super::run::{lock_keys, run_with_faults, wait_until_keys_expire};
 use super::schedule::FaultEvent;
-use super::table::{self, Row};
-use crate::cli::RunArgs;
+use crate::cli::parse_run_flags;
 use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::error::LoadgenError;
-use crate::render::json::{self, ResultJson};
+use crate::model::result::{self as json, ResultJson};
+use crate::render::scenarios::Row;
 use crate::report::Report;
 use crate::stats::ModeStats;
 use crate::target::Target;
@@ -137,53 +135,6 @@ impl Scenario {
     }
 }
 
-/// Fan-out mode(s) the matrix runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScenarioFanout {
-    Sequential,
-    Concurrent,
-    /// Every scenario in each mode (one row per scenario and mode).
-    Both,
-}
-
-impl ScenarioFanout {
-    fn modes(self) -> Vec<FanOut> {
-        match self {
-            ScenarioFanout::Sequential => vec![FanOut::Sequential],
-            ScenarioFanout::Concurrent => vec![FanOut::Concurrent],
-            ScenarioFanout::Both => vec![FanOut::Sequential, FanOut::Concurrent],
-        }
-    }
-}
-
-/// `redlock-loadgen scenarios` flags.
-#[derive(Debug, Clone, Args)]
-pub struct ScenariosArgs {
-    /// Run only these rows (names as in the table, comma-separated, e.g. "no faults,2 killed").
-    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
-    pub only: Vec<String>,
-    /// Fan-out mode(s) to run the matrix in.
-    #[arg(long, value_enum, default_value = "both")]
-    pub fanout: ScenarioFanout,
-    /// Print each row's `redlock-loadgen run` command line and exit.
-    #[arg(long)]
-    pub list: bool,
-    /// Write every row (expectation, verdict, fault log, full result) as one JSON array.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// No progress on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
-
-/// Parses a row's flags exactly as `redlock-loadgen run` would.
-#[derive(Debug, Parser)]
-#[command(name = "redlock-loadgen run", no_binary_name = true)]
-struct RunLine {
-    #[command(flatten)]
-    run: RunArgs,
-}
-
 /// What one row measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -199,69 +150,6 @@ pub struct Outcome {
     pub result: ResultJson,
     #[serde(skip)]
     pub row: Row,
-}
-
-/// Runs the selected rows, prints the table, and fails when a row missed its expectation.
-pub fn command(args: ScenariosArgs) -> Result<(), LoadgenError> {
-    let scenarios = select(&args.only)?;
-    let modes = args.fanout.modes();
-    let rows: Vec<(Scenario, FanOut)> = scenarios
-        .iter()
-        .flat_map(|s| modes.iter().map(move |&m| (*s, m)))
-        .collect();
-    if args.list {
-        for (s, mode) in &rows {
-            println!("{:<26} redlock-loadgen run {}", s.name, s.run_flags(*mode));
-        }
-        return Ok(());
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))?;
-    let mut outcomes = Vec::with_capacity(rows.len());
-    // A signal (SIGINT, SIGTERM, SIGHUP) ends the current row early and skips the rest; the
-    // masters are still stopped.
-    let signals = rt.block_on(async { crate::signals::Signals::install() })?;
-    for (i, (scenario, mode)) in rows.iter().enumerate() {
-        if let Some(signal) = signals.received() {
-            return Err(LoadgenError::Interrupted(signal));
-        }
-        if !args.quiet {
-            eprintln!(
-                "[{}/{}] {} ({}): redlock-loadgen run {}",
-                i + 1,
-                rows.len(),
-                scenario.name,
-                scenario.about,
-                scenario.run_flags(*mode)
-            );
-        }
-        let mut outcome = run_scenario(&rt, scenario, *mode, &signals)?;
-        if modes.len() > 1 {
-            outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
-            outcome.row.cells[0] = outcome.scenario.clone();
-        }
-        if !args.quiet {
-            for e in &outcome.faults {
-                eprintln!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
-            }
-        }
-        outcomes.push(outcome);
-    }
-    let table_rows: Vec<Row> = outcomes.iter().map(|o| o.row.clone()).collect();
-    print!("{}", table::render(&table_rows));
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&outcomes).expect("outcomes serialize") + "\n";
-        std::fs::write(path, text)
-            .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))?;
-    }
-    match outcomes.iter().filter(|o| !o.passed).count() {
-        0 => Ok(()),
-        n => Err(LoadgenError::Failed(format!(
-            "{n} scenario(s) missed their expected outcome"
-        ))),
-    }
 }
 
 /// The rows named in `only` (all when empty), in matrix order.
@@ -291,13 +179,12 @@ pub fn run_scenario(
     signals: &crate::signals::Signals,
 ) -> Result<Outcome, LoadgenError> {
     let flags = scenario.run_flags(fanout);
-    let line = RunLine::try_parse_from(flags.split_whitespace())
+    let args = parse_run_flags(&flags)
         .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
-    let args = line.run;
     let mut cfg = RunConfig::new(
         &args.workload,
         Load::Closed {
-            clients: args.clients,
+            workers: args.clients,
         },
         RUN_TIMING,
     );
@@ -437,8 +324,8 @@ mod tests {
     use crate::stats::{Interval, VotePattern};
 
     fn cfg() -> RunConfig {
-        let line = RunLine::try_parse_from(["--ttl", "1s"]).unwrap();
-        RunConfig::new(&line.run.workload, Load::Closed { clients: 1 }, RUN_TIMING)
+        let run = parse_run_flags("--ttl 1s").unwrap();
+        RunConfig::new(&run.workload, Load::Closed { workers: 1 }, RUN_TIMING)
     }
 
     /// A mode of 3 measured seconds with these locks acquired in each.
@@ -540,7 +427,7 @@ mod tests {
         for s in matrix() {
             for mode in [FanOut::Sequential, FanOut::Concurrent] {
                 let flags = s.run_flags(mode);
-                let line = RunLine::try_parse_from(flags.split_whitespace());
+                let line = parse_run_flags(&flags);
                 assert!(line.is_ok(), "{}: {flags}: {:?}", s.name, line.err());
             }
         }

@@ -19,7 +19,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::cli::parse_duration;
+use crate::cli::values::parse_duration;
 
 /// What a fault does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,12 +11,12 @@
 pub mod compat;
 pub mod windows;
 
-use crate::capacity::result::{answer, CapacityResult, Step};
 use crate::capacity::search::Limit;
-use crate::document::Document;
 use crate::error::LoadgenError;
+use crate::model::capacity::{answer, CapacityResult, Step};
+use crate::model::document::Document;
+use crate::model::sweep::{Level, SweepResult};
 use crate::report::Report;
-use crate::sweep::{Level, SweepResult};
 
 /// What `merge` may accept.
 #[derive(Debug, Clone, Copy, Default)]
@@ -253,7 +253,7 @@ fn merge_capacity(
             .collect();
         let report = merge_runs(runs, allow)?;
         let failures = match report.modes.first() {
-            Some(m) => first.objective.failures(&report, m),
+            Some(m) => first.objective.failures(m, report.judge(m).target_missed),
             None => vec!["nothing measured".into()],
         };
         steps.push(Step {

@@ -1,8 +1,12 @@
 //! One renderer per output format, all reading a [`crate::report::Report`].
 
+pub mod capacity_plot;
+pub mod capacity_table;
 pub mod csv;
 pub mod hgrm;
 pub mod json;
 pub mod percentiles;
 pub mod plot;
+pub mod scenarios;
+pub mod sweep;
 pub mod text;

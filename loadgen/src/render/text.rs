@@ -512,7 +512,7 @@ started when the measurement began are skipped, measured slots not started by th
 /// The whole text report, latency columns at `percentiles`.
 pub fn render(report: &Report, percentiles: &Percentiles) -> String {
     let mut out = header(report);
-    out.push_str(&crate::faults::table::fault_log(&report.faults));
+    out.push_str(&super::scenarios::fault_log(&report.faults));
     let modes: Vec<&ModeStats> = report.modes.iter().collect();
     if modes.is_empty() {
         out.push_str("\nno mode was measured\n");
@@ -534,7 +534,7 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
 
 /// The concurrent ÷ sequential block (latency and rates), when both modes were measured.
 pub fn comparison(report: &Report) -> Option<String> {
-    let c = super::json::comparison(report)?;
+    let c = crate::model::result::comparison(report)?;
     let f = |x: Option<f64>| {
         x.map(|r| format!("{r:.2}×"))
             .unwrap_or_else(|| "n/a".into())

@@ -44,6 +44,25 @@ pub fn exits(code: i32, args: &[&str]) -> (String, String) {
     (text(&out.stdout), text(&out.stderr))
 }
 
+/// Runs `args` briefly (500 ms measured after 100 ms of warm-up, quietly), asserts exit 0 and
+/// returns the `--json` result.
+pub fn short_run_json(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut all = args.to_vec();
+    all.extend([
+        "--duration",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    succeed(&all);
+    read_json(&json)
+}
+
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::faults::schedule::FaultEvent;
 use crate::stats::ModeStats;
 
 const HEADERS: [&str; 10] = [
@@ -102,7 +103,7 @@ pub fn render(rows: &[Row]) -> String {
 }
 
 /// The "faults" block of the text report: what was applied, when (empty when nothing was).
-pub fn fault_log(events: &[super::FaultEvent]) -> String {
+pub fn fault_log(events: &[FaultEvent]) -> String {
     let mut out = String::new();
     if events.is_empty() {
         return out;

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::result::{CapacityResult, Step};
-use crate::render::percentiles::Percentiles;
+use super::percentiles::Percentiles;
+use crate::model::capacity::{CapacityResult, Step};
 
 /// The steps table's header.
 pub fn header(p: &Percentiles) -> String {

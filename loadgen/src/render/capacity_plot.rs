@@ -4,9 +4,9 @@
 
 use plotters::prelude::*;
 
-use super::result::CapacityResult;
-use crate::render::percentiles::label;
-use crate::render::plot::{log_range, workload_title};
+use super::percentiles::label;
+use super::plot::{log_range, workload_title};
+use crate::model::capacity::CapacityResult;
 
 const PALETTE: [RGBColor; 4] = [
     RGBColor(31, 119, 180),

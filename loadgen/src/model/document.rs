@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use crate::capacity::result::{CapacityJson, CapacityResult};
+use super::capacity::{CapacityJson, CapacityResult};
+use super::result::{self as json, SCHEMA_VERSION};
+use super::sweep::{SweepJson, SweepResult};
 use crate::error::LoadgenError;
-use crate::render::json::{self, SCHEMA_VERSION};
 use crate::report::Report;
-use crate::sweep::{SweepJson, SweepResult};
 
 /// One parsed result file.
 #[derive(Debug, Clone)]

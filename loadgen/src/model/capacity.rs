@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::search::{Limit, Phase, Plan};
-use super::slo::Objective;
-use crate::render::json::{self, ResultJson, SCHEMA_VERSION};
+use super::result::{self as json, ResultJson, SCHEMA_VERSION};
+use crate::capacity::search::{Limit, Phase, Plan};
+use crate::capacity::slo::Objective;
 use crate::report::{Report, ToolInfo};
 use crate::signals::Signal;
 

@@ -1,0 +1,39 @@
+//! A request on a master's queue, and where its answer goes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::failure::{Answer, Failure};
+use super::scripts::Op;
+use crate::collector::Collector;
+
+/// A request that waited longer than this for a connection is failed, not sent.
+pub(crate) const QUEUE_GRACE: Duration = Duration::from_secs(5);
+
+/// A request on a master's queue.
+pub(crate) struct Job {
+    pub(super) op: Op,
+    pub(super) resource: Arc<str>,
+    pub(super) token: Arc<str>,
+    pub(super) queued_at: Instant,
+    pub(super) sent_at: Option<Instant>,
+    /// Where the answer goes: the round's collector and this master's place in it.
+    pub(super) reply: (Arc<Collector>, usize),
+}
+
+impl Job {
+    pub(super) fn mark_sent(&mut self) {
+        self.sent_at = Some(Instant::now());
+    }
+    pub(super) fn sent_at(&self) -> Instant {
+        self.sent_at.unwrap_or(self.queued_at)
+    }
+    pub(super) fn answer(self, answer: Answer) {
+        // The round may have stopped listening; the request did its work anyway.
+        let (collector, index) = self.reply;
+        collector.record(index, answer);
+    }
+    pub(super) fn fail(self, failure: Failure) {
+        self.answer(Err(failure));
+    }
+}

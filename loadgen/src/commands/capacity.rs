@@ -1,0 +1,202 @@
+//! `redlock-loadgen capacity`: for each fan-out mode, the highest open-loop acquire rate the
+//! masters sustain within a service-level objective (see [`crate::capacity::search`] for how
+//! it is found and [`crate::capacity::slo`] for what a step must show).
+
+use std::time::Duration;
+
+use super::shared::{say, target, Session};
+use crate::capacity::search::{Plan, Search};
+use crate::capacity::slo::Objective;
+use crate::cli::CapacityArgs;
+use crate::config::{Load, RunConfig};
+use crate::error::LoadgenError;
+use crate::model::capacity::{answer, CapacityResult, Step};
+use crate::output::Outputs;
+use crate::render::{capacity_plot as plot, capacity_table as table, sweep as sweep_table};
+use crate::report::Report;
+use crate::runner::{self, NoHooks};
+
+/// Measured time and warm-up of each step.
+pub const STEP_TIMING: (Duration, Duration) = (Duration::from_secs(3), Duration::from_secs(1));
+/// Resources a capacity workload spreads over by default: throughput, not contention.
+pub const DEFAULT_RESOURCES: u32 = 10_000;
+
+/// Runs the search in each selected fan-out mode, prints the steps and the answers.
+pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError> {
+    let outputs = Outputs::check(&args.output)?;
+    if args.min_rate > args.max_rate || args.start_rate > args.max_rate {
+        return Err(LoadgenError::Usage(format!(
+            "--min-rate {} and --start-rate {} must not exceed --max-rate {}",
+            args.min_rate, args.start_rate, args.max_rate
+        )));
+    }
+    let objective = Objective {
+        slo: args.slo.clone(),
+        min_success: args.min_success,
+    };
+    let plan = Plan {
+        start_rate: args.start_rate,
+        min_rate: args.min_rate,
+        max_rate: args.max_rate,
+        precision: args.precision.max(0.001),
+        max_steps: args.max_steps,
+    };
+    let mut workload = args.workload.clone();
+    workload.seed = Some(workload.seed.unwrap_or_else(rand::random));
+    workload.resources = Some(workload.resources.unwrap_or(DEFAULT_RESOURCES));
+    let base = RunConfig::new(
+        &workload,
+        Load::Open {
+            rate_per_s: plan.start_rate,
+            workers: args.clients,
+        },
+        STEP_TIMING,
+    );
+    let p = &outputs.percentiles;
+    let mut steps: Vec<Step> = Vec::new();
+    let mut answers = Vec::new();
+    let started_unix_s = crate::runner::unix_now_s();
+    let signals = &session.signals;
+    let interrupted = session.rt.block_on(async {
+        let mut target = target(&args.target)?;
+        target.probe_versions().await;
+        crate::probe::require_quorum(&target, base.quorum).await?;
+        say(
+            base.quiet,
+            &format!(
+                "capacity search: objective {} and success ≥ {:.3}%; at most {} steps of {:?} warm-up + {:?} measured per fan-out mode; seed {}",
+                objective.slo,
+                100.0 * objective.min_success,
+                plan.max_steps,
+                base.warmup,
+                base.duration,
+                base.seed
+            ),
+        );
+        let mut printed_header = false;
+        for &fanout in &base.fanouts {
+            let mut search = Search::new(plan);
+            let mut n = 0;
+            while let Some((phase, rate)) = search.next_step() {
+                if signals.stop.is_set() {
+                    break;
+                }
+                let mut cfg = RunConfig::new(
+                    &workload,
+                    Load::Open {
+                        rate_per_s: rate,
+                        workers: args.clients,
+                    },
+                    STEP_TIMING,
+                );
+                cfg.fanouts = vec![fanout];
+                let result = runner::run(&cfg, &target, &mut NoHooks, signals).await?;
+                let report = Report::from_run(&result);
+                let Some(mode) = report.modes.first() else {
+                    break; // stopped before the step measured anything
+                };
+                if !printed_header {
+                    printed_header = true;
+                    let mut head = crate::render::text::header_with_load(
+                        &report,
+                        Some(&format!(
+                            "open loop, rates searched per step, over {} clients",
+                            args.clients
+                        )),
+                    );
+                    head.push('\n');
+                    head.push_str(&table::header(p));
+                    head.push('\n');
+                    outputs.print_report(&head)?;
+                }
+                let failures = objective.failures(mode, report.judge(mode).target_missed);
+                let step = Step {
+                    fanout: fanout.as_str().to_string(),
+                    phase,
+                    rate,
+                    failures,
+                    report,
+                };
+                n += 1;
+                outputs.print_report(&table::row(n, &step, p))?;
+                if result.interrupted.is_some() {
+                    steps.push(step);
+                    break; // a partial step says nothing about the rate
+                }
+                search.record(phase, rate, step.passed());
+                steps.push(step);
+            }
+            answers.push(answer(fanout.as_str(), &steps, search.answer(), &objective));
+            if signals.stop.is_set() {
+                break;
+            }
+        }
+        Ok::<_, LoadgenError>(signals.received())
+    })?;
+    let result = CapacityResult {
+        run_id: runner::new_run_id(),
+        started_unix_s,
+        interrupted_by: interrupted,
+        objective,
+        plan,
+        merged_from: Vec::new(),
+        merge_notes: Vec::new(),
+        steps,
+        answers,
+    };
+    outputs.print_report(&format!(
+        "{}\n{}\n",
+        table::answers(&result),
+        sweep_table::LEGEND
+    ))?;
+    write_outputs(&result, &outputs, base.quiet)?;
+    finish(&result)
+}
+
+/// Writes `--json`, `--csv` and `--plot`.
+pub fn write_outputs(
+    result: &CapacityResult,
+    outputs: &Outputs,
+    quiet: bool,
+) -> Result<(), LoadgenError> {
+    if let Some(dest) = &outputs.json {
+        let text = serde_json::to_string_pretty(&result.to_json()).expect("a result serializes");
+        dest.write(&(text + "\n"))?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dest) = &outputs.csv {
+        let rows: Vec<_> = result
+            .steps
+            .iter()
+            .map(|s| (format!("{}:{}", s.phase.as_str(), s.rate), &s.report))
+            .collect();
+        dest.write(&crate::render::csv::render(
+            "step",
+            &rows,
+            &outputs.percentiles,
+        ))?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dest) = &outputs.plot {
+        dest.write(&plot::render(result).map_err(LoadgenError::Failed)?)?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    Ok(())
+}
+
+/// The exit: interrupted → 128 + signal; violations → 3; no fan-out found a rate → 1.
+pub fn finish(result: &CapacityResult) -> Result<(), LoadgenError> {
+    if let Some(signal) = result.interrupted_by {
+        return Err(LoadgenError::Interrupted(signal));
+    }
+    let violations: u64 = result.steps.iter().map(|s| s.report.violations()).sum();
+    if violations > 0 {
+        return Err(LoadgenError::Violations(violations));
+    }
+    if result.answers.iter().all(|a| a.rate_per_s.is_none()) {
+        return Err(LoadgenError::Failed(
+            "no rate met the objective in any fan-out mode".into(),
+        ));
+    }
+    Ok(())
+}

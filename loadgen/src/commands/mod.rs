@@ -1,0 +1,9 @@
+//! One module per subcommand, each called by the one dispatcher ([`crate::app`]), which starts
+//! the runtime and the signal listener once ([`shared::Session`]).
+
+pub mod capacity;
+pub mod merge;
+pub mod run;
+pub mod scenarios;
+pub mod shared;
+pub mod sweep;

@@ -1,0 +1,77 @@
+//! `redlock-loadgen scenarios`: the fault matrix ([`crate::faults::scenarios`]) run row by
+//! row on fresh local masters, printed as one verdict table.
+
+use redlock_core::FanOut;
+
+use super::shared::Session;
+use crate::cli::ScenariosArgs;
+use crate::error::LoadgenError;
+use crate::faults::scenarios::{run_scenario, select, Scenario};
+use crate::render::scenarios::{self as table, Row};
+
+/// The selected rows, each in each selected fan-out mode.
+fn rows(args: &ScenariosArgs) -> Result<Vec<(Scenario, FanOut)>, LoadgenError> {
+    let scenarios = select(&args.only)?;
+    let modes = args.fanout.modes();
+    Ok(scenarios
+        .iter()
+        .flat_map(|s| modes.iter().map(move |&m| (*s, m)))
+        .collect())
+}
+
+/// `--list`: each row's `redlock-loadgen run` command line.
+pub fn list(args: &ScenariosArgs) -> Result<(), LoadgenError> {
+    for (s, mode) in &rows(args)? {
+        println!("{:<26} redlock-loadgen run {}", s.name, s.run_flags(*mode));
+    }
+    Ok(())
+}
+
+/// Runs the selected rows, prints the table, and fails when a row missed its expectation.
+pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenError> {
+    let modes = args.fanout.modes();
+    let rows = rows(&args)?;
+    let mut outcomes = Vec::with_capacity(rows.len());
+    // A signal (SIGINT, SIGTERM, SIGHUP) ends the current row early and skips the rest; the
+    // masters are still stopped.
+    let signals = &session.signals;
+    for (i, (scenario, mode)) in rows.iter().enumerate() {
+        if let Some(signal) = signals.received() {
+            return Err(LoadgenError::Interrupted(signal));
+        }
+        if !args.quiet {
+            eprintln!(
+                "[{}/{}] {} ({}): redlock-loadgen run {}",
+                i + 1,
+                rows.len(),
+                scenario.name,
+                scenario.about,
+                scenario.run_flags(*mode)
+            );
+        }
+        let mut outcome = run_scenario(&session.rt, scenario, *mode, signals)?;
+        if modes.len() > 1 {
+            outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
+            outcome.row.cells[0] = outcome.scenario.clone();
+        }
+        if !args.quiet {
+            for e in &outcome.faults {
+                eprintln!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
+            }
+        }
+        outcomes.push(outcome);
+    }
+    let table_rows: Vec<Row> = outcomes.iter().map(|o| o.row.clone()).collect();
+    print!("{}", table::render(&table_rows));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&outcomes).expect("outcomes serialize") + "\n";
+        std::fs::write(path, text)
+            .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))?;
+    }
+    match outcomes.iter().filter(|o| !o.passed).count() {
+        0 => Ok(()),
+        n => Err(LoadgenError::Failed(format!(
+            "{n} scenario(s) missed their expected outcome"
+        ))),
+    }
+}

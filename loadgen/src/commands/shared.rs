@@ -1,0 +1,133 @@
+//! What the commands share: the runtime and signal listener of a command (started once, by the
+//! dispatcher), the target, progress lines on stderr, the generator's warnings and the exit
+//! verdict of a report.
+
+use crate::cli::TargetArgs;
+use crate::config::RunConfig;
+use crate::error::LoadgenError;
+use crate::output::Outputs;
+use crate::report::Report;
+use crate::signals::Signals;
+use crate::target::{Target, DEFAULT_LOCAL_MASTERS};
+
+/// The async runtime of one command and its listener for SIGINT, SIGTERM and SIGHUP: a signal
+/// stops the run in flight, which then reports what it measured and exits 128 + n.
+#[derive(Debug)]
+pub struct Session {
+    pub rt: tokio::runtime::Runtime,
+    pub signals: Signals,
+}
+
+impl Session {
+    pub fn start() -> Result<Session, LoadgenError> {
+        let rt = runtime()?;
+        let signals = rt
+            .block_on(async { Signals::install() })
+            .map_err(LoadgenError::Failed)?;
+        Ok(Session { rt, signals })
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, LoadgenError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))
+}
+
+pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
+    if args.masters.is_empty() {
+        Target::spawn(args.spawn.unwrap_or(DEFAULT_LOCAL_MASTERS))
+    } else {
+        Ok(Target::existing(args.masters.clone()))
+    }
+}
+
+pub fn say(quiet: bool, message: &str) {
+    if !quiet {
+        eprintln!("{message}");
+    }
+}
+
+pub fn describe_run(cfg: &RunConfig, target: &Target) -> String {
+    let modes: Vec<&str> = cfg.fanouts.iter().map(|f| f.as_str()).collect();
+    format!(
+        "{} {}master(s); {}; {} fan-out: {:?} warm-up + {:?} measured each",
+        target.urls.len(),
+        if target.local.is_some() { "local " } else { "" },
+        cfg.load,
+        modes.join(" then "),
+        cfg.warmup,
+        cfg.duration
+    )
+}
+
+/// The generator's warnings (generator-bound, missed target rate) on stderr.
+pub fn warn_about_generator(report: &Report) {
+    for m in &report.modes {
+        let j = report.judge(m);
+        let mut said = Vec::new();
+        if j.target_missed {
+            said.push(format!(
+                "target rate missed ({:.0}/s started)",
+                m.started_per_s()
+            ));
+        }
+        if j.generator_bound {
+            said.push(
+                "generator-bound: these figures measure this machine, not the masters".into(),
+            );
+        }
+        if !said.is_empty() {
+            eprintln!(
+                "redlock-loadgen: warning: {} fan-out: {} (why: at the end of the report)",
+                m.fanout.as_str(),
+                said.join("; ")
+            );
+        }
+    }
+}
+
+/// The exit after the report: a signal → 128 + n; violations → 3; a fan-out mode that won no
+/// lock at all → 1 (unless allowed).
+pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
+    if let n @ 1.. = report.violations() {
+        return Err(LoadgenError::Violations(n));
+    }
+    if let Some(signal) = report.header.interrupted_by {
+        return Err(LoadgenError::Interrupted(signal));
+    }
+    if no_locks_ok {
+        return Ok(());
+    }
+    for m in &report.modes {
+        let c = &m.counts;
+        if c.acquired == 0 && m.duration > std::time::Duration::ZERO {
+            return Err(LoadgenError::Failed(format!(
+                "{} fan-out: no lock was won ({} acquire calls: {} not acquired, {} unavailable, {} other errors; masters {}); pass --allow-no-locks if that is expected",
+                m.fanout.as_str(),
+                c.acquire_calls,
+                c.not_acquired,
+                c.unavailable,
+                c.other_errors,
+                report
+                    .header
+                    .masters
+                    .iter()
+                    .map(|m| m.url.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub fn refuse_run_only_outputs(command: &str, outputs: &Outputs) -> Result<(), LoadgenError> {
+    if outputs.hgrm.is_some() {
+        return Err(LoadgenError::Usage(format!(
+            "{command} does not write --hgrm (run does)"
+        )));
+    }
+    Ok(())
+}

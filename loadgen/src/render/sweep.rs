@@ -1,0 +1,82 @@
+//! The sweep table: one row per level and fan-out mode, throughput against latency.
+
+use std::fmt::Write as _;
+
+use super::percentiles::Percentiles;
+use crate::hist::Hist;
+use crate::model::sweep::SweepResult;
+use crate::report::Report;
+
+/// The whole table: the header line, then every level's rows.
+pub fn table(sweep: &SweepResult, p: &Percentiles) -> String {
+    let mut out = header(sweep.load == "open", p);
+    out.push('\n');
+    for l in &sweep.levels {
+        out.push_str(&rows(&l.level, &l.report, p));
+    }
+    out
+}
+
+/// The table's header line.
+pub fn header(open_loop: bool, p: &Percentiles) -> String {
+    let mut out = format!(
+        "{:>9} {:<11}{:>11}{:>11}{:>9}{:>9}{:>7}",
+        if open_loop { "rate/s" } else { "clients" },
+        "fanout",
+        "started/s",
+        "acquires/s",
+        "success",
+        "quorum",
+        "split"
+    );
+    for label in p.labels() {
+        let _ = write!(out, "{:>10}", format!("{label} ms"));
+    }
+    let _ = write!(
+        out,
+        "{:>11}{:>11}{:>15}{:>10}{:>6}",
+        "att p50 ms", "att p99 ms", "late/dropped", "gen CPU", "viol"
+    );
+    out
+}
+
+/// One row per mode of a level's report (a `!` after the CPU: generator-bound).
+pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
+    let mut out = String::new();
+    for m in &report.modes {
+        let ms = |h: &Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
+        let _ = write!(
+            out,
+            "{level:>9} {:<11}{:>11.0}{:>11.0}{:>8.2}%{:>8.2}%{:>7}",
+            m.fanout.as_str(),
+            m.started_per_s(),
+            m.acquires_per_s(),
+            100.0 * m.acquire_success_rate(),
+            100.0 * m.quorum_success_rate(),
+            m.counts.split_votes,
+        );
+        for cell in p.cells_ms(&m.acquire) {
+            let _ = write!(out, "{cell:>10}");
+        }
+        let bound = if report.judge(m).generator_bound {
+            "!"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{:>11}{:>11}{:>15}{:>10}{:>6}",
+            ms(&m.attempt, 0.5),
+            ms(&m.attempt, 0.99),
+            format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots),
+            format!("{:.0}%{bound}", 100.0 * m.cpu.core_share()),
+            m.counts.violations
+        );
+    }
+    out
+}
+
+/// The legend under a table.
+pub const LEGEND: &str = "started/s: acquire calls started per second; late/dropped: open-loop \
+slots started > 1 ms late / never started; gen CPU: the generator's share of the machine's \
+cores (! = generator-bound: that row measures this machine, not the masters)";
