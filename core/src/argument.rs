@@ -78,7 +78,7 @@ impl InvalidArgument {
             unit: DurationUnit::default(),
         }
     }
-    /// The parameter's name (the core's, or the surface's after [`Error::for_surface`]).
+    /// The parameter's name (the core's, or the surface's after [`crate::Error::for_surface`]).
     pub fn parameter(&self) -> &str {
         &self.parameter
     }
@@ -137,7 +137,7 @@ impl fmt::Display for PySeconds {
 }
 
 /// The words of one surface: its name for each core parameter it renames, and its unit of
-/// durations. Each surface has one, applied where it maps errors ([`Error::for_surface`]).
+/// durations. Each surface has one, applied where it maps errors ([`crate::Error::for_surface`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Surface {
     /// `(core name, surface name)` pairs, e.g. `("ttl", "ttl_ms")`; parameters not listed
