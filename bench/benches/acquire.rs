@@ -58,22 +58,8 @@ fn attempt(c: &mut Criterion) {
 
         // One attempt (no retry); the release that follows is not timed.
         group.bench_function(name("try_acquire"), |b| {
-            b.to_async(&rt).iter_custom(|iters| {
-                let resources = names.take(iters);
-                let redlock = &redlock;
-                async move {
-                    let mut timed = Duration::ZERO;
-                    for resource in &resources {
-                        let start = Instant::now();
-                        let lock = redlock.try_acquire(resource, TTL).await;
-                        timed += start.elapsed();
-                        if let Some(lock) = fixture::won(lock, resource) {
-                            fixture::released(redlock.release(&lock).await, &lock);
-                        }
-                    }
-                    timed
-                }
-            });
+            b.to_async(&rt)
+                .iter_custom(|iters| fixture::timed_try_acquires(&redlock, names.take(iters)));
         });
         masters.settle(&format!("attempt/{}", name("try_acquire")));
 

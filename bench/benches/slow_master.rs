@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use redlock_bench::fixture::{self, Masters, Names, FANOUTS, TTL};
+use redlock_bench::fixture::{self, Masters, Names, FANOUTS};
 use redlock_core::Redlock;
 use redlock_local::proxy::{Direction, FaultProxies};
 
@@ -68,22 +68,8 @@ fn slow_master(c: &mut Criterion) {
         masters.settle(&format!("slow_master/{}", name("acquire_release")));
 
         group.bench_function(name("try_acquire"), |b| {
-            b.to_async(&rt).iter_custom(|iters| {
-                let resources = names.take(iters);
-                let redlock = &redlock;
-                async move {
-                    let mut timed = Duration::ZERO;
-                    for resource in &resources {
-                        let start = Instant::now();
-                        let lock = redlock.try_acquire(resource, TTL).await;
-                        timed += start.elapsed();
-                        if let Some(lock) = fixture::won(lock, resource) {
-                            fixture::released(redlock.release(&lock).await, &lock);
-                        }
-                    }
-                    timed
-                }
-            });
+            b.to_async(&rt)
+                .iter_custom(|iters| fixture::timed_try_acquires(&redlock, names.take(iters)));
         });
         proxies.clear();
         masters.settle(&format!("slow_master/{}", name("try_acquire")));

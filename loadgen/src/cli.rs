@@ -3,6 +3,7 @@
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -106,13 +107,13 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     pub ttl: Duration,
     /// Retries after a lost attempt.
-    #[arg(long, value_name = "N", default_value = "3")]
+    #[arg(long, value_name = "N", default_value_t = redlock_core::DEFAULT_RETRY_COUNT)]
     pub retry_count: u32,
     /// Upper bound of the jittered delay between attempts (each delay is drawn from [D/2, D]).
-    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_RETRY_DELAY.as_str(), value_parser = parse_duration)]
     pub retry_delay: Duration,
     /// Per-master request timeout.
-    #[arg(long, value_name = "DURATION", default_value = "50ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_INSTANCE_TIMEOUT.as_str(), value_parser = parse_duration)]
     pub instance_timeout: Duration,
     /// Votes needed to win (default: majority of the masters).
     #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u32).range(1..))]
@@ -256,6 +257,13 @@ pub struct CollectArgs {
     pub output: OutputArgs,
 }
 
+// The client flags' defaults are the core's (`--help` shows them as flag values).
+static DEFAULT_RETRY_DELAY: LazyLock<String> =
+    LazyLock::new(|| humantime::format_duration(redlock_core::DEFAULT_RETRY_DELAY).to_string());
+static DEFAULT_INSTANCE_TIMEOUT: LazyLock<String> = LazyLock::new(|| {
+    humantime::format_duration(redlock_core::DEFAULT_INSTANCE_TIMEOUT).to_string()
+});
+
 /// `redlock-loadgen capacity` flags.
 #[derive(Debug, Clone, Args)]
 pub struct CapacityArgs {
@@ -386,8 +394,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     Ok(rate)
 }
 
-/// `--masters` values: checked like [`parse_url`], and the error shows the value with its
-/// password redacted (clap's own message would echo it raw).
+/// `--masters` values: checked by the core as the client will (`redis://`, `rediss://`,
+/// `unix://`), and the error shows the value with its password redacted (clap's own message
+/// would echo it raw).
 #[derive(Debug, Clone, Copy)]
 struct MasterUrl;
 
@@ -413,17 +422,13 @@ impl clap::builder::TypedValueParser for MasterUrl {
                 "not valid UTF-8".into(),
             )
         })?;
-        parse_url(text).map_err(|why| invalid(format!("{:?}", redlock_core::redact_url(text)), why))
+        let url = text.trim();
+        redlock_core::check_master_url(url).map_err(|e| {
+            let why = e
+                .invalid()
+                .map_or_else(|| e.to_string(), |i| i.reason().to_string());
+            invalid(format!("{:?}", redlock_core::redact_url(text)), why)
+        })?;
+        Ok(url.to_string())
     }
-}
-
-fn parse_url(text: &str) -> Result<String, String> {
-    let url = text.trim();
-    if url.is_empty() {
-        return Err("empty master URL".into());
-    }
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Err("a master URL starts with redis:// or rediss://".into());
-    }
-    Ok(url.to_string())
 }

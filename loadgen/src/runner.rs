@@ -169,20 +169,9 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
         builder = builder.quorum(q);
     }
     let redlock = builder.build()?;
-    // The core checks the TTL on every acquire; check it once up front so a bad --ttl is a
-    // usage error (exit 2) rather than a run of failed calls.
-    redlock_core::validity::validity(
-        cfg.ttl,
-        Duration::ZERO,
-        redlock_core::validity::drift(cfg.ttl, redlock.settings().drift_factor),
-    )
-    .ok_or_else(|| {
-        LoadgenError::Usage(format!(
-            "--ttl {:?}: must be longer than the clock-drift allowance (ttl × {} + 2ms)",
-            cfg.ttl,
-            redlock.settings().drift_factor
-        ))
-    })?;
+    // The core's TTL check, once up front, so a bad --ttl is a usage error (exit 2) rather
+    // than a run of failed calls.
+    redlock.check_ttl(cfg.ttl)?;
     Ok(redlock)
 }
 
