@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::{Handle, Runtime};
 
+use crate::argument::InvalidArgument;
 use crate::client::Retry;
 use crate::config::RedlockBuilder;
 use crate::error::{Error, Result};
@@ -99,9 +100,10 @@ impl Redlock {
     /// when called from inside an async runtime, where blocking would stall it.
     pub fn block_on<F: Future>(&self, future: F) -> Result<F::Output> {
         if Handle::try_current().is_ok() {
-            return Err(Error::invalid(
-                "blocking Redlock API called from inside an async runtime; use the async API there",
-            ));
+            return Err(Error::InvalidArgument(InvalidArgument::without_value(
+                "blocking::Redlock",
+                "called from inside an async runtime: use the async API there",
+            )));
         }
         Ok(self.handle.block_on(future))
     }
@@ -162,6 +164,10 @@ impl Redlock {
     /// See [`crate::Redlock::release`].
     pub fn release(&self, lock: &Lock) -> Result<Vote> {
         self.block_on(self.inner.release(lock))?
+    }
+    /// See [`crate::Redlock::release_scoped`].
+    pub fn release_scoped(&self, lock: &Lock) -> Result<Vote> {
+        self.block_on(self.inner.release_scoped(lock))?
     }
     /// See [`crate::Redlock::auto_extend`].
     pub fn auto_extend(&self, lock: Lock) -> AutoExtend {

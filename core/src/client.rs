@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::argument::InvalidArgument;
 use crate::config::{check_resource, check_ttl, RedlockBuilder, Settings};
 use crate::error::{Error, LostReason, Result};
 use crate::fanout::{round, Request, Stop};
@@ -59,6 +60,14 @@ pub enum Retry {
     Until(Instant),
 }
 
+impl Retry {
+    /// As many attempts as start within `timeout` from now (at least one); a timeout too large
+    /// for the clock waits "forever" (see [`crate::deadline_after`]).
+    pub fn within(timeout: Duration) -> Retry {
+        Retry::Until(crate::argument::deadline_after(timeout))
+    }
+}
+
 /// Deletes an attempt's keys in the background if the acquire future is dropped while the
 /// attempt is in flight (cancel safety for `select!`, `timeout` and aborted tasks).
 struct InFlight<'a> {
@@ -105,9 +114,10 @@ impl RedlockBuilder {
     pub fn build(self) -> Result<Redlock> {
         let settings = self.settings()?;
         if tokio::runtime::Handle::try_current().is_err() {
-            return Err(Error::invalid(
-                "Redlock::build: no tokio runtime is running; call it inside one, or use redlock_core::blocking",
-            ));
+            return Err(Error::InvalidArgument(InvalidArgument::without_value(
+                "Redlock::build",
+                "needs a running tokio runtime: call it inside one, or use redlock_core::blocking",
+            )));
         }
         let masters = self
             .urls
@@ -139,6 +149,13 @@ impl Redlock {
     /// The validated settings.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// Checks `ttl` as every acquire and extend of this client does (longer than the drift
+    /// allowance, at most [`crate::validity::MAX_TTL`]) and returns it in whole milliseconds,
+    /// or the same `InvalidArgument`: to refuse a bad TTL up front.
+    pub fn check_ttl(&self, ttl: Duration) -> Result<Duration> {
+        check_ttl(ttl, self.inner.settings.drift_factor)
     }
 
     /// Master URLs in configured order, passwords redacted.
@@ -418,5 +435,15 @@ impl Redlock {
     /// per-master timeout.
     pub async fn release(&self, lock: &Lock) -> Result<Vote> {
         Ok(self.unlock_all(&lock.resource, &lock.token).await)
+    }
+
+    /// Releases `lock` at the end of a scope that acted as its owner (a `with` block, a C++
+    /// `Guard`): like [`release`](Self::release), but `LockLost` (reason
+    /// `ExpiredBeforeRelease`) when the
+    /// validity had run out before the release, which is still made on every master. See
+    /// [`Lock::check_still_valid`].
+    pub async fn release_scoped(&self, lock: &Lock) -> Result<Vote> {
+        let checked = lock.check_still_valid();
+        Lock::end_of_scope(checked, self.release(lock).await)
     }
 }

@@ -9,17 +9,23 @@ use std::time::Duration;
 
 use redis::{ConnectionAddr, IntoConnectionInfo};
 
+use crate::argument::{ArgValue, InvalidArgument};
 use crate::error::{Error, Result};
 pub(crate) use crate::redact::redact_url;
 
 /// How one operation reaches the masters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FanOut {
     /// One master after another, in configured order (the algorithm's step list).
     Sequential,
     /// All masters at once; decided as soon as the outcome is known.
-    #[default]
     Concurrent,
+}
+
+impl Default for FanOut {
+    fn default() -> Self {
+        DEFAULT_FANOUT
+    }
 }
 
 impl FanOut {
@@ -44,13 +50,22 @@ impl FromStr for FanOut {
         match s {
             "sequential" => Ok(FanOut::Sequential),
             "concurrent" => Ok(FanOut::Concurrent),
-            other => Err(Error::invalid(format!(
-                "fanout {other:?}: expected \"sequential\" or \"concurrent\""
-            ))),
+            other => Err(Error::invalid_argument(
+                "fanout",
+                ArgValue::Text(other.to_string()),
+                "expected \"sequential\" or \"concurrent\"",
+            )),
         }
     }
 }
 
+// The defaults of every surface: the C options, Python's signatures and the load generator's
+// flags are built from these (each surface has a test that they agree).
+
+/// Default fan-out mode.
+pub const DEFAULT_FANOUT: FanOut = FanOut::Concurrent;
+/// Default TTL of a lock when the caller gives none (Python's `acquire(resource, ttl=10.0)`).
+pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
 /// Default number of retries after the first attempt.
 pub const DEFAULT_RETRY_COUNT: u32 = 3;
 /// Default upper bound of the jittered delay between attempts.
@@ -163,34 +178,41 @@ impl RedlockBuilder {
     pub(crate) fn settings(&self) -> Result<Settings> {
         let n = self.urls.len();
         if n == 0 {
-            return Err(Error::invalid(
-                "masters: at least one master URL is required",
-            ));
+            return Err(Error::InvalidArgument(InvalidArgument::without_value(
+                "masters",
+                "must list at least one master URL",
+            )));
         }
         check_distinct_servers(&self.urls)?;
         let majority = crate::quorum::majority(n);
         let quorum = self.quorum.unwrap_or(majority);
         if !crate::quorum::valid_range(n).contains(&quorum) {
-            return Err(Error::invalid(format!(
-                "quorum {quorum}: must be between {majority} (majority) and {n} (all masters)"
-            )));
+            return Err(Error::invalid_argument(
+                "quorum",
+                ArgValue::Integer(quorum as u64),
+                format!("must be between {majority} (majority) and {n} (all masters)"),
+            ));
         }
         if !self.drift_factor.is_finite() || !(0.0..1.0).contains(&self.drift_factor) {
-            return Err(Error::invalid(format!(
-                "drift_factor {}: must be a finite number in [0, 1)",
-                self.drift_factor
-            )));
+            return Err(Error::invalid_argument(
+                "drift_factor",
+                ArgValue::Number(self.drift_factor),
+                "must be a finite number in [0, 1)",
+            ));
         }
         if self.instance_timeout.is_zero() {
-            return Err(Error::invalid(
-                "instance_timeout 0: must be greater than zero",
+            return Err(Error::invalid_argument(
+                "instance_timeout",
+                ArgValue::Duration(self.instance_timeout),
+                "must be greater than zero",
             ));
         }
         if self.retry_delay > crate::validity::MAX_TTL {
-            return Err(Error::invalid(format!(
-                "retry_delay {:?}: too large",
-                self.retry_delay
-            )));
+            return Err(Error::invalid_argument(
+                "retry_delay",
+                ArgValue::Duration(self.retry_delay),
+                format!("larger than the maximum {:?}", crate::validity::MAX_TTL),
+            ));
         }
         Ok(Settings {
             fanout: self.fanout,
@@ -243,22 +265,51 @@ fn check_distinct_servers(urls: &[String]) -> Result<()> {
         };
         if let Some(&first) = seen.get(&server) {
             // The parsed server is not shown: a misplaced password can end up in a socket path.
-            return Err(Error::invalid(format!(
-                "master URL #{index} {:?} is the same server as master URL #{first} {:?}: \
-                 each server may vote only once, list every master once",
-                redact_url(url),
-                redact_url(&urls[first]),
-            )));
+            return Err(Error::invalid_argument(
+                format!("master URL #{index}"),
+                ArgValue::Text(redact_url(url)),
+                format!(
+                    "the same server as master URL #{first} {:?}: each server may vote only \
+                     once, list every master once",
+                    redact_url(&urls[first]),
+                ),
+            ));
         }
         seen.insert(server, index);
     }
     Ok(())
 }
 
+/// Checks one master URL as the builder does (scheme `redis://`, `rediss://` or `unix://`,
+/// host, port, TLS parameters and the files they name), for a surface that wants to refuse a
+/// bad one while parsing its own arguments. The error names the URL with its password
+/// redacted; its [`reason`](crate::InvalidArgument::reason) says what is wrong.
+pub fn check_master_url(url: &str) -> Result<()> {
+    crate::master::target_of(0, url).map(drop)
+}
+
+/// A number of seconds as a [`Duration`], or `InvalidArgument` naming `parameter` when it is
+/// negative, not a number or too large (the one conversion for surfaces that speak seconds).
+pub fn duration_from_secs(parameter: &'static str, seconds: f64) -> Result<Duration, Error> {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(Error::invalid_argument(
+            parameter,
+            ArgValue::Seconds(seconds),
+            "must be a finite number of seconds >= 0",
+        ));
+    }
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| Error::invalid_argument(parameter, ArgValue::Seconds(seconds), "too large"))
+}
+
 /// Validates a resource name: non-empty.
 pub(crate) fn check_resource(resource: &str) -> Result<()> {
     if resource.is_empty() {
-        return Err(Error::invalid("resource \"\": must not be empty"));
+        return Err(Error::invalid_argument(
+            "resource",
+            ArgValue::Text(String::new()),
+            "must not be empty",
+        ));
     }
     Ok(())
 }
@@ -267,16 +318,21 @@ pub(crate) fn check_resource(resource: &str) -> Result<()> {
 pub(crate) fn check_ttl(ttl: Duration, drift_factor: f64) -> Result<Duration> {
     let whole_ms = Duration::from_millis(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
     if whole_ms > crate::validity::MAX_TTL {
-        return Err(Error::invalid(format!(
-            "ttl {ttl:?}: larger than the maximum {:?}",
-            crate::validity::MAX_TTL
-        )));
+        return Err(Error::invalid_argument(
+            "ttl",
+            ArgValue::Duration(ttl),
+            format!("larger than the maximum {:?}", crate::validity::MAX_TTL),
+        ));
     }
     let drift = crate::validity::drift(whole_ms, drift_factor);
     if whole_ms <= drift {
-        return Err(Error::invalid(format!(
-            "ttl {ttl:?}: must be longer than the clock-drift allowance {drift:?} (ttl × drift_factor + 2ms)"
-        )));
+        return Err(Error::invalid_argument(
+            "ttl",
+            ArgValue::Duration(ttl),
+            format!(
+                "must be longer than the clock-drift allowance {drift:?} (ttl × drift_factor + 2ms)"
+            ),
+        ));
     }
     Ok(whole_ms)
 }
@@ -339,5 +395,70 @@ mod tests {
         );
         let err = check_ttl(Duration::from_millis(1), 0.01).unwrap_err();
         assert!(err.to_string().contains("1ms"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod surface_tests {
+    use super::*;
+    use crate::argument::{deadline_after, DurationUnit, Surface};
+    use std::time::Instant;
+
+    const C: Surface = Surface {
+        names: &[("ttl", "ttl_ms")],
+        durations: DurationUnit::Millis,
+    };
+    const PY: Surface = Surface {
+        names: &[],
+        durations: DurationUnit::Seconds,
+    };
+
+    #[test]
+    fn each_surface_names_the_parameter_and_value_in_its_own_words() {
+        let err = || {
+            Error::invalid_argument(
+                "ttl",
+                ArgValue::Duration(Duration::from_millis(1500)),
+                "too short",
+            )
+        };
+        assert_eq!(err().to_string(), "invalid argument: ttl 1.5s: too short");
+        assert_eq!(
+            err().for_surface(&C).to_string(),
+            "invalid argument: ttl_ms 1500: too short"
+        );
+        assert_eq!(
+            err().for_surface(&PY).to_string(),
+            "invalid argument: ttl 1.5: too short"
+        );
+        let zero = Error::invalid_argument("ttl", ArgValue::Duration(Duration::ZERO), "no");
+        assert_eq!(
+            zero.for_surface(&PY).to_string(),
+            "invalid argument: ttl 0.0: no"
+        );
+        let null = Error::InvalidArgument(InvalidArgument::without_value("out", "is NULL"));
+        assert_eq!(
+            null.for_surface(&C).to_string(),
+            "invalid argument: out is NULL"
+        );
+    }
+
+    #[test]
+    fn seconds_convert_once_with_one_policy() {
+        assert_eq!(
+            duration_from_secs("ttl", 0.25).unwrap(),
+            Duration::from_millis(250)
+        );
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 1e300] {
+            let err = duration_from_secs("timeout", bad).unwrap_err();
+            assert!(err.is_invalid_argument());
+            assert!(
+                err.to_string().starts_with("invalid argument: timeout "),
+                "{err}"
+            );
+        }
+        let now = Instant::now();
+        assert!(deadline_after(Duration::MAX) > now + Duration::from_secs(86_400 * 365));
+        assert!(deadline_after(Duration::ZERO) >= now);
     }
 }

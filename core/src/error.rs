@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+use std::borrow::Cow;
+
+use crate::argument::{ArgValue, InvalidArgument, Surface};
 use crate::vote::Vote;
 
 /// Result alias of the crate.
@@ -33,6 +36,9 @@ pub enum LostReason {
     Expired,
     /// The configured maximum number of extensions was reached.
     ExtensionLimit,
+    /// A scope that acted as the owner (a `with` block, a C++ `Guard`) ended after the
+    /// validity had run out: see [`crate::Lock::check_still_valid`].
+    ExpiredBeforeRelease,
 }
 
 impl fmt::Display for LostReason {
@@ -41,6 +47,7 @@ impl fmt::Display for LostReason {
             LostReason::NotHeld => "fewer than a quorum of masters still hold its token",
             LostReason::Expired => "its validity ran out before a quorum renewed it",
             LostReason::ExtensionLimit => "the maximum number of extensions was reached",
+            LostReason::ExpiredBeforeRelease => "its validity ran out before it was released",
         })
     }
 }
@@ -83,9 +90,9 @@ pub enum Error {
         /// The vote of the failed extend, if one was made.
         vote: Option<Box<Vote>>,
     },
-    /// Bad argument or configuration; the message names the value (never a password).
+    /// Bad argument or configuration: the parameter, its value (never a password) and why.
     #[error("invalid argument: {0}")]
-    InvalidArgument(String),
+    InvalidArgument(InvalidArgument),
     /// A bug or an environment failure.
     #[error("internal error: {0}")]
     Internal(String),
@@ -137,7 +144,29 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
-        Error::InvalidArgument(msg.into())
+    /// The error in a surface's words: an `InvalidArgument` gets the surface's parameter name
+    /// and duration unit; every other error is returned as is.
+    pub fn for_surface(self, surface: &Surface) -> Self {
+        match self {
+            Error::InvalidArgument(invalid) => Error::InvalidArgument(invalid.in_words_of(surface)),
+            other => other,
+        }
+    }
+
+    /// An `InvalidArgument` error (see [`InvalidArgument::new`]).
+    pub fn invalid_argument(
+        parameter: impl Into<Cow<'static, str>>,
+        value: ArgValue,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::InvalidArgument(InvalidArgument::new(parameter, value, reason))
+    }
+
+    /// The bad argument behind an `InvalidArgument` error.
+    pub fn invalid(&self) -> Option<&InvalidArgument> {
+        match self {
+            Error::InvalidArgument(invalid) => Some(invalid),
+            _ => None,
+        }
     }
 }

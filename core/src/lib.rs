@@ -21,6 +21,7 @@
 //!
 //! From synchronous code use [`blocking::Redlock`] (same operations).
 
+mod argument;
 mod client;
 mod collector;
 mod config;
@@ -36,10 +37,12 @@ mod watchdog;
 
 pub mod blocking;
 
+pub use argument::{deadline_after, ArgValue, DurationUnit, InvalidArgument, Surface};
 pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{
-    FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR, DEFAULT_INSTANCE_TIMEOUT,
-    DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY,
+    check_master_url, duration_from_secs, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR,
+    DEFAULT_FANOUT, DEFAULT_INSTANCE_TIMEOUT, DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT,
+    DEFAULT_RETRY_DELAY, DEFAULT_TTL,
 };
 pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::error::{Error, LostReason, Result};
 use crate::vote::Vote;
 
 /// A lock won on a quorum of masters. Release it with [`crate::Redlock::release`]; dropping it
@@ -59,6 +60,46 @@ impl Lock {
     /// The vote of the last acquire attempt or extension.
     pub fn vote(&self) -> &Vote {
         &self.vote
+    }
+
+    /// The rule of a scope that acts as the owner until its end (Python's `with` block, the
+    /// C++ `Guard`): checked just before the release that ends the scope, `LockLost` (reason
+    /// [`LostReason::ExpiredBeforeRelease`]) when the validity had run out, since the holder may have acted
+    /// while someone else could hold the lock. Combine it with the release's outcome through
+    /// [`Lock::end_of_scope`]; [`crate::Redlock::release_scoped`] does both.
+    pub fn check_still_valid(&self) -> Result<()> {
+        if self.is_valid() {
+            return Ok(());
+        }
+        Err(Error::LockLost {
+            resource: self.resource.to_string(),
+            reason: LostReason::ExpiredBeforeRelease,
+            vote: None,
+        })
+    }
+
+    /// What ending a scope reports, given the check made before its release and the release's
+    /// outcome: a release failure other than a lost lock first (e.g. `Unavailable`), then a
+    /// lost lock (e.g. reported by a background renewal), then the expiry (carrying the
+    /// release's vote: how many masters released), else the release's vote.
+    pub fn end_of_scope(checked: Result<()>, released: Result<Vote>) -> Result<Vote> {
+        match (checked, released) {
+            (_, Err(err)) => Err(err),
+            (Ok(()), Ok(vote)) => Ok(vote),
+            (
+                Err(Error::LockLost {
+                    resource,
+                    reason,
+                    vote: None,
+                }),
+                Ok(vote),
+            ) => Err(Error::LockLost {
+                resource,
+                reason,
+                vote: Some(Box::new(vote)),
+            }),
+            (Err(expired), Ok(_)) => Err(expired),
+        }
     }
 }
 

@@ -273,3 +273,41 @@ async fn many_tasks_on_one_client_never_let_a_release_overtake_its_acquire() {
         assert_eq!(m.key_count(i).unwrap(), 0, "keys left on master {i}");
     }
 }
+
+/// The scope rule (Python's with-block, the C++ Guard): a release at the end of a scope
+/// reports `LockLost` (expired) when the validity ran out before it, and still releases.
+#[tokio::test]
+async fn a_scoped_release_reports_a_lock_that_expired_before_it() {
+    let m = masters(3);
+    let redlock = client(&m, redlock_core::FanOut::Concurrent).await;
+    let held = redlock.acquire("scoped:held", TTL).await.unwrap();
+    let vote = redlock
+        .release_scoped(&held)
+        .await
+        .expect("valid to the end");
+    assert_eq!(vote.granted(), 3);
+
+    let short = redlock
+        .acquire("scoped:expired", Duration::from_secs(1))
+        .await
+        .unwrap();
+    // Wait (bounded) for the validity to run out: a condition, not a fixed sleep.
+    let give_up = std::time::Instant::now() + Duration::from_secs(30);
+    while short.is_valid() {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "validity never ran out"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let err = redlock.release_scoped(&short).await.unwrap_err();
+    assert!(err.is_lock_lost(), "{err}");
+    assert!(matches!(
+        err,
+        redlock_core::Error::LockLost {
+            reason: redlock_core::LostReason::ExpiredBeforeRelease,
+            ..
+        }
+    ));
+    assert!(with_key(&m, "scoped:expired").is_empty());
+}

@@ -469,6 +469,19 @@ enum redlock_status redlock_release(const struct redlock_client *client,
                                     const struct redlock_lock *lock);
 
 /**
+ * Like `redlock_release()` at the end of a scope that acted as the lock's owner (what the C++
+ * `redlock::Guard` calls): the release is made on every master all the same, but the result
+ * is `REDLOCK_LOCK_LOST` when the lock's validity had run out before it, since the scope may
+ * have acted while someone else could hold the lock. `redlock_last_vote()` then holds the
+ * release's vote (how many masters released).
+ *
+ * # Safety
+ * As for `redlock_release()`.
+ */
+enum redlock_status redlock_release_checked(const struct redlock_client *client,
+                                            const struct redlock_lock *lock);
+
+/**
  * The locked resource (the Redis key), or NULL when `lock` is NULL. The string belongs to
  * the lock and lives until `redlock_lock_free(lock)`.
  *

@@ -6,7 +6,8 @@
  *   {
  *       redlock::Guard guard(client, "orders:42", std::chrono::seconds(10));
  *       // ... act as the owner while guard.lock().remaining() > 0 ...
- *   }   // released here, also when an exception leaves the scope
+ *       guard.release(); // throws REDLOCK_LOCK_LOST if the validity ran out before this
+ *   }   // released here otherwise, also when an exception leaves the scope
  *
  *   // Like std::unique_lock(mutex, timeout): try for up to 2 s, no exception when busy.
  *   redlock::Guard maybe(client, "orders:43", 10s, std::try_to_lock, 2s);
@@ -221,6 +222,13 @@ private:
 /// Holds a lock for a scope: releases it when destroyed (errors on that path are swallowed;
 /// call release() to see them).
 ///
+/// The scope rule (the same as Python's `with` block): the scope acted as the owner until its
+/// end only if the lock was still valid when it was released. release() reports otherwise by
+/// throwing Error(REDLOCK_LOCK_LOST) (the release is still made on every master; the error's
+/// vote says how many released). A destructor cannot throw, so a Guard that merely goes out
+/// of scope swallows that report: end a scope whose work must not outlive the lock with
+/// release().
+///
 /// Like std::unique_lock: the throwing constructors own the lock once built; the
 /// std::try_to_lock one may not (check owns_lock() or `if (guard)`).
 class Guard {
@@ -247,7 +255,7 @@ public:
     Guard &operator=(const Guard &) = delete;
     ~Guard() {
         if (lock_) {
-            (void)redlock_release(client_, lock_->get());
+            (void)redlock_release_checked(client_, lock_->get());
         }
     }
 
@@ -264,13 +272,15 @@ public:
         detail::check(redlock_extend(client_, lock_->get(), detail::to_ms(ttl)), true);
     }
     /// Releases now (the destructor then does nothing); returns how many masters released.
+    /// Throws Error(REDLOCK_LOCK_LOST) when the lock's validity had run out before this
+    /// release (see the scope rule above), Error(REDLOCK_UNAVAILABLE...) when it failed.
     std::size_t release() {
         if (!lock_) {
             return 0;
         }
         Lock lock = std::move(*lock_);
         lock_.reset();
-        detail::check(redlock_release(client_, lock.get()), true);
+        detail::check(redlock_release_checked(client_, lock.get()), true);
         Vote vote{};
         return redlock_last_vote(&vote) == REDLOCK_OK ? vote.granted : 0;
     }

@@ -7,7 +7,7 @@ use std::ffi::{c_char, CStr};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use redlock_core::Error;
+use redlock_core::{DurationUnit, Error, InvalidArgument, Surface};
 
 use crate::status::redlock_status;
 use crate::unwind::infallible;
@@ -98,6 +98,17 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
         .unwrap_or("(no message)")
 }
 
+/// The C names of the core's parameters (durations are whole milliseconds here): the core
+/// checks every value, and its `InvalidArgument` is put in these words once, in [`respond`].
+const C_WORDS: Surface = Surface {
+    names: &[
+        ("ttl", "ttl_ms"),
+        ("instance_timeout", "instance_timeout_ms"),
+        ("retry_delay", "retry_delay_ms"),
+    ],
+    durations: DurationUnit::Millis,
+};
+
 /// Runs the body of a fallible exported function: a panic becomes `REDLOCK_PANIC`, an error
 /// its status (and the thread's last error message), success `REDLOCK_OK` (and an empty
 /// message).
@@ -124,6 +135,7 @@ fn respond(
             redlock_status::REDLOCK_OK
         }
         Err(error) => {
+            let error = error.for_surface(&C_WORDS);
             set_last_error(format_args!("{error}"));
             redlock_status::from_kind(error.kind())
         }
@@ -140,7 +152,10 @@ fn respond(
 /// `Err(InvalidArgument)` naming `name` when `ptr` is NULL.
 pub(crate) fn non_null<T>(ptr: *const T, name: &str) -> Result<(), Error> {
     if ptr.is_null() {
-        return Err(Error::InvalidArgument(format!("{name} is NULL")));
+        return Err(Error::InvalidArgument(InvalidArgument::without_value(
+            name.to_owned(),
+            "is NULL",
+        )));
     }
     Ok(())
 }
@@ -171,22 +186,15 @@ pub(crate) unsafe fn utf8_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a 
         } else {
             (bytes, "", String::new())
         };
-        Error::InvalidArgument(format!(
-            "{name} \"{}{ellipsis}\" is not valid UTF-8 (bad byte at offset {}{total})",
-            shown.escape_ascii(),
-            e.valid_up_to()
+        Error::InvalidArgument(InvalidArgument::without_value(
+            name.to_owned(),
+            format!(
+                "\"{}{ellipsis}\" is not valid UTF-8 (bad byte at offset {}{total})",
+                shown.escape_ascii(),
+                e.valid_up_to()
+            ),
         ))
     })
-}
-
-/// Milliseconds as a `Duration`, refusing 0 with a message naming the argument.
-pub(crate) fn positive_ms(ms: u64, name: &str) -> Result<std::time::Duration, Error> {
-    if ms == 0 {
-        return Err(Error::InvalidArgument(format!(
-            "{name} 0: must be greater than zero"
-        )));
-    }
-    Ok(std::time::Duration::from_millis(ms))
 }
 
 #[cfg(test)]
@@ -236,7 +244,12 @@ mod tests {
     #[test]
     fn a_huge_message_is_cut_at_a_character_boundary() {
         let long = "é".repeat(5000);
-        let status = call("redlock_demo", || Err(Error::InvalidArgument(long.clone())));
+        let status = call("redlock_demo", || {
+            Err(Error::InvalidArgument(InvalidArgument::without_value(
+                "demo",
+                long.clone(),
+            )))
+        });
         assert_eq!(status, redlock_status::REDLOCK_INVALID_ARGUMENT);
         let message = last_error();
         assert!(
@@ -256,10 +269,20 @@ mod tests {
             err.to_string(),
             "invalid argument: resource \"fo\\x80o\" is not valid UTF-8 (bad byte at offset 2)"
         );
-        let err = positive_ms(0, "ttl_ms").unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "invalid argument: ttl_ms 0: must be greater than zero"
-        );
+    }
+
+    /// The core names its own parameters; C callers read theirs (`ttl_ms`, in milliseconds).
+    #[test]
+    fn core_errors_speak_c() {
+        let ttl = std::time::Duration::from_millis(1500);
+        let status = call("redlock_demo", || {
+            Err(Error::invalid_argument(
+                "ttl",
+                redlock_core::ArgValue::Duration(ttl),
+                "too short",
+            ))
+        });
+        assert_eq!(status, redlock_status::REDLOCK_INVALID_ARGUMENT);
+        assert_eq!(last_error(), "invalid argument: ttl_ms 1500: too short");
     }
 }

@@ -1,13 +1,13 @@
 //! `redlock_client` and the operations: acquire, extend, release.
 
 use std::ffi::c_char;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use std::ffi::CStr;
 
-use redlock_core::{blocking, redact_url_bytes, Error, Lock};
+use redlock_core::{blocking, deadline_after, redact_url_bytes, Error, InvalidArgument, Lock};
 
-use crate::boundary::{self, non_null, positive_ms, utf8_arg, write_out};
+use crate::boundary::{self, non_null, utf8_arg, write_out};
 use crate::fork::Owner;
 use crate::lock::redlock_lock;
 use crate::options::{read_options, redlock_options, redlock_options_default};
@@ -64,10 +64,13 @@ unsafe fn url_arg(url: *const c_char, index: usize) -> Result<String, Error> {
     let bytes = unsafe { CStr::from_ptr(url) }.to_bytes();
     match std::str::from_utf8(bytes) {
         Ok(url) => Ok(url.to_owned()),
-        Err(e) => Err(Error::InvalidArgument(format!(
-            "{name} \"{}\" is not valid UTF-8 (bad byte at offset {})",
-            redact_url_bytes(bytes),
-            e.valid_up_to()
+        Err(e) => Err(Error::InvalidArgument(InvalidArgument::without_value(
+            name,
+            format!(
+                "\"{}\" is not valid UTF-8 (bad byte at offset {})",
+                redact_url_bytes(bytes),
+                e.valid_up_to()
+            ),
         ))),
     }
 }
@@ -97,9 +100,11 @@ pub unsafe extern "C" fn redlock_client_new(
         non_null(urls, "urls")?;
         non_null(out, "out")?;
         if n_urls > REDLOCK_MAX_MASTERS {
-            return Err(Error::InvalidArgument(format!(
-                "n_urls {n_urls}: at most {REDLOCK_MAX_MASTERS} masters (REDLOCK_MAX_MASTERS)"
-            )));
+            return Err(Error::invalid_argument(
+                "n_urls",
+                redlock_core::ArgValue::Integer(n_urls as u64),
+                format!("at most {REDLOCK_MAX_MASTERS} masters (REDLOCK_MAX_MASTERS)"),
+            ));
         }
         let urls = (0..n_urls)
             .map(|i| {
@@ -190,8 +195,8 @@ unsafe fn acquire_with(
         // SAFETY: forwarded contract.
         let resource = unsafe { utf8_arg(resource, "resource") }?;
         non_null(out, "out")?;
-        let ttl = positive_ms(ttl_ms, "ttl_ms")?;
-        let lock = acquire(client, resource, ttl)?;
+        // The core checks the TTL (and names it `ttl_ms` to C callers).
+        let lock = acquire(client, resource, Duration::from_millis(ttl_ms))?;
         vote::record_last(Some(lock.vote()));
         let handle = Box::into_raw(Box::new(redlock_lock::new(lock)));
         // SAFETY: `out` is non-NULL and writable by the caller's contract.
@@ -276,12 +281,7 @@ pub unsafe extern "C" fn redlock_acquire_within(
             ttl_ms,
             out,
             |c, r, ttl| {
-                let deadline = Instant::now()
-                    .checked_add(Duration::from_millis(wait_ms))
-                    .ok_or_else(|| {
-                        Error::InvalidArgument(format!("wait_ms {wait_ms}: too large"))
-                    })?;
-                c.acquire_with_deadline(r, ttl, deadline)
+                c.acquire_with_deadline(r, ttl, deadline_after(Duration::from_millis(wait_ms)))
             },
         )
     }
@@ -305,10 +305,9 @@ pub unsafe extern "C" fn redlock_extend(
         // SAFETY: forwarded contract.
         let client = unsafe { client_ref(client) }?;
         non_null(lock, "lock")?;
-        let ttl = positive_ms(ttl_ms, "ttl_ms")?;
         // SAFETY: non-NULL live handle, not shared during the call, by the caller's contract.
         let lock = unsafe { &mut (*lock).lock };
-        client.extend(lock, ttl)?;
+        client.extend(lock, Duration::from_millis(ttl_ms))?;
         vote::record_last(Some(lock.vote()));
         Ok(())
     })
@@ -333,5 +332,31 @@ pub unsafe extern "C" fn redlock_release(
         let vote = client.release(unsafe { &(*lock).lock })?;
         vote::record_last(Some(&vote));
         Ok(())
+    })
+}
+
+/// Like `redlock_release()` at the end of a scope that acted as the lock's owner (what the C++
+/// `redlock::Guard` calls): the release is made on every master all the same, but the result
+/// is `REDLOCK_LOCK_LOST` when the lock's validity had run out before it, since the scope may
+/// have acted while someone else could hold the lock. `redlock_last_vote()` then holds the
+/// release's vote (how many masters released).
+///
+/// # Safety
+/// As for `redlock_release()`.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_release_checked(
+    client: *const redlock_client,
+    lock: *const redlock_lock,
+) -> redlock_status {
+    vote::operation("redlock_release_checked", || {
+        // SAFETY: forwarded contract.
+        let client = unsafe { client_ref(client) }?;
+        non_null(lock, "lock")?;
+        // SAFETY: non-NULL live handle by the caller's contract.
+        let lock = unsafe { &(*lock).lock };
+        let checked = lock.check_still_valid();
+        let vote = client.release(lock)?;
+        vote::record_last(Some(&vote));
+        Lock::end_of_scope(checked, Ok(vote)).map(drop)
     })
 }

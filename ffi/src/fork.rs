@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
 
-use redlock_core::Error;
+use redlock_core::{Error, InvalidArgument};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 static REGISTER: Once = Once::new();
@@ -48,11 +48,14 @@ impl Owner {
         if !self.is_forked() {
             return Ok(());
         }
-        Err(Error::InvalidArgument(format!(
-            "client was created in process {} and cannot be used in process {} after fork(): \
-             its I/O threads exist only in the parent; create a new client in this process",
-            self.pid,
-            std::process::id()
+        Err(Error::InvalidArgument(InvalidArgument::without_value(
+            "client",
+            format!(
+                "was created in process {} and cannot be used in process {} after fork(): \
+                 its I/O threads exist only in the parent; create a new client in this process",
+                self.pid,
+                std::process::id()
+            ),
         )))
     }
 }

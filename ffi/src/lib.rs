@@ -25,7 +25,7 @@ pub use boundary::redlock_last_error_message;
 pub use client::{
     redlock_acquire, redlock_acquire_within, redlock_client, redlock_client_free,
     redlock_client_new, redlock_client_wait_connected, redlock_extend, redlock_release,
-    redlock_try_acquire,
+    redlock_release_checked, redlock_try_acquire,
 };
 pub use lock::{
     redlock_lock, redlock_lock_extensions, redlock_lock_free, redlock_lock_remaining_ms,

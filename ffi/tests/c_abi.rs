@@ -471,6 +471,12 @@ fn cpp_guard_waits_and_tries_for_a_while() {
 }
 
 #[test]
+fn cpp_guard_release_reports_a_lock_that_expired_in_its_scope() {
+    let masters = masters();
+    run_case(&programs().test_cpp, "guard_expiry", &masters);
+}
+
+#[test]
 fn cpp_errors_carry_status_message_and_vote() {
     let masters = masters();
     run_case(&programs().test_cpp, "errors", &masters);

@@ -24,6 +24,22 @@ pub struct Window {
     pub start_ns: u64,
     /// When the holder stopped owning it (validity ran out or release started).
     pub end_ns: u64,
+    /// The lock's token (its 20 random bytes), so an overlap names the two holders.
+    pub token: [u8; 20],
+}
+
+/// The 20 bytes of a hex lock token (zeros for anything else: the token only labels a window).
+pub fn token_bytes(hex: &str) -> [u8; 20] {
+    let mut out = [0u8; 20];
+    if hex.len() == 40 {
+        for (i, byte) in out.iter_mut().enumerate() {
+            match u8::from_str_radix(&hex[2 * i..2 * i + 2], 16) {
+                Ok(b) => *byte = b,
+                Err(_) => return [0u8; 20],
+            }
+        }
+    }
+    out
 }
 
 /// Counts pairs of windows of the same resource that overlap (a window ending exactly when
@@ -60,7 +76,17 @@ mod tests {
             resource,
             start_ns,
             end_ns,
+            token: [0; 20],
         }
+    }
+
+    #[test]
+    fn tokens_are_their_bytes() {
+        let hex = "00ff10a0b1c2d3e4f5061728394a5b6c7d8e9fa0";
+        let bytes = token_bytes(hex);
+        assert_eq!((bytes[0], bytes[1], bytes[19]), (0x00, 0xff, 0xa0));
+        assert_eq!(token_bytes("short"), [0; 20]);
+        assert_eq!(token_bytes(&"zz".repeat(20)), [0; 20]);
     }
 
     #[test]

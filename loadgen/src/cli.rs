@@ -3,6 +3,7 @@
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -12,7 +13,9 @@ use crate::error::EXIT_CODES_HELP;
 use crate::locks::worker_fault::WorkerFault;
 use crate::locks::LockList;
 use crate::render::percentiles::Percentiles;
-use values::{parse_duration, FanoutChoice, HoldSpec, KeyDist};
+use values::{
+    parse_coordinator_url, parse_duration, parse_run_id, FanoutChoice, HoldSpec, KeyDist,
+};
 
 pub mod values;
 
@@ -61,6 +64,10 @@ pub enum Command {
     /// capacity results step by step.
     #[command(after_help = EXIT_CODES_HELP)]
     Merge(MergeArgs),
+    /// Wait for every agent of a coordinated run (`run`/`capacity --coordinator`) and print
+    /// their merge (exactly as `merge`), one line per agent, and the cross-agent safety check.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Collect(CollectArgs),
     /// Run the fixed fault matrix (negative controls included) and print one verdict table.
     #[command(after_help = EXIT_CODES_HELP)]
     Scenarios(ScenariosArgs),
@@ -69,8 +76,9 @@ pub enum Command {
 /// Where the masters are.
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
-    /// Existing masters to load, comma-separated (redis://[user:password@]host:port[/db]).
-    #[arg(long, value_name = "URL,...", value_delimiter = ',', num_args = 1.., value_parser = MasterUrl)]
+    /// Existing masters to load, comma-separated (redis://[user:password@]host:port[/db]; also
+    /// from REDLOCK_LOADGEN_MASTERS, which keeps passwords off the command line).
+    #[arg(long, value_name = "URL,...", value_delimiter = ',', num_args = 1.., env = "REDLOCK_LOADGEN_MASTERS", hide_env_values = true, value_parser = MasterUrl)]
     pub masters: Vec<String>,
     /// Start N local redis-server masters on free loopback ports (default 5).
     #[arg(long, value_name = "N", conflicts_with = "masters", value_parser = clap::value_parser!(u32).range(1..=99))]
@@ -106,13 +114,13 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     pub ttl: Duration,
     /// Retries after a lost attempt.
-    #[arg(long, value_name = "N", default_value = "3")]
+    #[arg(long, value_name = "N", default_value_t = redlock_core::DEFAULT_RETRY_COUNT)]
     pub retry_count: u32,
     /// Upper bound of the jittered delay between attempts (each delay is drawn from [D/2, D]).
-    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_RETRY_DELAY.as_str(), value_parser = parse_duration)]
     pub retry_delay: Duration,
     /// Per-master request timeout.
-    #[arg(long, value_name = "DURATION", default_value = "50ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_INSTANCE_TIMEOUT.as_str(), value_parser = parse_duration)]
     pub instance_timeout: Duration,
     /// Votes needed to win (default: majority of the masters).
     #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u32).range(1..))]
@@ -180,6 +188,8 @@ pub struct RunArgs {
     #[arg(long = "client-fault", value_name = "SPEC", value_parser = WorkerFault::parse)]
     pub client_faults: Vec<WorkerFault>,
     #[command(flatten)]
+    pub agents: AgentArgs,
+    #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -223,6 +233,49 @@ pub struct MergeArgs {
     pub output: OutputArgs,
 }
 
+/// `run` and `capacity` flags for many agents (see [`crate::coordinator`]).
+#[derive(Debug, Clone, Default, Args)]
+pub struct AgentArgs {
+    /// Coordinate with other agents through this Redis (redis://[user:password@]host:port[/db];
+    /// also from REDLOCK_LOADGEN_COORDINATOR). It only holds the run's bookkeeping, never lock keys.
+    #[arg(long, value_name = "URL", env = "REDLOCK_LOADGEN_COORDINATOR", hide_env_values = true, requires = "agents", value_parser = parse_coordinator_url)]
+    pub coordinator: Option<String>,
+    /// Agents in the run: everybody waits until this many joined, then all start together.
+    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub agents: Option<u32>,
+    /// The run to join (letters, digits, '.', '_', '-'); default: the run the coordinator has
+    /// open (the first agent opens one and prints its id).
+    #[arg(long, value_name = "ID", requires = "coordinator", value_parser = parse_run_id)]
+    pub run_id: Option<String>,
+    /// How long an agent waits for the others at each start (a missing agent ends the run
+    /// for everybody after this).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub join_timeout: Duration,
+}
+
+/// `redlock-loadgen collect` flags.
+#[derive(Debug, Clone, Args)]
+pub struct CollectArgs {
+    /// The coordinator the agents ran with (also from REDLOCK_LOADGEN_COORDINATOR).
+    #[arg(long, value_name = "URL", env = "REDLOCK_LOADGEN_COORDINATOR", hide_env_values = true, value_parser = parse_coordinator_url)]
+    pub coordinator: String,
+    /// The run to collect (the agents print it when they join).
+    #[arg(long, value_name = "ID", value_parser = parse_run_id)]
+    pub run_id: String,
+    /// How long to wait for every agent's result.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub wait: Duration,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+// The client flags' defaults are the core's (`--help` shows them as flag values).
+static DEFAULT_RETRY_DELAY: LazyLock<String> =
+    LazyLock::new(|| humantime::format_duration(redlock_core::DEFAULT_RETRY_DELAY).to_string());
+static DEFAULT_INSTANCE_TIMEOUT: LazyLock<String> = LazyLock::new(|| {
+    humantime::format_duration(redlock_core::DEFAULT_INSTANCE_TIMEOUT).to_string()
+});
+
 /// `redlock-loadgen capacity` flags.
 #[derive(Debug, Clone, Args)]
 pub struct CapacityArgs {
@@ -254,6 +307,8 @@ pub struct CapacityArgs {
     /// there when a slot comes due: rate × acquire latency).
     #[arg(long, value_name = "C", default_value = "512", value_parser = parse_clients)]
     pub clients: u32,
+    #[command(flatten)]
+    pub agents: AgentArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -351,8 +406,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     Ok(rate)
 }
 
-/// `--masters` values: checked like [`parse_url`], and the error shows the value with its
-/// password redacted (clap's own message would echo it raw).
+/// `--masters` values: checked by the core as the client will (`redis://`, `rediss://`,
+/// `unix://`), and the error shows the value with its password redacted (clap's own message
+/// would echo it raw).
 #[derive(Debug, Clone, Copy)]
 struct MasterUrl;
 
@@ -378,17 +434,13 @@ impl clap::builder::TypedValueParser for MasterUrl {
                 "not valid UTF-8".into(),
             )
         })?;
-        parse_url(text).map_err(|why| invalid(format!("{:?}", redlock_core::redact_url(text)), why))
+        let url = text.trim();
+        redlock_core::check_master_url(url).map_err(|e| {
+            let why = e
+                .invalid()
+                .map_or_else(|| e.to_string(), |i| i.reason().to_string());
+            invalid(format!("{:?}", redlock_core::redact_url(text)), why)
+        })?;
+        Ok(url.to_string())
     }
-}
-
-fn parse_url(text: &str) -> Result<String, String> {
-    let url = text.trim();
-    if url.is_empty() {
-        return Err("empty master URL".into());
-    }
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Err("a master URL starts with redis:// or rediss://".into());
-    }
-    Ok(url.to_string())
 }

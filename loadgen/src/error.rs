@@ -39,10 +39,26 @@ impl LoadgenError {
     }
 }
 
+/// The core's parameters as the CLI's flags: the core checks the values, and its
+/// `InvalidArgument` names the flag, here, once.
+const CORE_FLAGS: redlock_core::Surface = redlock_core::Surface {
+    names: &[
+        ("ttl", "--ttl"),
+        ("retry_count", "--retry-count"),
+        ("retry_delay", "--retry-delay"),
+        ("instance_timeout", "--instance-timeout"),
+        ("quorum", "--quorum"),
+        ("masters", "--masters"),
+    ],
+    durations: redlock_core::DurationUnit::Readable,
+};
+
 impl From<redlock_core::Error> for LoadgenError {
     fn from(e: redlock_core::Error) -> Self {
         match e.kind() {
-            ErrorKind::InvalidArgument => LoadgenError::Usage(e.to_string()),
+            ErrorKind::InvalidArgument => {
+                LoadgenError::Usage(e.for_surface(&CORE_FLAGS).to_string())
+            }
             _ => LoadgenError::Failed(e.to_string()),
         }
     }

@@ -15,6 +15,7 @@ pub mod checker;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod coordinator;
 pub mod cpu;
 pub mod error;
 pub mod faults;

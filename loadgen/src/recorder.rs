@@ -294,13 +294,14 @@ impl Recorder {
         }
     }
 
-    /// A lock this worker owned from `from` until `until` (both monotonic).
-    pub fn owned(&mut self, resource: u32, from: Instant, until: Instant) {
+    /// A lock (`token`) this worker owned from `from` until `until` (both monotonic).
+    pub fn owned(&mut self, resource: u32, token: &str, from: Instant, until: Instant) {
         let ns = |t: Instant| t.saturating_duration_since(self.epoch).as_nanos() as u64;
         self.windows.push(Window {
             resource,
             start_ns: ns(from),
             end_ns: ns(until),
+            token: crate::checker::token_bytes(token),
         });
     }
 

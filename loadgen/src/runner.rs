@@ -4,10 +4,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use futures_util::future::LocalBoxFuture;
 use redlock_core::{FanOut, Redlock};
 use tokio::sync::mpsc;
 
-use crate::checker::count_violations;
+use crate::checker::{count_violations, Window};
 use crate::config::{Load, RunConfig};
 use crate::cpu::CpuSample;
 use crate::error::LoadgenError;
@@ -45,6 +46,18 @@ pub trait RunHooks {
     fn mode_start(&mut self, _fanout: FanOut, _target: &Target) -> Result<(), LoadgenError> {
         Ok(())
     }
+    /// Called once the mode's client is connected, just before its warm-up. An instant
+    /// returned (once it has come) is the warm-up's start — so agents on several machines start
+    /// together; `None` starts now.
+    fn start_at(
+        &mut self,
+        _fanout: FanOut,
+        _warmup: Duration,
+    ) -> LocalBoxFuture<'_, Result<Option<Instant>, LoadgenError>> {
+        Box::pin(async { Ok(None) })
+    }
+    /// The mode's ownership windows (ns from its warm-up's start), before they are checked.
+    fn windows(&mut self, _fanout: FanOut, _windows: &[Window]) {}
     /// `since_epoch` counts from the start of the mode's warm-up.
     fn tick(
         &mut self,
@@ -160,20 +173,9 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
         builder = builder.quorum(q);
     }
     let redlock = builder.build()?;
-    // The core checks the TTL on every acquire; check it once up front so a bad --ttl is a
-    // usage error (exit 2) rather than a run of failed calls.
-    redlock_core::validity::validity(
-        cfg.ttl,
-        Duration::ZERO,
-        redlock_core::validity::drift(cfg.ttl, redlock.settings().drift_factor),
-    )
-    .ok_or_else(|| {
-        LoadgenError::Usage(format!(
-            "--ttl {:?}: must be longer than the clock-drift allowance (ttl × {} + 2ms)",
-            cfg.ttl,
-            redlock.settings().drift_factor
-        ))
-    })?;
+    // The core's TTL check, once up front, so a bad --ttl is a usage error (exit 2) rather
+    // than a run of failed calls.
+    redlock.check_ttl(cfg.ttl)?;
     Ok(redlock)
 }
 
@@ -204,7 +206,10 @@ async fn run_mode(
     // Single-master locks are counted against their one master.
     let n_masters = if lock.votes() { target.urls.len() } else { 1 };
     let keys: Arc<[String]> = (0..cfg.resources).map(|i| setup::key(lock, i)).collect();
-    let epoch = Instant::now();
+    let epoch = hooks
+        .start_at(fanout, cfg.warmup)
+        .await?
+        .unwrap_or_else(Instant::now);
     let clock = Clock {
         epoch,
         measure_start: epoch + cfg.warmup,
@@ -326,6 +331,7 @@ async fn run_mode(
         stats.add_intervals([(second, interval)]);
     }
     hooks.mode_done(fanout, target)?;
+    hooks.windows(fanout, &windows);
     stats.cpu = cpu;
     stats.counts.windows_checked = windows.len() as u64;
     stats.counts.violations = count_violations(&mut windows);

@@ -277,7 +277,7 @@ async fn cycle(
 
     let release_started = Instant::now();
     let owned_until = lock.valid_until().min(release_started);
-    task.with(|r| r.owned(resource, owned_from, owned_until));
+    task.with(|r| r.owned(resource, lock.token(), owned_from, owned_until));
     let released = setup.redlock.release(&lock).await;
     let latency = release_started.elapsed();
     // A release reports 0 released rather than failing; an error still carries a vote.

@@ -135,6 +135,50 @@ fn bad_values_are_rejected_with_the_flag_named() {
     assert!(rejected(&["--duration", "ten"]).contains("ten"));
 }
 
+/// The client flags default to the core's constants (what the C and Python surfaces use too).
+#[test]
+fn client_flag_defaults_are_the_cores() {
+    let workload = parse(&[]).unwrap().run.workload;
+    assert_eq!(workload.retry_count, redlock_core::DEFAULT_RETRY_COUNT);
+    assert_eq!(workload.retry_delay, redlock_core::DEFAULT_RETRY_DELAY);
+    assert_eq!(
+        workload.instance_timeout,
+        redlock_core::DEFAULT_INSTANCE_TIMEOUT
+    );
+    assert_eq!(workload.quorum, None, "the core's majority");
+    let Some(Command::Sweep(sweep)) = parse(&["sweep", "--clients", "1,2"]).unwrap().command else {
+        panic!("expected sweep");
+    };
+    assert_eq!(
+        sweep.workload.retry_delay,
+        redlock_core::DEFAULT_RETRY_DELAY
+    );
+}
+
+/// `--masters` takes what the core takes (unix sockets too) and refuses what it refuses, with
+/// the core's reason.
+#[test]
+fn masters_are_checked_by_the_core() {
+    let cli = parse(&[
+        "--masters",
+        "unix:///tmp/redis-a.sock,redis://127.0.0.1:7002",
+    ])
+    .unwrap();
+    assert_eq!(
+        cli.run.target.masters,
+        ["unix:///tmp/redis-a.sock", "redis://127.0.0.1:7002"]
+    );
+    let message = rejected(&["--masters", "redis://127.0.0.1:notaport"]);
+    assert!(
+        message.contains("--masters") && message.contains("notaport"),
+        "{message}"
+    );
+    assert!(
+        message.contains("not a valid redis://, rediss:// or unix:// URL"),
+        "{message}"
+    );
+}
+
 #[test]
 fn a_bad_masters_value_is_named_without_its_password() {
     for value in [

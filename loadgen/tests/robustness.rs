@@ -315,3 +315,26 @@ fn unwritable_outputs_are_refused_before_any_run() {
         assert!(err.contains(needle), "{extra:?}: {err}");
     }
 }
+
+/// The core checks the client settings; the generator only names its flags: a usage error
+/// (exit 2) naming the flag and the value, before any measurement.
+#[test]
+fn settings_the_core_refuses_are_usage_errors_naming_the_flag() {
+    let (report, err) = exits(
+        2,
+        &["--spawn", "1", "--ttl", "1ms", "--duration", "1s", "-q"],
+    );
+    assert!(report.is_empty(), "nothing was measured: {report}");
+    assert!(
+        err.contains("--ttl 1ms: must be longer than the clock-drift allowance"),
+        "{err}"
+    );
+    let (_, err) = exits(
+        2,
+        &["--spawn", "3", "--quorum", "1", "--duration", "1s", "-q"],
+    );
+    assert!(
+        err.contains("--quorum 1: must be between 2 (majority) and 3 (all masters)"),
+        "{err}"
+    );
+}

@@ -4,21 +4,14 @@
 //! large for a C long or a float (`ttl=10**400`, `retry_count=2**64`), which pyo3's own
 //! conversions would report as an `OverflowError` naming nothing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
-use redlock_core::{FanOut, Redlock, RedlockBuilder, Retry};
+use redlock_core::{duration_from_secs, FanOut, Redlock, RedlockBuilder, Retry};
 
 use crate::errors::to_py_err;
-
-/// Whether zero is an acceptable number of seconds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Zero {
-    Allowed,
-    Refused,
-}
 
 /// Digits of an int shown in a message; longer ones are described by their length.
 const MAX_ECHOED_DIGITS: usize = 40;
@@ -43,17 +36,15 @@ fn echo_int(obj: &Bound<'_, PyAny>) -> String {
     }
 }
 
-/// A number of seconds (int or float) checked to be finite and positive (or zero).
-fn seconds(obj: &Bound<'_, PyAny>, name: &str, zero: Zero) -> PyResult<f64> {
-    let (ok, bound): (fn(f64) -> bool, _) = match zero {
-        Zero::Allowed => (|v| v >= 0.0, ">= 0"),
-        Zero::Refused => (|v| v > 0.0, "> 0"),
-    };
+/// A number of seconds (int or float) as a `Duration`. Only the Python type is checked here:
+/// the core converts (refusing negative, NaN and huge values) and checks the range (a zero
+/// `ttl` or `instance_timeout`), naming `name` and the value in seconds.
+fn seconds(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Duration> {
     let value = match obj.extract::<f64>() {
         Ok(value) => value,
         Err(err) if err.is_instance_of::<PyOverflowError>(obj.py()) => {
             return Err(PyValueError::new_err(format!(
-                "{name} must be a finite number of seconds {bound}, got {} (too large for a float)",
+                "{name} {}: too large for a float",
                 echo_int(obj)
             )))
         }
@@ -64,12 +55,7 @@ fn seconds(obj: &Bound<'_, PyAny>, name: &str, zero: Zero) -> PyResult<f64> {
             )))
         }
     };
-    if !value.is_finite() || !ok(value) {
-        return Err(PyValueError::new_err(format!(
-            "{name} must be a finite number of seconds {bound}, got {value}"
-        )));
-    }
-    Ok(value)
+    duration_from_secs(name, value).map_err(|e| to_py_err(obj.py(), e))
 }
 
 /// An int in `[min, max]`.
@@ -165,23 +151,25 @@ pub(crate) fn auto_extend(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     })
 }
 
-pub(crate) fn ttl(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
-    seconds(obj, "ttl", Zero::Refused)
+pub(crate) fn ttl(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    seconds(obj, "ttl")
 }
-pub(crate) fn optional_ttl(obj: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+pub(crate) fn optional_ttl(obj: &Bound<'_, PyAny>) -> PyResult<Option<Duration>> {
     if obj.is_none() {
         return Ok(None);
     }
     ttl(obj).map(Some)
 }
-pub(crate) fn timeout(obj: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+/// `timeout` of an acquire: `None` → `1 + retry_count` attempts; seconds → as many attempts
+/// as start within them (at least one), by the core's one deadline conversion.
+pub(crate) fn timeout(obj: &Bound<'_, PyAny>) -> PyResult<Retry> {
     if obj.is_none() {
-        return Ok(None);
+        return Ok(Retry::Configured);
     }
-    seconds(obj, "timeout", Zero::Allowed).map(Some)
+    seconds(obj, "timeout").map(Retry::within)
 }
-pub(crate) fn wait_timeout(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
-    seconds(obj, "timeout", Zero::Allowed)
+pub(crate) fn wait_timeout(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    seconds(obj, "timeout")
 }
 pub(crate) fn retry_count(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
     count(obj, "retry_count")
@@ -189,18 +177,18 @@ pub(crate) fn retry_count(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
 pub(crate) fn max_extensions(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
     count(obj, "max_extensions")
 }
-pub(crate) fn retry_delay(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
-    seconds(obj, "retry_delay", Zero::Allowed)
+pub(crate) fn retry_delay(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    seconds(obj, "retry_delay")
 }
-pub(crate) fn instance_timeout(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
-    seconds(obj, "instance_timeout", Zero::Refused)
+pub(crate) fn instance_timeout(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    seconds(obj, "instance_timeout")
 }
 pub(crate) fn drift_factor(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
     // Any float here: the core checks the range [0, 1) and names the value.
     obj.extract::<f64>().map_err(|err| {
         if err.is_instance_of::<PyOverflowError>(obj.py()) {
             PyValueError::new_err(format!(
-                "drift_factor must be in [0, 1), got {}",
+                "drift_factor {}: too large for a float",
                 echo_int(obj)
             ))
         } else {
@@ -211,69 +199,40 @@ pub(crate) fn drift_factor(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
         }
     })
 }
+/// `quorum`: None or a non-negative int (the core checks the range [N/2+1, N]).
 pub(crate) fn quorum(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     if obj.is_none() {
         return Ok(None);
     }
     let max = u64::try_from(usize::MAX).unwrap_or(u64::MAX);
-    int_in(obj, "quorum", 1, max).map(|q| Some(q as usize))
+    int_in(obj, "quorum", 0, max).map(|q| Some(q as usize))
 }
 
-/// Checked seconds (see the extractors) as a `Duration`, or `ValueError` naming `name` when
-/// beyond what a `Duration` holds.
-pub(crate) fn duration(name: &str, seconds: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(seconds)
-        .map_err(|_| PyValueError::new_err(format!("{name} {seconds}: too large")))
-}
-
-/// How many attempts an acquire makes: `timeout=None` → `1 + retry_count`; a timeout → as
-/// many as start before it (at least one).
-pub(crate) fn retry_until(timeout: Option<Duration>) -> Retry {
-    match timeout {
-        None => Retry::Configured,
-        Some(timeout) => {
-            // A timeout past what the clock can represent means "keep trying".
-            let now = Instant::now();
-            let forever = Duration::from_secs(u64::from(u32::MAX));
-            now.checked_add(timeout)
-                .or_else(|| now.checked_add(forever))
-                .map_or(Retry::Configured, Retry::Until)
-        }
-    }
-}
-
-/// The checked `ttl` and `timeout` of an acquire.
-pub(crate) fn acquire_times(ttl: f64, timeout: Option<f64>) -> PyResult<(Duration, Retry)> {
-    let ttl = duration("ttl", ttl)?;
-    let timeout = timeout.map(|t| duration("timeout", t)).transpose()?;
-    Ok((ttl, retry_until(timeout)))
-}
-
-/// The constructor arguments shared by `Redlock` and `AsyncRedlock` (each already checked by
-/// its extractor).
+/// The constructor arguments shared by `Redlock` and `AsyncRedlock` (each converted by its
+/// extractor; the core checks the values).
 #[derive(Debug)]
 pub(crate) struct ClientArgs {
     pub masters: Vec<String>,
     pub retry_count: u32,
-    pub retry_delay: f64,
+    pub retry_delay: Duration,
     pub drift_factor: f64,
-    pub instance_timeout: f64,
+    pub instance_timeout: Duration,
     pub fanout: &'static str,
     pub quorum: Option<usize>,
     pub max_extensions: u32,
 }
 
 impl ClientArgs {
-    /// The core builder; the core checks the rest (URLs, quorum range, drift factor) and names
-    /// the bad value.
+    /// The core builder; the core checks the values (URLs, quorum range, drift factor, zero
+    /// timeout) and names the bad one.
     pub(crate) fn builder(self, py: Python<'_>) -> PyResult<RedlockBuilder> {
         let fanout: FanOut = self.fanout.parse().map_err(|e| to_py_err(py, e))?;
         let mut builder = Redlock::builder(self.masters)
             .fanout(fanout)
             .retry_count(self.retry_count)
-            .retry_delay(duration("retry_delay", self.retry_delay)?)
+            .retry_delay(self.retry_delay)
             .drift_factor(self.drift_factor)
-            .instance_timeout(duration("instance_timeout", self.instance_timeout)?)
+            .instance_timeout(self.instance_timeout)
             .max_extensions(self.max_extensions);
         if let Some(quorum) = self.quorum {
             builder = builder.quorum(quorum);
@@ -282,5 +241,36 @@ impl ClientArgs {
     }
 }
 
-// The constructors' `max_extensions=1000` default (a literal, so Python shows it) is the core's.
-const _: () = assert!(redlock_core::DEFAULT_MAX_EXTENSIONS == 1000);
+// The defaults Python shows in the signatures (literals, so that `help()` and `inspect` show
+// them: see `client_methods!`) are the core's: checked here at compile time, and by
+// tests/test_conventions.py against the module's DEFAULT_* constants.
+const _: () = {
+    assert!(redlock_core::DEFAULT_RETRY_COUNT == 3);
+    assert!(redlock_core::DEFAULT_RETRY_DELAY.as_millis() == 200);
+    assert!(redlock_core::DEFAULT_DRIFT_FACTOR == 0.01);
+    assert!(redlock_core::DEFAULT_INSTANCE_TIMEOUT.as_millis() == 50);
+    assert!(redlock_core::DEFAULT_MAX_EXTENSIONS == 1000);
+    assert!(redlock_core::DEFAULT_TTL.as_millis() == 10_000);
+    assert!(matches!(redlock_core::DEFAULT_FANOUT, FanOut::Concurrent));
+};
+
+/// The core's defaults in Python's units, as module constants (`redlock_rs.DEFAULT_TTL`...).
+pub(crate) fn add_defaults(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("DEFAULT_TTL", redlock_core::DEFAULT_TTL.as_secs_f64())?;
+    module.add("DEFAULT_RETRY_COUNT", redlock_core::DEFAULT_RETRY_COUNT)?;
+    module.add(
+        "DEFAULT_RETRY_DELAY",
+        redlock_core::DEFAULT_RETRY_DELAY.as_secs_f64(),
+    )?;
+    module.add("DEFAULT_DRIFT_FACTOR", redlock_core::DEFAULT_DRIFT_FACTOR)?;
+    module.add(
+        "DEFAULT_INSTANCE_TIMEOUT",
+        redlock_core::DEFAULT_INSTANCE_TIMEOUT.as_secs_f64(),
+    )?;
+    module.add("DEFAULT_FANOUT", redlock_core::DEFAULT_FANOUT.as_str())?;
+    module.add(
+        "DEFAULT_MAX_EXTENSIONS",
+        redlock_core::DEFAULT_MAX_EXTENSIONS,
+    )?;
+    Ok(())
+}

@@ -18,6 +18,7 @@ use crate::errors::{to_py_err, RedlockError};
 use crate::held::{watch_renewals, AsyncRenewal, Held};
 use crate::logging::OpLog;
 use crate::runtime;
+use crate::twins::client_methods;
 
 /// A Redlock client over N independent Redis masters (asyncio API).
 ///
@@ -42,83 +43,33 @@ pub(crate) struct AsyncRedlock {
     slot: ClientSlot<AsyncClient>,
 }
 
-#[pymethods]
-impl AsyncRedlock {
-    #[new]
-    #[pyo3(signature = (masters, *, retry_count=3, retry_delay=0.2, drift_factor=0.01,
-                        instance_timeout=0.05, fanout="concurrent", quorum=None,
-                        max_extensions=1000))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        #[pyo3(from_py_with = args::masters)] masters: Vec<String>,
-        #[pyo3(from_py_with = args::retry_count)] retry_count: u32,
-        #[pyo3(from_py_with = args::retry_delay)] retry_delay: f64,
-        #[pyo3(from_py_with = args::drift_factor)] drift_factor: f64,
-        #[pyo3(from_py_with = args::instance_timeout)] instance_timeout: f64,
-        #[pyo3(from_py_with = args::fanout)] fanout: &'static str,
-        #[pyo3(from_py_with = args::quorum)] quorum: Option<usize>,
-        #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
-    ) -> PyResult<Self> {
-        guarded(|| {
-            let builder = ClientArgs {
-                masters,
-                retry_count,
-                retry_delay,
-                drift_factor,
-                instance_timeout,
-                fanout,
-                quorum,
-                max_extensions,
-            }
-            .builder(py)?;
-            let handle = runtime::handle()?;
-            let redlock = {
-                let _entered = handle.enter();
-                builder.build().map_err(|e| to_py_err(py, e))?
-            };
-            let info = Info::of(&redlock);
-            Ok(AsyncRedlock {
-                slot: ClientSlot::new(AsyncClient { redlock, handle }, info),
-            })
-        })
-    }
-
+client_methods!(AsyncRedlock, "AsyncRedlock", {
     /// Coroutine: acquires ``resource`` for ``ttl`` seconds and returns the ``AsyncLock``.
     ///
     /// Makes up to ``1 + retry_count`` attempts or, with ``timeout`` (seconds), attempts until
     /// that much time has passed. Raises ``NotAcquired`` when someone else holds it,
     /// ``Unavailable`` when too few masters answered. Cancelling it undoes the in-flight
     /// attempt on every master.
-    #[pyo3(signature = (resource, ttl=10.0, *, timeout=None))]
+    #[pyo3(signature = (resource, ttl = redlock_core::DEFAULT_TTL, *, timeout = Retry::Configured),
+           text_signature = "($self, resource, ttl=10.0, *, timeout=None)")]
     fn acquire(
         slf: &Bound<'_, Self>,
         #[pyo3(from_py_with = args::resource)] resource: String,
-        #[pyo3(from_py_with = args::ttl)] ttl: f64,
-        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
+        #[pyo3(from_py_with = args::ttl)] ttl: Duration,
+        #[pyo3(from_py_with = args::timeout)] timeout: Retry,
     ) -> Coroutine {
-        let client = slf.clone().unbind();
-        coroutine("AsyncRedlock.acquire", move |py| {
-            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
-            let acquiring = Acquiring::new(py, &client.get().slot, resource, ttl, retry, false)?;
-            Ok((acquiring.client.handle.clone(), acquiring.run()))
-        })
+        Self::acquire_lock(slf, "AsyncRedlock.acquire", resource, ttl, timeout)
     }
 
     /// Coroutine: like ``acquire()`` with exactly one attempt (no retry, no delay).
-    #[pyo3(signature = (resource, ttl=10.0))]
+    #[pyo3(signature = (resource, ttl = redlock_core::DEFAULT_TTL),
+           text_signature = "($self, resource, ttl=10.0)")]
     fn try_acquire(
         slf: &Bound<'_, Self>,
         #[pyo3(from_py_with = args::resource)] resource: String,
-        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+        #[pyo3(from_py_with = args::ttl)] ttl: Duration,
     ) -> Coroutine {
-        let client = slf.clone().unbind();
-        coroutine("AsyncRedlock.try_acquire", move |py| {
-            let ttl = args::duration("ttl", ttl)?;
-            let acquiring =
-                Acquiring::new(py, &client.get().slot, resource, ttl, Retry::Once, false)?;
-            Ok((acquiring.client.handle.clone(), acquiring.run()))
-        })
+        Self::acquire_lock(slf, "AsyncRedlock.try_acquire", resource, ttl, Retry::Once)
     }
 
     /// An async context manager: ``async with redlock.lock("orders:42", ttl=10.0) as lock:``
@@ -127,25 +78,24 @@ impl AsyncRedlock {
     /// With ``auto_extend=True`` the lock is renewed in the background while the block runs.
     /// Leaving the block raises ``LockLost`` if the lock expired or was lost before the end,
     /// unless the block raised: its exception propagates.
-    #[pyo3(signature = (resource, ttl=10.0, *, timeout=None, auto_extend=false))]
+    #[pyo3(signature = (resource, ttl = redlock_core::DEFAULT_TTL, *,
+                        timeout = Retry::Configured, auto_extend = false),
+           text_signature = "($self, resource, ttl=10.0, *, timeout=None, auto_extend=False)")]
     fn lock(
         slf: &Bound<'_, Self>,
         #[pyo3(from_py_with = args::resource)] resource: String,
-        #[pyo3(from_py_with = args::ttl)] ttl: f64,
-        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
+        #[pyo3(from_py_with = args::ttl)] ttl: Duration,
+        #[pyo3(from_py_with = args::timeout)] timeout: Retry,
         #[pyo3(from_py_with = args::auto_extend)] auto_extend: bool,
-    ) -> PyResult<AsyncLockContext> {
-        guarded(|| {
-            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
-            Ok(AsyncLockContext {
-                client: slf.clone().unbind(),
-                resource,
-                ttl,
-                retry,
-                auto_extend,
-                slot: Arc::new(Mutex::new(Slot::Idle)),
-            })
-        })
+    ) -> AsyncLockContext {
+        AsyncLockContext {
+            client: slf.clone().unbind(),
+            resource,
+            ttl,
+            retry: timeout,
+            auto_extend,
+            slot: Arc::new(Mutex::new(Slot::Idle)),
+        }
     }
 
     /// Coroutine: waits until every master is connected or known to be down, at most
@@ -153,34 +103,15 @@ impl AsyncRedlock {
     #[pyo3(signature = (timeout))]
     fn wait_connected(
         slf: &Bound<'_, Self>,
-        #[pyo3(from_py_with = args::wait_timeout)] timeout: f64,
+        #[pyo3(from_py_with = args::wait_timeout)] timeout: Duration,
     ) -> Coroutine {
         let client = slf.clone().unbind();
         coroutine("AsyncRedlock.wait_connected", move |_py| {
-            let timeout = args::duration("timeout", timeout)?;
             let client = client.get().slot.get()?.get()?.clone();
             Ok((client.handle.clone(), async move {
                 Ok(client.redlock.wait_connected(timeout).await)
             }))
         })
-    }
-
-    /// How many masters have an established connection right now.
-    fn connected_masters(&self) -> PyResult<usize> {
-        guarded(|| Ok(self.slot.get()?.get()?.redlock.connected_masters()))
-    }
-
-    /// Closes the client at once (no need to await): new calls raise ``RedlockError``.
-    /// Operations already running finish; locks it acquired can still be extended and
-    /// released, and keep the connections open until then. Closing twice is fine.
-    fn close(&self) {
-        self.slot.close();
-    }
-
-    /// True once ``close()`` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.slot.is_closed()
     }
 
     /// ``async with AsyncRedlock(...) as redlock:`` gives the client and closes it at the end.
@@ -202,25 +133,35 @@ impl AsyncRedlock {
             false.deliver(py)
         })
     }
+});
 
-    /// Master URLs in configured order, passwords redacted.
-    #[getter]
-    fn masters(&self) -> Vec<String> {
-        self.slot.info.masters.to_vec()
-    }
-    /// "concurrent" or "sequential".
-    #[getter]
-    fn fanout(&self) -> &'static str {
-        self.slot.info.fanout
-    }
-    /// Votes needed to win.
-    #[getter]
-    fn quorum(&self) -> usize {
-        self.slot.info.quorum
+impl AsyncRedlock {
+    fn build(py: Python<'_>, args: ClientArgs) -> PyResult<Self> {
+        let builder = args.builder(py)?;
+        let handle = runtime::handle()?;
+        let redlock = {
+            let _entered = handle.enter();
+            builder.build().map_err(|e| to_py_err(py, e))?
+        };
+        let info = Info::of(&redlock);
+        Ok(AsyncRedlock {
+            slot: ClientSlot::new(AsyncClient { redlock, handle }, info),
+        })
     }
 
-    fn __repr__(&self) -> String {
-        self.slot.describe("AsyncRedlock")
+    /// The coroutine of `acquire()` and `try_acquire()`.
+    fn acquire_lock(
+        slf: &Bound<'_, Self>,
+        name: &'static str,
+        resource: String,
+        ttl: Duration,
+        retry: Retry,
+    ) -> Coroutine {
+        let client = slf.clone().unbind();
+        coroutine(name, move |py| {
+            let acquiring = Acquiring::new(py, &client.get().slot, resource, ttl, retry, false)?;
+            Ok((acquiring.client.handle.clone(), acquiring.run()))
+        })
     }
 }
 

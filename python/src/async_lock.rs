@@ -1,10 +1,11 @@
 //! `AsyncLock`: a lock won by the asyncio client.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use redlock_core::{Error, Redlock as CoreRedlock};
+use redlock_core::Redlock as CoreRedlock;
 use tokio::runtime::Handle;
 
 use crate::args;
@@ -13,6 +14,7 @@ use crate::client::Info;
 use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
 use crate::held::{exit_outcome, AsyncRenewal, Held, ToRelease};
 use crate::logging::OpLog;
+use crate::twins::lock_methods;
 use crate::vote::Vote;
 
 type AsyncHeld = Arc<Held<AsyncRenewal>>;
@@ -22,6 +24,12 @@ type AsyncHeld = Arc<Held<AsyncRenewal>>;
 pub(crate) struct AsyncClient {
     pub redlock: CoreRedlock,
     pub handle: Handle,
+}
+
+impl crate::client::CoreClient for AsyncClient {
+    fn core(&self) -> &CoreRedlock {
+        &self.redlock
+    }
 }
 
 /// The client of one operation (or of a lock, until it is released).
@@ -98,22 +106,18 @@ pub(crate) async fn finish(
     let Some(releasing) = releasing else {
         return Ok(false);
     };
-    let (expired, released) = match releasing.to_release {
+    let released = match releasing.to_release {
         ToRelease::AlreadyReleased => return Ok(false),
-        ToRelease::Plain(lock) => {
-            let expired = !lock.is_valid();
-            let released = releasing.client.redlock.release(&lock).await;
-            (expired.then_some(lock), released)
-        }
+        // The core's scope rule: LockLost if the validity ran out before this release.
+        ToRelease::Plain(lock) => releasing.client.redlock.release_scoped(&lock).await,
         ToRelease::Renewed(renewal) => match renewal.into_guard() {
-            Some(guard) => (None, guard.release().await),
+            Some(guard) => guard.release().await,
             None => return Ok(false),
         },
     };
     exit_outcome(
         &releasing.held,
         releasing.log.as_ref(),
-        expired.as_ref(),
         released,
         body_raised,
     )
@@ -149,89 +153,25 @@ impl Drop for FreshLock {
     }
 }
 
-#[pymethods]
-impl AsyncLock {
-    /// The locked resource (the Redis key).
-    #[getter]
-    fn resource(&self) -> String {
-        self.held.current().resource().to_string()
-    }
-    /// The random token that proves ownership (40 hex characters). Keep it secret: it is
-    /// what releases the lock.
-    #[getter]
-    fn token(&self) -> String {
-        self.held.current().token().to_string()
-    }
-    /// Seconds the keys were last set or renewed for.
-    #[getter]
-    fn ttl(&self) -> f64 {
-        self.held.current().ttl().as_secs_f64()
-    }
-    /// Seconds of validity when last acquired, extended or renewed (ttl − elapsed − drift).
-    #[getter]
-    fn validity(&self) -> f64 {
-        self.held.current().validity().as_secs_f64()
-    }
-    /// Successful extensions so far.
-    #[getter]
-    fn extensions(&self) -> u32 {
-        self.held.current().extensions()
-    }
-    /// The vote of the last acquire attempt, extension or renewal.
-    #[getter]
-    fn vote(&self) -> Vote {
-        Vote::from(self.held.current().vote())
-    }
-    /// True when renewed in the background (``lock(..., auto_extend=True)``).
-    #[getter]
-    fn auto_extend(&self) -> bool {
-        self.held.auto_extends()
-    }
-    /// Seconds of validity left now: 0.0 once expired, lost or released.
-    fn remaining(&self) -> f64 {
-        self.held.remaining()
-    }
-    /// True while this holder may act as the owner: not released, not lost, validity left.
-    fn is_valid(&self) -> bool {
-        self.held.is_valid()
-    }
-
+lock_methods!(AsyncLock, "AsyncLock", {
     /// Coroutine: renews the lock to ``ttl`` seconds (default: its current ttl) on a quorum
     /// of masters. Raises ``LockLost`` if it is no longer held, ``Unavailable`` if too few
     /// masters answered.
     #[pyo3(signature = (ttl=None))]
     fn extend(
         slf: &Bound<'_, Self>,
-        #[pyo3(from_py_with = args::optional_ttl)] ttl: Option<f64>,
+        #[pyo3(from_py_with = args::optional_ttl)] ttl: Option<Duration>,
     ) -> Coroutine {
         let this = slf.clone().unbind();
         coroutine("AsyncLock.extend", move |py| {
             let this = this.get();
             let client = this.client.get()?.clone();
             let mut lock = this.held.for_extend()?;
-            let ttl = match ttl {
-                Some(ttl) => args::duration("ttl", ttl)?,
-                None => lock.ttl(),
-            };
+            let ttl = ttl.unwrap_or(lock.ttl());
             let (held, log) = (this.held.clone(), this.log(py));
             Ok((client.handle.clone(), async move {
-                match client.redlock.extend(&mut lock, ttl).await {
-                    Ok(()) => {
-                        if let Some(log) = &log {
-                            log.extended(&lock);
-                        }
-                        held.store_extended(lock);
-                        Ok(())
-                    }
-                    Err(err) => {
-                        if let Some(log) = &log {
-                            if !err.is_lock_lost() || held.first_loss_report() {
-                                log.failed("extend", &err);
-                            }
-                        }
-                        Err(err)
-                    }
-                }
+                let extended = client.redlock.extend(&mut lock, ttl).await.map(|()| lock);
+                held.after_extend(log.as_ref(), extended)
             }))
         })
     }
@@ -255,15 +195,7 @@ impl AsyncLock {
                         None => return Ok(0),
                     },
                 };
-                if let Some(log) = &log {
-                    log.release_result(&released);
-                    if let Err(Error::LockLost { reason, .. }) = &released {
-                        if held.first_loss_report() {
-                            log.lost(&format!("background renewal: {reason}"));
-                        }
-                    }
-                }
-                released.map(|vote| vote.granted())
+                held.after_release(log.as_ref(), released)
             }))
         })
     }
@@ -289,14 +221,4 @@ impl AsyncLock {
             Ok((handle, finish(Some(releasing), body_raised)))
         })
     }
-
-    fn __repr__(&self) -> String {
-        self.held.describe("AsyncLock")
-    }
-}
-
-impl Drop for AsyncLock {
-    fn drop(&mut self) {
-        self.held.warn_if_dropped_while_held("AsyncLock");
-    }
-}
+});

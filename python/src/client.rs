@@ -82,3 +82,15 @@ impl<C> ClientSlot<C> {
         )
     }
 }
+
+/// The async core client behind a Python client (the blocking one wraps it), for what the
+/// twins read alike (see `twins.rs`).
+pub(crate) trait CoreClient {
+    fn core(&self) -> &redlock_core::Redlock;
+}
+
+impl CoreClient for redlock_core::blocking::Redlock {
+    fn core(&self) -> &redlock_core::Redlock {
+        self.as_async()
+    }
+}

@@ -5,7 +5,7 @@ use std::any::Any;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::{create_exception, PyTypeInfo};
-use redlock_core::{Error, ErrorKind};
+use redlock_core::{DurationUnit, Error, ErrorKind, Surface};
 
 use crate::vote::Vote;
 
@@ -49,6 +49,13 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// Python's names of the core's parameters: the same words (`ttl`, `instance_timeout`...),
+/// with durations in seconds.
+const PYTHON_WORDS: Surface = Surface {
+    names: &[],
+    durations: DurationUnit::Seconds,
+};
+
 /// THE mapping from a core error to its Python exception, decided by [`ErrorKind`].
 pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
     let resource = match &err {
@@ -62,9 +69,10 @@ pub(crate) fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
         ErrorKind::NotAcquired => with_details::<NotAcquired>(py, &err, resource, vote),
         ErrorKind::Unavailable => with_details::<Unavailable>(py, &err, resource, vote),
         ErrorKind::LockLost => with_details::<LockLost>(py, &err, resource, vote),
-        ErrorKind::InvalidArgument => match err {
-            // The core's message already names the bad value (never a password).
-            Error::InvalidArgument(message) => PyValueError::new_err(message),
+        // The core names the parameter, its value (never a password) and why; Python reads
+        // the same names, with durations in seconds.
+        ErrorKind::InvalidArgument => match err.for_surface(&PYTHON_WORDS) {
+            Error::InvalidArgument(invalid) => PyValueError::new_err(invalid.to_string()),
             other => PyValueError::new_err(other.to_string()),
         },
         _ => with_details::<RedlockError>(py, &err, resource, vote),

@@ -248,6 +248,50 @@ impl<R: Renewal> Held<R> {
         }
     }
 
+    /// Takes the outcome of an `extend()` (sync or async): keeps the renewed lock, logs it, or
+    /// logs the failure (a loss once per lock).
+    pub(crate) fn after_extend(
+        &self,
+        log: Option<&OpLog>,
+        extended: redlock_core::Result<Lock>,
+    ) -> redlock_core::Result<()> {
+        match extended {
+            Ok(lock) => {
+                if let Some(log) = log {
+                    log.extended(&lock);
+                }
+                self.store_extended(lock);
+                Ok(())
+            }
+            Err(err) => {
+                if let Some(log) = log {
+                    if !err.is_lock_lost() || self.first_loss_report() {
+                        log.failed("extend", &err);
+                    }
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Takes the outcome of a `release()` (sync or async): logs it (a loss found by the
+    /// background renewal once per lock) and returns how many masters released.
+    pub(crate) fn after_release(
+        &self,
+        log: Option<&OpLog>,
+        released: redlock_core::Result<redlock_core::Vote>,
+    ) -> redlock_core::Result<usize> {
+        if let Some(log) = log {
+            log.release_result(&released);
+            if let Err(redlock_core::Error::LockLost { reason, .. }) = &released {
+                if self.first_loss_report() {
+                    log.lost(&format!("background renewal: {reason}"));
+                }
+            }
+        }
+        released.map(|vote| vote.granted())
+    }
+
     /// Marks the lock released and says what is left to do.
     pub(crate) fn take_for_release(&self) -> PyResult<ToRelease<R>> {
         let mut state = self.state();
@@ -289,29 +333,23 @@ impl<R: Renewal> Held<R> {
     }
 }
 
-/// What leaving a `with` block reports once the lock was released: `LockLost` if it had
-/// expired (`expired`) or been lost by its renewal (`released`), unless the block raised (its
-/// exception wins); another release failure as is. The release and a loss are logged (the
-/// loss once per lock).
+/// What leaving a `with` block reports once the lock was released (by the core's scope
+/// rule, [`redlock_core::Redlock::release_scoped`], or by the renewal's guard): a `LockLost`
+/// (expired before the release, or lost by the renewal) is logged, once per lock, and raised
+/// unless the block raised (its exception wins); another release failure is raised as is.
 pub(crate) fn exit_outcome<R: Renewal>(
     held: &Held<R>,
     log: Option<&OpLog>,
-    expired: Option<&Lock>,
     released: redlock_core::Result<redlock_core::Vote>,
     body_raised: bool,
 ) -> redlock_core::Result<()> {
     if let Some(log) = log {
         log.release_result(&released);
     }
-    let lost = match (released, expired) {
-        (Err(err), _) if !err.is_lock_lost() => return Err(err),
-        (Err(err), _) => err,
-        (Ok(_), Some(lock)) => redlock_core::Error::LockLost {
-            resource: lock.resource().to_string(),
-            reason: LostReason::Expired,
-            vote: None,
-        },
-        (Ok(_), None) => return Ok(()),
+    let lost = match released {
+        Ok(_) => return Ok(()),
+        Err(err) if !err.is_lock_lost() => return Err(err),
+        Err(lost) => lost,
     };
     if let (Some(log), redlock_core::Error::LockLost { reason, .. }) = (log, &lost) {
         if held.first_loss_report() {

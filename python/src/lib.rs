@@ -7,7 +7,8 @@
 //! - `boundary`: the one GIL helper, panic containment, fork detection, Ctrl-C polling;
 //! - `errors`: the exception tree and the one mapping from core errors;
 //! - `logging`: the `redlock_rs` logger;
-//! - `args`, `vote`, `held`: argument checks, vote objects, lock state.
+//! - `twins`: what the sync and async classes share (constructor, accessors), written once;
+//! - `args`, `vote`, `held`: argument conversion, vote objects, lock state.
 
 mod args;
 mod async_api;
@@ -22,6 +23,7 @@ mod loop_wakeup;
 mod runtime;
 mod sync_api;
 mod sync_lock;
+mod twins;
 mod vote;
 
 use pyo3::prelude::*;
@@ -51,6 +53,7 @@ fn _redlock_rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(module)?;
+    args::add_defaults(module)?;
     module.add_class::<sync_api::Redlock>()?;
     module.add_class::<sync_lock::Lock>()?;
     module.add_class::<sync_api::LockContext>()?;

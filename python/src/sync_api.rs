@@ -15,6 +15,7 @@ use crate::errors::{to_py_err, RedlockError};
 use crate::held::watch_renewals;
 use crate::logging::OpLog;
 use crate::sync_lock::{Client, Lock};
+use crate::twins::client_methods;
 
 /// A Redlock client over N independent Redis masters (blocking API).
 ///
@@ -40,81 +41,35 @@ pub(crate) struct Redlock {
     slot: ClientSlot<blocking::Redlock>,
 }
 
-#[pymethods]
-impl Redlock {
-    #[new]
-    #[pyo3(signature = (masters, *, retry_count=3, retry_delay=0.2, drift_factor=0.01,
-                        instance_timeout=0.05, fanout="concurrent", quorum=None,
-                        max_extensions=1000))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        #[pyo3(from_py_with = args::masters)] masters: Vec<String>,
-        #[pyo3(from_py_with = args::retry_count)] retry_count: u32,
-        #[pyo3(from_py_with = args::retry_delay)] retry_delay: f64,
-        #[pyo3(from_py_with = args::drift_factor)] drift_factor: f64,
-        #[pyo3(from_py_with = args::instance_timeout)] instance_timeout: f64,
-        #[pyo3(from_py_with = args::fanout)] fanout: &'static str,
-        #[pyo3(from_py_with = args::quorum)] quorum: Option<usize>,
-        #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
-    ) -> PyResult<Self> {
-        guarded(|| {
-            let builder = ClientArgs {
-                masters,
-                retry_count,
-                retry_delay,
-                drift_factor,
-                instance_timeout,
-                fanout,
-                quorum,
-                max_extensions,
-            }
-            .builder(py)?;
-            let client = builder.build_blocking().map_err(|e| to_py_err(py, e))?;
-            let info = Info::of(client.as_async());
-            Ok(Redlock {
-                slot: ClientSlot::new(client, info),
-            })
-        })
-    }
-
+client_methods!(Redlock, "Redlock", {
     /// Acquires ``resource`` for ``ttl`` seconds and returns the ``Lock``.
     ///
     /// Makes up to ``1 + retry_count`` attempts or, with ``timeout`` (seconds), attempts until
     /// that much time has passed. Raises ``NotAcquired`` when someone else holds it,
     /// ``Unavailable`` when too few masters answered. Ctrl-C interrupts it (the in-flight
     /// attempt is undone on every master first).
-    #[pyo3(signature = (resource, ttl=10.0, *, timeout=None))]
+    #[pyo3(signature = (resource, ttl = redlock_core::DEFAULT_TTL, *, timeout = Retry::Configured),
+           text_signature = "($self, resource, ttl=10.0, *, timeout=None)")]
     fn acquire(
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = args::resource)] resource: String,
-        #[pyo3(from_py_with = args::ttl)] ttl: f64,
-        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
+        #[pyo3(from_py_with = args::ttl)] ttl: Duration,
+        #[pyo3(from_py_with = args::timeout)] timeout: Retry,
     ) -> PyResult<Lock> {
-        guarded(|| {
-            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
-            let client = self.slot.get()?;
-            let lock = acquire_interruptible(py, &client, &self.slot.info, &resource, ttl, retry)?;
-            Ok(Lock::new(client, self.slot.info.clone(), lock, None))
-        })
+        guarded(|| self.acquire_lock(py, &resource, ttl, timeout))
     }
 
     /// Like ``acquire()`` with exactly one attempt (no retry, no delay).
-    #[pyo3(signature = (resource, ttl=10.0))]
+    #[pyo3(signature = (resource, ttl = redlock_core::DEFAULT_TTL),
+           text_signature = "($self, resource, ttl=10.0)")]
     fn try_acquire(
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = args::resource)] resource: String,
-        #[pyo3(from_py_with = args::ttl)] ttl: f64,
+        #[pyo3(from_py_with = args::ttl)] ttl: Duration,
     ) -> PyResult<Lock> {
-        guarded(|| {
-            let ttl = args::duration("ttl", ttl)?;
-            let client = self.slot.get()?;
-            let lock =
-                acquire_interruptible(py, &client, &self.slot.info, &resource, ttl, Retry::Once)?;
-            Ok(Lock::new(client, self.slot.info.clone(), lock, None))
-        })
+        guarded(|| self.acquire_lock(py, &resource, ttl, Retry::Once))
     }
 
     /// A context manager: ``with redlock.lock("orders:42", ttl=10.0) as lock: ...`` acquires
@@ -124,22 +79,23 @@ impl Redlock {
     /// validity left, each time on a quorum, up to ``max_extensions``) while the block runs.
     /// Leaving the block raises ``LockLost`` if the lock expired or was lost before the end,
     /// unless the block raised: its exception propagates.
-    #[pyo3(signature = (resource, ttl=10.0, *, timeout=None, auto_extend=false))]
+    #[pyo3(signature = (resource, ttl = redlock_core::DEFAULT_TTL, *,
+                        timeout = Retry::Configured, auto_extend = false),
+           text_signature = "($self, resource, ttl=10.0, *, timeout=None, auto_extend=False)")]
     fn lock(
         &self,
         #[pyo3(from_py_with = args::resource)] resource: String,
-        #[pyo3(from_py_with = args::ttl)] ttl: f64,
-        #[pyo3(from_py_with = args::timeout)] timeout: Option<f64>,
+        #[pyo3(from_py_with = args::ttl)] ttl: Duration,
+        #[pyo3(from_py_with = args::timeout)] timeout: Retry,
         #[pyo3(from_py_with = args::auto_extend)] auto_extend: bool,
     ) -> PyResult<LockContext> {
         guarded(|| {
-            let (ttl, retry) = args::acquire_times(ttl, timeout)?;
             Ok(LockContext {
                 client: self.slot.get()?,
                 info: self.slot.info.clone(),
                 resource,
                 ttl,
-                retry,
+                retry: timeout,
                 auto_extend,
                 entered: Mutex::new(None),
             })
@@ -153,32 +109,13 @@ impl Redlock {
     fn wait_connected(
         &self,
         py: Python<'_>,
-        #[pyo3(from_py_with = args::wait_timeout)] timeout: f64,
+        #[pyo3(from_py_with = args::wait_timeout)] timeout: Duration,
     ) -> PyResult<usize> {
         guarded(|| {
-            let timeout = args::duration("timeout", timeout)?;
             let client = self.slot.get()?;
             let client = client.get()?;
             without_gil(py, || client.wait_connected(timeout))
         })
-    }
-
-    /// How many masters have an established connection right now.
-    fn connected_masters(&self) -> PyResult<usize> {
-        guarded(|| Ok(self.slot.get()?.get()?.as_async().connected_masters()))
-    }
-
-    /// Closes the client: new calls raise ``RedlockError``. Calls running in other threads
-    /// finish; locks it acquired can still be extended and released, and keep the
-    /// connections open until then. Closing twice is fine.
-    fn close(&self) {
-        self.slot.close();
-    }
-
-    /// True once ``close()`` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.slot.is_closed()
     }
 
     /// ``with Redlock(...) as redlock:`` gives the client and closes it when the block ends.
@@ -196,25 +133,31 @@ impl Redlock {
         self.slot.close();
         false
     }
+});
 
-    /// Master URLs in configured order, passwords redacted.
-    #[getter]
-    fn masters(&self) -> Vec<String> {
-        self.slot.info.masters.to_vec()
-    }
-    /// "concurrent" or "sequential".
-    #[getter]
-    fn fanout(&self) -> &'static str {
-        self.slot.info.fanout
-    }
-    /// Votes needed to win.
-    #[getter]
-    fn quorum(&self) -> usize {
-        self.slot.info.quorum
+impl Redlock {
+    fn build(py: Python<'_>, args: ClientArgs) -> PyResult<Self> {
+        let client = args
+            .builder(py)?
+            .build_blocking()
+            .map_err(|e| to_py_err(py, e))?;
+        let info = Info::of(client.as_async());
+        Ok(Redlock {
+            slot: ClientSlot::new(client, info),
+        })
     }
 
-    fn __repr__(&self) -> String {
-        self.slot.describe("Redlock")
+    /// The body of `acquire()` and `try_acquire()`.
+    fn acquire_lock(
+        &self,
+        py: Python<'_>,
+        resource: &str,
+        ttl: Duration,
+        retry: Retry,
+    ) -> PyResult<Lock> {
+        let client = self.slot.get()?;
+        let lock = acquire_interruptible(py, &client, &self.slot.info, resource, ttl, retry)?;
+        Ok(Lock::new(client, self.slot.info.clone(), lock, None))
     }
 }
 

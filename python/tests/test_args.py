@@ -84,6 +84,25 @@ def test_an_unparsable_url_is_named_without_its_password(client: type[Any]) -> N
     assert "notaport" in str(caught.value)
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_core_checks_values_and_python_shows_them_in_seconds(client: type[Any], masters: LocalMasters) -> None:
+    # One check, in the core; Python only puts the value in its own unit (seconds).
+    with pytest.raises(ValueError, match=r"^instance_timeout 0\.0: must be greater than zero$"):
+        client(masters.urls, instance_timeout=0)
+    with pytest.raises(ValueError, match=r"^quorum 0: must be between 3 \(majority\) and 5 \(all masters\)$"):
+        client(masters.urls, quorum=0)
+    with pytest.raises(ValueError, match=r"^retry_delay -0\.1: must be a finite number of seconds >= 0"):
+        client(masters.urls, retry_delay=-0.1)
+
+
+def test_a_bad_ttl_is_named_in_seconds(masters: LocalMasters) -> None:
+    redlock = Redlock(masters.urls)
+    with pytest.raises(ValueError, match=r"^ttl 0\.001: must be longer than the clock-drift allowance"):
+        redlock.acquire("r", ttl=0.001)
+    with pytest.raises(ValueError, match=r"^ttl 0\.0: must be longer"):
+        redlock.try_acquire("r", ttl=0)
+
+
 BAD_CALLS: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"resource": ""}, ValueError, "resource"),
     ({"resource": 42}, TypeError, "resource"),

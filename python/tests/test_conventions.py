@@ -7,6 +7,7 @@ import ast
 import concurrent.futures
 import copy
 import gc
+import inspect
 import multiprocessing
 import pickle
 import warnings
@@ -143,6 +144,29 @@ def test_help_documents_every_constructor_parameter(cls: type) -> None:
     doc = cls.__doc__ or ""
     for parameter in ("masters", "retry_count", "retry_delay", "drift_factor", "instance_timeout", "fanout", "quorum", "max_extensions"):
         assert parameter in doc, (cls.__name__, parameter)
+
+
+@pytest.mark.parametrize("cls", [redlock_rs.Redlock, redlock_rs.AsyncRedlock])
+def test_the_signatures_show_the_cores_defaults(cls: type, masters: LocalMasters) -> None:
+    # DEFAULT_* come from redlock-core's constants; the signatures Python shows must agree.
+    constructor = inspect.signature(cls).parameters
+    assert constructor["retry_count"].default == redlock_rs.DEFAULT_RETRY_COUNT == 3
+    assert constructor["retry_delay"].default == redlock_rs.DEFAULT_RETRY_DELAY == 0.2
+    assert constructor["drift_factor"].default == redlock_rs.DEFAULT_DRIFT_FACTOR == 0.01
+    assert constructor["instance_timeout"].default == redlock_rs.DEFAULT_INSTANCE_TIMEOUT == 0.05
+    assert constructor["fanout"].default == redlock_rs.DEFAULT_FANOUT == "concurrent"
+    assert constructor["max_extensions"].default == redlock_rs.DEFAULT_MAX_EXTENSIONS == 1000
+    assert constructor["quorum"].default is None
+    for method in ("acquire", "try_acquire", "lock"):
+        ttl = inspect.signature(getattr(cls, method)).parameters["ttl"].default
+        assert ttl == redlock_rs.DEFAULT_TTL == 10.0, method
+    # And a client built without them runs with them.
+    client = cls(masters.urls)
+    assert client.fanout == redlock_rs.DEFAULT_FANOUT
+    assert f"retry_count={redlock_rs.DEFAULT_RETRY_COUNT}," in repr(client)
+    assert f"retry_delay={redlock_rs.DEFAULT_RETRY_DELAY}," in repr(client)
+    assert f"instance_timeout={redlock_rs.DEFAULT_INSTANCE_TIMEOUT}" in repr(client)
+    client.close()
 
 
 def test_every_class_and_function_of_the_stub_has_a_docstring() -> None:

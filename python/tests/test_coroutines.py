@@ -88,14 +88,23 @@ async def test_wait_for_cancels_and_the_attempt_is_undone(masters: LocalMasters,
     )
 
 
-async def test_a_cancel_after_the_lock_was_won_releases_it(masters: LocalMasters, resource: str) -> None:
-    redlock = AsyncRedlock(masters.urls)
+async def test_a_cancel_after_the_lock_was_won_releases_it(fresh_masters: LocalMasters, resource: str) -> None:
+    masters = fresh_masters
+    # A quorum of all 5 with two masters paused: the acquire cannot be decided (so the task
+    # cannot finish) before the loop is blocked below, however fast the other masters answer.
+    redlock = AsyncRedlock(masters.urls, quorum=5, instance_timeout=10.0)
     await redlock.wait_connected(5.0)
+    masters.pause(3)
+    masters.pause(4)
     task = asyncio.create_task(redlock.acquire(resource, ttl=30.0))
     await asyncio.sleep(0)  # the task starts the acquire
-    # Block the event loop (the task cannot resume) until a quorum holds the lock: the result
-    # is won, ready or about to be, and never seen by anyone.
-    wait_until(lambda: sum(v is not None for v in masters.values(resource)) >= 3, 5.0, "the lock on a quorum")
+    assert not task.done()
+    # Block the event loop (the task cannot resume), let the paused masters answer, and wait
+    # until every master holds the lock: the result is won, ready or about to be, and never
+    # seen by anyone.
+    masters.resume(3)
+    masters.resume(4)
+    wait_until(lambda: None not in masters.values(resource), 5.0, "the lock on every master")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

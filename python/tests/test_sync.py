@@ -178,7 +178,8 @@ def test_extend_after_release_raises_lock_lost(redlock: Redlock, resource: str) 
 
 
 def test_leaving_a_block_after_the_validity_ran_out_raises_lock_lost(redlock: Redlock, resource: str) -> None:
-    with pytest.raises(LockLost):
+    # The core's scope rule (the C++ Guard's too), with its words.
+    with pytest.raises(LockLost, match="validity ran out before it was released"):
         with redlock.lock(resource, ttl=0.05) as lock:
             wait_until(lambda: not lock.is_valid(), 5.0, "the validity to run out")
 

@@ -32,9 +32,10 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use tokio::sync::{mpsc, Notify};
 
+use crate::argument::ArgValue;
 use crate::collector::Collector;
-use crate::config::redact_url;
 use crate::error::{Error, Result};
+use crate::redact::redact_url;
 use crate::vote::FailureKind;
 
 pub(crate) use failure::Failure;
@@ -100,12 +101,23 @@ impl fmt::Debug for Master {
     }
 }
 
+/// Parses master URL number `index` (what it points at and how to reach it), or
+/// `InvalidArgument` naming it, redacted.
+pub(crate) fn target_of(index: usize, url: &str) -> Result<Target> {
+    Target::parse(url).map_err(|e| {
+        Error::invalid_argument(
+            format!("master URL #{index}"),
+            ArgValue::Text(redact_url(url)),
+            e,
+        )
+    })
+}
+
 impl Master {
     /// Parses `url` and starts connecting in the background. Must run inside a tokio runtime.
     pub(crate) fn new(index: usize, url: &str, instance_timeout: Duration) -> Result<Self> {
         let display = redact_url(url);
-        let target = Target::parse(url)
-            .map_err(|e| Error::invalid(format!("master URL #{index} {display:?}: {e}")))?;
+        let target = target_of(index, url)?;
         let shared = Arc::new(Shared {
             state: ArcSwap::from_pointee(ConnState::Connecting),
             changed: Notify::new(),

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -163,6 +164,46 @@ static void guard_wait() {
     CHECK(std::strcmp(redlock_status_str(REDLOCK_LOCK_LOST), "REDLOCK_LOCK_LOST") == 0);
 }
 
+// Waits (bounded) until the guard's lock has no validity left: a condition, not a fixed sleep.
+static void wait_until_expired(const redlock::Guard &guard) {
+    auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (guard.lock().remaining() > 0ms && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(20ms);
+    }
+    CHECK(guard.lock().remaining() == 0ms);
+}
+
+// The scope rule: release() throws REDLOCK_LOCK_LOST when the validity ran out before it (the
+// release is still made); the destructor cannot throw and swallows it; a lock released in
+// time is no error.
+static void guard_expiry() {
+    redlock::Client client = connected_client(REDLOCK_FANOUT_CONCURRENT);
+    {
+        redlock::Guard in_time(client, "cpp:in-time", 10s);
+        CHECK(in_time.release() == urls.size());
+    }
+    redlock::Guard guard(client, "cpp:expired", 1s);
+    wait_until_expired(guard);
+    try {
+        guard.release();
+        failures++;
+        std::fprintf(stderr, "release after expiry did not throw\n");
+    } catch (const redlock::Error &e) {
+        CHECK(e.status() == REDLOCK_LOCK_LOST);
+        CHECK(std::string(e.what()).find("cpp:expired") != std::string::npos);
+        CHECK(std::string(e.what()).find("validity ran out") != std::string::npos);
+        CHECK(e.vote().has_value()); // the release's vote: how many masters released
+    }
+    CHECK(!guard.owns_lock() && guard.release() == 0);
+    {
+        redlock::Guard quiet(client, "cpp:expired-quietly", 1s);
+        wait_until_expired(quiet);
+    } // the destructor swallows the report
+    auto next = client.try_acquire("cpp:expired-quietly", 1s);
+    CHECK(next.has_value());
+    CHECK(next && client.release(*next) == urls.size());
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         std::fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
@@ -170,7 +211,8 @@ int main(int argc, char **argv) {
     }
     urls.assign(argv + 2, argv + argc);
     const std::map<std::string, void (*)()> cases = {
-        {"guard_scope", guard_scope}, {"errors", errors}, {"guard_wait", guard_wait}};
+        {"guard_scope", guard_scope}, {"errors", errors}, {"guard_wait", guard_wait},
+        {"guard_expiry", guard_expiry}};
     auto found = cases.find(argv[1]);
     if (found == cases.end()) {
         std::fprintf(stderr, "unknown case %s\n", argv[1]);

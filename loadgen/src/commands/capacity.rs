@@ -4,11 +4,13 @@
 
 use std::time::Duration;
 
-use super::shared::{say, target, Session};
+use super::shared::{check_agent_target, say, target, Session};
 use crate::capacity::search::{Plan, Search};
 use crate::capacity::slo::Objective;
 use crate::cli::CapacityArgs;
 use crate::config::{Load, RunConfig};
+use crate::coordinator::agent::Agent;
+use crate::coordinator::Coordination;
 use crate::error::LoadgenError;
 use crate::model::capacity::{answer, CapacityResult, Step};
 use crate::output::Outputs;
@@ -55,9 +57,22 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     let p = &outputs.percentiles;
     let mut steps: Vec<Step> = Vec::new();
     let mut answers = Vec::new();
+    // Coordinated: every step runs on all agents at the same share of its rate, and every
+    // agent judges the merged step, so all take the same next step. Printed: all agents'
+    // steps and answers together; written and stored: this agent's part.
+    let mut all_steps: Vec<Step> = Vec::new();
+    let mut all_answers = Vec::new();
     let started_unix_s = crate::runner::unix_now_s();
     let signals = &session.signals;
-    let interrupted = session.rt.block_on(async {
+    let mut agent = match Coordination::from_args(&args.agents) {
+        Some(c) => {
+            check_agent_target(&args.target)?;
+            Some(session.rt.block_on(Agent::join(&c, "capacity", signals))?)
+        }
+        None => None,
+    };
+    let share = agent.as_ref().map_or(1, |a| a.agents) as f64;
+    let searched = session.rt.block_on(async {
         let mut target = target(&args.target)?;
         target.probe_versions().await;
         crate::probe::require_quorum(&target, base.quorum).await?;
@@ -90,14 +105,22 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 let mut cfg = RunConfig::new(
                     &workload,
                     Load::Open {
-                        rate_per_s: rate,
+                        rate_per_s: rate / share,
                         workers: args.clients,
                     },
                     STEP_TIMING,
                 );
                 cfg.locks = vec![lock];
                 cfg.fanouts = vec![fanout];
-                let result = runner::run(&cfg, &target, &mut NoHooks, signals).await?;
+                let mut no_hooks = NoHooks;
+                let hooks: &mut dyn runner::RunHooks = match agent.as_mut() {
+                    Some(a) => a,
+                    None => &mut no_hooks,
+                };
+                let mut result = runner::run(&cfg, &target, hooks, signals).await?;
+                if let Some(a) = agent.as_mut() {
+                    a.align(&mut result);
+                }
                 let report = Report::from_run(&result);
                 let Some(mode) = report.modes.first() else {
                     break; // stopped before the step measured anything
@@ -116,16 +139,42 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     head.push('\n');
                     outputs.print_report(&head)?;
                 }
-                let failures = objective.failures(mode, report.judge(mode).target_missed);
-                let step = Step {
-                    fanout: label.to_string(),
-                    phase,
-                    rate,
-                    failures,
-                    report,
+                let step = match &agent {
+                    None => Step {
+                        fanout: label.to_string(),
+                        phase,
+                        rate,
+                        failures: objective.failures(mode, report.judge(mode).target_missed),
+                        report,
+                    },
+                    Some(a) => {
+                        let all = a.exchange(steps.len() as u32 + 1, &report).await?;
+                        let failures = match all.modes.first() {
+                            Some(m) => objective.failures(m, all.judge(m).target_missed),
+                            None => vec!["nothing measured".into()],
+                        };
+                        let merged = Step {
+                            fanout: label.to_string(),
+                            phase,
+                            rate,
+                            failures: failures.clone(),
+                            report: all,
+                        };
+                        outputs.print_report(&table::row(n + 1, &merged, p))?;
+                        all_steps.push(merged);
+                        Step {
+                            fanout: label.to_string(),
+                            phase,
+                            rate: rate / share,
+                            failures,
+                            report,
+                        }
+                    }
                 };
                 n += 1;
-                outputs.print_report(&table::row(n, &step, p))?;
+                if agent.is_none() {
+                    outputs.print_report(&table::row(n, &step, p))?;
+                }
                 if result.interrupted.is_some() {
                     steps.push(step);
                     break; // a partial step says nothing about the rate
@@ -133,13 +182,35 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 search.record(phase, rate, step.passed());
                 steps.push(step);
             }
-            answers.push(answer(label, &steps, search.answer(), &objective));
+            let (best, confirmed, limit) = search.answer();
+            if agent.is_some() {
+                all_answers.push(answer(
+                    label,
+                    &all_steps,
+                    search.answer(),
+                    &objective,
+                ));
+            }
+            answers.push(answer(
+                label,
+                &steps,
+                (best.map(|r| r / share), confirmed, limit),
+                &objective,
+            ));
             if signals.stop.is_set() {
                 break;
             }
         }
         Ok::<_, LoadgenError>(signals.received())
-    })?;
+    });
+    let interrupted = match (searched, &agent) {
+        (Ok(i), _) => i,
+        (Err(e), Some(a)) => {
+            session.rt.block_on(a.abandon(&e.to_string()));
+            return Err(e);
+        }
+        (Err(e), None) => return Err(e),
+    };
     let result = CapacityResult {
         run_id: runner::new_run_id(),
         started_unix_s,
@@ -151,9 +222,23 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         steps,
         answers,
     };
+    let mut shown = None;
+    if let Some(a) = agent.as_mut() {
+        let text = serde_json::to_string_pretty(&result.to_json()).expect("a result serializes");
+        session.rt.block_on(a.finish(&text))?;
+        shown = Some(CapacityResult {
+            steps: all_steps,
+            answers: all_answers,
+            ..result.clone()
+        });
+        outputs.print_report(&format!(
+            "all {} agents together (agent {} wrote only its part: `collect` merges all parts):\n",
+            a.agents, a.number
+        ))?;
+    }
     outputs.print_report(&format!(
         "{}\n{}\n",
-        table::answers(&result),
+        table::answers(shown.as_ref().unwrap_or(&result)),
         sweep_table::LEGEND
     ))?;
     write_outputs(&result, &outputs, base.quiet)?;

@@ -18,18 +18,39 @@ pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
         mixed: args.allow_mixed,
         disjoint: args.allow_disjoint,
     };
+    match print_merged(&crate::merge::merge(parts, allow)?, &outputs, None)? {
+        0 => Ok(()),
+        n => Err(LoadgenError::Violations(n)),
+    }
+}
+
+/// Prints a merged result like the command that wrote its parts and writes its files;
+/// returns its mutual-exclusion violations. `collect` prints the same, with one more
+/// top-level field in `--json` (`extra`: its `coordination`).
+pub fn print_merged(
+    merged: &Document,
+    outputs: &Outputs,
+    extra: Option<(&str, serde_json::Value)>,
+) -> Result<u64, LoadgenError> {
     let p = &outputs.percentiles;
-    match crate::merge::merge(parts, allow)? {
+    // With an extra field, `--json` is written below; the other files by the kind's writer.
+    let without_json = Outputs {
+        json: None,
+        ..outputs.clone()
+    };
+    let files = if extra.is_some() {
+        &without_json
+    } else {
+        outputs
+    };
+    let violations = match merged {
         Document::Run(report) => {
-            outputs.print_report(&text::render(&report, p))?;
-            super::run::write_outputs(&report, &outputs, false)?;
-            match report.violations() {
-                0 => Ok(()),
-                n => Err(LoadgenError::Violations(n)),
-            }
+            outputs.print_report(&text::render(report, p))?;
+            super::run::write_outputs(report, files, false)?;
+            report.violations()
         }
         Document::Sweep(sweep) => {
-            refuse_run_only_outputs("merge of sweeps", &outputs)?;
+            refuse_run_only_outputs("merge of sweeps", outputs)?;
             let mut head = format!(
                 "merged     {} sweep results: {}\n",
                 sweep.merged_from.len(),
@@ -38,16 +59,12 @@ pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
             for note in &sweep.merge_notes {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
-            outputs.print_report(&(head + &sweep_table::table(&sweep, p)))?;
-            super::sweep::write_sweep_outputs(&sweep, &outputs, false)?;
-            let violations: u64 = sweep.levels.iter().map(|l| l.report.violations()).sum();
-            match violations {
-                0 => Ok(()),
-                n => Err(LoadgenError::Violations(n)),
-            }
+            outputs.print_report(&(head + &sweep_table::table(sweep, p)))?;
+            super::sweep::write_sweep_outputs(sweep, files, false)?;
+            sweep.levels.iter().map(|l| l.report.violations()).sum()
         }
         Document::Capacity(result) => {
-            refuse_run_only_outputs("merge of capacity results", &outputs)?;
+            refuse_run_only_outputs("merge of capacity results", outputs)?;
             let mut head = format!(
                 "merged     {} capacity results: {} (rates asked are the parts' sum)\n",
                 result.merged_from.len(),
@@ -56,13 +73,23 @@ pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
             for note in &result.merge_notes {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
-            outputs.print_report(&(head + &capacity_table::render(&result, p)))?;
-            super::capacity::write_outputs(&result, &outputs, false)?;
-            let violations: u64 = result.steps.iter().map(|s| s.report.violations()).sum();
-            match violations {
-                0 => Ok(()),
-                n => Err(LoadgenError::Violations(n)),
-            }
+            outputs.print_report(&(head + &capacity_table::render(result, p)))?;
+            super::capacity::write_outputs(result, files, false)?;
+            result.steps.iter().map(|s| s.report.violations()).sum()
         }
+    };
+    if let (Some((name, value)), Some(dest)) = (extra, &outputs.json) {
+        let mut doc = match merged {
+            Document::Run(r) => serde_json::to_value(crate::model::result::to_json(r)),
+            Document::Sweep(s) => serde_json::to_value(s.to_json()),
+            Document::Capacity(c) => serde_json::to_value(c.to_json()),
+        }
+        .expect("a result serializes");
+        if let Some(fields) = doc.as_object_mut() {
+            fields.insert(name.to_string(), value);
+        }
+        let text = serde_json::to_string_pretty(&doc).expect("a result serializes");
+        dest.write(&(text + "\n"))?;
     }
+    Ok(violations)
 }

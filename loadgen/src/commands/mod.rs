@@ -2,6 +2,7 @@
 //! the runtime and the signal listener once ([`shared::Session`]).
 
 pub mod capacity;
+pub mod collect;
 pub mod merge;
 pub mod run;
 pub mod scenarios;

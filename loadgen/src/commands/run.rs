@@ -1,9 +1,13 @@
 //! `redlock-loadgen run` (also the command line without a subcommand): one workload in each
 //! selected fan-out mode, faults included, and its report files.
 
-use super::shared::{check, describe_run, say, target, warn_about_generator, Session};
+use super::shared::{
+    check, check_agent_target, describe_run, say, target, warn_about_generator, Session,
+};
 use crate::cli::RunArgs;
 use crate::config::{Load, RunConfig, RUN_TIMING};
+use crate::coordinator::agent::Agent;
+use crate::coordinator::Coordination;
 use crate::error::LoadgenError;
 use crate::locks::worker_fault::WorkerFaultPlan;
 use crate::output::Outputs;
@@ -25,6 +29,9 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
     cfg.worker_faults =
         WorkerFaultPlan::new(&args.client_faults, args.clients).map_err(LoadgenError::Usage)?;
+    if let Some(coordination) = Coordination::from_args(&args.agents) {
+        return run_as_agent(&args, &cfg, &coordination, &outputs, session);
+    }
     let signals = &session.signals;
     let (result, faults) = session.rt.block_on(async {
         let mut target = target(&args.target)?;
@@ -43,6 +50,52 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     write_outputs(&report, &outputs, cfg.quiet)?;
     let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
     check(&report, no_locks_ok)
+}
+
+/// `run --coordinator URL --agents N`: joins, runs every fan-out mode starting together with
+/// the other agents, stores the result on the coordinator, then reports like `run`. Any
+/// failure after joining gives the run up for everybody.
+fn run_as_agent(
+    args: &RunArgs,
+    cfg: &RunConfig,
+    c: &Coordination,
+    outputs: &Outputs,
+    session: &Session,
+) -> Result<(), LoadgenError> {
+    check_agent_target(&args.target)?;
+    if !args.faults.is_empty() {
+        return Err(LoadgenError::Usage(
+            "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
+        ));
+    }
+    let signals = &session.signals;
+    let report = session.rt.block_on(async {
+        let mut target = target(&args.target)?;
+        let mut agent = Agent::join(c, "run", signals).await?;
+        let outcome = async {
+            target.probe_versions().await;
+            crate::probe::require_quorum(&target, cfg.quorum).await?;
+            let what = describe_run(cfg, &target);
+            say(
+                cfg.quiet,
+                &format!("agent {} of {}: {what}", agent.number, agent.agents),
+            );
+            let mut result = runner::run(cfg, &target, &mut agent, signals).await?;
+            agent.align(&mut result);
+            let report = Report::from_run(&result);
+            agent.finish(&json::render(&report)).await?;
+            Ok::<_, LoadgenError>(report)
+        }
+        .await;
+        if let Err(e) = &outcome {
+            agent.abandon(&e.to_string()).await;
+        }
+        outcome
+    })?;
+    outputs.print_report(&text::render(&report, &outputs.percentiles))?;
+    warn_about_generator(&report);
+    write_outputs(&report, outputs, cfg.quiet)?;
+    check(&report, args.allow_no_locks)
 }
 
 /// Writes `--json`, `--csv`, `--hgrm` and `--plot` of a run report.

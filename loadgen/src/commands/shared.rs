@@ -43,6 +43,16 @@ pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
     }
 }
 
+/// What every coordinated command refuses: local masters (each agent would load its own).
+pub fn check_agent_target(target: &TargetArgs) -> Result<(), LoadgenError> {
+    if target.masters.is_empty() {
+        return Err(LoadgenError::Usage(
+            "--coordinator needs --masters (or REDLOCK_LOADGEN_MASTERS): every agent must load the same masters, local ones would be each agent's own".into(),
+        ));
+    }
+    Ok(())
+}
+
 pub fn say(quiet: bool, message: &str) {
     if !quiet {
         eprintln!("{message}");

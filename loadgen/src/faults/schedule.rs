@@ -68,10 +68,11 @@ pub struct FaultSchedule {
     last_tick: Duration,
 }
 
-/// How long a `restart-delayed` master stays away: the longest TTL plus the drift allowance,
-/// so every key it held has expired everywhere before it answers again.
+/// How long a `restart-delayed` master stays away: the longest TTL plus the drift allowance
+/// (of the core's default drift factor, which the load generator's clients use), so every key
+/// it held has expired everywhere before it answers again.
 pub fn delayed_restart_gap(ttl: Duration) -> Duration {
-    ttl + redlock_core::validity::drift(ttl, 0.01)
+    ttl + redlock_core::validity::drift(ttl, redlock_core::DEFAULT_DRIFT_FACTOR)
 }
 
 impl FaultSchedule {

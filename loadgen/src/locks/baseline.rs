@@ -131,7 +131,12 @@ impl Baseline {
         started: Instant,
         attempt: &mut Attempt,
     ) -> Result<AttemptResult, RequestError> {
-        let token = format!("{:032x}", rand::random::<u128>());
+        // 20 random bytes, hex, like Redlock's tokens.
+        let token = format!(
+            "{:032x}{:08x}",
+            rand::random::<u128>(),
+            rand::random::<u32>()
+        );
         let mut set = redis::cmd("SET");
         set.arg(key)
             .arg(&token)

@@ -88,7 +88,7 @@ pub async fn run(
 
     let release_started = Instant::now();
     let owned_until = held.valid_until.min(release_started);
-    task.with(|r| r.owned(resource, held.completed, owned_until));
+    task.with(|r| r.owned(resource, &held.value, held.completed, owned_until));
     let released = baseline.release(key, &held, faults).await;
     let latency = release_started.elapsed();
     task.with(|r| r.baseline_released(worker, &released, latency));

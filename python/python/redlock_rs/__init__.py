@@ -23,6 +23,13 @@ masters answered), ``LockLost`` (extend failed, expired, renewal lost); bad argu
 import logging as _logging
 
 from ._redlock_rs import (
+    DEFAULT_DRIFT_FACTOR,
+    DEFAULT_FANOUT,
+    DEFAULT_INSTANCE_TIMEOUT,
+    DEFAULT_MAX_EXTENSIONS,
+    DEFAULT_RETRY_COUNT,
+    DEFAULT_RETRY_DELAY,
+    DEFAULT_TTL,
     AsyncLock,
     AsyncLockContext,
     AsyncRedlock,
@@ -39,6 +46,13 @@ from ._redlock_rs import (
 )
 
 __all__ = [
+    "DEFAULT_DRIFT_FACTOR",
+    "DEFAULT_FANOUT",
+    "DEFAULT_INSTANCE_TIMEOUT",
+    "DEFAULT_MAX_EXTENSIONS",
+    "DEFAULT_RETRY_COUNT",
+    "DEFAULT_RETRY_DELAY",
+    "DEFAULT_TTL",
     "AsyncLock",
     "AsyncLockContext",
     "AsyncRedlock",

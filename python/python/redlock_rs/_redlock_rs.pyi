@@ -4,8 +4,17 @@ from collections.abc import Coroutine, Sequence
 from types import TracebackType
 from typing import Any, Literal, Optional, final
 
+from typing_extensions import Self
+
 __version__: str
 __all__ = [
+    "DEFAULT_DRIFT_FACTOR",
+    "DEFAULT_FANOUT",
+    "DEFAULT_INSTANCE_TIMEOUT",
+    "DEFAULT_MAX_EXTENSIONS",
+    "DEFAULT_RETRY_COUNT",
+    "DEFAULT_RETRY_DELAY",
+    "DEFAULT_TTL",
     "AsyncLock",
     "AsyncLockContext",
     "AsyncRedlock",
@@ -24,6 +33,16 @@ _Outcome = Literal["granted", "denied", "failed", "timed_out", "not_awaited"]
 _Verdict = Literal["won", "expired", "split_vote", "clean_loss"]
 _Failure = Literal["connection", "server", "protocol", "auth", "tls", "overloaded", "other"]
 _FanOut = Literal["concurrent", "sequential"]
+
+# The core's defaults (redlock-core's DEFAULT_* constants) in Python's units; the signatures
+# below show the same values.
+DEFAULT_TTL: float
+DEFAULT_RETRY_COUNT: int
+DEFAULT_RETRY_DELAY: float
+DEFAULT_DRIFT_FACTOR: float
+DEFAULT_INSTANCE_TIMEOUT: float
+DEFAULT_FANOUT: _FanOut
+DEFAULT_MAX_EXTENSIONS: int
 
 class RedlockError(Exception):
     """Base class of every error redlock_rs raises (besides ValueError/TypeError for bad
@@ -106,14 +125,8 @@ class Vote:
     def masters(self) -> list[MasterVote]:
         """Per-master answers, in configured master order."""
 
-@final
-class Lock:
-    """A lock won on a quorum of masters (blocking API).
-
-    Act as the owner only while is_valid(). Release it with release() or use it as a context
-    manager, which releases on exit. A lock garbage-collected while still held raises a
-    ResourceWarning (its keys stay on the masters until they expire).
-    """
+class _LockState:
+    """What Lock and AsyncLock share (stub only: both classes have these members)."""
 
     @property
     def resource(self) -> str:
@@ -140,6 +153,16 @@ class Lock:
         """Seconds of validity left now: 0.0 once expired, lost or released."""
     def is_valid(self) -> bool:
         """True while this holder may act as the owner: not released, not lost, validity left."""
+
+@final
+class Lock(_LockState):
+    """A lock won on a quorum of masters (blocking API).
+
+    Act as the owner only while is_valid(). Release it with release() or use it as a context
+    manager, which releases on exit. A lock garbage-collected while still held raises a
+    ResourceWarning (its keys stay on the masters until they expire).
+    """
+
     def extend(self, ttl: Optional[float] = None) -> None:
         """Renews the lock to ttl seconds (default: its current ttl) on a quorum of masters.
         Raises LockLost if it is no longer held, Unavailable if too few masters answered."""
@@ -173,8 +196,42 @@ class LockContext:
         """Releases the lock; raises LockLost if it was lost or expired inside the block
         (unless the block raised: its exception propagates)."""
 
+class _Client:
+    """What Redlock and AsyncRedlock share (stub only: both classes have these members)."""
+
+    def __new__(
+        cls,
+        masters: Sequence[str],
+        *,
+        retry_count: int = 3,
+        retry_delay: float = 0.2,
+        drift_factor: float = 0.01,
+        instance_timeout: float = 0.05,
+        fanout: _FanOut = "concurrent",
+        quorum: Optional[int] = None,
+        max_extensions: int = 1000,
+    ) -> Self:
+        """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
+    def connected_masters(self) -> int:
+        """How many masters have an established connection right now."""
+    def close(self) -> None:
+        """Closes the client at once (nothing to await): new calls raise RedlockError; its
+        locks can still be extended and released. Closing twice is fine."""
+    @property
+    def closed(self) -> bool:
+        """True once close() was called."""
+    @property
+    def masters(self) -> list[str]:
+        """Master URLs in configured order, passwords redacted."""
+    @property
+    def fanout(self) -> _FanOut:
+        """"concurrent" or "sequential"."""
+    @property
+    def quorum(self) -> int:
+        """Votes needed to win."""
+
 @final
-class Redlock:
+class Redlock(_Client):
     """A Redlock client over N independent Redis masters (blocking API).
 
     masters: the master URLs, redis://[user:password@]host:port[/db] (rediss:// for TLS).
@@ -190,19 +247,6 @@ class Redlock:
     Redlock(...) as redlock:`` closes it at the end of the block.
     """
 
-    def __new__(
-        cls,
-        masters: Sequence[str],
-        *,
-        retry_count: int = 3,
-        retry_delay: float = 0.2,
-        drift_factor: float = 0.01,
-        instance_timeout: float = 0.05,
-        fanout: _FanOut = "concurrent",
-        quorum: Optional[int] = None,
-        max_extensions: int = 1000,
-    ) -> Redlock:
-        """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def acquire(self, resource: str, ttl: float = 10.0, *, timeout: Optional[float] = None) -> Lock:
         """Acquires resource for ttl seconds: up to 1 + retry_count attempts, or attempts
         until timeout seconds have passed. Raises NotAcquired (someone else holds it) or
@@ -222,14 +266,6 @@ class Redlock:
     def wait_connected(self, timeout: float) -> int:
         """Waits until every master is connected or known to be down, at most timeout
         seconds, and returns how many are connected."""
-    def connected_masters(self) -> int:
-        """How many masters have an established connection right now."""
-    def close(self) -> None:
-        """Closes the client: new calls raise RedlockError; its locks can still be extended
-        and released. Closing twice is fine."""
-    @property
-    def closed(self) -> bool:
-        """True once close() was called."""
     def __enter__(self) -> Redlock:
         """The client itself."""
     def __exit__(
@@ -239,49 +275,15 @@ class Redlock:
         traceback: Optional[TracebackType],
     ) -> bool:
         """Closes the client."""
-    @property
-    def masters(self) -> list[str]:
-        """Master URLs in configured order, passwords redacted."""
-    @property
-    def fanout(self) -> _FanOut:
-        """"concurrent" or "sequential"."""
-    @property
-    def quorum(self) -> int:
-        """Votes needed to win."""
 
 @final
-class AsyncLock:
+class AsyncLock(_LockState):
     """A lock won on a quorum of masters (asyncio API).
 
     extend() and release() return coroutines; ``async with lock:`` releases on exit. A lock
     garbage-collected while still held raises a ResourceWarning.
     """
 
-    @property
-    def resource(self) -> str:
-        """The locked resource (the Redis key)."""
-    @property
-    def token(self) -> str:
-        """The random token that proves ownership (40 hex characters). Keep it secret."""
-    @property
-    def ttl(self) -> float:
-        """Seconds the keys were last set or renewed for."""
-    @property
-    def validity(self) -> float:
-        """Seconds of validity when last acquired, extended or renewed (ttl - elapsed - drift)."""
-    @property
-    def extensions(self) -> int:
-        """Successful extensions so far."""
-    @property
-    def vote(self) -> Vote:
-        """The vote of the last acquire attempt, extension or renewal."""
-    @property
-    def auto_extend(self) -> bool:
-        """True when renewed in the background (lock(..., auto_extend=True))."""
-    def remaining(self) -> float:
-        """Seconds of validity left now: 0.0 once expired, lost or released."""
-    def is_valid(self) -> bool:
-        """True while this holder may act as the owner: not released, not lost, validity left."""
     def extend(self, ttl: Optional[float] = None) -> Coroutine[Any, Any, None]:
         """Coroutine: renews the lock to ttl seconds (default: its current ttl) on a quorum of
         masters. Raises LockLost if it is no longer held, Unavailable if too few answered."""
@@ -315,7 +317,7 @@ class AsyncLockContext:
         block (unless the block raised)."""
 
 @final
-class AsyncRedlock:
+class AsyncRedlock(_Client):
     """A Redlock client over N independent Redis masters (asyncio API).
 
     The parameters are those of Redlock (masters, retry_count, retry_delay, drift_factor,
@@ -325,19 +327,6 @@ class AsyncRedlock:
     master. ``async with AsyncRedlock(...) as redlock:`` closes it at the end of the block.
     """
 
-    def __new__(
-        cls,
-        masters: Sequence[str],
-        *,
-        retry_count: int = 3,
-        retry_delay: float = 0.2,
-        drift_factor: float = 0.01,
-        instance_timeout: float = 0.05,
-        fanout: _FanOut = "concurrent",
-        quorum: Optional[int] = None,
-        max_extensions: int = 1000,
-    ) -> AsyncRedlock:
-        """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def acquire(
         self, resource: str, ttl: float = 10.0, *, timeout: Optional[float] = None
     ) -> Coroutine[Any, Any, AsyncLock]:
@@ -358,14 +347,6 @@ class AsyncRedlock:
     def wait_connected(self, timeout: float) -> Coroutine[Any, Any, int]:
         """Coroutine: waits until every master is connected or known to be down, at most
         timeout seconds, and returns how many are connected."""
-    def connected_masters(self) -> int:
-        """How many masters have an established connection right now."""
-    def close(self) -> None:
-        """Closes the client at once (nothing to await): new calls raise RedlockError; its
-        locks can still be extended and released."""
-    @property
-    def closed(self) -> bool:
-        """True once close() was called."""
     def __aenter__(self) -> Coroutine[Any, Any, AsyncRedlock]:
         """Coroutine: the client itself."""
     def __aexit__(
@@ -375,15 +356,6 @@ class AsyncRedlock:
         traceback: Optional[TracebackType],
     ) -> Coroutine[Any, Any, bool]:
         """Coroutine: closes the client."""
-    @property
-    def masters(self) -> list[str]:
-        """Master URLs in configured order, passwords redacted."""
-    @property
-    def fanout(self) -> _FanOut:
-        """"concurrent" or "sequential"."""
-    @property
-    def quorum(self) -> int:
-        """Votes needed to win."""
 
 # Test hooks: a Rust panic inside a blocking call / a coroutine surfaces as RedlockError.
 def _panic_in_call(message: str) -> None: ...

@@ -1,0 +1,159 @@
+//! Bad arguments, said once: which parameter, the value given, and why it is refused.
+//!
+//! The core checks every value (see the builder and [`crate::Redlock::acquire`]); each surface
+//! (C, Python, the load generator) only renames the parameters into its own words and shows
+//! durations in its own unit through one [`Surface`], instead of checking again.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// The offending value of an [`InvalidArgument`], kept typed so that each surface can show it
+/// in its own unit (milliseconds in C, seconds in Python).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ArgValue {
+    /// A duration (a TTL, a timeout, a delay).
+    Duration(Duration),
+    /// A number of seconds as given (before it became a [`Duration`]).
+    Seconds(f64),
+    /// Any other number.
+    Number(f64),
+    /// A count or an index.
+    Integer(u64),
+    /// Text, already made safe to show (URLs have their password redacted).
+    Text(String),
+}
+
+/// How a surface writes durations in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DurationUnit {
+    /// Rust's `Debug` form: `1.5s`, `200ms`, `0ns` (the core, the load generator's flags).
+    #[default]
+    Readable,
+    /// Whole milliseconds, no unit (the C ABI's `*_ms` parameters).
+    Millis,
+    /// Seconds as a float, no unit (Python).
+    Seconds,
+}
+
+/// A bad argument or configuration value: the parameter, the value (when there is one to
+/// show) and the reason.
+///
+/// Shown as `"{parameter} {value}: {reason}"`, e.g. `ttl 1ms: must be longer than the
+/// clock-drift allowance ...`, or `"{parameter} {reason}"` without a value (`out is NULL`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidArgument {
+    parameter: Cow<'static, str>,
+    value: Option<ArgValue>,
+    reason: String,
+    unit: DurationUnit,
+}
+
+impl InvalidArgument {
+    /// A bad `value` of `parameter`, refused for `reason` (phrased to follow `"{parameter}
+    /// {value}: "`, e.g. "must be greater than zero").
+    pub fn new(
+        parameter: impl Into<Cow<'static, str>>,
+        value: ArgValue,
+        reason: impl Into<String>,
+    ) -> Self {
+        InvalidArgument {
+            parameter: parameter.into(),
+            value: Some(value),
+            reason: reason.into(),
+            unit: DurationUnit::default(),
+        }
+    }
+    /// A bad `parameter` with no value worth showing; `reason` follows the name directly
+    /// (e.g. "is NULL").
+    pub fn without_value(
+        parameter: impl Into<Cow<'static, str>>,
+        reason: impl Into<String>,
+    ) -> Self {
+        InvalidArgument {
+            parameter: parameter.into(),
+            value: None,
+            reason: reason.into(),
+            unit: DurationUnit::default(),
+        }
+    }
+    /// The parameter's name (the core's, or the surface's after [`crate::Error::for_surface`]).
+    pub fn parameter(&self) -> &str {
+        &self.parameter
+    }
+    /// The offending value, when there is one to show.
+    pub fn value(&self) -> Option<&ArgValue> {
+        self.value.as_ref()
+    }
+    /// Why the value is refused.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+    /// In `surface`'s words: its name for the parameter, its unit of durations.
+    pub(crate) fn in_words_of(mut self, surface: &Surface) -> Self {
+        if let Some((_, renamed)) = surface
+            .names
+            .iter()
+            .find(|(core, _)| *core == self.parameter)
+        {
+            self.parameter = Cow::Borrowed(renamed);
+        }
+        self.unit = surface.durations;
+        self
+    }
+}
+
+impl fmt::Display for InvalidArgument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.parameter)?;
+        match &self.value {
+            None => return write!(f, " {}", self.reason),
+            Some(ArgValue::Duration(d)) => match self.unit {
+                DurationUnit::Readable => write!(f, " {d:?}")?,
+                DurationUnit::Millis => write!(f, " {}", d.as_millis())?,
+                DurationUnit::Seconds => write!(f, " {}", PySeconds(d.as_secs_f64()))?,
+            },
+            Some(ArgValue::Seconds(s)) => write!(f, " {}", PySeconds(*s))?,
+            Some(ArgValue::Number(n)) => write!(f, " {n}")?,
+            Some(ArgValue::Integer(i)) => write!(f, " {i}")?,
+            Some(ArgValue::Text(t)) => write!(f, " {t:?}")?,
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+/// Seconds as Python prints a float (`0.0`, not `0`).
+struct PySeconds(f64);
+
+impl fmt::Display for PySeconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_finite() && self.0.fract() == 0.0 && self.0.abs() < 1e16 {
+            write!(f, "{:.1}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
+/// The words of one surface: its name for each core parameter it renames, and its unit of
+/// durations. Each surface has one, applied where it maps errors ([`crate::Error::for_surface`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Surface {
+    /// `(core name, surface name)` pairs, e.g. `("ttl", "ttl_ms")`; parameters not listed
+    /// keep the core's name.
+    pub names: &'static [(&'static str, &'static str)],
+    /// How durations are shown.
+    pub durations: DurationUnit,
+}
+
+/// The instant `timeout` from now: the one timeout-to-deadline conversion. A timeout beyond
+/// what the clock can represent means "no deadline worth the name": it is capped at about
+/// 136 years from now instead of failing.
+pub fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    let far = Duration::from_secs(u64::from(u32::MAX));
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(far))
+        .unwrap_or(now)
+}

@@ -1,0 +1,565 @@
+//! Many agents, coordinated through a coordinator Redis: 3 agent processes on 5 local masters
+//! wait at the barrier until the last joins, start at one planned instant of the coordinator's
+//! clock, and `collect` prints their exact merge; a missing agent ends the run for everybody
+//! after the join timeout; `capacity --agents 2` searches as one. Every process is bounded and
+//! stopped (killed at a generous deadline, then the test fails).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use redlock_local::resp::Reply;
+use redlock_local::LocalMasters;
+use serde_json::Value;
+
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// An agent process; its stderr goes to a file (read after it ended).
+struct Agent {
+    child: Child,
+    stderr: PathBuf,
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(dir: &Path, name: &str, args: &[&str]) -> Agent {
+    let stderr = dir.join(format!("{name}.stderr"));
+    let child = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    Agent { child, stderr }
+}
+
+/// Waits (bounded) for the agent to end; returns its exit code and stderr.
+fn finish(agent: &mut Agent) -> (i32, String) {
+    let deadline = Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(status) = agent.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "an agent did not end within {DEADLINE:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = std::fs::read_to_string(&agent.stderr).unwrap();
+    (status.code().unwrap_or(-1), stderr)
+}
+
+fn get(coordinator: &LocalMasters, key: &str) -> Option<String> {
+    match coordinator.command(0, &["GET", key]).unwrap() {
+        Reply::Bulk(b) => Some(String::from_utf8(b).unwrap()),
+        _ => None,
+    }
+}
+
+/// Polls (generous bound) until `n` agents arrived at the first barrier of `run`.
+fn wait_arrived(coordinator: &LocalMasters, run: &str, n: u64) {
+    let key = format!("redlock-loadgen-coordinator:{run}:phase:1:arrived");
+    let deadline = Instant::now() + DEADLINE;
+    while get(coordinator, &key).and_then(|v| v.parse().ok()) != Some(n) {
+        assert!(Instant::now() < deadline, "{n} agents never arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn agent_info(coordinator: &LocalMasters, run: &str, n: u32) -> Value {
+    let text = get(
+        coordinator,
+        &format!("redlock-loadgen-coordinator:{run}:agent:{n}"),
+    )
+    .expect("the agent stored its timings");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn no_lock_keys_on(coordinator: &LocalMasters) {
+    let keys = coordinator
+        .command(0, &["KEYS", "redlock-loadgen:*"])
+        .unwrap();
+    assert_eq!(
+        keys,
+        Reply::Array(Vec::new()),
+        "the coordinator never holds lock keys"
+    );
+}
+
+#[test]
+fn three_agents_start_together_and_collect_adds_them_up() {
+    let masters = LocalMasters::start(5).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let json: Vec<PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("a{i}.json")))
+        .collect();
+    let args = |i: usize| -> Vec<String> {
+        [
+            "run",
+            "--masters",
+            &urls,
+            "--coordinator",
+            &coord,
+            "--agents",
+            "3",
+            "--run-id",
+            "together",
+            "--fanout",
+            "both",
+            "--clients",
+            "2",
+            "--resources",
+            "3",
+            "--hold",
+            "1ms",
+            "--warmup",
+            "200ms",
+            "--duration",
+            "1s",
+            "-q",
+            "--json",
+            json[i].to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let (a0, a1, a2) = (args(0), args(1), args(2));
+    let mut first = spawn(dir.path(), "a0", &strs(&a0));
+    let mut second = spawn(dir.path(), "a1", &strs(&a1));
+    wait_arrived(&coordinator, "together", 2);
+    // Two are in, the third is not: nobody may start (no start planned, no lock taken).
+    assert!(first.child.try_wait().unwrap().is_none(), "agent 1 waits");
+    assert!(second.child.try_wait().unwrap().is_none(), "agent 2 waits");
+    assert_eq!(
+        get(
+            &coordinator,
+            "redlock-loadgen-coordinator:together:phase:1:start"
+        ),
+        None
+    );
+    let mut third = spawn(dir.path(), "a2", &strs(&a2));
+    for agent in [&mut first, &mut second, &mut third] {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 0, "{stderr}");
+    }
+
+    // One planned start per phase, the same on every agent; the measured windows (on the
+    // coordinator's clock) begin at the same whole second.
+    let infos: Vec<Value> = (1..=3)
+        .map(|n| agent_info(&coordinator, "together", n))
+        .collect();
+    let results: Vec<Value> = json.iter().map(|p| read_json(p)).collect();
+    for phase in 0..2 {
+        let planned: Vec<u64> = infos
+            .iter()
+            .map(|i| u(&i["phases"][phase], "planned_start_unix_us"))
+            .collect();
+        assert!(planned.windows(2).all(|w| w[0] == w[1]), "{planned:?}");
+        let measured: Vec<u64> = results
+            .iter()
+            .map(|r| u(&r["modes"][phase], "measured_from_unix_ms"))
+            .collect();
+        assert!(measured.windows(2).all(|w| w[0] == w[1]), "{measured:?}");
+        assert_eq!(measured[0] * 1000, planned[0] + 200_000);
+        assert_eq!(measured[0] % 1000, 0, "on a whole second");
+        // Reported, not asserted: how late each agent's timer fired (scheduling noise).
+        let late: Vec<u64> = infos
+            .iter()
+            .map(|i| u(&i["phases"][phase], "woke_late_us"))
+            .collect();
+        eprintln!("phase {}: timers fired late by {late:?} µs", phase + 1);
+    }
+    no_lock_keys_on(&coordinator);
+
+    let merged = dir.path().join("merged.json");
+    let report = succeed(&[
+        "collect",
+        "--coordinator",
+        &coord,
+        "--run-id",
+        "together",
+        "--wait",
+        "30s",
+        "--json",
+        merged.to_str().unwrap(),
+    ]);
+    for n in 1..=3 {
+        assert!(report.contains(&format!("agent {n} ")), "{report}");
+    }
+    assert!(report.contains("0 certain overlap(s)"), "{report}");
+    let all = read_json(&merged);
+    assert_schema_valid(&all);
+    for (m, mode) in all["modes"].as_array().unwrap().iter().enumerate() {
+        for (key, _) in mode["counts"].as_object().unwrap() {
+            let sum: u64 = results
+                .iter()
+                .map(|r| u(&r["modes"][m]["counts"], key))
+                .sum();
+            assert_eq!(u(&mode["counts"], key), sum, "mode {m} counts.{key}");
+        }
+        let mut sum = hist(&results[0]["modes"][m]["latency"]["acquire"]);
+        for r in &results[1..] {
+            sum.add(&hist(&r["modes"][m]["latency"]["acquire"]));
+        }
+        assert_eq!(hist(&mode["latency"]["acquire"]), sum);
+        assert_consistent(mode, 5, 6);
+    }
+    // The JSON also says how the agents started and what the cross-agent check found, and
+    // stays a result `merge` reads (it refuses agent 1's run twice, naming it).
+    let c = &all["coordination"];
+    assert_eq!(c["run_id"], "together");
+    assert_eq!(c["agents"].as_array().unwrap().len(), 3);
+    for (n, info) in c["agents"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(u(info, "agent"), n as u64 + 1);
+        assert_eq!(info["phases"], infos[n]["phases"]);
+    }
+    assert_eq!(u(&c["cross_agent"], "certain_overlaps"), 0);
+    let windows: u64 = results
+        .iter()
+        .flat_map(|r| r["modes"].as_array().unwrap().iter())
+        .map(|m| u(&m["counts"], "windows_checked"))
+        .sum();
+    assert_eq!(u(&c["cross_agent"], "windows"), windows);
+    let (_, stderr) = exits(
+        2,
+        &["merge", merged.to_str().unwrap(), json[0].to_str().unwrap()],
+    );
+    assert!(stderr.contains("both hold run"), "{stderr}");
+}
+
+#[test]
+fn a_missing_agent_ends_the_run_for_everybody() {
+    let masters = LocalMasters::start(5).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--masters",
+        &urls,
+        "--coordinator",
+        &coord,
+        "--agents",
+        "3",
+        "--run-id",
+        "short",
+        "--join-timeout",
+        "2s",
+        "--fanout",
+        "concurrent",
+        "--duration",
+        "1s",
+        "-q",
+    ];
+    let mut agents = [
+        spawn(dir.path(), "a0", &args),
+        spawn(dir.path(), "a1", &args),
+    ];
+    for agent in &mut agents {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("only 2 of 3 agents joined within 2s (--join-timeout)"),
+            "{stderr}"
+        );
+    }
+    // Nothing was loaded, and a late third agent does not start alone.
+    let keys = masters.command(0, &["DBSIZE"]).unwrap();
+    assert_eq!(keys, Reply::Integer(0));
+    let (_, stderr) = exits(1, &args);
+    assert!(stderr.contains("was given up: only 2 of 3"), "{stderr}");
+    let (_, stderr) = exits(
+        1,
+        &["collect", "--coordinator", &coord, "--run-id", "short"],
+    );
+    assert!(stderr.contains("was given up"), "{stderr}");
+}
+
+fn capacity_args<'a>(urls: &'a str, coord: &'a str, run: &'a str) -> Vec<&'a str> {
+    vec![
+        "capacity",
+        "--masters",
+        urls,
+        "--coordinator",
+        coord,
+        "--agents",
+        "2",
+        "--run-id",
+        run,
+        "--fanout",
+        "concurrent",
+        "--start-rate",
+        "100",
+        "--max-steps",
+        "2",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
+        "--clients",
+        "8",
+        "--slo",
+        "p99<5s",
+        "--min-success",
+        "50%",
+        "-q",
+    ]
+}
+
+#[test]
+fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
+    let masters = LocalMasters::start(5).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let json: Vec<PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("c{i}.json")))
+        .collect();
+    let mut agents: Vec<Agent> = (0..2)
+        .map(|i| {
+            let mut args = capacity_args(&urls, &coord, "cap");
+            args.extend(["--json", json[i].to_str().unwrap()]);
+            spawn(dir.path(), &format!("c{i}"), &args)
+        })
+        .collect();
+    for agent in &mut agents {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let parts: Vec<Value> = json.iter().map(|p| read_json(p)).collect();
+    // Both agents took the same steps, each at half the rate asked.
+    let steps = |v: &Value| -> Vec<(String, f64)> {
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["phase"].as_str().unwrap().to_string(),
+                    f(s, "rate_asked_per_s"),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(steps(&parts[0]), steps(&parts[1]));
+    assert_eq!(steps(&parts[0])[0].1, 50.0, "{:?}", steps(&parts[0]));
+    let merged = dir.path().join("merged.json");
+    let report = succeed(&[
+        "collect",
+        "--coordinator",
+        &coord,
+        "--run-id",
+        "cap",
+        "--json",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(report.contains("merged     2 capacity results"), "{report}");
+    let all = read_json(&merged);
+    assert_schema_valid(&all);
+    for (i, step) in all["steps"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(
+            f(step, "rate_asked_per_s"),
+            2.0 * f(&parts[0]["steps"][i], "rate_asked_per_s")
+        );
+        let calls: u64 = parts
+            .iter()
+            .map(|p| {
+                u(
+                    &p["steps"][i]["result"]["modes"][0]["counts"],
+                    "acquire_calls",
+                )
+            })
+            .sum();
+        assert_eq!(
+            u(&step["result"]["modes"][0]["counts"], "acquire_calls"),
+            calls
+        );
+    }
+    no_lock_keys_on(&coordinator);
+
+    // One of two: the one that came gives up after the join timeout, saying so.
+    let mut args = capacity_args(&urls, &coord, "cap-alone");
+    args.extend(["--join-timeout", "2s"]);
+    let (_, stderr) = exits(1, &args);
+    assert!(
+        stderr.contains("only 1 of 2 agents joined within 2s"),
+        "{stderr}"
+    );
+}
+
+/// The negative control of the cross-agent check: two agents that believe they share masters
+/// but each load their own hold "the same" lock at the same time. Each agent's own check
+/// cannot see it; `collect` does, names the tokens, and exits 3.
+#[test]
+fn agents_on_different_masters_are_caught_by_the_cross_agent_check() {
+    let mine = LocalMasters::start(3).expect("redis-server is installed");
+    let theirs = LocalMasters::start(3).unwrap();
+    let coordinator = LocalMasters::start(1).unwrap();
+    let coord = coordinator.urls()[0].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let mut agents: Vec<Agent> = [mine.urls().join(","), theirs.urls().join(",")]
+        .iter()
+        .enumerate()
+        .map(|(i, urls)| {
+            let args = [
+                "run",
+                "--masters",
+                urls,
+                "--coordinator",
+                &coord,
+                "--agents",
+                "2",
+                "--run-id",
+                "split-brain",
+                "--fanout",
+                "concurrent",
+                "--clients",
+                "2",
+                "--resources",
+                "1",
+                "--hold",
+                "50ms",
+                "--warmup",
+                "0s",
+                "--duration",
+                "1s",
+                "-q",
+            ];
+            spawn(dir.path(), &format!("s{i}"), &args)
+        })
+        .collect();
+    for agent in &mut agents {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 0, "each agent alone saw no violation: {stderr}");
+    }
+    let (report, _) = exits(
+        3,
+        &[
+            "collect",
+            "--coordinator",
+            &coord,
+            "--run-id",
+            "split-brain",
+        ],
+    );
+    assert!(
+        report.contains("CERTAIN OVERLAP resource 0: agent "),
+        "{report}"
+    );
+    assert!(!report.contains(" 0 certain overlap(s)"), "{report}");
+}
+
+/// Ctrl-C while waiting for the others ends the wait at once (exit 130) and gives the run up
+/// for everybody, instead of holding the others until the join timeout.
+#[test]
+fn an_interrupted_agent_gives_the_run_up() {
+    let masters = LocalMasters::start(3).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--masters",
+        &urls,
+        "--coordinator",
+        &coord,
+        "--agents",
+        "2",
+        "--run-id",
+        "stopped",
+        "--join-timeout",
+        "10m",
+        "--fanout",
+        "concurrent",
+        "--duration",
+        "1s",
+        "-q",
+    ];
+    let mut agent = spawn(dir.path(), "a0", &args);
+    wait_arrived(&coordinator, "stopped", 1);
+    // SAFETY: kill(2) on our own child's pid (still running: not waited for yet).
+    let sent = unsafe { libc::kill(agent.child.id() as i32, libc::SIGINT) };
+    assert_eq!(sent, 0);
+    let (code, stderr) = finish(&mut agent);
+    assert_eq!(code, 130, "{stderr}");
+    let (_, stderr) = exits(1, &args);
+    assert!(
+        stderr.contains(
+            "was given up: an agent was interrupted by SIGINT while waiting (1 of 2 agents joined)"
+        ),
+        "{stderr}"
+    );
+}
+
+/// The run id agents joined, from the line they print when joining.
+fn joined_run(stderr: &str) -> String {
+    let at = stderr
+        .find("joined run ")
+        .expect("the agent says which run it joined")
+        + 11;
+    stderr[at..].split_whitespace().next().unwrap().to_string()
+}
+
+/// Without `--run-id`, agents join the run the coordinator has open; a run given up is closed,
+/// so the next agents open a new one instead of failing on the old one.
+#[test]
+fn without_a_run_id_agents_join_the_open_run() {
+    let masters = LocalMasters::start(3).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--masters",
+        &urls,
+        "--coordinator",
+        &coord,
+        "--agents",
+        "2",
+        "--join-timeout",
+        "2s",
+        "--fanout",
+        "concurrent",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
+        "-q",
+    ];
+    let mut pair = [
+        spawn(dir.path(), "p0", &args),
+        spawn(dir.path(), "p1", &args),
+    ];
+    let mut ids = Vec::new();
+    for agent in &mut pair {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 0, "{stderr}");
+        ids.push(joined_run(&stderr));
+    }
+    assert_eq!(ids[0], ids[1], "both joined the open run");
+    let (_, alone) = exits(1, &args);
+    assert!(alone.contains("only 1 of 2 agents joined"), "{alone}");
+    let (_, again) = exits(1, &args);
+    assert!(again.contains("only 1 of 2 agents joined"), "{again}");
+    let runs = [ids[0].clone(), joined_run(&alone), joined_run(&again)];
+    assert!(
+        runs[0] != runs[1] && runs[1] != runs[2],
+        "a new run each time: {runs:?}"
+    );
+}
