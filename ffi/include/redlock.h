@@ -509,8 +509,9 @@ const char *redlock_lock_token(const struct redlock_lock *lock);
 uint64_t redlock_lock_validity_ms(const struct redlock_lock *lock);
 
 /**
- * The validity left now, in milliseconds (monotonic clock): act as the owner only while it
- * is above 0. 0 once expired, and when `lock` is NULL.
+ * The validity left now, in milliseconds (monotonic clock), rounded down: act as the owner
+ * only while it is above 0. 0 once expired (and already when less than 1 ms is left, so
+ * acting while it is above 0 never outlasts the validity), and when `lock` is NULL.
  *
  * # Safety
  * `lock` must be NULL or a live lock handle.

@@ -171,6 +171,13 @@ static void wait_until_expired(const redlock::Guard &guard) {
         std::this_thread::sleep_for(20ms);
     }
     CHECK(guard.lock().remaining() == 0ms);
+    // remaining() rounds down: at 0 ms up to 1 ms of validity may be left, which the core's
+    // scope rule still counts as valid. Past this instant + 1 ms it has run out (both clocks
+    // are monotonic).
+    auto expired_by = std::chrono::steady_clock::now() + 1ms;
+    while (std::chrono::steady_clock::now() < expired_by) {
+        std::this_thread::sleep_for(1ms);
+    }
 }
 
 // The scope rule: release() throws REDLOCK_LOCK_LOST when the validity ran out before it (the
