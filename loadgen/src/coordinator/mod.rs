@@ -101,15 +101,7 @@ impl Coordinator {
         cmd: &redis::Cmd,
     ) -> Result<T, LoadgenError> {
         let mut con = self.con.clone();
-        tokio::time::timeout(REQUEST_TIMEOUT, cmd.query_async(&mut con))
-            .await
-            .map_err(|_| {
-                LoadgenError::Failed(format!(
-                    "coordinator {}: no answer within {REQUEST_TIMEOUT:?}",
-                    self.shown
-                ))
-            })?
-            .map_err(|e| LoadgenError::Failed(format!("coordinator {}: {e}", self.shown)))
+        self.bounded(cmd.query_async(&mut con)).await
     }
 
     /// Runs a Lua script (bounded).
@@ -127,7 +119,16 @@ impl Coordinator {
             invocation.arg(a);
         }
         let mut con = self.con.clone();
-        tokio::time::timeout(REQUEST_TIMEOUT, invocation.invoke_async(&mut con))
+        self.bounded(invocation.invoke_async(&mut con)).await
+    }
+
+    /// Waits for one coordinator request at most `REQUEST_TIMEOUT`, naming the coordinator
+    /// (password redacted) in either failure.
+    async fn bounded<T>(
+        &self,
+        request: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, LoadgenError> {
+        tokio::time::timeout(REQUEST_TIMEOUT, request)
             .await
             .map_err(|_| {
                 LoadgenError::Failed(format!(
