@@ -8,6 +8,7 @@ use crate::argument::InvalidArgument;
 use crate::config::{check_resource, check_ttl, RedlockBuilder, Settings};
 use crate::error::{Error, LostReason, Result};
 use crate::fanout::{round, Request, Stop};
+use crate::handoff::{Handoff, Ticket};
 use crate::lock::Lock;
 use crate::master::{Master, Op};
 use crate::quorum::Quorum;
@@ -32,6 +33,8 @@ struct Inner {
     /// not a queue inside this client. Without it, thousands of callers on one client push
     /// each other's requests past the timeout and healthy masters get reported as failed.
     admission: tokio::sync::Semaphore,
+    /// Lines of this client's tasks waiting for the same resource (`handoff.rs`).
+    handoff: Handoff,
 }
 
 /// Rounds (acquire attempts, extends, releases, cleanups) of one client talking to the
@@ -130,6 +133,7 @@ impl RedlockBuilder {
                 masters,
                 settings,
                 admission: tokio::sync::Semaphore::new(MAX_ROUNDS_IN_FLIGHT),
+                handoff: Handoff::default(),
             }),
         })
     }
@@ -261,6 +265,19 @@ impl Redlock {
             Retry::Until(_) => u32::MAX,
         };
         tokio::pin!(cancel);
+        // This acquire's place in the resource's line, from its first wait on (handoff.rs).
+        let mut ticket: Option<Ticket<'_>> = None;
+        if max_attempts > 1 && self.waits_in_line(&resource) {
+            // Others of this client wait for it already: wait in line before the first
+            // attempt, as a waiter that lost one would (it is held, or about to be handed on).
+            let delay = self.delay_before(retry);
+            let place = ticket.insert(self.inner.handoff.join(&resource));
+            tokio::select! {
+                biased;
+                _ = place.wait(delay) => {}
+                () = &mut cancel => return Ok(None),
+            }
+        }
         let mut attempts = 0u32;
         loop {
             attempts += 1;
@@ -304,11 +321,45 @@ impl Redlock {
             if attempts >= max_attempts || out_of_time {
                 return Err(self.acquire_error(&resource, attempts, vote));
             }
+            // Sleep the drawn delay; in line, a release of the resource by this client may
+            // end it early.
+            let wait_in_line = settings.local_handoff;
             tokio::select! {
                 biased;
-                () = tokio::time::sleep(delay) => {}
+                _ = async {
+                    match &mut ticket {
+                        Some(place) => place.wait(delay).await,
+                        None if wait_in_line => {
+                            ticket.insert(self.inner.handoff.join(&resource)).wait(delay).await
+                        }
+                        None => {
+                            tokio::time::sleep(delay).await;
+                            false
+                        }
+                    }
+                } => {}
                 () = &mut cancel => return Ok(None),
             }
+        }
+    }
+
+    /// This client's lines (tests look at them to know who waits).
+    #[cfg(test)]
+    pub(crate) fn handoff(&self) -> &Handoff {
+        &self.inner.handoff
+    }
+
+    /// True when this client hands off and other tasks of it wait for `resource`.
+    fn waits_in_line(&self, resource: &str) -> bool {
+        self.inner.settings.local_handoff && self.inner.handoff.others_waiting(resource)
+    }
+
+    /// The wait before an attempt: the drawn retry delay, cut to the deadline if any.
+    fn delay_before(&self, retry: Retry) -> Duration {
+        let delay = jittered(self.inner.settings.retry_delay);
+        match retry {
+            Retry::Until(deadline) => delay.min(deadline.saturating_duration_since(Instant::now())),
+            _ => delay,
         }
     }
 
@@ -323,6 +374,18 @@ impl Redlock {
 
     /// One request on every master, by the client's fan-out and timeout.
     async fn round(&self, op: Op, resource: &Arc<str>, token: &Arc<str>, stop: Stop) -> Vote {
+        self.round_then(op, resource, token, stop, None).await
+    }
+
+    /// A round that calls `on_queued` once its requests are on every master's queue.
+    async fn round_then(
+        &self,
+        op: Op,
+        resource: &Arc<str>,
+        token: &Arc<str>,
+        stop: Stop,
+        on_queued: Option<&(dyn Fn() + Sync)>,
+    ) -> Vote {
         let settings = &self.inner.settings;
         // Never closed, so never an error; the permit is held until the round is decided.
         let _admitted = self.inner.admission.acquire().await;
@@ -330,6 +393,7 @@ impl Redlock {
             op,
             resource,
             token,
+            on_queued,
         };
         round(
             &self.inner.masters,
@@ -434,7 +498,20 @@ impl Redlock {
     /// foreign lock is not an error (0 released). Waits for every master, bounded by the
     /// per-master timeout.
     pub async fn release(&self, lock: &Lock) -> Result<Vote> {
-        Ok(self.unlock_all(&lock.resource, &lock.token).await)
+        // This client's next waiter for the resource may ask as soon as the deletes are
+        // queued: each master sends its SET after this release's delete. (Whatever the vote,
+        // the key is then gone or was never ours; the waiter's own vote decides.)
+        let hand_off = || self.inner.handoff.released(&lock.resource);
+        let vote = self
+            .round_then(
+                Op::Unlock,
+                &lock.resource,
+                &lock.token,
+                Stop::AfterAll,
+                Some(&hand_off),
+            )
+            .await;
+        Ok(vote)
     }
 
     /// Releases `lock` at the end of a scope that acted as its owner (a `with` block, a C++

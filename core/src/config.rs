@@ -94,6 +94,9 @@ pub struct Settings {
     pub quorum: usize,
     /// Maximum extensions of one lock.
     pub max_extensions: u32,
+    /// Whether a release wakes this client's next waiter for the same resource (see
+    /// [`RedlockBuilder::local_handoff`]).
+    pub local_handoff: bool,
 }
 
 /// Builder of a [`crate::Redlock`] client; see [`crate::Redlock::builder`].
@@ -107,6 +110,7 @@ pub struct RedlockBuilder {
     pub(crate) instance_timeout: Duration,
     pub(crate) quorum: Option<usize>,
     pub(crate) max_extensions: u32,
+    pub(crate) local_handoff: bool,
 }
 
 impl fmt::Debug for RedlockBuilder {
@@ -121,6 +125,7 @@ impl fmt::Debug for RedlockBuilder {
             .field("instance_timeout", &self.instance_timeout)
             .field("quorum", &self.quorum)
             .field("max_extensions", &self.max_extensions)
+            .field("local_handoff", &self.local_handoff)
             .finish()
     }
 }
@@ -136,6 +141,7 @@ impl RedlockBuilder {
             instance_timeout: DEFAULT_INSTANCE_TIMEOUT,
             quorum: None,
             max_extensions: DEFAULT_MAX_EXTENSIONS,
+            local_handoff: true,
         }
     }
     /// Fan-out mode (default: concurrent).
@@ -171,6 +177,14 @@ impl RedlockBuilder {
     /// Maximum number of extensions of one lock (default 1000).
     pub fn max_extensions(mut self, max: u32) -> Self {
         self.max_extensions = max;
+        self
+    }
+    /// Local hand-off (default on): tasks of this client waiting for the same resource take
+    /// turns in arrival order, and a release by this client wakes the next one to attempt at
+    /// once instead of sleeping out its retry delay. Attempts still go to the masters; off,
+    /// every waiter sleeps its drawn delay, as separate processes would.
+    pub fn local_handoff(mut self, on: bool) -> Self {
+        self.local_handoff = on;
         self
     }
 
@@ -222,6 +236,7 @@ impl RedlockBuilder {
             instance_timeout: self.instance_timeout,
             quorum,
             max_extensions: self.max_extensions,
+            local_handoff: self.local_handoff,
         })
     }
 }

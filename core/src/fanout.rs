@@ -28,6 +28,10 @@ pub(crate) struct Request<'a> {
     pub(crate) op: Op,
     pub(crate) resource: &'a Arc<str>,
     pub(crate) token: &'a Arc<str>,
+    /// Called once every master's request is on its queue: concurrent, before any answer is
+    /// awaited; sequential, after the last one. Later requests to the same masters are sent
+    /// after these (each master's queue keeps issue order).
+    pub(crate) on_queued: Option<&'a (dyn Fn() + Sync)>,
 }
 
 /// Writes master `i`'s part of `vote` from what its collector recorded. `unanswered` is what
@@ -94,6 +98,9 @@ pub(crate) async fn round(
                     .is_err();
                 waited.push((sent, timed_out));
             }
+            if let Some(queued) = request.on_queued {
+                queued();
+            }
             for (i, recorded) in each.take().into_iter().enumerate() {
                 let (sent, timed_out) = waited[i];
                 let unanswered = if timed_out {
@@ -114,6 +121,9 @@ pub(crate) async fn round(
             // Every request is queued, in master order, before anything is awaited.
             for (i, master) in masters.iter().enumerate() {
                 submit(master, &all, i);
+            }
+            if let Some(queued) = request.on_queued {
+                queued();
             }
             let timed_out = tokio::time::timeout(timeout, all.finished()).await.is_err();
             let unanswered = if timed_out {

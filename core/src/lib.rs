@@ -27,6 +27,7 @@ mod collector;
 mod config;
 mod error;
 mod fanout;
+mod handoff;
 mod lock;
 mod master;
 pub mod quorum;

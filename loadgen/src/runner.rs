@@ -168,7 +168,11 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
         .fanout(fanout)
         .retry_count(cfg.retry_count)
         .retry_delay(cfg.retry_delay)
-        .instance_timeout(cfg.instance_timeout);
+        .instance_timeout(cfg.instance_timeout)
+        // The workers stand for separate clients competing for the locks: none may learn
+        // from another's release in-process (the core's local hand-off), or the contention
+        // measured would be that of one cooperating process, not of N clients.
+        .local_handoff(false);
     if let Some(q) = cfg.quorum {
         builder = builder.quorum(q);
     }
