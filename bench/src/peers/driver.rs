@@ -14,6 +14,8 @@ pub enum Kind {
     Project,
     /// Another Redlock library.
     Peer,
+    /// Not a lock: what the same commands cost with no lock logic (`floor.rs`).
+    Reference,
 }
 
 /// A program that runs one workload through one library.
@@ -122,6 +124,13 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
         ),
         peer("aioredlock", "Python, asyncio", python("aioredlock")),
         peer("pottery", "Python, threads", python("pottery")),
+        Driver {
+            name: "floor",
+            kind: Kind::Reference,
+            surface: "reference: plain SET NX PX / DEL, blocking sockets, no lock logic (W1)",
+            command: bin(paths.program("floor", release.join("peers-driver"))),
+            env: Vec::new(),
+        },
     ]
 }
 

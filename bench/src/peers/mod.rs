@@ -8,6 +8,7 @@
 //! `{"skipped": reason}`, or `{"failed": reason}`.
 
 pub mod driver;
+pub mod floor;
 pub mod summary;
 
 pub use driver::{Driver, Kind, Outcome, Sample};

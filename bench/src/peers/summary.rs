@@ -150,6 +150,7 @@ pub fn render(plan: &Plan, drivers: &[Driver], results: &Results) -> String {
             let name = match driver.kind {
                 Kind::Project => format!("**{}**", driver.name),
                 Kind::Peer => driver.name.to_string(),
+                Kind::Reference => format!("_{}_", driver.name),
             };
             let failed: u64 = samples.iter().map(|(_, s)| s.acquire_failed).sum();
             let keys: u64 = samples.iter().map(|(_, s)| s.keys_left).sum();

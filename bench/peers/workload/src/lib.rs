@@ -300,6 +300,17 @@ fn print_result(args: &Args, wall: Duration, cpu_before: (Duration, Duration), s
     println!("{line}");
 }
 
+/// Prints a skip line (the harness reports the workload as skipped for this driver) and exits.
+pub fn skip(args: &Args, reason: &str) -> ! {
+    let line = serde_json::json!({
+        "driver": args.driver,
+        "workload": args.workload.name(),
+        "skipped": reason,
+    });
+    println!("{line}");
+    std::process::exit(0);
+}
+
 /// Prints a failure line (the harness reports the driver as failed with this reason) and exits.
 pub fn fail(args: &Args, reason: &str) -> ! {
     let line = serde_json::json!({
