@@ -150,7 +150,9 @@ fn main() -> ExitCode {
             let limit = Duration::from_secs_f64(plan.w3_seconds + 300.0);
             let mut by_driver = BTreeMap::new();
             for d in &order {
+                let masters_before = masters_cpu(&masters);
                 let mut outcome = driver::run(d, &flags, limit);
+                let masters_used = masters_cpu(&masters).saturating_sub(masters_before);
                 let keys: u64 = (0..masters.len())
                     .map(|i| masters.key_count(i).unwrap_or(0))
                     .sum();
@@ -159,6 +161,7 @@ fn main() -> ExitCode {
                 }
                 if let Outcome::Measured(s) = &mut outcome {
                     s.keys_left = keys;
+                    s.masters_cpu_s = masters_used.as_secs_f64();
                 }
                 println!("  {workload} {:<15} {}", d.name, one_line(&outcome));
                 by_driver.insert(d.name, outcome);
@@ -189,14 +192,36 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// CPU time the masters' processes have used so far (every thread, from
+/// `/proc/PID/task/*/schedstat`, in nanoseconds); zero where it cannot be read.
+fn masters_cpu(masters: &LocalMasters) -> Duration {
+    let mut total = Duration::ZERO;
+    for i in 0..masters.len() {
+        let Ok(Some(pid)) = masters.pid(i) else {
+            continue;
+        };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let on_cpu = std::fs::read_to_string(task.path().join("schedstat"))
+                .ok()
+                .and_then(|text| text.split_whitespace().next()?.parse::<u64>().ok());
+            total += Duration::from_nanos(on_cpu.unwrap_or(0));
+        }
+    }
+    total
+}
+
 fn one_line(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Measured(s) => format!(
-            "{:>9.0}/s  acquire p50 {:>7.0} µs p99 {:>8.0} µs  CPU {:>6.1} µs/cycle  failed {}  keys left {}",
+            "{:>9.0}/s  acquire p50 {:>7.0} µs p99 {:>8.0} µs  CPU {:>6.1} µs/cycle (masters {:>6.1})  failed {}  keys left {}",
             s.rate(),
             s.acquire_p50_us,
             s.acquire_p99_us,
             s.cpu_per_cycle_us(),
+            s.masters_cpu_per_cycle_us(),
             s.acquire_failed,
             s.keys_left
         ),

@@ -155,6 +155,8 @@ pub struct Sample {
     pub release_p99_us: f64,
     /// Keys on the masters after the process exited (a lock a release should have deleted).
     pub keys_left: u64,
+    /// CPU the masters' processes used while the driver ran (its start-up included).
+    pub masters_cpu_s: f64,
 }
 
 impl Sample {
@@ -166,6 +168,12 @@ impl Sample {
     /// Client CPU (user + sys) per cycle, in µs.
     pub fn cpu_per_cycle_us(&self) -> f64 {
         self.cpu_s * 1e6 / self.ok.max(1) as f64
+    }
+
+    /// The masters' CPU per cycle, in µs: what the client's way of talking to them costs
+    /// them (one write per request, or many requests per write).
+    pub fn masters_cpu_per_cycle_us(&self) -> f64 {
+        self.masters_cpu_s * 1e6 / self.ok.max(1) as f64
     }
 }
 
@@ -292,6 +300,7 @@ fn sample(mut line: Line, process_cpu_s: f64) -> Sample {
         release_p50_us: percentile_us(&line.release_ns, 0.50),
         release_p99_us: percentile_us(&line.release_ns, 0.99),
         keys_left: 0,
+        masters_cpu_s: 0.0,
     }
 }
 

@@ -115,10 +115,13 @@ pub fn render(plan: &Plan, drivers: &[Driver], results: &Results) -> String {
         let _ = writeln!(out, "\n#### {}\n", plan.describe(workload));
         let _ = writeln!(
             out,
-            "| driver | surface | {} | ÷ best peer | acquire p50 / p99 (µs) | release p50 / p99 (µs) | client CPU / cycle (µs) | ÷ best peer's CPU | failed acquires | keys left |",
+            "| driver | surface | {} | ÷ best peer | acquire p50 / p99 (µs) | release p50 / p99 (µs) | client CPU / cycle (µs) | ÷ best peer's CPU | masters' CPU / cycle (µs) | failed acquires | keys left |",
             if workload == "w3" { "acquisitions/s" } else { "cycles/s" }
         );
-        let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
         let mut best_names = Vec::new();
         for (run, r) in results.iter().enumerate() {
             if let Some(run_results) = r.get(workload) {
@@ -156,7 +159,7 @@ pub fn render(plan: &Plan, drivers: &[Driver], results: &Results) -> String {
             let keys: u64 = samples.iter().map(|(_, s)| s.keys_left).sum();
             let _ = writeln!(
                 out,
-                "| {name} | {} | {} | {} | {} / {} | {} / {} | {} | {} | {failed} | {keys} |",
+                "| {name} | {} | {} | {} | {} / {} | {} / {} | {} | {} | {} | {failed} | {keys} |",
                 driver.surface,
                 cell(&pick(Sample::rate), number),
                 cell(&rate_ratios, ratio),
@@ -166,6 +169,7 @@ pub fn render(plan: &Plan, drivers: &[Driver], results: &Results) -> String {
                 cell(&pick(|s| s.release_p99_us), number),
                 cell(&pick(Sample::cpu_per_cycle_us), number),
                 cell(&cpu_ratios, ratio),
+                cell(&pick(Sample::masters_cpu_per_cycle_us), number),
             );
         }
         if !best_names.is_empty() {
