@@ -57,10 +57,9 @@ impl Collector {
         }
     }
 
-    /// Records master `i`'s answer; wakes the round if this decides it. Answers that arrive
-    /// after the round stopped listening are kept but change nothing.
-    pub(crate) fn record(&self, i: usize, answer: Answer) {
-        let arrived = Instant::now();
+    /// Records master `i`'s answer, which arrived at `arrived`; wakes the round if this
+    /// decides it. Answers that arrive after the round stopped listening change nothing.
+    pub(crate) fn record(&self, i: usize, answer: Answer, arrived: Instant) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         // Taken already (the round is over), or answered already: nothing to change.
         if state.answers.get(i).is_none_or(Option::is_some) {
@@ -132,23 +131,27 @@ mod tests {
     #[tokio::test]
     async fn wakes_once_the_quorum_rule_decides() {
         let c = Collector::new(5, Quorum::new(5, 3), WakeWhen::Decided);
-        c.record(0, Ok(true));
-        c.record(1, Ok(true));
+        c.record(0, Ok(true), Instant::now());
+        c.record(1, Ok(true), Instant::now());
         assert!(!c.state.lock().unwrap().done);
-        c.record(2, Ok(true));
+        c.record(2, Ok(true), Instant::now());
         c.finished().await; // returns: decided on three grants
         let answers = c.take();
         assert_eq!(answers.iter().filter(|a| a.is_some()).count(), 3);
-        c.record(3, Ok(false)); // a straggler after the round stopped listening: harmless
+        c.record(3, Ok(false), Instant::now()); // a straggler after the round stopped listening: harmless
     }
 
     #[tokio::test]
     async fn all_answered_waits_for_every_master_and_keeps_the_first_answer() {
         let c = Collector::new(2, Quorum::new(2, 2), WakeWhen::AllAnswered);
-        c.record(0, Ok(true));
-        c.record(0, Ok(false));
+        c.record(0, Ok(true), Instant::now());
+        c.record(0, Ok(false), Instant::now());
         assert!(!c.state.lock().unwrap().done);
-        c.record(1, Err(Failure::new(FailureKind::Other, "x")));
+        c.record(
+            1,
+            Err(Failure::new(FailureKind::Other, "x")),
+            Instant::now(),
+        );
         c.finished().await;
         let answers = c.take();
         assert!(matches!(answers[0], Some((Ok(true), _))));

@@ -76,13 +76,14 @@ pub(crate) async fn round(
 ) -> Vote {
     let mut vote = Vote::new(masters.len(), quorum);
     let start = vote.started;
-    let submit = |master: &Master, collector: &Arc<Collector>, index: usize| {
+    let submit = |master: &Master, collector: &Arc<Collector>, index: usize, now: Instant| {
         master.handle().submit(
             request.op,
             request.resource,
             request.token,
             collector,
             index,
+            now,
         )
     };
     match fanout {
@@ -92,7 +93,7 @@ pub(crate) async fn round(
             let mut waited = Vec::with_capacity(masters.len());
             for (i, master) in masters.iter().enumerate() {
                 let sent = Instant::now();
-                submit(master, &each, i);
+                submit(master, &each, i, sent);
                 let timed_out = tokio::time::timeout(timeout, each.answered(i))
                     .await
                     .is_err();
@@ -120,7 +121,7 @@ pub(crate) async fn round(
             let all = Arc::new(Collector::new(masters.len(), rule, wake));
             // Every request is queued, in master order, before anything is awaited.
             for (i, master) in masters.iter().enumerate() {
-                submit(master, &all, i);
+                submit(master, &all, i, start);
             }
             if let Some(queued) = request.on_queued {
                 queued();

@@ -22,18 +22,20 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    pub(super) fn mark_sent(&mut self) {
-        self.sent_at = Some(Instant::now());
+    /// `at`: when the write that carries it was made (one clock read per write).
+    pub(super) fn mark_sent(&mut self, at: Instant) {
+        self.sent_at = Some(at);
     }
     pub(super) fn sent_at(&self) -> Instant {
         self.sent_at.unwrap_or(self.queued_at)
     }
-    pub(super) fn answer(self, answer: Answer) {
+    /// `arrived`: when the reply was read (one clock read per read, not per reply).
+    pub(super) fn answer(self, answer: Answer, arrived: Instant) {
         // The round may have stopped listening; the request did its work anyway.
         let (collector, index) = self.reply;
-        collector.record(index, answer);
+        collector.record(index, answer, arrived);
     }
     pub(super) fn fail(self, failure: Failure) {
-        self.answer(Err(failure));
+        self.answer(Err(failure), Instant::now());
     }
 }

@@ -165,8 +165,9 @@ impl Master {
 
 impl MasterHandle {
     /// Puts a request on the queue now (so it keeps its place); its answer goes to
-    /// `collector` at `index`. A master known to be down, or a full queue, answers at once
-    /// with the failure.
+    /// `collector` at `index`. `now`: the caller's clock reading for this moment (one per
+    /// round, not one per master). A master known to be down, or a full queue, answers at
+    /// once with the failure.
     pub(crate) fn submit(
         &self,
         op: Op,
@@ -174,17 +175,18 @@ impl MasterHandle {
         token: &Arc<str>,
         collector: &Arc<Collector>,
         index: usize,
+        now: Instant,
     ) {
         if let ConnState::Down(failure) = &**self.shared.state.load() {
             self.shared.kick.notify_one();
-            collector.record(index, Err(failure.clone()));
+            collector.record(index, Err(failure.clone()), now);
             return;
         }
         let job = Job {
             op,
             resource: Arc::clone(resource),
             token: Arc::clone(token),
-            queued_at: Instant::now(),
+            queued_at: now,
             sent_at: None,
             reply: (Arc::clone(collector), index),
         };
@@ -199,7 +201,7 @@ impl MasterHandle {
                 "the master's connection task has stopped",
             ),
         };
-        collector.record(index, Err(failure));
+        collector.record(index, Err(failure), now);
     }
 }
 

@@ -7,7 +7,7 @@
 //! touched when the connection ends: the next connection sends them, still in order.
 
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -80,7 +80,7 @@ pub(crate) async fn serve(
                         "connection closed by the master",
                     )),
                     Ok(_) => {
-                        if let Err(failure) = dispatch(&mut incoming, &mut sent) {
+                        if let Err(failure) = dispatch(&mut incoming, &mut sent, Instant::now()) {
                             break Ended::Broken(failure);
                         }
                         incoming.reserve(4096);
@@ -94,8 +94,9 @@ pub(crate) async fn serve(
                     continue;
                 }
                 let busy = !sent.is_empty();
+                let now = Instant::now();
                 for mut job in batch.drain(..) {
-                    if job.queued_at.elapsed() > QUEUE_GRACE {
+                    if now.saturating_duration_since(job.queued_at) > QUEUE_GRACE {
                         job.fail(Failure::new(
                             FailureKind::Connection,
                             format!("not sent: waited over {QUEUE_GRACE:?} for a connection"),
@@ -106,7 +107,7 @@ pub(crate) async fn serve(
                     next_id += 1;
                     let mut digits = [0u8; 20];
                     encode_request(&mut unwritten, job.op, &job.resource, &job.token, decimal(&mut digits, id));
-                    job.mark_sent();
+                    job.mark_sent(now);
                     sent.push_back(Sent { id, job });
                 }
                 if busy {
@@ -147,7 +148,11 @@ pub(crate) async fn serve(
 
 /// Matches every complete reply in `incoming` to the oldest request in flight. An error ends
 /// the connection: the reply that showed it failed its request with the cause.
-fn dispatch(incoming: &mut Vec<u8>, sent: &mut VecDeque<Sent>) -> Result<(), Failure> {
+fn dispatch(
+    incoming: &mut Vec<u8>,
+    sent: &mut VecDeque<Sent>,
+    arrived: Instant,
+) -> Result<(), Failure> {
     let mut used = 0;
     let result = loop {
         match parse(&incoming[used..]) {
@@ -169,10 +174,10 @@ fn dispatch(incoming: &mut Vec<u8>, sent: &mut VecDeque<Sent>) -> Result<(), Fai
                 };
                 let mut digits = [0u8; 20];
                 match judge(s.job.op, decimal(&mut digits, s.id), reply) {
-                    Judged::Answer(granted) => s.job.answer(Ok(granted)),
-                    Judged::Failed(failure) => s.job.answer(Err(failure)),
+                    Judged::Answer(granted) => s.job.answer(Ok(granted), arrived),
+                    Judged::Failed(failure) => s.job.answer(Err(failure), arrived),
                     Judged::Broken(failure) => {
-                        s.job.answer(Err(failure.clone()));
+                        s.job.answer(Err(failure.clone()), arrived);
                         break Err(failure);
                     }
                 }
