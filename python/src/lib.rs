@@ -51,6 +51,7 @@ fn _panic_in_coroutine(message: String) -> coroutine::Coroutine {
 #[pymodule]
 fn _redlock_rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
+    boundary::watch_forks();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(module)?;
     args::add_defaults(module)?;
