@@ -41,7 +41,10 @@ impl BlockingClient for Blocking {
 }
 
 fn builder(args: &Args) -> redlock_core::RedlockBuilder {
-    let builder = Redlock::builder(args.masters.clone());
+    // `rust-async-no-handoff`: the same client with its local hand-off off, to show what the
+    // hand-off does to W3 in the same run.
+    let handoff = std::env::var("REDLOCK_PEERS_LOCAL_HANDOFF").map_or(true, |v| v != "0");
+    let builder = Redlock::builder(args.masters.clone()).local_handoff(handoff);
     match args.workload {
         Workload::W3 => builder
             .retry_count(workload::W3_RETRIES)

@@ -97,6 +97,14 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
     };
     vec![
         project("rust-async", "Rust, tokio", bin(rust.clone())),
+        Driver {
+            env: vec![("REDLOCK_PEERS_LOCAL_HANDOFF".to_string(), "0".to_string())],
+            ..project(
+                "rust-async-no-handoff",
+                "Rust, tokio, `local_handoff(false)`",
+                bin(rust.clone()),
+            )
+        },
         project("rust-blocking", "Rust, blocking (threads)", bin(rust)),
         Driver {
             env: vec![("LD_LIBRARY_PATH".to_string(), release.display().to_string())],
