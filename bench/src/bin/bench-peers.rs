@@ -163,7 +163,7 @@ fn main() -> ExitCode {
                     s.keys_left = keys;
                     s.masters_cpu_s = masters_used.as_secs_f64();
                 }
-                println!("  {workload} {:<15} {}", d.name, one_line(&outcome));
+                println!("  {workload} {:<21} {}", d.name, one_line(&outcome));
                 by_driver.insert(d.name, outcome);
             }
             by_workload.insert(workload, by_driver);
