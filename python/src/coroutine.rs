@@ -153,7 +153,7 @@ impl Coroutine {
     fn new(qualname: &'static str, start: Start) -> Self {
         Coroutine {
             qualname,
-            pid: crate::boundary::process_id(),
+            pid: crate::process::process_id(),
             state: State::Created(start),
         }
     }
@@ -315,7 +315,7 @@ impl Coroutine {
 
 impl Drop for Coroutine {
     fn drop(&mut self) {
-        if self.pid != crate::boundary::process_id() {
+        if self.pid != crate::process::process_id() {
             // A copy in a forked child: its operation (if any) lives in the parent.
             if let State::Running(running) = std::mem::replace(&mut self.state, State::Finished) {
                 std::mem::forget(running);

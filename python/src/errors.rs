@@ -111,6 +111,6 @@ pub(crate) fn forked(created_in: u32) -> PyErr {
     RedlockError::new_err(format!(
         "this redlock_rs object was created in process {created_in} and cannot be used in process {} \
          after os.fork(): its I/O threads do not exist here. Create a new client in the child process.",
-        crate::boundary::process_id()
+        crate::process::process_id()
     ))
 }

@@ -127,7 +127,7 @@ pub(crate) struct Held<R> {
 impl<R: Renewal> Held<R> {
     pub(crate) fn new(lock: Lock, renewal: Option<R>) -> Self {
         Held {
-            pid: crate::boundary::process_id(),
+            pid: crate::process::process_id(),
             loss_logged: AtomicBool::new(false),
             state: Mutex::new(State {
                 lock,
@@ -197,7 +197,7 @@ impl<R: Renewal> Held<R> {
     /// while the lock is still held by this process: its keys stay on the masters until they
     /// expire (or, renewed in the background, until the guard's release in the background).
     pub(crate) fn warn_if_dropped_while_held(&self, class: &str) {
-        if self.pid != crate::boundary::process_id() || !self.is_valid() {
+        if self.pid != crate::process::process_id() || !self.is_valid() {
             return;
         }
         let lock = self.current();

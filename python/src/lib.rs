@@ -20,6 +20,7 @@ mod errors;
 mod held;
 mod logging;
 mod loop_wakeup;
+mod process;
 mod runtime;
 mod sync_api;
 mod sync_lock;
@@ -51,7 +52,7 @@ fn _panic_in_coroutine(message: String) -> coroutine::Coroutine {
 #[pymodule]
 fn _redlock_rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
-    boundary::watch_forks();
+    process::watch_forks();
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(module)?;
     args::add_defaults(module)?;

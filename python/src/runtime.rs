@@ -22,7 +22,7 @@ static RUNTIME: Mutex<Option<ProcessRuntime>> = Mutex::new(None);
 
 /// This process's coroutine runtime, started on first use (and again in a forked child).
 pub(crate) fn handle() -> PyResult<Handle> {
-    let pid = crate::boundary::process_id();
+    let pid = crate::process::process_id();
     let mut slot = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(current) = slot.as_ref().filter(|rt| rt.pid == pid) {
         return Ok(current.handle.clone());
