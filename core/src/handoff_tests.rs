@@ -146,3 +146,23 @@ async fn without_hand_off_a_waiter_sleeps_its_whole_delay() {
     assert_eq!(client.handoff().waiting_for(KEY), 0);
     client.release(&lock).await.expect("release");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_in_line_never_outlasts_the_callers_deadline() {
+    let masters = LocalMasters::start(3).expect("local masters");
+    let client = client(&masters).await;
+    let held = client.acquire(KEY, TTL).await.expect("first acquire");
+    let waiter = spawn_acquire(&client);
+    in_line(&client, 1).await;
+    // Others wait already, so this acquire waits in line before its first attempt: at most
+    // until its deadline, not its hour-long retry delay.
+    let deadline = std::time::Instant::now() + Duration::from_millis(200);
+    let late = tokio::time::timeout(BOUND, client.acquire_with_deadline(KEY, TTL, deadline))
+        .await
+        .expect("the deadline bounded the wait in line");
+    let err = late.expect_err("the lock is held throughout");
+    assert!(err.is_not_acquired(), "{err}");
+    client.release(&held).await.expect("release");
+    let handed = join(waiter).await;
+    client.release(&handed).await.expect("release");
+}
