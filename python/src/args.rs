@@ -199,6 +199,17 @@ pub(crate) fn drift_factor(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
         }
     })
 }
+/// `local_handoff`: a bool, and only a bool (a truthy 1 or "yes" is refused, naming it).
+pub(crate) fn local_handoff(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    obj.cast::<pyo3::types::PyBool>()
+        .map(|b| b.is_true())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "local_handoff must be a bool (True or False), got {}",
+                type_name(obj)
+            ))
+        })
+}
 /// `quorum`: None or a non-negative int (the core checks the range [N/2+1, N]).
 pub(crate) fn quorum(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     if obj.is_none() {
@@ -220,6 +231,7 @@ pub(crate) struct ClientArgs {
     pub fanout: &'static str,
     pub quorum: Option<usize>,
     pub max_extensions: u32,
+    pub local_handoff: bool,
 }
 
 impl ClientArgs {
@@ -233,7 +245,8 @@ impl ClientArgs {
             .retry_delay(self.retry_delay)
             .drift_factor(self.drift_factor)
             .instance_timeout(self.instance_timeout)
-            .max_extensions(self.max_extensions);
+            .max_extensions(self.max_extensions)
+            .local_handoff(self.local_handoff);
         if let Some(quorum) = self.quorum {
             builder = builder.quorum(quorum);
         }

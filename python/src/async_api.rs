@@ -32,6 +32,8 @@ use crate::twins::client_methods;
 /// fanout: "concurrent" or "sequential".
 /// quorum: votes needed to win, in [N/2+1, N]; None for the majority N/2+1.
 /// max_extensions: how many times one lock may be extended.
+/// local_handoff: True (default): tasks of this client waiting for the same resource take
+///     turns, and a release wakes the next one at once instead of after its retry delay.
 ///
 /// Every operation is a coroutine (``await`` it, or
 /// hand it to ``asyncio.create_task``, a ``TaskGroup`` or ``asyncio.wait_for``): nothing

@@ -15,6 +15,7 @@ pub(crate) struct Info {
     pub masters: Arc<[String]>,
     pub fanout: &'static str,
     pub quorum: usize,
+    pub local_handoff: bool,
     settings: String,
 }
 
@@ -25,6 +26,7 @@ impl Info {
             masters: client.masters().into(),
             fanout: settings.fanout.as_str(),
             quorum: settings.quorum,
+            local_handoff: settings.local_handoff,
             settings: format!(
                 "fanout='{}', quorum={}, retry_count={}, retry_delay={}, instance_timeout={}",
                 settings.fanout,

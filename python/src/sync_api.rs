@@ -31,6 +31,8 @@ use crate::twins::client_methods;
 ///     "sequential" (one after another, in order).
 /// quorum: votes needed to win, in [N/2+1, N]; None for the majority N/2+1.
 /// max_extensions: how many times one lock may be extended (by hand or in the background).
+/// local_handoff: True (default): threads of this client waiting for the same resource take
+///     turns, and a release wakes the next one at once instead of after its retry delay.
 ///
 /// Creating a client does no I/O: connections open in the background (see
 /// ``wait_connected()``). One client is safe to share between threads: every call releases

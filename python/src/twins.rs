@@ -21,10 +21,12 @@ macro_rules! client_methods {
                                 instance_timeout = redlock_core::DEFAULT_INSTANCE_TIMEOUT,
                                 fanout = redlock_core::DEFAULT_FANOUT.as_str(),
                                 quorum = None,
-                                max_extensions = redlock_core::DEFAULT_MAX_EXTENSIONS),
+                                max_extensions = redlock_core::DEFAULT_MAX_EXTENSIONS,
+                                local_handoff = true),
                    text_signature = "(masters, *, retry_count=3, retry_delay=0.2, \
                                      drift_factor=0.01, instance_timeout=0.05, \
-                                     fanout='concurrent', quorum=None, max_extensions=1000)")]
+                                     fanout='concurrent', quorum=None, max_extensions=1000, \
+                                     local_handoff=True)")]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 py: Python<'_>,
@@ -36,6 +38,7 @@ macro_rules! client_methods {
                 #[pyo3(from_py_with = args::fanout)] fanout: &'static str,
                 #[pyo3(from_py_with = args::quorum)] quorum: Option<usize>,
                 #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
+                #[pyo3(from_py_with = args::local_handoff)] local_handoff: bool,
             ) -> PyResult<Self> {
                 let args = args::ClientArgs {
                     masters,
@@ -46,6 +49,7 @@ macro_rules! client_methods {
                     fanout,
                     quorum,
                     max_extensions,
+                    local_handoff,
                 };
                 guarded(|| Self::build(py, args))
             }
@@ -84,6 +88,11 @@ macro_rules! client_methods {
             #[getter]
             fn quorum(&self) -> usize {
                 self.slot.info.quorum
+            }
+            /// Whether a release by this client wakes its next waiter for the same resource.
+            #[getter]
+            fn local_handoff(&self) -> bool {
+                self.slot.info.local_handoff
             }
 
             fn __repr__(&self) -> String {

@@ -45,6 +45,9 @@ CLIENTS = [Redlock, AsyncRedlock]
         ({"drift_factor": 10**400}, ValueError, "drift_factor"),
         ({"retry_count": "3"}, TypeError, "retry_count"),
         ({"quorum": 3.0}, TypeError, "quorum"),
+        ({"local_handoff": 1}, TypeError, "local_handoff"),
+        ({"local_handoff": "no"}, TypeError, "local_handoff"),
+        ({"local_handoff": None}, TypeError, "local_handoff"),
     ],
 )
 def test_bad_client_settings(
@@ -55,6 +58,12 @@ def test_bad_client_settings(
     # The message itself names the argument (not only a note added to it).
     assert names in str(caught.value)
     assert not isinstance(caught.value, OverflowError)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_local_handoff_is_on_unless_turned_off(client: type[Any], masters: LocalMasters) -> None:
+    assert client(masters.urls).local_handoff is True
+    assert client(masters.urls, local_handoff=False).local_handoff is False
 
 
 @pytest.mark.parametrize("client", CLIENTS)

@@ -156,6 +156,7 @@ def test_the_signatures_show_the_cores_defaults(cls: type, masters: LocalMasters
     assert constructor["instance_timeout"].default == redlock_rs.DEFAULT_INSTANCE_TIMEOUT == 0.05
     assert constructor["fanout"].default == redlock_rs.DEFAULT_FANOUT == "concurrent"
     assert constructor["max_extensions"].default == redlock_rs.DEFAULT_MAX_EXTENSIONS == 1000
+    assert constructor["local_handoff"].default is True
     assert constructor["quorum"].default is None
     for method in ("acquire", "try_acquire", "lock"):
         ttl = inspect.signature(getattr(cls, method)).parameters["ttl"].default

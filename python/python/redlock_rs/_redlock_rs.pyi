@@ -210,6 +210,7 @@ class _Client:
         fanout: _FanOut = "concurrent",
         quorum: Optional[int] = None,
         max_extensions: int = 1000,
+        local_handoff: bool = True,
     ) -> Self:
         """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def connected_masters(self) -> int:
@@ -229,6 +230,9 @@ class _Client:
     @property
     def quorum(self) -> int:
         """Votes needed to win."""
+    @property
+    def local_handoff(self) -> bool:
+        """Whether a release by this client wakes its next waiter for the same resource."""
 
 @final
 class Redlock(_Client):
@@ -242,6 +246,8 @@ class Redlock(_Client):
     fanout: "concurrent" (all masters at once) or "sequential" (one after another).
     quorum: votes needed to win, in [N/2+1, N]; None for the majority N/2+1.
     max_extensions: how many times one lock may be extended.
+    local_handoff: True (default): threads of this client waiting for the same resource take
+        turns, and a release wakes the next one at once instead of after its retry delay.
 
     Creating a client does no I/O. One client is safe to share between threads. ``with
     Redlock(...) as redlock:`` closes it at the end of the block.
