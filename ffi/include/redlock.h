@@ -253,6 +253,17 @@ typedef struct redlock_options {
      * Maximum number of extensions of one lock (default 1000).
      */
     uint32_t max_extensions;
+    /**
+     * 0 (default): threads of this client waiting for the same resource take turns, and a
+     * release by this client wakes the next one at once instead of after its retry delay
+     * (the local hand-off). 1: off, every waiter sleeps its drawn delay. (0 is the default
+     * of every field added later, so this one is named for turning the hand-off off.)
+     */
+    uint32_t disable_local_handoff;
+    /**
+     * Must be 0: room for a later option (and no padding in the struct).
+     */
+    uint32_t reserved;
 } redlock_options;
 
 /**

@@ -56,6 +56,13 @@ pub struct redlock_options {
     pub quorum: u32,
     /// Maximum number of extensions of one lock (default 1000).
     pub max_extensions: u32,
+    /// 0 (default): threads of this client waiting for the same resource take turns, and a
+    /// release by this client wakes the next one at once instead of after its retry delay
+    /// (the local hand-off). 1: off, every waiter sleeps its drawn delay. (0 is the default
+    /// of every field added later, so this one is named for turning the hand-off off.)
+    pub disable_local_handoff: u32,
+    /// Must be 0: room for a later option (and no padding in the struct).
+    pub reserved: u32,
 }
 
 /// The defaults of every option (the same as the Rust and Python surfaces), for Rust callers
@@ -147,7 +154,9 @@ pub(crate) unsafe fn read_options(
         drift_factor,
         instance_timeout_ms,
         quorum,
-        max_extensions
+        max_extensions,
+        disable_local_handoff,
+        reserved
     );
     options.struct_size = size_of::<redlock_options>();
     if size > size_of::<redlock_options>() {
@@ -193,6 +202,8 @@ const DEFAULT_OPTIONS: redlock_options = redlock_options {
     instance_timeout_ms: DEFAULT_INSTANCE_TIMEOUT.as_millis() as u64,
     quorum: 0,
     max_extensions: DEFAULT_MAX_EXTENSIONS,
+    disable_local_handoff: 0,
+    reserved: 0,
 };
 
 impl redlock_options {
@@ -212,7 +223,27 @@ impl redlock_options {
                 ))
             }
         };
+        let local_handoff = match self.disable_local_handoff {
+            0 => true,
+            1 => false,
+            other => {
+                return Err(redlock_core::Error::invalid_argument(
+                    "disable_local_handoff",
+                    ArgValue::Integer(u64::from(other)),
+                    "expected 0 (hand-off on, the default) or 1 (off)",
+                ))
+            }
+        };
+        if self.reserved != 0 {
+            return Err(redlock_core::Error::invalid_argument(
+                "reserved",
+                ArgValue::Integer(u64::from(self.reserved)),
+                "must be 0 (this libredlock has no option there; link against the library of \
+                 the header you compiled with)",
+            ));
+        }
         let builder = builder
+            .local_handoff(local_handoff)
             .fanout(fanout)
             .retry_count(self.retry_count)
             .retry_delay(Duration::from_millis(self.retry_delay_ms))
@@ -242,6 +273,7 @@ mod tests {
             DEFAULT_INSTANCE_TIMEOUT
         );
         assert_eq!((o.quorum, o.max_extensions), (0, DEFAULT_MAX_EXTENSIONS));
+        assert_eq!((o.disable_local_handoff, o.reserved), (0, 0));
     }
 
     /// `redlock_options_init` copies the defaults byte for byte: no padding may hide in them.
@@ -255,7 +287,9 @@ mod tests {
             + size_of_val(&o.drift_factor)
             + size_of_val(&o.instance_timeout_ms)
             + size_of_val(&o.quorum)
-            + size_of_val(&o.max_extensions);
+            + size_of_val(&o.max_extensions)
+            + size_of_val(&o.disable_local_handoff)
+            + size_of_val(&o.reserved);
         assert_eq!(fields, size_of::<redlock_options>());
     }
 
@@ -275,6 +309,8 @@ mod tests {
             (read.quorum, read.max_extensions),
             (0, DEFAULT_MAX_EXTENSIONS)
         );
+        // A caller built before the hand-off existed gets it on, the default.
+        assert_eq!(read.disable_local_handoff, 0);
     }
 
     #[test]

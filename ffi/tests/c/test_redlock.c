@@ -396,6 +396,14 @@ static void invalid_input(void) {
     opts.instance_timeout_ms = 0;
     CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
     CHECK_MESSAGE("instance_timeout_ms 0");
+    opts = redlock_options_default();
+    opts.disable_local_handoff = 2;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("disable_local_handoff 2");
+    opts = redlock_options_default();
+    opts.reserved = 1;
+    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_MESSAGE("reserved 1");
     CHECK(refused == NULL);
 }
 
@@ -635,6 +643,7 @@ static void constants(void) {
     CHECK(opts.fanout == REDLOCK_FANOUT_CONCURRENT && opts.retry_count == 3);
     CHECK(opts.retry_delay_ms == 200 && opts.instance_timeout_ms == 50);
     CHECK(opts.drift_factor == 0.01 && opts.quorum == 0 && opts.max_extensions == 1000);
+    CHECK(opts.disable_local_handoff == 0 && opts.reserved == 0);
     CHECK(opts.struct_size == sizeof(redlock_options));
     CHECK(strcmp(redlock_version(), REDLOCK_VERSION) == 0);
     CHECK(strcmp(redlock_outcome_str(REDLOCK_OUTCOME_NOT_AWAITED), "not_awaited") == 0);
