@@ -109,6 +109,29 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// Sleeps `delay`, or less when a hand-off reaches `place` (`handoff.rs`). True when `cancel`
+/// completed first.
+async fn pause<C: std::future::Future<Output = ()>>(
+    place: Option<&Ticket<'_>>,
+    delay: Duration,
+    cancel: std::pin::Pin<&mut C>,
+) -> bool {
+    let wait = async {
+        match place {
+            Some(place) => {
+                // Handed on or not, the next attempt starts now.
+                let _handed = place.wait(delay).await;
+            }
+            None => tokio::time::sleep(delay).await,
+        }
+    };
+    tokio::select! {
+        biased;
+        () = wait => false,
+        () = cancel => true,
+    }
+}
+
 impl RedlockBuilder {
     /// Validates the configuration and creates the client. Does no network I/O: connections
     /// open in the background and reconnect on their own, so a master that is down cannot
@@ -272,10 +295,8 @@ impl Redlock {
             // attempt, as a waiter that lost one would (it is held, or about to be handed on).
             let delay = self.delay_before(retry);
             let place = ticket.insert(self.inner.handoff.join(&resource));
-            tokio::select! {
-                biased;
-                _ = place.wait(delay) => {}
-                () = &mut cancel => return Ok(None),
+            if pause(Some(place), delay, cancel.as_mut()).await {
+                return Ok(None);
             }
         }
         let mut attempts = 0u32;
@@ -323,22 +344,11 @@ impl Redlock {
             }
             // Sleep the drawn delay; in line, a release of the resource by this client may
             // end it early.
-            let wait_in_line = settings.local_handoff;
-            tokio::select! {
-                biased;
-                _ = async {
-                    match &mut ticket {
-                        Some(place) => place.wait(delay).await,
-                        None if wait_in_line => {
-                            ticket.insert(self.inner.handoff.join(&resource)).wait(delay).await
-                        }
-                        None => {
-                            tokio::time::sleep(delay).await;
-                            false
-                        }
-                    }
-                } => {}
-                () = &mut cancel => return Ok(None),
+            if ticket.is_none() && settings.local_handoff {
+                ticket = Some(self.inner.handoff.join(&resource));
+            }
+            if pause(ticket.as_ref(), delay, cancel.as_mut()).await {
+                return Ok(None);
             }
         }
     }
