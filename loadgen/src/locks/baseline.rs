@@ -131,12 +131,9 @@ impl Baseline {
         started: Instant,
         attempt: &mut Attempt,
     ) -> Result<AttemptResult, RequestError> {
-        // 20 random bytes, hex, like Redlock's tokens.
-        let token = format!(
-            "{:032x}{:08x}",
-            rand::random::<u128>(),
-            rand::random::<u32>()
-        );
+        // The token Redlock uses (20 bytes from the OS CSPRNG, hex): the same cost per attempt.
+        let token = redlock_core::validity::new_token()
+            .map_err(|e| RequestError::Failed(format!("OS random source: {e}")))?;
         let mut set = redis::cmd("SET");
         set.arg(key)
             .arg(&token)

@@ -94,17 +94,7 @@ impl Master {
         cmd: &redis::Cmd,
     ) -> Result<(T, Duration), RequestError> {
         let mut conn = self.connection().await?;
-        let started = Instant::now();
-        let reply = tokio::time::timeout(self.timeout, cmd.query_async::<T>(&mut conn)).await;
-        let rtt = started.elapsed();
-        match reply {
-            Ok(Ok(value)) => Ok((value, rtt)),
-            Ok(Err(e)) => Err(self.failed(e)),
-            Err(_) => {
-                self.forget();
-                Err(RequestError::TimedOut)
-            }
-        }
+        self.bounded(cmd.query_async::<T>(&mut conn)).await
     }
 
     /// Runs `script` (EVALSHA, EVAL when the script is not cached), bounded like [`Master::query`].
@@ -115,11 +105,19 @@ impl Master {
         arg: &str,
     ) -> Result<(T, Duration), RequestError> {
         let mut conn = self.connection().await?;
-        let started = Instant::now();
         let mut invocation = script.key(key);
         invocation.arg(arg);
-        let reply =
-            tokio::time::timeout(self.timeout, invocation.invoke_async::<T>(&mut conn)).await;
+        self.bounded(invocation.invoke_async::<T>(&mut conn)).await
+    }
+
+    /// Awaits one request within the per-request timeout and times it; a timeout or an error
+    /// drops the connection (see [`Master::query`]).
+    async fn bounded<T>(
+        &self,
+        request: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<(T, Duration), RequestError> {
+        let started = Instant::now();
+        let reply = tokio::time::timeout(self.timeout, request).await;
         let rtt = started.elapsed();
         match reply {
             Ok(Ok(value)) => Ok((value, rtt)),
