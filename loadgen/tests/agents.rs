@@ -17,6 +17,31 @@ use serde_json::Value;
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
+/// What most tests here start from: masters, a coordinator Redis (its own server, never one
+/// of the masters), their URLs, and a directory for the agents' stderr.
+/// (Bind a part a test does not use to `_name`, not `_`: `_` would stop its servers at once.)
+struct Site {
+    masters: LocalMasters,
+    coordinator: LocalMasters,
+    urls: String,
+    coord: String,
+    dir: tempfile::TempDir,
+}
+
+fn site(masters: usize) -> Site {
+    let masters = LocalMasters::start(masters).expect("redis-server is installed");
+    let coordinator = LocalMasters::start(1).unwrap();
+    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
+    let dir = tempfile::tempdir().unwrap();
+    Site {
+        masters,
+        coordinator,
+        urls,
+        coord,
+        dir,
+    }
+}
+
 /// An agent process; its stderr goes to a file (read after it ended).
 struct Agent {
     child: Child,
@@ -101,10 +126,13 @@ fn no_lock_keys_on(coordinator: &LocalMasters) {
 
 #[test]
 fn three_agents_start_together_and_collect_adds_them_up() {
-    let masters = LocalMasters::start(5).expect("redis-server is installed");
-    let coordinator = LocalMasters::start(1).unwrap();
-    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
-    let dir = tempfile::tempdir().unwrap();
+    let Site {
+        masters: _masters,
+        coordinator,
+        urls,
+        coord,
+        dir,
+    } = site(5);
     let json: Vec<PathBuf> = (0..3)
         .map(|i| dir.path().join(format!("a{i}.json")))
         .collect();
@@ -245,10 +273,13 @@ fn three_agents_start_together_and_collect_adds_them_up() {
 
 #[test]
 fn a_missing_agent_ends_the_run_for_everybody() {
-    let masters = LocalMasters::start(5).expect("redis-server is installed");
-    let coordinator = LocalMasters::start(1).unwrap();
-    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
-    let dir = tempfile::tempdir().unwrap();
+    let Site {
+        masters,
+        coordinator: _coordinator,
+        urls,
+        coord,
+        dir,
+    } = site(5);
     let args = [
         "run",
         "--masters",
@@ -324,10 +355,13 @@ fn capacity_args<'a>(urls: &'a str, coord: &'a str, run: &'a str) -> Vec<&'a str
 
 #[test]
 fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
-    let masters = LocalMasters::start(5).expect("redis-server is installed");
-    let coordinator = LocalMasters::start(1).unwrap();
-    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
-    let dir = tempfile::tempdir().unwrap();
+    let Site {
+        masters: _masters,
+        coordinator,
+        urls,
+        coord,
+        dir,
+    } = site(5);
     let json: Vec<PathBuf> = (0..2)
         .map(|i| dir.path().join(format!("c{i}.json")))
         .collect();
@@ -469,10 +503,13 @@ fn agents_on_different_masters_are_caught_by_the_cross_agent_check() {
 /// for everybody, instead of holding the others until the join timeout.
 #[test]
 fn an_interrupted_agent_gives_the_run_up() {
-    let masters = LocalMasters::start(3).expect("redis-server is installed");
-    let coordinator = LocalMasters::start(1).unwrap();
-    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
-    let dir = tempfile::tempdir().unwrap();
+    let Site {
+        masters: _masters,
+        coordinator,
+        urls,
+        coord,
+        dir,
+    } = site(3);
     let args = [
         "run",
         "--masters",
@@ -520,10 +557,13 @@ fn joined_run(stderr: &str) -> String {
 /// so the next agents open a new one instead of failing on the old one.
 #[test]
 fn without_a_run_id_agents_join_the_open_run() {
-    let masters = LocalMasters::start(3).expect("redis-server is installed");
-    let coordinator = LocalMasters::start(1).unwrap();
-    let (urls, coord) = (masters.urls().join(","), coordinator.urls()[0].clone());
-    let dir = tempfile::tempdir().unwrap();
+    let Site {
+        masters: _masters,
+        coordinator: _coordinator,
+        urls,
+        coord,
+        dir,
+    } = site(3);
     let args = [
         "run",
         "--masters",
