@@ -3,9 +3,7 @@
 
 mod common;
 
-use common::{assert_schema_valid, read_json, succeed, u};
-use redlock_core::FanOut;
-use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
+use common::{assert_schema_valid, passing_scenario, read_json, scenario_counts, succeed, u};
 
 #[test]
 fn every_lock_algorithm_runs_side_by_side_and_its_figures_add_up() {
@@ -123,33 +121,12 @@ fn bad_lock_choices_are_refused_naming_the_value() {
     assert!(err.contains("clock:5"), "{err}");
 }
 
-fn run(name: &str) -> Outcome {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let scenario = select(&[name.to_string()]).unwrap().remove(0);
-    let signals = redlock_loadgen::signals::Signals::none();
-    let outcome =
-        run_scenario(&rt, &scenario, FanOut::Concurrent, &signals).expect("the scenario runs");
-    assert!(
-        outcome.passed,
-        "{name}: {} ({})\nfaults: {:#?}",
-        outcome.reason, outcome.command, outcome.faults
-    );
-    outcome
-}
-
-fn counts(outcome: &Outcome) -> serde_json::Value {
-    serde_json::to_value(&outcome.result).unwrap()["modes"][0]["counts"].clone()
-}
-
 /// SETNX then EXPIRE: a holder that dies in between leaves a key without a TTL, and nobody
 /// ever gets the lock again. Redlock's holder dying the same way only costs one TTL.
 #[test]
 fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers() {
-    let stuck = run("setnx-expire: crash");
-    let c = counts(&stuck);
+    let stuck = passing_scenario("setnx-expire: crash");
+    let c = scenario_counts(&stuck);
     assert_eq!(
         (u(&c, "crashed_clients"), u(&c, "acquired_after_crash")),
         (1, 0)
@@ -159,7 +136,7 @@ fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers()
         [(0, 1)],
         "the stuck key stays on its master"
     );
-    let recovered = counts(&run("redlock: crash"));
+    let recovered = scenario_counts(&passing_scenario("redlock: crash"));
     assert_eq!(u(&recovered, "crashed_clients"), 1);
     assert!(u(&recovered, "acquired_after_crash") > 0, "{recovered}");
     assert_eq!(u(&recovered, "violations"), 0);
@@ -169,7 +146,7 @@ fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers()
 /// holders it robbed delete its lock when they release.
 #[test]
 fn clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes() {
-    let c = counts(&run("setnx-getset: clocks"));
+    let c = scenario_counts(&passing_scenario("setnx-getset: clocks"));
     assert!(u(&c, "violations") > 0, "{c}");
     assert!(u(&c, "foreign_releases") > 0, "{c}");
 }
@@ -177,9 +154,9 @@ fn clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes() {
 /// One master restarting empty hands the lock to a second holder.
 #[test]
 fn a_single_master_restarting_empty_gives_the_lock_twice() {
-    let outcome = run("single: restart");
+    let outcome = passing_scenario("single: restart");
     assert_eq!(outcome.faults[0].action, "restarted m0 at once (empty)");
-    assert!(u(&counts(&outcome), "violations") > 0);
+    assert!(u(&scenario_counts(&outcome), "violations") > 0);
 }
 
 /// `capacity --lock`: one search per mode, each step a run of that lock, answers named by it.

@@ -2,31 +2,17 @@
 //! a healthy run, the largest minority killed, and a negative control that the checker must
 //! catch. Each row runs on its own 5 fresh local masters and ends by itself.
 
+mod common;
+
 use std::process::Command;
 
-use redlock_core::FanOut;
-use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
+use common::{passing_scenario, scenario_counts};
+use redlock_loadgen::faults::scenarios::Outcome;
 
 fn run(name: &str) -> Outcome {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let scenario = select(&[name.to_string()]).unwrap().remove(0);
-    let signals = redlock_loadgen::signals::Signals::none();
-    let outcome =
-        run_scenario(&rt, &scenario, FanOut::Concurrent, &signals).expect("the scenario runs");
-    assert!(
-        outcome.passed,
-        "{name}: {} ({})\nfaults: {:#?}",
-        outcome.reason, outcome.command, outcome.faults
-    );
+    let outcome = passing_scenario(name);
     assert!(outcome.keys_left.is_empty(), "{:?}", outcome.keys_left);
     outcome
-}
-
-fn counts(outcome: &Outcome) -> serde_json::Value {
-    serde_json::to_value(&outcome.result).unwrap()["modes"][0]["counts"].clone()
 }
 
 /// Through the binary, as `make reliability` runs it: the table ends with the line CI tooling
@@ -89,7 +75,7 @@ fn an_unknown_row_is_refused_with_the_names_that_exist() {
 fn two_masters_killed_still_acquire_every_second_without_violations() {
     let outcome = run("2 killed");
     assert_eq!(outcome.faults[0].action, "killed m0, m1");
-    let c = counts(&outcome);
+    let c = scenario_counts(&outcome);
     assert_eq!(c["violations"], 0);
     assert!(c["acquired"].as_u64().unwrap() > 0);
 }
@@ -108,5 +94,5 @@ fn an_immediate_restart_of_a_holders_master_is_detected_as_a_violation() {
             "restarted m0 at once (empty)"
         ]
     );
-    assert!(counts(&outcome)["violations"].as_u64().unwrap() > 0);
+    assert!(scenario_counts(&outcome)["violations"].as_u64().unwrap() > 0);
 }

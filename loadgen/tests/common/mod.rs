@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use redlock_core::FanOut;
+use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
 use redlock_loadgen::hist::Hist;
 use serde_json::Value;
 
@@ -238,4 +240,28 @@ pub fn closed_ports(n: usize) -> Vec<u16> {
         .iter()
         .map(|l| l.local_addr().unwrap().port())
         .collect()
+}
+
+/// Runs fault scenario `name` (concurrent fan-out, its own fresh masters) and requires that
+/// it passed.
+pub fn passing_scenario(name: &str) -> Outcome {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let scenario = select(&[name.to_string()]).unwrap().remove(0);
+    let signals = redlock_loadgen::signals::Signals::none();
+    let outcome =
+        run_scenario(&rt, &scenario, FanOut::Concurrent, &signals).expect("the scenario runs");
+    assert!(
+        outcome.passed,
+        "{name}: {} ({})\nfaults: {:#?}",
+        outcome.reason, outcome.command, outcome.faults
+    );
+    outcome
+}
+
+/// The counts of a scenario's (only) mode, as its JSON shows them.
+pub fn scenario_counts(outcome: &Outcome) -> Value {
+    serde_json::to_value(&outcome.result).unwrap()["modes"][0]["counts"].clone()
 }
