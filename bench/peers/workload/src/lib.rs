@@ -302,22 +302,21 @@ fn print_result(args: &Args, wall: Duration, cpu_before: (Duration, Duration), s
 
 /// Prints a skip line (the harness reports the workload as skipped for this driver) and exits.
 pub fn skip(args: &Args, reason: &str) -> ! {
-    let line = serde_json::json!({
-        "driver": args.driver,
-        "workload": args.workload.name(),
-        "skipped": reason,
-    });
-    println!("{line}");
-    std::process::exit(0);
+    finish_without_result(args, "skipped", reason, 0)
 }
 
 /// Prints a failure line (the harness reports the driver as failed with this reason) and exits.
 pub fn fail(args: &Args, reason: &str) -> ! {
-    let line = serde_json::json!({
+    finish_without_result(args, "failed", reason, 2)
+}
+
+/// The one line of a driver that measured nothing: `{"driver", "workload", <outcome>: reason}`.
+fn finish_without_result(args: &Args, outcome: &str, reason: &str, code: i32) -> ! {
+    let mut line = serde_json::json!({
         "driver": args.driver,
         "workload": args.workload.name(),
-        "failed": reason,
     });
+    line[outcome] = serde_json::Value::from(reason);
     println!("{line}");
-    std::process::exit(2);
+    std::process::exit(code);
 }
