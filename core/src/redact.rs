@@ -8,9 +8,10 @@
 //! reject (a password holding a raw `#`, `/`, `?` or `@` ends the client's authority early, so
 //! the client fails to parse the URL and the error message is exactly where it would leak):
 //!
-//! - userinfo: everything between the scheme's `://` (or the start of the string, without a
-//!   scheme) and the **last** `@` of the whole string, except a plain user name before the
-//!   first `:` (shown, since it is no secret);
+//! - userinfo: everything between the scheme's `://` (a scheme the Redis client knows; else
+//!   the start of the string, since `a://b:c@h` may be user `a` with password `//b:c`) and
+//!   the **last** `@` of the whole string, except a plain user name before the first `:`
+//!   (shown, since it is no secret);
 //! - query parameters: the value of every `pass` or `password` parameter (name compared after
 //!   percent-decoding, ignoring case, tabs and newlines, as the URL parser would), up to the
 //!   next `&` — also past a `#`, which a password may contain.
@@ -47,30 +48,39 @@ pub fn redact_url_bytes(url: &[u8]) -> String {
     render(url, &hidden)
 }
 
-/// Where the authority (userinfo and host) starts: after `scheme:` and its slashes, or at the
-/// start when there is no scheme or no slash after it (then `a:b@h` may be a user `a` with
-/// password `b` as well as a scheme `a`: the start is the safe reading). Leading spaces and
-/// control bytes are skipped, as the URL parser trims them.
+/// Schemes the Redis client reads. Only after one of these and `//` is the text read as an
+/// authority with a user name that may be shown.
+const CLIENT_SCHEMES: [&str; 7] = [
+    "redis",
+    "rediss",
+    "valkey",
+    "valkeys",
+    "unix",
+    "redis+unix",
+    "valkey+unix",
+];
+
+/// Where the authority (userinfo and host) starts: after a scheme the Redis client knows and
+/// its `//`, else at the start. `a:b@h`, `a:/b:c@h`, `a:\b:c@h` and `a://b:c@h` may each be a
+/// user `a` whose password starts after the first colon (a URL typed without its scheme), so
+/// for any other scheme-like prefix, a single slash, or a backslash (the URL parser reads
+/// `\` as `/` only for web schemes), the start is the safe reading. Leading spaces and control
+/// bytes are skipped, as the URL parser trims them.
 fn authority_start(url: &[u8]) -> usize {
     let start = url.iter().position(|&b| b > b' ').unwrap_or(url.len());
     let rest = &url[start..];
-    let scheme_len = match rest.first() {
-        Some(b) if b.is_ascii_alphabetic() => rest
-            .iter()
-            .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))
-            .unwrap_or(rest.len()),
-        _ => 0,
+    let Some(colon) = rest.iter().position(|&b| b == b':') else {
+        return start;
     };
-    let after_colon = start + scheme_len + 1;
-    let has_slashes = matches!(url.get(after_colon), Some(b'/' | b'\\'));
-    if scheme_len == 0 || rest.get(scheme_len) != Some(&b':') || !has_slashes {
+    let scheme = &rest[..colon];
+    let known = CLIENT_SCHEMES
+        .iter()
+        .any(|known| scheme.eq_ignore_ascii_case(known.as_bytes()));
+    if !known || !rest[colon + 1..].starts_with(b"//") {
         return start;
     }
-    after_colon
-        + url[after_colon..]
-            .iter()
-            .take_while(|&&b| b == b'/' || b == b'\\')
-            .count()
+    let after_colon = start + colon + 1;
+    after_colon + url[after_colon..].iter().take_while(|&&b| b == b'/').count()
 }
 
 /// Hides the userinfo before the last `@`, keeping a plain user name.
@@ -226,6 +236,15 @@ mod tests {
             (" redis://u:s3cret@h", " redis://u:***@h"),
             ("unix:u:s3cret@/tmp/s", "unix:***@/tmp/s"),
             ("a:b:s3cret@h:1", "a:***@h:1"),
+            // A password that starts with slashes after a user name, no scheme: it is not
+            // read as `scheme://user:...` (found by the property test in tests/redaction.rs).
+            ("a:\\s3cret:@127.0.0.1:1", "a:***@127.0.0.1:1"),
+            ("a:/s3cret:@h", "a:***@h"),
+            ("a://s3cret:x@h", "a:***@h"),
+            ("http://user:s3cret@h", "http:***@h"),
+            ("REDIS://user:s3cret@h", "REDIS://user:***@h"),
+            ("redis:/user:s3cret@h", "redis:***@h"),
+            ("unix:///s:s3cret@h", "unix:///s:***@h"),
         ];
         for (url, expected) in cases {
             assert_eq!(redact_url(url), expected, "{url}");
