@@ -38,10 +38,12 @@ struct Inner {
 }
 
 /// Rounds (acquire attempts, extends, releases, cleanups) of one client talking to the
-/// masters at once. Far above what a client needs to reach its peak rate on a LAN (rounds
-/// in flight ≈ rate × round trip), low enough that a round's requests are never stuck
-/// behind thousands of others.
-pub const MAX_ROUNDS_IN_FLIGHT: usize = 64;
+/// masters at once. Enough for the client's peak rate (rounds in flight ≈ rate × round
+/// trip: 80,000 rounds/s × 2 ms on a busy 2-core machine is 160), and each master then has at
+/// most this many of our requests queued: a few milliseconds of its work, far inside the
+/// per-master timeout. Measured (BENCHMARKS.md, "Admission gate"): 64 held 4,000 tasks to
+/// 0.7–0.8× the rate of 256 tasks, 256 to 0.8–1.0×; 512 was no better than 256.
+pub const MAX_ROUNDS_IN_FLIGHT: usize = 256;
 
 impl fmt::Debug for Redlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
