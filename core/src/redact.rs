@@ -80,7 +80,11 @@ fn authority_start(url: &[u8]) -> usize {
         return start;
     }
     let after_colon = start + colon + 1;
-    after_colon + url[after_colon..].iter().take_while(|&&b| b == b'/').count()
+    after_colon
+        + url[after_colon..]
+            .iter()
+            .take_while(|&&b| b == b'/')
+            .count()
 }
 
 /// Hides the userinfo before the last `@`, keeping a plain user name.
