@@ -187,3 +187,48 @@ async fn an_untrusted_certificate_is_named_as_a_tls_failure() {
     let lock = redlock.acquire("tls", TTL).await.unwrap();
     redlock.release(&lock).await.unwrap();
 }
+
+/// A master user limited by an ACL: the README lists the commands this client needs.
+#[tokio::test]
+async fn an_acl_user_with_the_listed_commands_locks_and_one_without_echo_is_told_why() {
+    let m = masters(3);
+    let needed = "+set +echo +evalsha +script|load +get +del +pexpire";
+    let without_echo = "+set +evalsha +script|load +get +del +pexpire";
+    for i in 0..3 {
+        for (user, rules) in [("locker", needed), ("no-echo", without_echo)] {
+            let mut args = vec!["ACL", "SETUSER", user, "on", ">pw", "~*"];
+            args.extend(rules.split(' '));
+            let reply = m.command(i, &args).expect("ACL SETUSER");
+            assert_eq!(reply, redlock_local::resp::Reply::Status("OK".into()));
+        }
+    }
+    let urls_of = |user: &str| -> Vec<String> {
+        m.urls()
+            .iter()
+            .map(|u| u.replacen("redis://", &format!("redis://{user}:pw@"), 1))
+            .collect()
+    };
+
+    let redlock = Redlock::builder(urls_of("locker"))
+        .retry_count(0)
+        .build()
+        .unwrap();
+    redlock.wait_connected(Duration::from_secs(10)).await;
+    let mut lock = redlock
+        .acquire("acl", TTL)
+        .await
+        .expect("the listed commands suffice");
+    redlock.extend(&mut lock, TTL).await.expect("extend");
+    assert_eq!(redlock.release(&lock).await.unwrap().granted(), 3);
+
+    // Every SET went through, but no ECHO confirmed one: nothing counts as a grant, and the
+    // cause is the server's own refusal.
+    let err = failure_of(urls_of("no-echo")).await;
+    assert_every_master_failed(&err, FailureKind::Server, "NOPERM");
+    assert!(err.to_string().contains("echo"), "{err}");
+    // The failed attempt cleaned up after itself on every master.
+    eventually("the unconfirmed SETs deleted", LANDS_WITHIN, || {
+        with_key(&m, "cause").is_empty()
+    })
+    .await;
+}

@@ -24,10 +24,11 @@ const TTL: Duration = Duration::from_secs(10);
 /// How a hostile master behaves once a connection has loaded its scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// Denies every request (`:0`), but sends one unsolicited `+OK` first on each
-    /// connection, so every later reply is shifted by one.
+    /// Denies every request, but sends one unsolicited `+OK` first on each connection, so
+    /// every later reply is shifted by one.
     StrayOk,
-    /// Answers each request with the previous request's id: a grant, but not this one's.
+    /// Grants every acquire's `SET` and echoes the previous request's id: a grant, but not
+    /// this one's.
     ReplayPreviousGrant,
     /// Answers the first request with a 4 GB bulk header and then endless bytes.
     Flood,
@@ -100,27 +101,41 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
                 };
                 Reply::bulk(sha).to_bytes()
             }
-            "EVALSHA" => {
-                requests += 1;
+            // An acquire is `SET` then `ECHO id`; extend and release are scripts.
+            "SET" => match mode {
+                Mode::StrayOk if requests == 0 => {
+                    requests += 1;
+                    let stray = Reply::Status("OK".into()).to_bytes();
+                    [stray, Reply::Nil.to_bytes()].concat()
+                }
+                // A grant, but the ECHO after it carries another request's id.
+                Mode::ReplayPreviousGrant => Reply::Status("OK".into()).to_bytes(),
+                Mode::StrayOk | Mode::WrongScriptSha => Reply::Nil.to_bytes(),
+                Mode::Flood => {
+                    let _ = stream.write_all(b"$4000000000\r\n").await;
+                    let junk = vec![b'x'; 64 * 1024];
+                    while stream.write_all(&junk).await.is_ok() {}
+                    return;
+                }
+                Mode::Silent => continue,
+            },
+            "ECHO" => {
                 let id = args.last().unwrap().clone();
                 let reply = match mode {
-                    Mode::StrayOk if requests == 1 => {
-                        let stray = Reply::Status("OK".into()).to_bytes();
-                        [stray, Reply::Integer(0).to_bytes()].concat()
-                    }
-                    Mode::StrayOk | Mode::WrongScriptSha => Reply::Integer(0).to_bytes(),
                     Mode::ReplayPreviousGrant => Reply::bulk(previous_id).to_bytes(),
-                    Mode::Flood => {
-                        let _ = stream.write_all(b"$4000000000\r\n").await;
-                        let junk = vec![b'x'; 64 * 1024];
-                        while stream.write_all(&junk).await.is_ok() {}
-                        return;
-                    }
-                    Mode::Silent => continue,
+                    _ => Reply::bulk(id.clone()).to_bytes(),
                 };
                 previous_id = id;
                 reply
             }
+            "EVALSHA" => match mode {
+                Mode::Silent => continue,
+                Mode::ReplayPreviousGrant => {
+                    let id = args.last().unwrap().clone();
+                    Reply::bulk(std::mem::replace(&mut previous_id, id)).to_bytes()
+                }
+                _ => Reply::Integer(0).to_bytes(),
+            },
             _ => Reply::Status("OK".into()).to_bytes(),
         };
         if stream.write_all(&reply).await.is_err() {

@@ -17,7 +17,7 @@ use crate::vote::FailureKind;
 use super::dial::{io_failure, Stream};
 use super::failure::Failure;
 use super::job::{Job, QUEUE_GRACE};
-use super::scripts::{encode_request, judge, Judged};
+use super::scripts::{encode_request, judge, judge_echo, judge_set, Judged, SetReply};
 use super::wire::{decimal, parse};
 
 /// Requests sent and not answered on one connection, at most. More wait in the queue (which
@@ -29,10 +29,12 @@ const MAX_UNWRITTEN: usize = 256 * 1024;
 /// socket takes them).
 const BATCH: usize = 256;
 
-/// A request written to the master, waiting for its reply.
+/// A request written to the master, waiting for its reply (an acquire: its two replies).
 struct Sent {
     id: u64,
     job: Job,
+    /// An acquire's first reply (its `SET`), held until the `ECHO` after it arrives.
+    set: Option<SetReply>,
 }
 
 /// Why a connection ended.
@@ -108,7 +110,7 @@ pub(crate) async fn serve(
                     let mut digits = [0u8; 20];
                     encode_request(&mut unwritten, job.op, &job.resource, &job.token, decimal(&mut digits, id));
                     job.mark_sent(now);
-                    sent.push_back(Sent { id, job });
+                    sent.push_back(Sent { id, job, set: None });
                 }
                 if busy {
                     // Replies are awaited anyway: let the tasks that are ready to run queue
@@ -166,14 +168,33 @@ fn dispatch(
             }
             Ok(Some((reply, n))) => {
                 used += n;
-                let Some(s) = sent.pop_front() else {
+                let Some(mut s) = sent.pop_front() else {
                     break Err(Failure::new(
                         FailureKind::Protocol,
                         format!("unsolicited reply {reply} with no request waiting"),
                     ));
                 };
+                if s.job.op.replies() == 2 && s.set.is_none() {
+                    // An acquire's SET: judged once its ECHO shows the replies are in step.
+                    match judge_set(reply) {
+                        Ok(set) => {
+                            s.set = Some(set);
+                            sent.push_front(s);
+                            continue;
+                        }
+                        Err(failure) => {
+                            s.job.answer(Err(failure.clone()), arrived);
+                            break Err(failure);
+                        }
+                    }
+                }
                 let mut digits = [0u8; 20];
-                match judge(s.job.op, decimal(&mut digits, s.id), reply) {
+                let id = decimal(&mut digits, s.id);
+                let judged = match s.set {
+                    Some(set) => judge_echo(id, reply, set),
+                    None => judge(s.job.op, id, reply),
+                };
+                match judged {
                     Judged::Answer(granted) => s.job.answer(Ok(granted), arrived),
                     Judged::Failed(failure) => s.job.answer(Err(failure), arrived),
                     Judged::Broken(failure) => {
