@@ -8,8 +8,9 @@
 //! reject (a password holding a raw `#`, `/`, `?` or `@` ends the client's authority early, so
 //! the client fails to parse the URL and the error message is exactly where it would leak):
 //!
-//! - userinfo: everything between the scheme's `://` (a scheme the Redis client knows; else
-//!   the start of the string, since `a://b:c@h` may be user `a` with password `//b:c`) and
+//! - userinfo: everything between the scheme's `://` (a scheme the Redis client knows, or a
+//!   web scheme; else the start of the string, since `a://b:c@h` may be user `a` with
+//!   password `//b:c`) and
 //!   the **last** `@` of the whole string, except a plain user name before the first `:`
 //!   (shown, since it is no secret);
 //! - query parameters: the value of every `pass` or `password` parameter (name compared after
@@ -48,8 +49,8 @@ pub fn redact_url_bytes(url: &[u8]) -> String {
     render(url, &hidden)
 }
 
-/// Schemes the Redis client reads. Only after one of these and `//` is the text read as an
-/// authority with a user name that may be shown.
+/// Schemes the Redis client reads: after one of these and `//`, the text is read as an
+/// authority whose user name may be shown.
 const CLIENT_SCHEMES: [&str; 7] = [
     "redis",
     "rediss",
@@ -59,13 +60,15 @@ const CLIENT_SCHEMES: [&str; 7] = [
     "redis+unix",
     "valkey+unix",
 ];
+/// Web schemes, which a user may paste by mistake (the error then names the scheme). The URL
+/// parser reads `\` as `/` after these.
+const WEB_SCHEMES: [&str; 6] = ["http", "https", "ws", "wss", "ftp", "file"];
 
-/// Where the authority (userinfo and host) starts: after a scheme the Redis client knows and
-/// its `//`, else at the start. `a:b@h`, `a:/b:c@h`, `a:\b:c@h` and `a://b:c@h` may each be a
-/// user `a` whose password starts after the first colon (a URL typed without its scheme), so
-/// for any other scheme-like prefix, a single slash, or a backslash (the URL parser reads
-/// `\` as `/` only for web schemes), the start is the safe reading. Leading spaces and control
-/// bytes are skipped, as the URL parser trims them.
+/// Where the authority (userinfo and host) starts: after a known scheme and its `//`, else at
+/// the start. `a:b@h`, `a:/b:c@h`, `a:\b:c@h` and `a://b:c@h` may each be a user `a` whose
+/// password starts after the first colon (a URL typed without its scheme), so for any other
+/// scheme-like prefix, or a single slash, the start is the safe reading. Leading spaces and
+/// control bytes are skipped, as the URL parser trims them.
 fn authority_start(url: &[u8]) -> usize {
     let start = url.iter().position(|&b| b > b' ').unwrap_or(url.len());
     let rest = &url[start..];
@@ -73,18 +76,27 @@ fn authority_start(url: &[u8]) -> usize {
         return start;
     };
     let scheme = &rest[..colon];
-    let known = CLIENT_SCHEMES
+    let is = |names: &[&str]| {
+        names
+            .iter()
+            .any(|n| scheme.eq_ignore_ascii_case(n.as_bytes()))
+    };
+    let is_slash: fn(&u8) -> bool = if is(&WEB_SCHEMES) {
+        |&b| b == b'/' || b == b'\\'
+    } else if is(&CLIENT_SCHEMES) {
+        |&b| b == b'/'
+    } else {
+        return start;
+    };
+    let after_colon = start + colon + 1;
+    let slashes = url[after_colon..]
         .iter()
-        .any(|known| scheme.eq_ignore_ascii_case(known.as_bytes()));
-    if !known || !rest[colon + 1..].starts_with(b"//") {
+        .take_while(|b| is_slash(b))
+        .count();
+    if slashes < 2 {
         return start;
     }
-    let after_colon = start + colon + 1;
-    after_colon
-        + url[after_colon..]
-            .iter()
-            .take_while(|&&b| b == b'/')
-            .count()
+    after_colon + slashes
 }
 
 /// Hides the userinfo before the last `@`, keeping a plain user name.
@@ -245,7 +257,9 @@ mod tests {
             ("a:\\s3cret:@127.0.0.1:1", "a:***@127.0.0.1:1"),
             ("a:/s3cret:@h", "a:***@h"),
             ("a://s3cret:x@h", "a:***@h"),
-            ("http://user:s3cret@h", "http:***@h"),
+            ("http://user:s3cret@h", "http://user:***@h"),
+            ("http:\\\\user:s3cret@h", "http:\\\\user:***@h"),
+            ("ab://user:s3cret@h", "ab:***@h"),
             ("REDIS://user:s3cret@h", "REDIS://user:***@h"),
             ("redis:/user:s3cret@h", "redis:***@h"),
             ("unix:///s:s3cret@h", "unix:///s:***@h"),
