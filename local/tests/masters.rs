@@ -9,12 +9,21 @@ mod common;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use redlock_local::resp::Reply;
 use redlock_local::LocalMasters;
 
 const CHILD_ENV: &str = "REDLOCK_MASTERS_CHILD";
+
+/// Every test here starts masters (itself or in its child), and every start sweeps the
+/// directories of dead owners. One test at a time, so that the SIGKILL test sees its killed
+/// child's directory before a start made by another test sweeps it.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 /// Generous bound for anything that should take milliseconds (busy CI machine).
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -142,16 +151,19 @@ fn kill_child_and_check_masters_die(signal: libc::c_int) -> Child {
 
 #[test]
 fn masters_die_with_a_parent_killed_by_sigterm() {
+    let _serial = one_at_a_time();
     kill_child_and_check_masters_die(libc::SIGTERM);
 }
 
 #[test]
 fn masters_die_with_a_parent_killed_by_sighup() {
+    let _serial = one_at_a_time();
     kill_child_and_check_masters_die(libc::SIGHUP);
 }
 
 #[test]
 fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_directory() {
+    let _serial = one_at_a_time();
     let child = kill_child_and_check_masters_die(libc::SIGKILL);
     assert!(
         child.dir.exists(),
@@ -180,6 +192,7 @@ fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_dir
 /// started from a thread that ends must keep running while the process lives.
 #[test]
 fn masters_outlive_the_thread_that_started_them() {
+    let _serial = one_at_a_time();
     let (masters, tid) = std::thread::spawn(|| {
         let masters = LocalMasters::start(2).expect("start masters");
         // SAFETY: gettid has no preconditions.
