@@ -49,6 +49,14 @@ for peer in rslock:peer-rslock redlock-crate:peer-redlock; do
     --target-dir "$TARGET" --features "${bin#peer-}" --bin "$bin"
 done
 
+echo "bench-peers: building redsync (Go; bench/peers/go, its modules pinned by go.sum)"
+: >"$LOGS/redsync.log"
+if command -v go >/dev/null 2>&1; then
+  try redsync bash -c "cd bench/peers/go && go build -trimpath -o '$OUT/redsync-driver' ."
+else
+  echo "go is not installed (the Go toolchain builds the redsync driver)" >"$SKIPPED/redsync"
+fi
+
 echo "bench-peers: Python virtualenv $VENV (bench/peers/requirements.txt)"
 : >"$LOGS/python.log"
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -m venv "$VENV" >>"$LOGS/python.log" 2>&1; then

@@ -68,6 +68,7 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
     let release = paths.target.join("release");
     let rust = paths.program("rust", release.join("peers-driver"));
     let c = paths.program("c", paths.target.join("bench-peers/c-driver"));
+    let redsync = paths.program("redsync", paths.target.join("bench-peers/redsync-driver"));
     let python = |name: &'static str| {
         let script = paths.root.join("bench/peers/driver.py");
         paths
@@ -129,6 +130,16 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
             "redlock-crate",
             "Rust `redlock` crate, threads",
             bin(paths.program("redlock-crate", release.join("peer-redlock"))),
+        ),
+        peer(
+            "redsync",
+            "Go, goroutines (go-redsync, go-redis)",
+            bin(redsync.clone()),
+        ),
+        peer(
+            "redsync-failfast",
+            "Go, go-redsync `WithFailFast(true)` (returns at a quorum; stragglers' keys may stay until their TTL)",
+            bin(redsync),
         ),
         peer("aioredlock", "Python, asyncio", python("aioredlock")),
         peer("pottery", "Python, threads", python("pottery")),
