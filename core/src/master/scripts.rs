@@ -42,6 +42,14 @@ pub(crate) enum Op {
 }
 
 impl Op {
+    /// Replies the request gets: acquire's `SET` and `ECHO`, or the one of a script.
+    pub(crate) fn replies(self) -> usize {
+        match self {
+            Op::Lock { .. } => 2,
+            Op::Extend { .. } | Op::Unlock => 1,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Op::Lock { .. } => "acquire",
@@ -117,16 +125,6 @@ pub(crate) enum Judged {
     /// Not a reply this request can get: the request failed and the connection is replaced
     /// (replies may be shifted; the script cache may be gone).
     Broken(Failure),
-}
-
-impl Op {
-    /// Replies the request gets: acquire's `SET` and `ECHO`, or the one of a script.
-    pub(crate) fn replies(self) -> usize {
-        match self {
-            Op::Lock { .. } => 2,
-            Op::Extend { .. } | Op::Unlock => 1,
-        }
-    }
 }
 
 /// What an acquire's `SET` answered. It counts only once the `ECHO` after it has shown that
