@@ -84,7 +84,7 @@ async fn read_command(stream: &mut TcpStream, decoder: &mut Decoder) -> Option<V
 
 async fn serve(mut stream: TcpStream, mode: Mode) {
     let mut decoder = Decoder::default();
-    let mut requests = 0usize;
+    let mut stray_sent = false;
     let mut previous_id: Vec<u8> = b"0".to_vec();
     while let Some(args) = read_command(&mut stream, &mut decoder).await {
         let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
@@ -103,8 +103,8 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
             }
             // An acquire is `SET` then `ECHO id`; extend and release are scripts.
             "SET" => match mode {
-                Mode::StrayOk if requests == 0 => {
-                    requests += 1;
+                Mode::StrayOk if !stray_sent => {
+                    stray_sent = true;
                     let stray = Reply::Status("OK".into()).to_bytes();
                     [stray, Reply::Nil.to_bytes()].concat()
                 }
@@ -122,6 +122,7 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
             "ECHO" => {
                 let id = args.last().unwrap().clone();
                 let reply = match mode {
+                    Mode::Silent => continue,
                     Mode::ReplayPreviousGrant => Reply::bulk(previous_id).to_bytes(),
                     _ => Reply::bulk(id.clone()).to_bytes(),
                 };
