@@ -19,7 +19,7 @@ const DEADLINE: Duration = Duration::from_secs(120);
 
 /// What most tests here start from: masters, a coordinator Redis (its own server, never one
 /// of the masters), their URLs, and a directory for the agents' stderr.
-/// (Bind a part a test does not use to `_name`, not `_`: `_` would stop its servers at once.)
+/// A test holds the whole `Site`, so its servers and directory last until the test ends.
 struct Site {
     masters: LocalMasters,
     coordinator: LocalMasters,
@@ -126,23 +126,17 @@ fn no_lock_keys_on(coordinator: &LocalMasters) {
 
 #[test]
 fn three_agents_start_together_and_collect_adds_them_up() {
-    let Site {
-        masters: _masters,
-        coordinator,
-        urls,
-        coord,
-        dir,
-    } = site(5);
+    let site = site(5);
     let json: Vec<PathBuf> = (0..3)
-        .map(|i| dir.path().join(format!("a{i}.json")))
+        .map(|i| site.dir.path().join(format!("a{i}.json")))
         .collect();
     let args = |i: usize| -> Vec<String> {
         [
             "run",
             "--masters",
-            &urls,
+            &site.urls,
             "--coordinator",
-            &coord,
+            &site.coord,
             "--agents",
             "3",
             "--run-id",
@@ -168,20 +162,20 @@ fn three_agents_start_together_and_collect_adds_them_up() {
         .collect()
     };
     let (a0, a1, a2) = (args(0), args(1), args(2));
-    let mut first = spawn(dir.path(), "a0", &strs(&a0));
-    let mut second = spawn(dir.path(), "a1", &strs(&a1));
-    wait_arrived(&coordinator, "together", 2);
+    let mut first = spawn(site.dir.path(), "a0", &strs(&a0));
+    let mut second = spawn(site.dir.path(), "a1", &strs(&a1));
+    wait_arrived(&site.coordinator, "together", 2);
     // Two are in, the third is not: nobody may start (no start planned, no lock taken).
     assert!(first.child.try_wait().unwrap().is_none(), "agent 1 waits");
     assert!(second.child.try_wait().unwrap().is_none(), "agent 2 waits");
     assert_eq!(
         get(
-            &coordinator,
+            &site.coordinator,
             "redlock-loadgen-coordinator:together:phase:1:start"
         ),
         None
     );
-    let mut third = spawn(dir.path(), "a2", &strs(&a2));
+    let mut third = spawn(site.dir.path(), "a2", &strs(&a2));
     for agent in [&mut first, &mut second, &mut third] {
         let (code, stderr) = finish(agent);
         assert_eq!(code, 0, "{stderr}");
@@ -190,7 +184,7 @@ fn three_agents_start_together_and_collect_adds_them_up() {
     // One planned start per phase, the same on every agent; the measured windows (on the
     // coordinator's clock) begin at the same whole second.
     let infos: Vec<Value> = (1..=3)
-        .map(|n| agent_info(&coordinator, "together", n))
+        .map(|n| agent_info(&site.coordinator, "together", n))
         .collect();
     let results: Vec<Value> = json.iter().map(|p| read_json(p)).collect();
     for phase in 0..2 {
@@ -213,13 +207,13 @@ fn three_agents_start_together_and_collect_adds_them_up() {
             .collect();
         eprintln!("phase {}: timers fired late by {late:?} µs", phase + 1);
     }
-    no_lock_keys_on(&coordinator);
+    no_lock_keys_on(&site.coordinator);
 
-    let merged = dir.path().join("merged.json");
+    let merged = site.dir.path().join("merged.json");
     let report = succeed(&[
         "collect",
         "--coordinator",
-        &coord,
+        &site.coord,
         "--run-id",
         "together",
         "--wait",
@@ -273,19 +267,13 @@ fn three_agents_start_together_and_collect_adds_them_up() {
 
 #[test]
 fn a_missing_agent_ends_the_run_for_everybody() {
-    let Site {
-        masters,
-        coordinator: _coordinator,
-        urls,
-        coord,
-        dir,
-    } = site(5);
+    let site = site(5);
     let args = [
         "run",
         "--masters",
-        &urls,
+        &site.urls,
         "--coordinator",
-        &coord,
+        &site.coord,
         "--agents",
         "3",
         "--run-id",
@@ -299,8 +287,8 @@ fn a_missing_agent_ends_the_run_for_everybody() {
         "-q",
     ];
     let mut agents = [
-        spawn(dir.path(), "a0", &args),
-        spawn(dir.path(), "a1", &args),
+        spawn(site.dir.path(), "a0", &args),
+        spawn(site.dir.path(), "a1", &args),
     ];
     for agent in &mut agents {
         let (code, stderr) = finish(agent);
@@ -311,13 +299,13 @@ fn a_missing_agent_ends_the_run_for_everybody() {
         );
     }
     // Nothing was loaded, and a late third agent does not start alone.
-    let keys = masters.command(0, &["DBSIZE"]).unwrap();
+    let keys = site.masters.command(0, &["DBSIZE"]).unwrap();
     assert_eq!(keys, Reply::Integer(0));
     let (_, stderr) = exits(1, &args);
     assert!(stderr.contains("was given up: only 2 of 3"), "{stderr}");
     let (_, stderr) = exits(
         1,
-        &["collect", "--coordinator", &coord, "--run-id", "short"],
+        &["collect", "--coordinator", &site.coord, "--run-id", "short"],
     );
     assert!(stderr.contains("was given up"), "{stderr}");
 }
@@ -355,21 +343,15 @@ fn capacity_args<'a>(urls: &'a str, coord: &'a str, run: &'a str) -> Vec<&'a str
 
 #[test]
 fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
-    let Site {
-        masters: _masters,
-        coordinator,
-        urls,
-        coord,
-        dir,
-    } = site(5);
+    let site = site(5);
     let json: Vec<PathBuf> = (0..2)
-        .map(|i| dir.path().join(format!("c{i}.json")))
+        .map(|i| site.dir.path().join(format!("c{i}.json")))
         .collect();
     let mut agents: Vec<Agent> = (0..2)
         .map(|i| {
-            let mut args = capacity_args(&urls, &coord, "cap");
+            let mut args = capacity_args(&site.urls, &site.coord, "cap");
             args.extend(["--json", json[i].to_str().unwrap()]);
-            spawn(dir.path(), &format!("c{i}"), &args)
+            spawn(site.dir.path(), &format!("c{i}"), &args)
         })
         .collect();
     for agent in &mut agents {
@@ -393,11 +375,11 @@ fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
     };
     assert_eq!(steps(&parts[0]), steps(&parts[1]));
     assert_eq!(steps(&parts[0])[0].1, 50.0, "{:?}", steps(&parts[0]));
-    let merged = dir.path().join("merged.json");
+    let merged = site.dir.path().join("merged.json");
     let report = succeed(&[
         "collect",
         "--coordinator",
-        &coord,
+        &site.coord,
         "--run-id",
         "cap",
         "--json",
@@ -425,10 +407,10 @@ fn capacity_runs_every_step_on_both_agents_at_half_the_rate() {
             calls
         );
     }
-    no_lock_keys_on(&coordinator);
+    no_lock_keys_on(&site.coordinator);
 
     // One of two: the one that came gives up after the join timeout, saying so.
-    let mut args = capacity_args(&urls, &coord, "cap-alone");
+    let mut args = capacity_args(&site.urls, &site.coord, "cap-alone");
     args.extend(["--join-timeout", "2s"]);
     let (_, stderr) = exits(1, &args);
     assert!(
@@ -503,19 +485,13 @@ fn agents_on_different_masters_are_caught_by_the_cross_agent_check() {
 /// for everybody, instead of holding the others until the join timeout.
 #[test]
 fn an_interrupted_agent_gives_the_run_up() {
-    let Site {
-        masters: _masters,
-        coordinator,
-        urls,
-        coord,
-        dir,
-    } = site(3);
+    let site = site(3);
     let args = [
         "run",
         "--masters",
-        &urls,
+        &site.urls,
         "--coordinator",
-        &coord,
+        &site.coord,
         "--agents",
         "2",
         "--run-id",
@@ -528,8 +504,8 @@ fn an_interrupted_agent_gives_the_run_up() {
         "1s",
         "-q",
     ];
-    let mut agent = spawn(dir.path(), "a0", &args);
-    wait_arrived(&coordinator, "stopped", 1);
+    let mut agent = spawn(site.dir.path(), "a0", &args);
+    wait_arrived(&site.coordinator, "stopped", 1);
     // SAFETY: kill(2) on our own child's pid (still running: not waited for yet).
     let sent = unsafe { libc::kill(agent.child.id() as i32, libc::SIGINT) };
     assert_eq!(sent, 0);
@@ -557,19 +533,13 @@ fn joined_run(stderr: &str) -> String {
 /// so the next agents open a new one instead of failing on the old one.
 #[test]
 fn without_a_run_id_agents_join_the_open_run() {
-    let Site {
-        masters: _masters,
-        coordinator: _coordinator,
-        urls,
-        coord,
-        dir,
-    } = site(3);
+    let site = site(3);
     let args = [
         "run",
         "--masters",
-        &urls,
+        &site.urls,
         "--coordinator",
-        &coord,
+        &site.coord,
         "--agents",
         "2",
         "--join-timeout",
@@ -583,8 +553,8 @@ fn without_a_run_id_agents_join_the_open_run() {
         "-q",
     ];
     let mut pair = [
-        spawn(dir.path(), "p0", &args),
-        spawn(dir.path(), "p1", &args),
+        spawn(site.dir.path(), "p0", &args),
+        spawn(site.dir.path(), "p1", &args),
     ];
     let mut ids = Vec::new();
     for agent in &mut pair {
