@@ -380,30 +380,22 @@ static void invalid_input(void) {
     CHECK_STATUS(redlock_client_new(many, REDLOCK_MAX_MASTERS + 1, NULL, &refused), REDLOCK_INVALID_ARGUMENT);
     CHECK_MESSAGE("n_urls 33");
 
-    redlock_options opts = redlock_options_default();
-    opts.fanout = 9;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
-    CHECK_MESSAGE("fanout 9");
-    opts = redlock_options_default();
-    opts.quorum = 2; /* below the majority of 5 */
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
-    CHECK_MESSAGE("quorum 2");
-    opts = redlock_options_default();
-    opts.drift_factor = 1.5;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
-    CHECK_MESSAGE("drift_factor 1.5");
-    opts = redlock_options_default();
-    opts.instance_timeout_ms = 0;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
-    CHECK_MESSAGE("instance_timeout_ms 0");
-    opts = redlock_options_default();
-    opts.disable_local_handoff = 2;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
-    CHECK_MESSAGE("disable_local_handoff 2");
-    opts = redlock_options_default();
-    opts.reserved = 1;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &refused), REDLOCK_INVALID_ARGUMENT);
-    CHECK_MESSAGE("reserved 1");
+    /* Options with one field out of range are refused, naming the field and its value. */
+#define CHECK_OPTION_REFUSED(field, value, needle)                                        \
+    do {                                                                                 \
+        redlock_options opts_ = redlock_options_default();                               \
+        opts_.field = (value);                                                           \
+        CHECK_STATUS(redlock_client_new(urls, n_urls, &opts_, &refused),                 \
+                     REDLOCK_INVALID_ARGUMENT);                                          \
+        CHECK_MESSAGE(needle);                                                           \
+    } while (0)
+    CHECK_OPTION_REFUSED(fanout, 9, "fanout 9");
+    CHECK_OPTION_REFUSED(quorum, 2, "quorum 2"); /* below the majority of 5 */
+    CHECK_OPTION_REFUSED(drift_factor, 1.5, "drift_factor 1.5");
+    CHECK_OPTION_REFUSED(instance_timeout_ms, 0, "instance_timeout_ms 0");
+    CHECK_OPTION_REFUSED(disable_local_handoff, 2, "disable_local_handoff 2");
+    CHECK_OPTION_REFUSED(reserved, 1, "reserved 1");
+#undef CHECK_OPTION_REFUSED
     CHECK(refused == NULL);
 }
 
