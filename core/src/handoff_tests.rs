@@ -39,6 +39,17 @@ fn spawn_acquire(client: &Redlock) -> tokio::task::JoinHandle<Lock> {
     tokio::spawn(async move { client.acquire(KEY, TTL).await.expect("acquired") })
 }
 
+/// Fresh masters, a client holding `KEY` on them, and one task of it waiting in line.
+/// (Bind the masters to a name: dropping them stops them.)
+async fn held_with_a_waiter() -> (LocalMasters, Redlock, Lock, tokio::task::JoinHandle<Lock>) {
+    let masters = LocalMasters::start(3).expect("local masters");
+    let client = client(&masters).await;
+    let held = client.acquire(KEY, TTL).await.expect("first acquire");
+    let waiter = spawn_acquire(&client);
+    in_line(&client, 1).await;
+    (masters, client, held, waiter)
+}
+
 async fn join(task: tokio::task::JoinHandle<Lock>) -> Lock {
     tokio::time::timeout(BOUND, task)
         .await
@@ -71,11 +82,7 @@ async fn a_release_hands_the_lock_to_the_waiters_in_arrival_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_that_releases_and_acquires_again_waits_behind_the_line() {
-    let masters = LocalMasters::start(3).expect("local masters");
-    let client = client(&masters).await;
-    let first = client.acquire(KEY, TTL).await.expect("first acquire");
-    let waiter = spawn_acquire(&client);
-    in_line(&client, 1).await;
+    let (_masters, client, first, waiter) = held_with_a_waiter().await;
     client.release(&first).await.expect("release");
     // The releaser asks again at once; the waiter was first.
     let again = spawn_acquire(&client);
@@ -89,11 +96,7 @@ async fn a_task_that_releases_and_acquires_again_waits_behind_the_line() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn try_acquire_never_waits_in_line() {
-    let masters = LocalMasters::start(3).expect("local masters");
-    let client = client(&masters).await;
-    let held = client.acquire(KEY, TTL).await.expect("first acquire");
-    let waiter = spawn_acquire(&client);
-    in_line(&client, 1).await;
+    let (_masters, client, held, waiter) = held_with_a_waiter().await;
     let tried = tokio::time::timeout(BOUND, client.try_acquire(KEY, TTL))
         .await
         .expect("try_acquire answered at once");
@@ -149,11 +152,7 @@ async fn without_hand_off_a_waiter_sleeps_its_whole_delay() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_in_line_never_outlasts_the_callers_deadline() {
-    let masters = LocalMasters::start(3).expect("local masters");
-    let client = client(&masters).await;
-    let held = client.acquire(KEY, TTL).await.expect("first acquire");
-    let waiter = spawn_acquire(&client);
-    in_line(&client, 1).await;
+    let (_masters, client, held, waiter) = held_with_a_waiter().await;
     // Others wait already, so this acquire waits in line before its first attempt: at most
     // until its deadline, not its hour-long retry delay.
     let deadline = std::time::Instant::now() + Duration::from_millis(200);
