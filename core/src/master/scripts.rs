@@ -151,13 +151,15 @@ pub(crate) fn judge_set(reply: Reply) -> Result<SetReply, Failure> {
 
 /// Judges the second reply of an acquire (its `ECHO`), given what the `SET` answered.
 pub(crate) fn judge_echo(id: &[u8], reply: Reply, set: SetReply) -> Judged {
-    match (reply, set) {
-        (Reply::Bulk(bytes), SetReply::Set) if bytes == id => Judged::Answer(true),
-        (Reply::Bulk(bytes), SetReply::NotSet) if bytes == id => Judged::Answer(false),
-        (Reply::Bulk(bytes), SetReply::Error(failure)) if bytes == id => Judged::Failed(failure),
+    match reply {
+        Reply::Bulk(bytes) if bytes == id => match set {
+            SetReply::Set => Judged::Answer(true),
+            SetReply::NotSet => Judged::Answer(false),
+            SetReply::Error(failure) => Judged::Failed(failure),
+        },
         // The ECHO itself refused (e.g. an ACL without it): the SET cannot be confirmed.
-        (Reply::Error(text), _) => Judged::Failed(server_error(Reply::text(text))),
-        (other, _) => Judged::Broken(not_this_requests("acquire", other)),
+        Reply::Error(text) => Judged::Failed(server_error(Reply::text(text))),
+        other => Judged::Broken(not_this_requests("acquire", other)),
     }
 }
 
