@@ -6,8 +6,9 @@
 //!
 //! - created: holds the operation, unstarted. Dropped unawaited, it warns like a Python
 //!   coroutine (`RuntimeWarning: coroutine ... was never awaited`) and never touches Redis.
-//! - first `send(None)` (the event loop running it): checks the arguments, then spawns the
-//!   Rust operation on this module's tokio runtime and yields an asyncio future the operation
+//! - first `send(None)` (the event loop running it): checks the arguments, then hands the
+//!   Rust operation to this module's tokio runtime (spawned with the rest of the loop
+//!   iteration's operations, see `outbox.rs`) and yields an asyncio future the operation
 //!   completes when it is done (through the loop's mailbox, see `loop_wakeup.rs`).
 //! - next `send`: the result, converted to Python on the event loop's thread.
 //! - `throw` (task cancelled, `wait_for` timeout) or `close`: aborts the operation. The core's
@@ -23,6 +24,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures_util::future::{AbortHandle, Abortable};
 use futures_util::FutureExt;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
@@ -30,7 +32,6 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use pyo3::{intern, PyTypeInfo};
 use tokio::runtime::Handle;
-use tokio::task::JoinHandle;
 
 use crate::boundary::{guarded, warn_unraisable};
 use crate::errors::{panic_to_py_err, to_py_err};
@@ -80,7 +81,8 @@ type Start = Box<dyn FnOnce(Python<'_>) -> PyResult<Begun> + Send + Sync>;
 type Slot = Arc<Mutex<Option<Finish>>>;
 
 struct Running {
-    task: JoinHandle<()>,
+    /// Stops the operation, spawned or still waiting in the loop's outbox.
+    task: AbortHandle,
     slot: Slot,
     /// The asyncio future the task completes when the result is in `slot`.
     waiter: Py<PyAny>,
@@ -166,16 +168,21 @@ impl Coroutine {
             Begun::Spawn(handle, operation) => {
                 let waiter = event_loop.call_method0(intern!(py, "create_future"))?;
                 let slot: Slot = Arc::new(Mutex::new(None));
-                let task = handle.spawn({
-                    let slot = slot.clone();
-                    let wakeup = Wakeup::for_loop(&event_loop);
-                    let waiter = waiter.clone().unbind();
-                    async move {
-                        let finish = operation.await;
-                        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(finish);
-                        wakeup.wake(waiter);
-                    }
-                });
+                let (starter, wakeup) = Wakeup::for_loop(&event_loop);
+                let (task, registration) = AbortHandle::new_pair();
+                let run = Abortable::new(
+                    {
+                        let slot = slot.clone();
+                        let waiter = waiter.clone().unbind();
+                        async move {
+                            let finish = operation.await;
+                            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(finish);
+                            wakeup.wake(waiter);
+                        }
+                    },
+                    registration,
+                );
+                starter.start(&event_loop, handle, Box::pin(run.map(drop)));
                 self.state = State::Running(Running {
                     task,
                     slot,

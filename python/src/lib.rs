@@ -20,6 +20,7 @@ mod errors;
 mod held;
 mod logging;
 mod loop_wakeup;
+mod outbox;
 mod process;
 mod runtime;
 mod sync_api;

@@ -8,8 +8,11 @@
 //! a socket the loop watches with `add_reader`. The loop's callback then completes every waiter
 //! that arrived meanwhile in one go, so under concurrency many completions share one wake-up.
 //!
+//! The same per-loop entry holds the loop's outbox (see `outbox.rs`), where operations begun
+//! during one iteration wait to be spawned together.
+//!
 //! A loop without `add_reader` (or one that cannot be weak-referenced) falls back to
-//! `call_soon_threadsafe`, the previous behaviour.
+//! `call_soon_threadsafe`, the previous behaviour, and to spawning each operation at once.
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
@@ -22,6 +25,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyCFunction;
 
 use crate::boundary::AttachPermit;
+use crate::outbox::{Outbox, StartPending, Starter};
 
 /// How a finished operation reaches the event loop that awaits it.
 pub(crate) enum Wakeup {
@@ -32,11 +36,24 @@ pub(crate) enum Wakeup {
 }
 
 impl Wakeup {
-    /// The way to wake `event_loop` (called on the loop's thread, when an operation starts).
-    pub(crate) fn for_loop(event_loop: &Bound<'_, PyAny>) -> Wakeup {
-        match mailbox_of(event_loop) {
-            Ok(Some(mailbox)) => Wakeup::Mailbox(mailbox),
-            _ => Wakeup::Threadsafe(event_loop.clone().unbind()),
+    /// How to start an operation on `event_loop` and how to wake the loop when it is done
+    /// (called on the loop's thread, when an operation begins).
+    pub(crate) fn for_loop(event_loop: &Bound<'_, PyAny>) -> (Starter, Wakeup) {
+        match entry_of(event_loop) {
+            Ok(Some(entry)) => {
+                let entry = entry.get();
+                (
+                    Starter::Batched {
+                        outbox: entry.outbox.clone(),
+                        start_pending: entry.start_pending.clone_ref(event_loop.py()),
+                    },
+                    Wakeup::Mailbox(entry.mailbox.clone()),
+                )
+            }
+            _ => (
+                Starter::Immediate,
+                Wakeup::Threadsafe(event_loop.clone().unbind()),
+            ),
         }
     }
 
@@ -108,10 +125,13 @@ impl Mailbox {
     }
 }
 
-/// The loop's `add_reader` callback.
+/// One loop's entry: its mailbox, whose `add_reader` callback this is, and its outbox.
 #[pyclass(module = "redlock_rs", name = "_LoopWakeup", frozen)]
 struct LoopWakeup {
     mailbox: Arc<Mailbox>,
+    outbox: Arc<Outbox>,
+    /// The outbox's `call_soon` callback, made once.
+    start_pending: Py<PyAny>,
 }
 
 #[pymethods]
@@ -121,9 +141,9 @@ impl LoopWakeup {
     }
 }
 
-/// This loop's mailbox, made and registered with the loop on first use; `None` when the loop
+/// This loop's entry, made and registered with the loop on first use; `None` when the loop
 /// cannot watch a socket or be weak-referenced.
-fn mailbox_of(event_loop: &Bound<'_, PyAny>) -> PyResult<Option<Arc<Mailbox>>> {
+fn entry_of<'py>(event_loop: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, LoopWakeup>>> {
     let py = event_loop.py();
     // One entry per loop, gone with the loop.
     static MAILBOXES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -139,7 +159,7 @@ fn mailbox_of(event_loop: &Bound<'_, PyAny>) -> PyResult<Option<Arc<Mailbox>>> {
         .bind(py);
     let known = mailboxes.call_method1(intern!(py, "get"), (event_loop,))?;
     if let Ok(known) = known.cast::<LoopWakeup>() {
-        return Ok(Some(known.get().mailbox.clone()));
+        return Ok(Some(known.clone()));
     }
     if !known.is_none() {
         // Registered as "cannot" before.
@@ -147,21 +167,25 @@ fn mailbox_of(event_loop: &Bound<'_, PyAny>) -> PyResult<Option<Arc<Mailbox>>> {
     }
     let registered = Mailbox::new().map_err(PyErr::from).and_then(|mailbox| {
         let mailbox = Arc::new(mailbox);
-        let callback = Bound::new(
+        let outbox = Arc::new(Outbox::new());
+        let start_pending = Bound::new(py, StartPending::new(outbox.clone()))?;
+        let entry = Bound::new(
             py,
             LoopWakeup {
                 mailbox: mailbox.clone(),
+                outbox,
+                start_pending: start_pending.into_any().unbind(),
             },
         )?;
         event_loop.call_method1(
             intern!(py, "add_reader"),
-            (mailbox.ear.as_raw_fd(), callback.clone()),
+            (mailbox.ear.as_raw_fd(), entry.clone()),
         )?;
-        mailboxes.set_item(event_loop, callback)?;
-        Ok(mailbox)
+        mailboxes.set_item(event_loop, entry.clone())?;
+        Ok(entry)
     });
     match registered {
-        Ok(mailbox) => Ok(Some(mailbox)),
+        Ok(entry) => Ok(Some(entry)),
         Err(_) => {
             // Remember the refusal (if the loop can be weak-referenced at all).
             let _ = mailboxes.set_item(event_loop, false);

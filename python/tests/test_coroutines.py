@@ -97,7 +97,14 @@ async def test_a_cancel_after_the_lock_was_won_releases_it(fresh_masters: LocalM
     masters.pause(3)
     masters.pause(4)
     task = asyncio.create_task(redlock.acquire(resource, ttl=30.0))
-    await asyncio.sleep(0)  # the task starts the acquire
+    # The acquire starts (it is sent once the loop ends the iteration that began it) and
+    # reaches the masters that answer.
+    await asyncio.to_thread(
+        wait_until,
+        lambda: all(masters.command(index, "GET", resource) is not None for index in (0, 1, 2)),
+        5.0,
+        "the lock on masters 0-2",
+    )
     assert not task.done()
     # Block the event loop (the task cannot resume), let the paused masters answer, and wait
     # until every master holds the lock: the result is won, ready or about to be, and never
@@ -109,6 +116,27 @@ async def test_a_cancel_after_the_lock_was_won_releases_it(fresh_masters: LocalM
     with pytest.raises(asyncio.CancelledError):
         await task
     await asyncio.to_thread(wait_until, lambda: masters.values(resource) == [None] * 5, 5.0, "the release")
+
+
+async def test_an_acquire_closed_in_the_step_it_began_sends_nothing(fresh_masters: LocalMasters, resource: str) -> None:
+    masters = fresh_masters
+    redlock = AsyncRedlock(masters.urls)
+    await redlock.wait_connected(5.0)
+    sets_before = [masters.calls(index, "set") for index in range(5)]
+    # Operations begun in one iteration of the loop start together when it ends: one
+    # abandoned before then never reaches a master.
+    coroutine = redlock.acquire(resource, ttl=30.0)
+    coroutine.send(None)
+    coroutine.close()
+    # Requests to one master keep their order: once a later acquire is on every master, a
+    # SET of the abandoned one would have run first.
+    later = await redlock.acquire(f"{resource}:later", ttl=30.0)
+    await asyncio.to_thread(
+        wait_until, lambda: masters.holders_of(f"{resource}:later", later.token) == 5, 5.0, "the later lock"
+    )
+    assert [masters.calls(index, "set") for index in range(5)] == [before + 1 for before in sets_before]
+    assert masters.values(resource) == [None] * 5
+    assert await later.release() == 5
 
 
 async def test_a_coroutine_runs_once(redlock: AsyncRedlock, resource: str) -> None:
