@@ -35,7 +35,7 @@ use tokio::runtime::Handle;
 
 use crate::boundary::{guarded, warn_unraisable};
 use crate::errors::{panic_to_py_err, to_py_err};
-use crate::loop_wakeup::Wakeup;
+use crate::loop_wakeup;
 
 /// A value an operation hands to Python, converted on the event loop's thread. Dropping it
 /// undelivered (the coroutine was cancelled after the operation completed) must leave nothing
@@ -168,7 +168,7 @@ impl Coroutine {
             Begun::Spawn(handle, operation) => {
                 let waiter = event_loop.call_method0(intern!(py, "create_future"))?;
                 let slot: Slot = Arc::new(Mutex::new(None));
-                let (starter, wakeup) = Wakeup::for_loop(&event_loop);
+                let (starter, wakeup) = loop_wakeup::for_loop(&event_loop);
                 let (task, registration) = AbortHandle::new_pair();
                 let run = Abortable::new(
                     {

@@ -27,6 +27,27 @@ use pyo3::types::PyCFunction;
 use crate::boundary::AttachPermit;
 use crate::outbox::{Outbox, StartPending, Starter};
 
+/// How to start an operation on `event_loop` and how to wake the loop when it is done
+/// (called on the loop's thread, when an operation begins).
+pub(crate) fn for_loop(event_loop: &Bound<'_, PyAny>) -> (Starter, Wakeup) {
+    match entry_of(event_loop) {
+        Ok(Some(entry)) => {
+            let entry = entry.get();
+            (
+                Starter::Batched {
+                    outbox: entry.outbox.clone(),
+                    start_pending: entry.start_pending.clone_ref(event_loop.py()),
+                },
+                Wakeup::Mailbox(entry.mailbox.clone()),
+            )
+        }
+        _ => (
+            Starter::Immediate,
+            Wakeup::Threadsafe(event_loop.clone().unbind()),
+        ),
+    }
+}
+
 /// How a finished operation reaches the event loop that awaits it.
 pub(crate) enum Wakeup {
     /// Through the loop's mailbox (no GIL on the runtime thread).
@@ -36,27 +57,6 @@ pub(crate) enum Wakeup {
 }
 
 impl Wakeup {
-    /// How to start an operation on `event_loop` and how to wake the loop when it is done
-    /// (called on the loop's thread, when an operation begins).
-    pub(crate) fn for_loop(event_loop: &Bound<'_, PyAny>) -> (Starter, Wakeup) {
-        match entry_of(event_loop) {
-            Ok(Some(entry)) => {
-                let entry = entry.get();
-                (
-                    Starter::Batched {
-                        outbox: entry.outbox.clone(),
-                        start_pending: entry.start_pending.clone_ref(event_loop.py()),
-                    },
-                    Wakeup::Mailbox(entry.mailbox.clone()),
-                )
-            }
-            _ => (
-                Starter::Immediate,
-                Wakeup::Threadsafe(event_loop.clone().unbind()),
-            ),
-        }
-    }
-
     /// Completes `waiter` on its loop; called on a runtime thread.
     pub(crate) fn wake(self, waiter: Py<PyAny>) {
         match self {
