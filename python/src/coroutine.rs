@@ -31,6 +31,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use pyo3::{intern, PyTypeInfo};
+use pyo3::{PyTraverseError, PyVisit};
 use tokio::runtime::Handle;
 
 use crate::boundary::{guarded, warn_unraisable};
@@ -91,6 +92,14 @@ struct Running {
 impl Running {
     /// Stops the operation and drops an undelivered result (see [`Deliver`]).
     fn abandon(self, py: Python<'_>) {
+        let waiter = self.stop();
+        // Nobody waits for it any more; cancelling it spares the loop a pending future.
+        let _ = waiter.call_method0(py, intern!(py, "cancel"));
+    }
+
+    /// Like [`abandon`](Self::abandon), without calling into Python: for the garbage
+    /// collector, which only needs the reference to the waiter dropped.
+    fn stop(self) -> Py<PyAny> {
         self.task.abort();
         let undelivered = self
             .slot
@@ -98,8 +107,7 @@ impl Running {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         drop(undelivered);
-        // Nobody waits for it any more; cancelling it spares the loop a pending future.
-        let _ = self.waiter.call_method0(py, intern!(py, "cancel"));
+        self.waiter
     }
 }
 
@@ -173,7 +181,7 @@ impl Coroutine {
                 let run = Abortable::new(
                     {
                         let slot = slot.clone();
-                        let waiter = waiter.clone().unbind();
+                        let waiter = loop_wakeup::Waiter::new(&waiter)?;
                         async move {
                             let finish = operation.await;
                             *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(finish);
@@ -308,6 +316,23 @@ impl Coroutine {
     #[getter]
     fn cr_running(&self) -> bool {
         false
+    }
+
+    /// The waiter refers back to the task that awaits this coroutine (its done-callback), so
+    /// a task left pending on a closed loop is a reference cycle. The garbage collector sees
+    /// through this edge and can collect it: the operation is then stopped, and a lock it won
+    /// is released in the background, instead of both leaking until the process ends.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let State::Running(running) = &self.state {
+            visit.call(&running.waiter)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        if let State::Running(running) = std::mem::replace(&mut self.state, State::Finished) {
+            drop(running.stop());
+        }
     }
 
     fn __repr__(&self) -> String {

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyCFunction;
+use pyo3::types::{PyCFunction, PyWeakrefMethods, PyWeakrefReference};
 
 use crate::boundary::AttachPermit;
 use crate::outbox::{Outbox, StartPending, Starter};
@@ -56,9 +56,27 @@ pub(crate) enum Wakeup {
     Threadsafe(Py<PyAny>),
 }
 
+/// The asyncio future an operation completes, held weakly. The coroutine that awaits it
+/// holds it strongly, so a task left pending on a closed loop is a cycle the garbage collector
+/// can see and collect (see `Coroutine::__traverse__`); a strong reference from here (a
+/// running operation, a mailbox nobody drains any more) would keep it, and the lock its
+/// operation won, alive until the process ends.
+pub(crate) struct Waiter(Py<PyWeakrefReference>);
+
+impl Waiter {
+    pub(crate) fn new(future: &Bound<'_, PyAny>) -> PyResult<Waiter> {
+        Ok(Waiter(PyWeakrefReference::new(future)?.unbind()))
+    }
+
+    /// The future, unless nobody holds it any more (its coroutine was dropped).
+    fn get<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        self.0.bind(py).upgrade()
+    }
+}
+
 impl Wakeup {
     /// Completes `waiter` on its loop; called on a runtime thread.
-    pub(crate) fn wake(self, waiter: Py<PyAny>) {
+    pub(crate) fn wake(self, waiter: Waiter) {
         match self {
             Wakeup::Mailbox(mailbox) => mailbox.post(waiter),
             Wakeup::Threadsafe(event_loop) => wake_threadsafe(event_loop, waiter),
@@ -68,7 +86,7 @@ impl Wakeup {
 
 /// Waiters finished since the loop last looked, and the socket pair that tells it to look.
 pub(crate) struct Mailbox {
-    finished: Mutex<Vec<Py<PyAny>>>,
+    finished: Mutex<Vec<Waiter>>,
     /// Written (one byte) when `finished` goes from empty to not empty.
     bell: UnixStream,
     /// Watched by the loop (`add_reader`); drained before `finished` is taken.
@@ -87,7 +105,7 @@ impl Mailbox {
         })
     }
 
-    fn post(&self, waiter: Py<PyAny>) {
+    fn post(&self, waiter: Waiter) {
         let was_empty = {
             let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
             finished.push(waiter);
@@ -116,8 +134,8 @@ impl Mailbox {
         let finished =
             std::mem::take(&mut *self.finished.lock().unwrap_or_else(PoisonError::into_inner));
         let mut first_error = None;
-        for waiter in finished {
-            if let Err(err) = complete(waiter.bind(py)) {
+        for waiter in finished.iter().filter_map(|waiter| waiter.get(py)) {
+            if let Err(err) = complete(&waiter) {
                 first_error.get_or_insert(err);
             }
         }
@@ -195,7 +213,7 @@ fn entry_of<'py>(event_loop: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, L
 }
 
 /// Completes `waiter` through `call_soon_threadsafe`, from a runtime thread.
-fn wake_threadsafe(event_loop: Py<PyAny>, waiter: Py<PyAny>) {
+fn wake_threadsafe(event_loop: Py<PyAny>, waiter: Waiter) {
     let Some(_permit) = AttachPermit::acquire() else {
         // The interpreter is exiting: nobody awaits this any more.
         std::mem::forget((event_loop, waiter));
@@ -207,6 +225,9 @@ fn wake_threadsafe(event_loop: Py<PyAny>, waiter: Py<PyAny>) {
             COMPLETE.get_or_try_init(py, || wrap_pyfunction!(complete, py).map(Bound::unbind))
         else {
             return;
+        };
+        let Some(waiter) = waiter.get(py) else {
+            return; // its coroutine is gone: nobody awaits it
         };
         // Raises when the loop is closed: then nobody awaits it either.
         let _ = event_loop.call_method1(

@@ -219,6 +219,26 @@ async def test_a_released_async_lock_is_collected_quietly(redlock: AsyncRedlock,
         gc.collect()
 
 
+def test_a_task_left_on_a_closed_loop_releases_its_lock_once_collected(masters: LocalMasters, resource: str) -> None:
+    # A task still awaiting an acquire when its loop is closed is a reference cycle (task,
+    # coroutine, future). Nothing outside Python may keep it alive: once the garbage collector
+    # takes it, the lock the acquire won is released.
+    redlock = AsyncRedlock(masters.urls)
+
+    async def start_and_leave() -> None:
+        await redlock.wait_connected(5.0)
+        asyncio.get_running_loop().create_task(redlock.acquire(resource, ttl=30.0))
+        await asyncio.sleep(0)  # the task begins the acquire
+
+    event_loop = asyncio.new_event_loop()
+    event_loop.run_until_complete(start_and_leave())
+    wait_until(lambda: sum(value is not None for value in masters.values(resource)) >= 3, 5.0, "the lock won")
+    event_loop.close()
+    del event_loop
+    gc.collect()
+    masters.wait_cleared(resource, timeout=5.0)
+
+
 class _LoopWithoutReaders(asyncio.SelectorEventLoop):
     """An event loop that cannot watch file descriptors (like a proactor loop)."""
 
