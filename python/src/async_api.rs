@@ -37,7 +37,8 @@ use crate::twins::client_methods;
 ///
 /// Every operation is a coroutine (``await`` it, or
 /// hand it to ``asyncio.create_task``, a ``TaskGroup`` or ``asyncio.wait_for``): nothing
-/// reaches Redis until it runs, and cancelling it undoes an in-flight attempt on every master.
+/// reaches Redis until it runs (operations begun in one iteration of the event loop are sent
+/// together when it ends), and cancelling it undoes an in-flight attempt on every master.
 /// Safe to share between tasks and event loops. ``async with AsyncRedlock(...) as redlock:``
 /// closes it at the end of the block.
 #[pyclass(frozen, module = "redlock_rs", name = "AsyncRedlock")]

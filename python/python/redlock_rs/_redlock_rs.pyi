@@ -329,7 +329,8 @@ class AsyncRedlock(_Client):
     The parameters are those of Redlock (masters, retry_count, retry_delay, drift_factor,
     instance_timeout, fanout, quorum, max_extensions). Every operation returns a coroutine:
     nothing reaches Redis until it runs (await it, or hand it to asyncio.create_task, a
-    TaskGroup or asyncio.wait_for), and cancelling it undoes an in-flight attempt on every
+    TaskGroup or asyncio.wait_for; operations begun in one iteration of the event loop are
+    sent together when it ends), and cancelling it undoes an in-flight attempt on every
     master. ``async with AsyncRedlock(...) as redlock:`` closes it at the end of the block.
     """
 
