@@ -92,14 +92,14 @@ struct Running {
 impl Running {
     /// Stops the operation and drops an undelivered result (see [`Deliver`]).
     fn abandon(self, py: Python<'_>) {
-        let waiter = self.stop();
+        let waiter = self.abort();
         // Nobody waits for it any more; cancelling it spares the loop a pending future.
         let _ = waiter.call_method0(py, intern!(py, "cancel"));
     }
 
     /// Like [`abandon`](Self::abandon), without calling into Python: for the garbage
     /// collector, which only needs the reference to the waiter dropped.
-    fn stop(self) -> Py<PyAny> {
+    fn abort(self) -> Py<PyAny> {
         self.task.abort();
         let undelivered = self
             .slot
@@ -331,7 +331,7 @@ impl Coroutine {
 
     fn __clear__(&mut self) {
         if let State::Running(running) = std::mem::replace(&mut self.state, State::Finished) {
-            drop(running.stop());
+            drop(running.abort());
         }
     }
 
