@@ -24,6 +24,7 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
 /// Generous bound for anything that should take milliseconds (busy CI machine).
 const PATIENCE: Duration = Duration::from_secs(30);
 
