@@ -4,6 +4,7 @@
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -114,10 +115,49 @@ where
         .map_err(panic_to_py_err)
 }
 
+/// The interpreter's main thread as `threading.get_ident()` numbers it, with the process it
+/// was read in: after a fork the child's main thread is the one that forked, so it is read
+/// again there. `(0, _)`: not read yet.
+static MAIN_THREAD: Mutex<(u32, u64)> = Mutex::new((0, 0));
+
+/// Whether Python runs signal handlers on this thread: CPython runs them only on the main
+/// thread, so a call blocked on any other thread has no Ctrl-C to look for. When the main
+/// thread cannot be told, says yes (looking costs a wake-up every [`SIGNAL_POLL`], nothing
+/// more).
+pub(crate) fn signals_run_here(py: Python<'_>) -> bool {
+    let pid = process_id();
+    let cached = *MAIN_THREAD.lock().unwrap_or_else(PoisonError::into_inner);
+    let main = if cached.0 == pid {
+        cached.1
+    } else {
+        let read = py
+            .import("threading")
+            .and_then(|threading| threading.call_method0("main_thread"))
+            .and_then(|main| main.getattr("ident"))
+            .and_then(|ident| ident.extract::<u64>());
+        match read {
+            Ok(ident) => {
+                *MAIN_THREAD.lock().unwrap_or_else(PoisonError::into_inner) = (pid, ident);
+                ident
+            }
+            Err(_) => return true,
+        }
+    };
+    // `threading.get_ident()` is `pthread_self()` on POSIX systems.
+    // SAFETY: pthread_self has no preconditions and cannot fail.
+    let current = unsafe { libc::pthread_self() } as u64;
+    current == main
+}
+
 /// Completes once a signal handler raised (e.g. `KeyboardInterrupt` on Ctrl-C), leaving the
-/// exception in `raised`. Signal handlers only run on the main thread, and only while it is
-/// attached, so a thread blocked in Rust re-attaches briefly every [`SIGNAL_POLL`].
-pub(crate) async fn signal_raised(raised: &mut Option<PyErr>) {
+/// exception in `raised`; never on a thread where no handler runs ([`signals_run_here`]).
+/// Signal handlers only run on the main thread, and only while it is attached, so a main
+/// thread blocked in Rust re-attaches briefly every [`SIGNAL_POLL`]. Other threads register
+/// no timer at all: an acquire from a worker thread costs one timer less.
+pub(crate) async fn signal_raised(raised: &mut Option<PyErr>, signals_here: bool) {
+    if !signals_here {
+        return std::future::pending().await;
+    }
     loop {
         tokio::time::sleep(SIGNAL_POLL).await;
         let Some(_permit) = AttachPermit::acquire() else {
