@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::Parser;
 use redlock_bench::peers::driver::{self, Paths};
 use redlock_bench::peers::summary::{self, Results};
+use redlock_bench::peers::targets;
 use redlock_bench::peers::{Kind, Outcome, Plan, WORKLOADS};
 use redlock_local::LocalMasters;
 
@@ -172,6 +173,7 @@ fn main() -> ExitCode {
     }
     println!("load at the end: {}", load());
     print!("{}", summary::render(&plan, &drivers, &results));
+    print!("{}", targets::render(&plan, &results));
     if let Err(e) = write_json(&args.json_out, &results) {
         eprintln!("bench-peers: cannot write {}: {e}", args.json_out.display());
     }

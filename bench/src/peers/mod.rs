@@ -3,13 +3,15 @@
 //! The harness (bin `bench-peers`) starts the masters once per run, outside every measured
 //! process, then runs each driver — one process per (driver, workload), so the CPU it reports
 //! is its own — interleaved on the same masters, and prints per workload and driver the
-//! medians and ranges over runs ([`summary`]). A driver is a program that takes the shared
-//! command line of `redlock_peers_workload::Args` and prints one JSON line: a result, or
-//! `{"skipped": reason}`, or `{"failed": reason}`.
+//! medians and ranges over runs ([`summary`]), then the DESIGN.md §8 targets it can judge
+//! ([`targets`]). A driver is a program that takes the shared command line of
+//! `redlock_peers_workload::Args` and prints one JSON line: a result, or `{"skipped": reason}`,
+//! or `{"failed": reason}`.
 
 pub mod driver;
 pub mod floor;
 pub mod summary;
+pub mod targets;
 
 pub use driver::{Driver, Kind, Outcome, Sample};
 
