@@ -4,8 +4,12 @@
 //! queue and is sent in its place (see `master/mod.rs`), so stopping early can neither drop
 //! nor reorder work.
 
+use std::future::Future;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
 
 use crate::collector::{Collector, Recorded, WakeWhen};
 use crate::config::FanOut;
@@ -65,6 +69,80 @@ fn fill(
     }
 }
 
+/// A round waits at most this many per-master timeouts from its start (a sequential round:
+/// from each master's turn), however far behind this client's own queues are.
+const MAX_WAIT_TIMEOUTS: u32 = 4;
+
+/// After a deadline, one tick of tokio's timer: the runtime polls the sockets before any later
+/// timer fires, so what had arrived by the deadline is known to be readable after it.
+const SOCKETS_POLLED: Duration = Duration::from_millis(1);
+
+/// Waits until `decided` completes, or until every master of `which` that has not answered
+/// had `timeout` since its request was written and its connection read every reply that had
+/// arrived; returns whether the round was decided.
+///
+/// Why from the write: with many callers, or a client short of CPU, a request can wait in
+/// this client before it leaves, and that wait is not the master's. Why the reads: replies
+/// that came while this process was not running (paused, starved of CPU, a busy host) sit
+/// unread in the sockets when the deadline's wake-up runs. Counted against the master, either
+/// would report a healthy master as timing out. A request not written yet while its master is
+/// connected is waited for (the client is behind); one to a master that is connecting or down
+/// is not (its requests wait or fail there). Never beyond `MAX_WAIT_TIMEOUTS` timeouts after
+/// `start`; a master that really is silent costs its timeout and about a millisecond.
+async fn wait_decided(
+    masters: &[Master],
+    which: Range<usize>,
+    collector: &Collector,
+    start: Instant,
+    timeout: Duration,
+    decided: impl Future<Output = ()>,
+) -> bool {
+    tokio::pin!(decided);
+    let (Some(first), Some(cap)) = (
+        start.checked_add(timeout),
+        start.checked_add(timeout.saturating_mul(MAX_WAIT_TIMEOUTS)),
+    ) else {
+        // A timeout too long for the clock: no deadline at all.
+        decided.await;
+        return true;
+    };
+    let cap = tokio::time::Instant::from_std(cap);
+    let mut until = first;
+    loop {
+        let deadline = tokio::time::Instant::from_std(until);
+        if tokio::time::timeout_at(deadline, decided.as_mut())
+            .await
+            .is_ok()
+            || tokio::time::timeout(SOCKETS_POLLED, decided.as_mut())
+                .await
+                .is_ok()
+        {
+            return true;
+        }
+        let unanswered = || which.clone().filter(|&i| !collector.has_answered(i));
+        let read =
+            futures_util::future::join_all(unanswered().map(|i| masters[i].handle().caught_up()));
+        tokio::select! {
+            biased;
+            () = decided.as_mut() => return true,
+            _ = tokio::time::timeout_at(cap, read) => {}
+        }
+        let now = Instant::now();
+        let latest = unanswered()
+            .filter_map(|i| match collector.written_at(i) {
+                Some(written) => written.checked_add(timeout),
+                None if masters[i].is_connected() => Some(cap.into_std()),
+                None => None,
+            })
+            .max();
+        match latest {
+            Some(next) if next > now && now < cap.into_std() => until = next.min(cap.into_std()),
+            // The last look: an answer recorded since the select above still counts.
+            _ => return decided.as_mut().now_or_never().is_some(),
+        }
+    }
+}
+
 /// Runs `request` on all masters and returns the vote (elapsed set; validity left `None`).
 pub(crate) async fn round(
     masters: &[Master],
@@ -89,14 +167,19 @@ pub(crate) async fn round(
     match fanout {
         FanOut::Sequential => {
             let rule = Quorum::new(masters.len(), quorum);
-            let each = Arc::new(Collector::new(masters.len(), rule, WakeWhen::EachAnswer));
+            let each = Arc::new(Collector::new(
+                masters.len(),
+                rule,
+                WakeWhen::EachAnswer,
+                start,
+            ));
             let mut waited = Vec::with_capacity(masters.len());
             for (i, master) in masters.iter().enumerate() {
                 let sent = Instant::now();
                 submit(master, &each, i, sent);
-                let timed_out = tokio::time::timeout(timeout, each.answered(i))
-                    .await
-                    .is_err();
+                let answered =
+                    wait_decided(masters, i..i + 1, &each, sent, timeout, each.answered(i)).await;
+                let timed_out = !answered;
                 waited.push((sent, timed_out));
             }
             if let Some(queued) = request.on_queued {
@@ -118,7 +201,7 @@ pub(crate) async fn round(
                 Stop::AfterAll => WakeWhen::AllAnswered,
             };
             let rule = Quorum::new(masters.len(), quorum);
-            let all = Arc::new(Collector::new(masters.len(), rule, wake));
+            let all = Arc::new(Collector::new(masters.len(), rule, wake, start));
             // Every request is queued, in master order, before anything is awaited.
             for (i, master) in masters.iter().enumerate() {
                 submit(master, &all, i, start);
@@ -126,7 +209,16 @@ pub(crate) async fn round(
             if let Some(queued) = request.on_queued {
                 queued();
             }
-            let timed_out = tokio::time::timeout(timeout, all.finished()).await.is_err();
+            let decided = wait_decided(
+                masters,
+                0..masters.len(),
+                &all,
+                start,
+                timeout,
+                all.finished(),
+            )
+            .await;
+            let timed_out = !decided;
             let unanswered = if timed_out {
                 Outcome::TimedOut
             } else {

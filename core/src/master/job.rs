@@ -3,12 +3,33 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::oneshot;
+
 use super::failure::{Answer, Failure};
 use super::scripts::Op;
 use crate::collector::Collector;
 
 /// A request that waited longer than this for a connection is failed, not sent.
 pub(crate) const QUEUE_GRACE: Duration = Duration::from_secs(5);
+
+/// What a master's queue carries.
+pub(crate) enum Queued {
+    Request(Job),
+    /// Sent by a round whose deadline passed: answered once the connection has read every
+    /// reply already received (the connection task takes it from the queue only after a read
+    /// found nothing more), or dropped when there is no connection to read.
+    CatchUp(oneshot::Sender<()>),
+}
+
+impl Queued {
+    /// A failed request gets the failure; a catch-up is answered (nothing is left to read).
+    pub(super) fn fail(self, failure: Failure) {
+        match self {
+            Queued::Request(job) => job.fail(failure),
+            Queued::CatchUp(done) => drop(done.send(())),
+        }
+    }
+}
 
 /// A request on a master's queue.
 pub(crate) struct Job {
@@ -22,9 +43,11 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    /// `at`: when the write that carries it was made (one clock read per write).
+    /// `at`: when the write that carried its last bytes returned (one clock read per write).
     pub(super) fn mark_sent(&mut self, at: Instant) {
         self.sent_at = Some(at);
+        let (collector, index) = &self.reply;
+        collector.written(*index, at);
     }
     pub(super) fn sent_at(&self) -> Instant {
         self.sent_at.unwrap_or(self.queued_at)

@@ -39,7 +39,7 @@ use crate::redact::redact_url;
 use crate::vote::FailureKind;
 
 pub(crate) use failure::Failure;
-use job::Job;
+use job::{Job, Queued};
 pub(crate) use scripts::Op;
 
 use dial::Target;
@@ -89,7 +89,7 @@ pub(crate) struct Master {
 /// What a request needs of a master; cheap to clone.
 #[derive(Clone)]
 pub(crate) struct MasterHandle {
-    queue: mpsc::Sender<Job>,
+    queue: mpsc::Sender<Queued>,
     shared: Arc<Shared>,
 }
 
@@ -190,7 +190,7 @@ impl MasterHandle {
             sent_at: None,
             reply: (Arc::clone(collector), index),
         };
-        let failure = match self.queue.try_send(job) {
+        let failure = match self.queue.try_send(Queued::Request(job)) {
             Ok(()) => return,
             Err(mpsc::error::TrySendError::Full(_)) => Failure::new(
                 FailureKind::Overloaded,
@@ -205,10 +205,27 @@ impl MasterHandle {
     }
 }
 
+impl MasterHandle {
+    /// Completes once this master's connection has read every reply that reached this client
+    /// before the call (and, if its task was behind, written what was queued before it); at
+    /// once when there is no connection to read or the queue is full. For a round whose
+    /// deadline passed, to tell a silent master from replies this client has not read yet.
+    pub(crate) async fn caught_up(&self) {
+        if !matches!(**self.shared.state.load(), ConnState::Connected) {
+            return;
+        }
+        let (done, read) = tokio::sync::oneshot::channel();
+        if self.queue.try_send(Queued::CatchUp(done)).is_ok() {
+            // Dropped unanswered (the connection ended): nothing is left to read either.
+            let _ = read.await;
+        }
+    }
+}
+
 /// Connects, serves the queue, reconnects: until every handle of the client is gone.
 async fn supervise(
     target: Target,
-    mut queue: mpsc::Receiver<Job>,
+    mut queue: mpsc::Receiver<Queued>,
     shared: Arc<Shared>,
     silence: Duration,
 ) {

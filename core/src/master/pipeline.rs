@@ -16,7 +16,7 @@ use crate::vote::FailureKind;
 
 use super::dial::{io_failure, Stream};
 use super::failure::Failure;
-use super::job::{Job, QUEUE_GRACE};
+use super::job::{Job, Queued, QUEUE_GRACE};
 use super::scripts::{encode_request, judge, judge_echo, judge_set, Judged, SetReply};
 use super::wire::{decimal, parse};
 
@@ -50,15 +50,17 @@ pub(crate) enum Ended {
 /// replaced (a master that reads and never answers).
 pub(crate) async fn serve(
     stream: Stream,
-    queue: &mut mpsc::Receiver<Job>,
+    queue: &mut mpsc::Receiver<Queued>,
     silence: Duration,
 ) -> Ended {
     let (mut reader, mut writer) = tokio::io::split(stream);
     let mut sent: VecDeque<Sent> = VecDeque::with_capacity(64);
     let mut unwritten: Vec<u8> = Vec::with_capacity(4096);
     let mut incoming: Vec<u8> = Vec::with_capacity(4096);
-    let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
+    let mut batch: Vec<Queued> = Vec::with_capacity(BATCH);
     let mut next_id: u64 = 1;
+    // Requests at the back of `sent` whose bytes are not all written yet.
+    let mut unstamped: usize = 0;
     let mut queue_open = true;
     // One coarse timer per connection (not one per wake-up): every half silence bound, see
     // whether the oldest request has waited past it.
@@ -97,7 +99,16 @@ pub(crate) async fn serve(
                 }
                 let busy = !sent.is_empty();
                 let now = Instant::now();
-                for mut job in batch.drain(..) {
+                for queued in batch.drain(..) {
+                    let job = match queued {
+                        Queued::Request(job) => job,
+                        // This branch runs only after the read above found nothing more:
+                        // every reply received so far is with its round.
+                        Queued::CatchUp(done) => {
+                            let _ = done.send(());
+                            continue;
+                        }
+                    };
                     if now.saturating_duration_since(job.queued_at) > QUEUE_GRACE {
                         job.fail(Failure::new(
                             FailureKind::Connection,
@@ -109,8 +120,8 @@ pub(crate) async fn serve(
                     next_id += 1;
                     let mut digits = [0u8; 20];
                     encode_request(&mut unwritten, job.op, &job.resource, &job.token, decimal(&mut digits, id));
-                    job.mark_sent(now);
                     sent.push_back(Sent { id, job, set: None });
+                    unstamped += 1;
                 }
                 if busy {
                     // Replies are awaited anyway: let the tasks that are ready to run queue
@@ -125,7 +136,19 @@ pub(crate) async fn serve(
                         FailureKind::Connection,
                         "connection closed by the master",
                     )),
-                    Ok(n) => { unwritten.drain(..n); }
+                    Ok(n) => {
+                        unwritten.drain(..n);
+                        if unwritten.is_empty() && unstamped > 0 {
+                            // Stamped when their bytes are out, not when they were encoded: a
+                            // master's timeout counts from here (see `fanout::wait_decided`).
+                            let at = Instant::now();
+                            let from = sent.len().saturating_sub(unstamped);
+                            for s in sent.range_mut(from..) {
+                                s.job.mark_sent(at);
+                            }
+                            unstamped = 0;
+                        }
+                    }
                     Err(e) => break Ended::Broken(io_failure(&e)),
                 }
             }
