@@ -69,26 +69,27 @@ fn fill(
     }
 }
 
-/// A round waits at most this many per-master timeouts from its start (a sequential round:
-/// from each master's turn), however far behind this client's own queues are.
-const MAX_WAIT_TIMEOUTS: u32 = 4;
-
 /// After a deadline, one tick of tokio's timer: the runtime polls the sockets before any later
 /// timer fires, so what had arrived by the deadline is known to be readable after it.
 const SOCKETS_POLLED: Duration = Duration::from_millis(1);
 
 /// Waits until `decided` completes, or until every master of `which` that has not answered
-/// had `timeout` since its request was written and its connection read every reply that had
-/// arrived; returns whether the round was decided.
+/// had `timeout` since its request was written, its connection having read every reply that
+/// had arrived; returns whether the round was decided.
 ///
 /// Why from the write: with many callers, or a client short of CPU, a request can wait in
 /// this client before it leaves, and that wait is not the master's. Why the reads: replies
 /// that came while this process was not running (paused, starved of CPU, a busy host) sit
 /// unread in the sockets when the deadline's wake-up runs. Counted against the master, either
-/// would report a healthy master as timing out. A request not written yet while its master is
-/// connected is waited for (the client is behind); one to a master that is connecting or down
-/// is not (its requests wait or fail there). Never beyond `MAX_WAIT_TIMEOUTS` timeouts after
-/// `start`; a master that really is silent costs its timeout and about a millisecond.
+/// would report a healthy master as timing out.
+///
+/// After each deadline the round lets the runtime poll the sockets, then has each unanswered
+/// master's connection catch up (read what arrived, take what was queued before: see
+/// `MasterHandle::caught_up`), waiting at most `timeout` for that. A request written
+/// meanwhile gets its `timeout` from its write; one still not written after its connection
+/// caught up is not waited for (that master is not reading, or is not connected). So a silent
+/// master costs its timeout and about a millisecond, one that stopped reading at most twice
+/// its timeout, and a paused client no timeouts at all.
 async fn wait_decided(
     masters: &[Master],
     which: Range<usize>,
@@ -98,16 +99,11 @@ async fn wait_decided(
     decided: impl Future<Output = ()>,
 ) -> bool {
     tokio::pin!(decided);
-    let (Some(first), Some(cap)) = (
-        start.checked_add(timeout),
-        start.checked_add(timeout.saturating_mul(MAX_WAIT_TIMEOUTS)),
-    ) else {
+    let Some(mut until) = start.checked_add(timeout) else {
         // A timeout too long for the clock: no deadline at all.
         decided.await;
         return true;
     };
-    let cap = tokio::time::Instant::from_std(cap);
-    let mut until = first;
     loop {
         let deadline = tokio::time::Instant::from_std(until);
         if tokio::time::timeout_at(deadline, decided.as_mut())
@@ -120,23 +116,19 @@ async fn wait_decided(
             return true;
         }
         let unanswered = || which.clone().filter(|&i| !collector.has_answered(i));
-        let read =
+        let caught_up =
             futures_util::future::join_all(unanswered().map(|i| masters[i].handle().caught_up()));
         tokio::select! {
             biased;
             () = decided.as_mut() => return true,
-            _ = tokio::time::timeout_at(cap, read) => {}
+            _ = tokio::time::timeout(timeout, caught_up) => {}
         }
         let now = Instant::now();
         let latest = unanswered()
-            .filter_map(|i| match collector.written_at(i) {
-                Some(written) => written.checked_add(timeout),
-                None if masters[i].is_connected() => Some(cap.into_std()),
-                None => None,
-            })
+            .filter_map(|i| collector.written_at(i)?.checked_add(timeout))
             .max();
         match latest {
-            Some(next) if next > now && now < cap.into_std() => until = next.min(cap.into_std()),
+            Some(next) if next > now => until = next,
             // The last look: an answer recorded since the select above still counts.
             _ => return decided.as_mut().now_or_never().is_some(),
         }

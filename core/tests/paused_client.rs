@@ -15,13 +15,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{connected, masters, FANOUTS};
-use redlock_core::{Redlock, DEFAULT_INSTANCE_TIMEOUT};
+use redlock_core::Redlock;
 use tokio::sync::Notify;
 
 /// Tasks sharing the client: enough for many rounds to be in flight when the pause begins.
 const TASKS: usize = 32;
-/// How long each pause lasts, in seconds: four times the default per-master timeout.
-const PAUSE_SECONDS: &str = "0.2";
+/// The per-master timeout: long enough that masters on a busy machine answer within it, so
+/// any timeout counted here comes from the pauses.
+const INSTANCE_TIMEOUT: Duration = Duration::from_millis(200);
+/// How long each pause lasts, in seconds: four per-master timeouts.
+const PAUSE_SECONDS: &str = "0.8";
 const PAUSES: usize = 2;
 
 /// Stops this process for `PAUSE_SECONDS` (a child sends SIGSTOP, sleeps, sends SIGCONT) and
@@ -69,7 +72,13 @@ impl Progress {
 async fn a_paused_client_does_not_report_its_healthy_masters_as_timed_out() {
     for fanout in FANOUTS {
         let m = masters(5);
-        let redlock = connected(Redlock::builder(m.urls()).fanout(fanout).retry_count(0)).await;
+        let redlock = connected(
+            Redlock::builder(m.urls())
+                .fanout(fanout)
+                .retry_count(0)
+                .instance_timeout(INSTANCE_TIMEOUT),
+        )
+        .await;
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(Progress::default());
         let workers: Vec<_> = (0..TASKS)
@@ -105,7 +114,7 @@ async fn a_paused_client_does_not_report_its_healthy_masters_as_timed_out() {
                 .await
                 .unwrap();
             assert!(
-                paused >= DEFAULT_INSTANCE_TIMEOUT * 4,
+                paused >= INSTANCE_TIMEOUT * 4,
                 "the process was paused for {paused:?} only"
             );
         }

@@ -207,9 +207,10 @@ impl MasterHandle {
 
 impl MasterHandle {
     /// Completes once this master's connection has read every reply that reached this client
-    /// before the call (and, if its task was behind, written what was queued before it); at
-    /// once when there is no connection to read or the queue is full. For a round whose
-    /// deadline passed, to tell a silent master from replies this client has not read yet.
+    /// before the call and written every request queued before it; at once when there is no
+    /// connection or the queue is full, never while the connection cannot write (the caller
+    /// bounds the wait). For a round whose deadline passed: to tell a silent master from
+    /// replies this client has not read yet, or requests it has not sent yet.
     pub(crate) async fn caught_up(&self) {
         if !matches!(**self.shared.state.load(), ConnState::Connected) {
             return;

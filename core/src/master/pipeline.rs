@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::vote::FailureKind;
 
@@ -61,6 +61,8 @@ pub(crate) async fn serve(
     let mut next_id: u64 = 1;
     // Requests at the back of `sent` whose bytes are not all written yet.
     let mut unstamped: usize = 0;
+    // Catch-ups taken from the queue, answered when everything before them is written.
+    let mut caught_up: Vec<oneshot::Sender<()>> = Vec::new();
     let mut queue_open = true;
     // One coarse timer per connection (not one per wake-up): every half silence bound, see
     // whether the oldest request has waited past it.
@@ -103,9 +105,10 @@ pub(crate) async fn serve(
                     let job = match queued {
                         Queued::Request(job) => job,
                         // This branch runs only after the read above found nothing more:
-                        // every reply received so far is with its round.
+                        // every reply received so far is with its round. Answered once what
+                        // was queued before it is written too (its timeout starts then).
                         Queued::CatchUp(done) => {
-                            let _ = done.send(());
+                            caught_up.push(done);
                             continue;
                         }
                     };
@@ -123,6 +126,9 @@ pub(crate) async fn serve(
                     sent.push_back(Sent { id, job, set: None });
                     unstamped += 1;
                 }
+                if unwritten.is_empty() {
+                    all_written(&mut sent, &mut unstamped, &mut caught_up);
+                }
                 if busy {
                     // Replies are awaited anyway: let the tasks that are ready to run queue
                     // their requests first, so they leave in this write instead of one
@@ -138,15 +144,8 @@ pub(crate) async fn serve(
                     )),
                     Ok(n) => {
                         unwritten.drain(..n);
-                        if unwritten.is_empty() && unstamped > 0 {
-                            // Stamped when their bytes are out, not when they were encoded: a
-                            // master's timeout counts from here (see `fanout::wait_decided`).
-                            let at = Instant::now();
-                            let from = sent.len().saturating_sub(unstamped);
-                            for s in sent.range_mut(from..) {
-                                s.job.mark_sent(at);
-                            }
-                            unstamped = 0;
+                        if unwritten.is_empty() {
+                            all_written(&mut sent, &mut unstamped, &mut caught_up);
                         }
                     }
                     Err(e) => break Ended::Broken(io_failure(&e)),
@@ -169,6 +168,27 @@ pub(crate) async fn serve(
         }
     }
     ended
+}
+
+/// Everything encoded so far is written: stamps the requests not stamped yet with the time
+/// (a master's timeout counts from here, see `fanout::wait_decided`) and answers the
+/// catch-ups that were waiting for it.
+fn all_written(
+    sent: &mut VecDeque<Sent>,
+    unstamped: &mut usize,
+    caught_up: &mut Vec<oneshot::Sender<()>>,
+) {
+    if *unstamped > 0 {
+        let at = Instant::now();
+        let from = sent.len().saturating_sub(*unstamped);
+        for s in sent.range_mut(from..) {
+            s.job.mark_sent(at);
+        }
+        *unstamped = 0;
+    }
+    for done in caught_up.drain(..) {
+        let _ = done.send(());
+    }
 }
 
 /// Matches every complete reply in `incoming` to the oldest request in flight. An error ends
