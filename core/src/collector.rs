@@ -5,9 +5,8 @@
 //! other runtime thread. Deciding here, where the answers arrive, saves those wake-ups and the
 //! allocations of a channel per request; the quorum rule is still the one in `quorum.rs`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::Notify;
 
@@ -41,19 +40,11 @@ pub(crate) struct Collector {
     done: Notify,
     rule: Quorum,
     wake: WakeWhen,
-    /// When the round started: the origin of `written`.
-    start: Instant,
-    /// When each master's request was written, in nanoseconds after `start`, plus one (0: not
-    /// yet). Set by the connection tasks, read only by a round whose timer fired: a master's
-    /// timeout counts from its write, not from time spent in this client's queues.
-    written: Box<[AtomicU64]>,
 }
 
 impl Collector {
-    pub(crate) fn new(n: usize, rule: Quorum, wake: WakeWhen, start: Instant) -> Self {
+    pub(crate) fn new(n: usize, rule: Quorum, wake: WakeWhen) -> Self {
         Collector {
-            start,
-            written: (0..n).map(|_| AtomicU64::new(0)).collect(),
             state: Mutex::new(State {
                 answers: vec![None; n],
                 tally: Tally::default(),
@@ -109,36 +100,8 @@ impl Collector {
 
     /// Waits until master `i` answered (with `WakeWhen::EachAnswer`).
     pub(crate) async fn answered(&self, i: usize) {
-        loop {
-            let answered = self
-                .state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .answers[i]
-                .is_some();
-            if answered {
-                return;
-            }
+        while !self.has_answered(i) {
             self.done.notified().await;
-        }
-    }
-
-    /// Notes that master `i`'s request was written at `at` (one clock read per write).
-    pub(crate) fn written(&self, i: usize, at: Instant) {
-        let nanos = at.saturating_duration_since(self.start).as_nanos();
-        let stamp = u64::try_from(nanos)
-            .unwrap_or(u64::MAX - 1)
-            .saturating_add(1);
-        if let Some(slot) = self.written.get(i) {
-            slot.store(stamp, Ordering::Release);
-        }
-    }
-
-    /// When master `i`'s request was written, if it was.
-    pub(crate) fn written_at(&self, i: usize) -> Option<Instant> {
-        match self.written.get(i)?.load(Ordering::Acquire) {
-            0 => None,
-            stamp => Some(self.start + Duration::from_nanos(stamp - 1)),
         }
     }
 
@@ -167,7 +130,7 @@ mod tests {
 
     #[tokio::test]
     async fn wakes_once_the_quorum_rule_decides() {
-        let c = Collector::new(5, Quorum::new(5, 3), WakeWhen::Decided, Instant::now());
+        let c = Collector::new(5, Quorum::new(5, 3), WakeWhen::Decided);
         c.record(0, Ok(true), Instant::now());
         c.record(1, Ok(true), Instant::now());
         assert!(!c.state.lock().unwrap().done);
@@ -180,7 +143,7 @@ mod tests {
 
     #[tokio::test]
     async fn all_answered_waits_for_every_master_and_keeps_the_first_answer() {
-        let c = Collector::new(2, Quorum::new(2, 2), WakeWhen::AllAnswered, Instant::now());
+        let c = Collector::new(2, Quorum::new(2, 2), WakeWhen::AllAnswered);
         c.record(0, Ok(true), Instant::now());
         c.record(0, Ok(false), Instant::now());
         assert!(!c.state.lock().unwrap().done);

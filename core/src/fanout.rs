@@ -73,23 +73,24 @@ fn fill(
 /// timer fires, so what had arrived by the deadline is known to be readable after it.
 const SOCKETS_POLLED: Duration = Duration::from_millis(1);
 
-/// Waits until `decided` completes, or until every master of `which` that has not answered
-/// had `timeout` since its request was written, its connection having read every reply that
-/// had arrived; returns whether the round was decided.
+/// Waits until `decided` completes, or until the masters of `which` that have not answered
+/// had `timeout` to answer, counted after this client sent their requests and before it has
+/// read what they replied; returns whether the round was decided.
 ///
-/// Why from the write: with many callers, or a client short of CPU, a request can wait in
-/// this client before it leaves, and that wait is not the master's. Why the reads: replies
-/// that came while this process was not running (paused, starved of CPU, a busy host) sit
-/// unread in the sockets when the deadline's wake-up runs. Counted against the master, either
-/// would report a healthy master as timing out.
+/// Why: with many callers, or a client short of CPU, paused, or on a busy host, a request can
+/// wait in this client before it leaves, and a reply can wait unread in its socket when the
+/// deadline's wake-up runs. Neither wait is the master's; counted against it, a healthy master
+/// would be reported as timing out.
 ///
-/// After each deadline the round lets the runtime poll the sockets, then has each unanswered
-/// master's connection catch up (read what arrived, take what was queued before: see
-/// `MasterHandle::caught_up`), waiting at most `timeout` for that. A request written
-/// meanwhile gets its `timeout` from its write; one still not written after its connection
-/// caught up is not waited for (that master is not reading, or is not connected). So a silent
-/// master costs its timeout and about a millisecond, one that stopped reading at most twice
-/// its timeout, and a paused client no timeouts at all.
+/// So after the deadline the round lets the runtime poll the sockets, then has each
+/// unanswered master's connection catch up ([`MasterHandle::caught_up`]: read what arrived,
+/// write what was queued), waiting at most `timeout` for that. If a connection wrote after
+/// the deadline, the request may have left only then: the round waits until `timeout` after
+/// that write, once. A silent master costs its timeout and about a millisecond (up to twice
+/// its timeout when its connection is busy with other rounds), one that stopped reading at
+/// most twice its timeout, and a paused client no timeouts at all.
+///
+/// [`MasterHandle::caught_up`]: crate::master::MasterHandle::caught_up
 async fn wait_decided(
     masters: &[Master],
     which: Range<usize>,
@@ -104,7 +105,7 @@ async fn wait_decided(
         decided.await;
         return true;
     };
-    loop {
+    for last_look in [false, true] {
         let deadline = tokio::time::Instant::from_std(until);
         if tokio::time::timeout_at(deadline, decided.as_mut())
             .await
@@ -115,24 +116,22 @@ async fn wait_decided(
         {
             return true;
         }
-        let unanswered = || which.clone().filter(|&i| !collector.has_answered(i));
+        let unanswered = which.clone().filter(|&i| !collector.has_answered(i));
         let caught_up =
-            futures_util::future::join_all(unanswered().map(|i| masters[i].handle().caught_up()));
-        tokio::select! {
+            futures_util::future::join_all(unanswered.map(|i| masters[i].handle().caught_up()));
+        let written = tokio::select! {
             biased;
             () = decided.as_mut() => return true,
-            _ = tokio::time::timeout(timeout, caught_up) => {}
-        }
-        let now = Instant::now();
-        let latest = unanswered()
-            .filter_map(|i| collector.written_at(i)?.checked_add(timeout))
-            .max();
-        match latest {
-            Some(next) if next > now => until = next,
-            // The last look: an answer recorded since the select above still counts.
-            _ => return decided.as_mut().now_or_never().is_some(),
+            written = tokio::time::timeout(timeout, caught_up) => written.unwrap_or_default(),
+        };
+        let last_write = written.into_iter().flatten().max();
+        match last_write.and_then(|at| at.checked_add(timeout)) {
+            Some(next) if !last_look && next > Instant::now() => until = next,
+            _ => break,
         }
     }
+    // An answer recorded since the last wait still counts.
+    decided.as_mut().now_or_never().is_some()
 }
 
 /// Runs `request` on all masters and returns the vote (elapsed set; validity left `None`).
@@ -159,12 +158,7 @@ pub(crate) async fn round(
     match fanout {
         FanOut::Sequential => {
             let rule = Quorum::new(masters.len(), quorum);
-            let each = Arc::new(Collector::new(
-                masters.len(),
-                rule,
-                WakeWhen::EachAnswer,
-                start,
-            ));
+            let each = Arc::new(Collector::new(masters.len(), rule, WakeWhen::EachAnswer));
             let mut waited = Vec::with_capacity(masters.len());
             for (i, master) in masters.iter().enumerate() {
                 let sent = Instant::now();
@@ -193,7 +187,7 @@ pub(crate) async fn round(
                 Stop::AfterAll => WakeWhen::AllAnswered,
             };
             let rule = Quorum::new(masters.len(), quorum);
-            let all = Arc::new(Collector::new(masters.len(), rule, wake, start));
+            let all = Arc::new(Collector::new(masters.len(), rule, wake));
             // Every request is queued, in master order, before anything is awaited.
             for (i, master) in masters.iter().enumerate() {
                 submit(master, &all, i, start);

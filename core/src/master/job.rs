@@ -17,8 +17,9 @@ pub(crate) enum Queued {
     Request(Job),
     /// Sent by a round whose deadline passed: answered once the connection has read every
     /// reply already received (the connection task takes it from the queue only after a read
-    /// found nothing more), or dropped when there is no connection to read.
-    CatchUp(oneshot::Sender<()>),
+    /// found nothing more) and written every request queued before it, with the time of the
+    /// connection's last write; dropped when there is no connection to read.
+    CatchUp(oneshot::Sender<Option<Instant>>),
 }
 
 impl Queued {
@@ -26,7 +27,7 @@ impl Queued {
     pub(super) fn fail(self, failure: Failure) {
         match self {
             Queued::Request(job) => job.fail(failure),
-            Queued::CatchUp(done) => drop(done.send(())),
+            Queued::CatchUp(done) => drop(done.send(None)),
         }
     }
 }
@@ -43,11 +44,9 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    /// `at`: when the write that carried its last bytes returned (one clock read per write).
+    /// `at`: when the write that carries it was made (one clock read per write).
     pub(super) fn mark_sent(&mut self, at: Instant) {
         self.sent_at = Some(at);
-        let (collector, index) = &self.reply;
-        collector.written(*index, at);
     }
     pub(super) fn sent_at(&self) -> Instant {
         self.sent_at.unwrap_or(self.queued_at)

@@ -207,19 +207,19 @@ impl MasterHandle {
 
 impl MasterHandle {
     /// Completes once this master's connection has read every reply that reached this client
-    /// before the call and written every request queued before it; at once when there is no
-    /// connection or the queue is full, never while the connection cannot write (the caller
-    /// bounds the wait). For a round whose deadline passed: to tell a silent master from
-    /// replies this client has not read yet, or requests it has not sent yet.
-    pub(crate) async fn caught_up(&self) {
+    /// before the call and written every request queued before it; returns when the
+    /// connection last wrote (`None`: never, or no connection, or a full queue). Never
+    /// completes while the connection cannot write (the caller bounds the wait). For a round
+    /// whose deadline passed: to tell a silent master from replies this client has not read,
+    /// or requests it sent late.
+    pub(crate) async fn caught_up(&self) -> Option<Instant> {
         if !matches!(**self.shared.state.load(), ConnState::Connected) {
-            return;
+            return None;
         }
-        let (done, read) = tokio::sync::oneshot::channel();
-        if self.queue.try_send(Queued::CatchUp(done)).is_ok() {
-            // Dropped unanswered (the connection ended): nothing is left to read either.
-            let _ = read.await;
-        }
+        let (done, answer) = tokio::sync::oneshot::channel();
+        self.queue.try_send(Queued::CatchUp(done)).ok()?;
+        // Dropped unanswered (the connection ended): nothing is left to read either.
+        answer.await.ok().flatten()
     }
 }
 

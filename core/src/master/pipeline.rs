@@ -59,10 +59,11 @@ pub(crate) async fn serve(
     let mut incoming: Vec<u8> = Vec::with_capacity(4096);
     let mut batch: Vec<Queued> = Vec::with_capacity(BATCH);
     let mut next_id: u64 = 1;
-    // Requests at the back of `sent` whose bytes are not all written yet.
-    let mut unstamped: usize = 0;
-    // Catch-ups taken from the queue, answered when everything before them is written.
-    let mut caught_up: Vec<oneshot::Sender<()>> = Vec::new();
+    // Catch-ups taken from the queue, answered when everything before them is written, with
+    // the time of the last write (`last_batch`: when the latest requests were encoded, which
+    // is when they left unless a catch-up found them still unwritten).
+    let mut caught_up: Vec<oneshot::Sender<Option<Instant>>> = Vec::new();
+    let mut last_batch: Option<Instant> = None;
     let mut queue_open = true;
     // One coarse timer per connection (not one per wake-up): every half silence bound, see
     // whether the oldest request has waited past it.
@@ -102,7 +103,7 @@ pub(crate) async fn serve(
                 let busy = !sent.is_empty();
                 let now = Instant::now();
                 for queued in batch.drain(..) {
-                    let job = match queued {
+                    let mut job = match queued {
                         Queued::Request(job) => job,
                         // This branch runs only after the read above found nothing more:
                         // every reply received so far is with its round. Answered once what
@@ -123,11 +124,15 @@ pub(crate) async fn serve(
                     next_id += 1;
                     let mut digits = [0u8; 20];
                     encode_request(&mut unwritten, job.op, &job.resource, &job.token, decimal(&mut digits, id));
+                    job.mark_sent(now);
                     sent.push_back(Sent { id, job, set: None });
-                    unstamped += 1;
+                    last_batch = Some(now);
                 }
                 if unwritten.is_empty() {
-                    all_written(&mut sent, &mut unstamped, &mut caught_up);
+                    // Nothing is waiting to be written: the catch-ups are answered now.
+                    for done in caught_up.drain(..) {
+                        let _ = done.send(last_batch);
+                    }
                 }
                 if busy {
                     // Replies are awaited anyway: let the tasks that are ready to run queue
@@ -144,8 +149,11 @@ pub(crate) async fn serve(
                     )),
                     Ok(n) => {
                         unwritten.drain(..n);
-                        if unwritten.is_empty() {
-                            all_written(&mut sent, &mut unstamped, &mut caught_up);
+                        if unwritten.is_empty() && !caught_up.is_empty() {
+                            let at = Instant::now();
+                            for done in caught_up.drain(..) {
+                                let _ = done.send(Some(at));
+                            }
                         }
                     }
                     Err(e) => break Ended::Broken(io_failure(&e)),
@@ -168,27 +176,6 @@ pub(crate) async fn serve(
         }
     }
     ended
-}
-
-/// Everything encoded so far is written: stamps the requests not stamped yet with the time
-/// (a master's timeout counts from here, see `fanout::wait_decided`) and answers the
-/// catch-ups that were waiting for it.
-fn all_written(
-    sent: &mut VecDeque<Sent>,
-    unstamped: &mut usize,
-    caught_up: &mut Vec<oneshot::Sender<()>>,
-) {
-    if *unstamped > 0 {
-        let at = Instant::now();
-        let from = sent.len().saturating_sub(*unstamped);
-        for s in sent.range_mut(from..) {
-            s.job.mark_sent(at);
-        }
-        *unstamped = 0;
-    }
-    for done in caught_up.drain(..) {
-        let _ = done.send(());
-    }
 }
 
 /// Matches every complete reply in `incoming` to the oldest request in flight. An error ends
