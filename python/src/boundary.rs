@@ -124,7 +124,7 @@ static MAIN_THREAD: Mutex<(u32, u64)> = Mutex::new((0, 0));
 /// thread, so a call blocked on any other thread has no Ctrl-C to look for. When the main
 /// thread cannot be told, says yes (looking costs a wake-up every [`SIGNAL_POLL`], nothing
 /// more).
-pub(crate) fn signals_run_here(py: Python<'_>) -> bool {
+fn signals_run_here(py: Python<'_>) -> bool {
     let pid = process_id();
     let cached = *MAIN_THREAD.lock().unwrap_or_else(PoisonError::into_inner);
     let main = if cached.0 == pid {
@@ -150,22 +150,28 @@ pub(crate) fn signals_run_here(py: Python<'_>) -> bool {
 }
 
 /// Completes once a signal handler raised (e.g. `KeyboardInterrupt` on Ctrl-C), leaving the
-/// exception in `raised`; never on a thread where no handler runs ([`signals_run_here`]).
-/// Signal handlers only run on the main thread, and only while it is attached, so a main
-/// thread blocked in Rust re-attaches briefly every [`SIGNAL_POLL`]. Other threads register
-/// no timer at all: an acquire from a worker thread costs one timer less.
-pub(crate) async fn signal_raised(raised: &mut Option<PyErr>, signals_here: bool) {
-    if !signals_here {
-        return std::future::pending().await;
-    }
-    loop {
-        tokio::time::sleep(SIGNAL_POLL).await;
-        let Some(_permit) = AttachPermit::acquire() else {
-            continue; // exiting: nobody is left to press Ctrl-C for
-        };
-        if let Some(Err(err)) = Python::try_attach(|py| py.check_signals()) {
-            *raised = Some(err);
-            return;
+/// exception in `raised`; never on a thread where no handler runs ([`signals_run_here`], read
+/// now, while attached). Signal handlers only run on the main thread, and only while it is
+/// attached, so a main thread blocked in Rust re-attaches briefly every [`SIGNAL_POLL`].
+/// Other threads register no timer at all: an acquire from a worker thread costs one less.
+pub(crate) fn signal_raised<'a>(
+    py: Python<'_>,
+    raised: &'a mut Option<PyErr>,
+) -> impl std::future::Future<Output = ()> + Send + 'a {
+    let signals_here = signals_run_here(py);
+    async move {
+        if !signals_here {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(SIGNAL_POLL).await;
+            let Some(_permit) = AttachPermit::acquire() else {
+                continue; // exiting: nobody is left to press Ctrl-C for
+            };
+            if let Some(Err(err)) = Python::try_attach(|py| py.check_signals()) {
+                *raised = Some(err);
+                return;
+            }
         }
     }
 }

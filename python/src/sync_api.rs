@@ -9,7 +9,7 @@ use pyo3::types::PyType;
 use redlock_core::{blocking, Lock as CoreLock, Retry, Vote as CoreVote};
 
 use crate::args::{self, ClientArgs};
-use crate::boundary::{detached, guarded, signal_raised, signals_run_here, without_gil};
+use crate::boundary::{detached, guarded, signal_raised, without_gil};
 use crate::client::{ClientSlot, Info};
 use crate::errors::{to_py_err, RedlockError};
 use crate::held::watch_renewals;
@@ -184,15 +184,9 @@ fn acquire_interruptible(
         }
     };
     let mut raised: Option<PyErr> = None;
-    let signals_here = signals_run_here(py);
+    let signal = signal_raised(py, &mut raised);
     let outcome = detached(py, || {
-        client.acquire_cancellable(
-            resource,
-            ttl,
-            retry,
-            &mut observe,
-            signal_raised(&mut raised, signals_here),
-        )
+        client.acquire_cancellable(resource, ttl, retry, &mut observe, signal)
     })?;
     match (outcome, raised) {
         (Ok(Some(lock)), _) => Ok(lock),
