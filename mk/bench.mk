@@ -51,11 +51,16 @@ PEERS_W2_CYCLES ?= 500
 PEERS_TASKS ?= 16
 PEERS_W3_SECONDS ?= 10
 PEERS_MASTERS ?= 5
+# Comma-separated redis:// URLs of masters to measure against instead of starting
+# PEERS_MASTERS local ones (e.g. on other hosts, so that they do not share the client's cores).
+# They must hold no key: the harness deletes every key on them between drivers.
+PEERS_MASTER_URLS ?=
 # Comma-separated driver names to run (default: all); e.g. PEERS_DRIVERS=rust-async,rslock.
 PEERS_DRIVERS ?=
 # Extra arguments of the harness (target/release/bench-peers --help).
 PEERS_ARGS ?=
-PEERS_RUN = target/release/bench-peers --masters $(PEERS_MASTERS) --tasks $(PEERS_TASKS) \
+PEERS_RUN = target/release/bench-peers --tasks $(PEERS_TASKS) \
+  $(if $(PEERS_MASTER_URLS),--master-urls $(PEERS_MASTER_URLS),--masters $(PEERS_MASTERS)) \
   $(if $(PEERS_DRIVERS),--drivers $(PEERS_DRIVERS)) $(PEERS_ARGS)
 
 bench-peers-build: deps-redis deps-ffi

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use redlock_bench::peers::driver::{self, Paths};
+use redlock_bench::peers::masters::{GivenMasters, Masters};
 use redlock_bench::peers::summary::{self, Results};
 use redlock_bench::peers::targets;
 use redlock_bench::peers::{Kind, Outcome, Plan, WORKLOADS};
@@ -21,9 +22,14 @@ struct Args {
     /// Full runs (fresh masters each); the tables show medians and ranges over runs.
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// Masters per run.
+    /// Masters per run, started on this machine for each run.
     #[arg(long, default_value_t = 5)]
     masters: usize,
+    /// Measure against these masters instead of starting them: comma-separated redis:// URLs,
+    /// e.g. of masters on other hosts. They must hold no key; every key on them is deleted
+    /// between drivers.
+    #[arg(long, value_delimiter = ',', conflicts_with = "masters")]
+    master_urls: Vec<String>,
     /// W1: serial cycles.
     #[arg(long, default_value_t = 2000)]
     w1_cycles: usize,
@@ -83,9 +89,22 @@ fn machine() -> String {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    let given = if args.master_urls.is_empty() {
+        None
+    } else {
+        match GivenMasters::connect(&args.master_urls) {
+            Ok(given) => Some(given),
+            Err(e) => {
+                eprintln!("bench-peers: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
     let plan = Plan {
         runs: args.runs.max(1),
-        masters: args.masters.max(1),
+        masters: given
+            .as_ref()
+            .map_or(args.masters.max(1), |g| g.addresses().len()),
         w1_cycles: args.w1_cycles.max(1),
         w2_cycles: args.w2_cycles.max(1),
         tasks: args.tasks.max(1),
@@ -123,6 +142,13 @@ fn main() -> ExitCode {
         plan.w3_seconds, plan.ttl_seconds
     );
     println!("machine: {}", machine());
+    match &given {
+        Some(given) => println!(
+            "masters: given ({}), flushed between drivers; their CPU from INFO cpu",
+            given.addresses().join(", ")
+        ),
+        None => println!("masters: started on this machine for each run"),
+    }
     let mut results: Results = Vec::new();
     for run in 0..plan.runs {
         println!(
@@ -132,12 +158,15 @@ fn main() -> ExitCode {
             timestamp(),
             load()
         );
-        let masters = match LocalMasters::start(plan.masters) {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("bench-peers: cannot start {} masters: {e}", plan.masters);
-                return ExitCode::FAILURE;
-            }
+        let masters = match &given {
+            Some(given) => Masters::Given(given),
+            None => match LocalMasters::start(plan.masters) {
+                Ok(m) => Masters::Local(m),
+                Err(e) => {
+                    eprintln!("bench-peers: cannot start {} masters: {e}", plan.masters);
+                    return ExitCode::FAILURE;
+                }
+            },
         };
         let urls = masters.urls().join(",");
         // A different driver goes first in each run, so no driver always runs on fresh masters.
@@ -151,18 +180,22 @@ fn main() -> ExitCode {
             let limit = Duration::from_secs_f64(plan.w3_seconds + 300.0);
             let mut by_driver = BTreeMap::new();
             for d in &order {
-                let masters_before = masters_cpu(&masters);
+                let masters_before = masters.cpu_used();
                 let mut outcome = driver::run(d, &flags, limit);
-                let masters_used = masters_cpu(&masters).saturating_sub(masters_before);
-                let keys: u64 = (0..masters.len())
-                    .map(|i| masters.key_count(i).unwrap_or(0))
-                    .sum();
+                let masters_used = masters
+                    .cpu_used()
+                    .zip(masters_before)
+                    .map(|(after, before)| after.saturating_sub(before));
+                let keys = masters.key_count().unwrap_or_else(|e| {
+                    eprintln!("bench-peers: cannot count the keys left: {e}");
+                    0
+                });
                 if let Err(e) = masters.flush_all() {
                     eprintln!("bench-peers: FLUSHALL failed: {e}");
                 }
                 if let Outcome::Measured(s) = &mut outcome {
                     s.keys_left = keys;
-                    s.masters_cpu_s = masters_used.as_secs_f64();
+                    s.masters_cpu_s = masters_used.map_or(f64::NAN, |used| used.as_secs_f64());
                 }
                 println!("  {workload} {:<21} {}", d.name, one_line(&outcome));
                 by_driver.insert(d.name, outcome);
@@ -192,27 +225,6 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
-}
-
-/// CPU time the masters' processes have used so far (every thread, from
-/// `/proc/PID/task/*/schedstat`, in nanoseconds); zero where it cannot be read.
-fn masters_cpu(masters: &LocalMasters) -> Duration {
-    let mut total = Duration::ZERO;
-    for i in 0..masters.len() {
-        let Ok(Some(pid)) = masters.pid(i) else {
-            continue;
-        };
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let on_cpu = std::fs::read_to_string(task.path().join("schedstat"))
-                .ok()
-                .and_then(|text| text.split_whitespace().next()?.parse::<u64>().ok());
-            total += Duration::from_nanos(on_cpu.unwrap_or(0));
-        }
-    }
-    total
 }
 
 fn one_line(outcome: &Outcome) -> String {

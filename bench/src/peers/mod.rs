@@ -1,7 +1,7 @@
 //! `make bench-peers`: this project's surfaces and other Redlock libraries, side by side.
 //!
 //! The harness (bin `bench-peers`) starts the masters once per run, outside every measured
-//! process, then runs each driver — one process per (driver, workload), so the CPU it reports
+//! process (or uses masters given by URL, see [`masters`]), then runs each driver — one process per (driver, workload), so the CPU it reports
 //! is its own — interleaved on the same masters, and prints per workload and driver the
 //! medians and ranges over runs ([`summary`]), then the DESIGN.md §8 targets it can judge
 //! ([`targets`]). A driver is a program that takes the shared command line of
@@ -10,6 +10,7 @@
 
 pub mod driver;
 pub mod floor;
+pub mod masters;
 pub mod summary;
 pub mod targets;
 
