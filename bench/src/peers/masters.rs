@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use redis::{ConnectionAddr, IntoConnectionInfo};
+use redlock_core::redact_url;
 use redlock_local::LocalMasters;
 
 /// How long the harness waits for a given master to connect or answer one of its commands.
@@ -169,7 +170,7 @@ impl GivenMaster {
         }
         let info = url
             .into_connection_info()
-            .map_err(|e| shown(format!("{} is not a redis:// URL ({e})", masked(url))))?;
+            .map_err(|e| shown(format!("{:?} is not a redis:// URL ({e})", redact_url(url))))?;
         let address = match info.addr() {
             ConnectionAddr::Tcp(host, port) => format!("{host}:{port}"),
             other => {
@@ -216,22 +217,6 @@ impl GivenMaster {
     }
 }
 
-/// `url` with whatever precedes an `@` (user and password) replaced, for messages.
-fn masked(url: &str) -> String {
-    match url.rsplit_once('@') {
-        Some((before, after)) => {
-            let scheme = before.split_once("://").map_or("", |(scheme, _)| scheme);
-            let scheme = if scheme.is_empty() {
-                String::new()
-            } else {
-                format!("{scheme}://")
-            };
-            format!("\"{scheme}***@{after}\"")
-        }
-        None => format!("{url:?}"),
-    }
-}
-
 /// `used_cpu_user` + `used_cpu_sys` from the text of `INFO cpu`.
 fn parse_cpu(info: &str) -> Option<Duration> {
     let field = |name: &str| {
@@ -249,14 +234,10 @@ fn parse_cpu(info: &str) -> Option<Duration> {
 mod tests {
     use super::*;
 
-    fn given(local: &LocalMasters) -> Vec<String> {
-        local.urls()
-    }
-
     #[test]
     fn given_masters_report_keys_and_cpu_and_flush() {
         let local = LocalMasters::start(2).expect("start 2 masters");
-        let given_masters = GivenMasters::connect(&given(&local)).expect("connect");
+        let given_masters = GivenMasters::connect(&local.urls()).expect("connect");
         let masters = Masters::Given(&given_masters);
         assert_eq!(masters.key_count(), Ok(0));
         let before = masters.cpu_used().expect("INFO cpu");
@@ -284,7 +265,7 @@ mod tests {
         local
             .command(1, &["SET", "someone-elses", "data"])
             .expect("SET");
-        let err = GivenMasters::connect(&given(&local)).expect_err("refused");
+        let err = GivenMasters::connect(&local.urls()).expect_err("refused");
         let address = format!("127.0.0.1:{}", local.port(1).expect("port"));
         assert!(
             err.contains(&address) && err.contains("holds 1 key"),
@@ -324,14 +305,16 @@ mod tests {
         let empty = GivenMasters::connect(&[" ".into()]).expect_err("empty");
         assert!(empty.contains("master 1: the URL is empty"), "{empty}");
 
-        // A port nobody listens on: the master's slot was taken and freed by a master of its own.
-        let gone = LocalMasters::start(1).expect("start 1 master");
-        let port = gone.port(0).expect("port");
-        drop(gone);
+        // A port nobody listens on. On 127.0.0.2, so that a master another test starts on
+        // 127.0.0.1 meanwhile cannot take it.
+        let port = std::net::TcpListener::bind(("127.0.0.2", 0))
+            .and_then(|listener| listener.local_addr())
+            .expect("probe a free port")
+            .port();
         let refused =
-            GivenMasters::connect(&[format!("redis://127.0.0.1:{port}")]).expect_err("refused");
+            GivenMasters::connect(&[format!("redis://127.0.0.2:{port}")]).expect_err("refused");
         assert!(
-            refused.contains(&format!("cannot connect to 127.0.0.1:{port}")),
+            refused.contains(&format!("cannot connect to 127.0.0.2:{port}")),
             "{refused}"
         );
     }
