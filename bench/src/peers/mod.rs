@@ -2,9 +2,9 @@
 //!
 //! The harness (bin `bench-peers`) starts the masters once per run, outside every measured
 //! process (or uses masters given by URL, see [`masters`]), then runs each driver — one
-//! process per (driver, workload), so the CPU it reports is its own — interleaved on the same masters, and prints per workload and driver the
-//! medians and ranges over runs ([`summary`]), then the DESIGN.md §8 targets it can judge
-//! ([`targets`]). A driver is a program that takes the shared command line of
+//! process per (driver, workload), so the CPU it reports is its own — interleaved on the
+//! same masters, and prints per workload and driver the medians and ranges over runs
+//! ([`summary`]), then the DESIGN.md §8 targets it can judge ([`targets`]). A driver is a program that takes the shared command line of
 //! `redlock_peers_workload::Args` and prints one JSON line: a result, or `{"skipped": reason}`,
 //! or `{"failed": reason}`.
 
