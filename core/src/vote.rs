@@ -127,20 +127,26 @@ pub enum Verdict {
     Won,
     /// granted ≥ quorum but the validity ran out before the vote was complete.
     Expired,
-    /// 0 < granted < quorum: the masters were split between contenders.
+    /// 0 < granted < quorum with at least one denial: the masters were split between
+    /// contenders.
     SplitVote,
-    /// granted = 0.
+    /// granted = 0 with at least one denial: another holder has the lock.
     CleanLoss,
+    /// Quorum not reached and no master denied: failures and timeouts alone kept the quorum
+    /// out of reach. An outage, never contention.
+    Unavailable,
 }
 
 impl Verdict {
-    /// Short stable name (`"won"`, `"expired"`, `"split_vote"`, `"clean_loss"`).
+    /// Short stable name (`"won"`, `"expired"`, `"split_vote"`, `"clean_loss"`,
+    /// `"unavailable"`).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Won => "won",
             Verdict::Expired => "expired",
             Verdict::SplitVote => "split_vote",
             Verdict::CleanLoss => "clean_loss",
+            Verdict::Unavailable => "unavailable",
         }
     }
 }
@@ -270,6 +276,8 @@ impl Vote {
             } else {
                 Verdict::Expired
             }
+        } else if self.denied() == 0 {
+            Verdict::Unavailable
         } else if granted == 0 {
             Verdict::CleanLoss
         } else {
@@ -338,6 +346,39 @@ mod tests {
         );
         assert_eq!(
             vote(&[Denied, Denied, Denied, NotAwaited, NotAwaited], None).verdict(),
+            Verdict::CleanLoss
+        );
+        // An outage is never contention: without a denial there is no other holder.
+        assert_eq!(
+            vote(
+                &[
+                    Granted,
+                    Granted,
+                    TimedOut,
+                    Failed(FailureKind::Connection),
+                    TimedOut
+                ],
+                None
+            )
+            .verdict(),
+            Verdict::Unavailable
+        );
+        assert_eq!(
+            vote(&[TimedOut, TimedOut, TimedOut, TimedOut, TimedOut], None).verdict(),
+            Verdict::Unavailable
+        );
+        assert_eq!(
+            vote(
+                &[
+                    Failed(FailureKind::Connection),
+                    Failed(FailureKind::Connection),
+                    Failed(FailureKind::Connection),
+                    Denied,
+                    NotAwaited
+                ],
+                None
+            )
+            .verdict(),
             Verdict::CleanLoss
         );
         let v = vote(
