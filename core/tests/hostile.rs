@@ -36,6 +36,9 @@ enum Mode {
     Silent,
     /// Answers `SCRIPT LOAD` with a SHA1 that is not the script's.
     WrongScriptSha,
+    /// Answers everything as Redis would, except that it never sends an acquire's `SET`
+    /// reply (its `ECHO` and every release are answered).
+    DropSetReply,
 }
 
 /// A hostile master on 127.0.0.1; counts the connections it accepted.
@@ -111,6 +114,7 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
                 // A grant, but the ECHO after it carries another request's id.
                 Mode::ReplayPreviousGrant => Reply::Status("OK".into()).to_bytes(),
                 Mode::StrayOk | Mode::WrongScriptSha => Reply::Nil.to_bytes(),
+                Mode::DropSetReply => continue,
                 Mode::Flood => {
                     let _ = stream.write_all(b"$4000000000\r\n").await;
                     let junk = vec![b'x'; 64 * 1024];
@@ -283,6 +287,70 @@ async fn flooding_and_silent_masters_leave_memory_bounded_and_the_others_keep_wo
         .await;
     }
     assert_eq!(panics.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_master_that_drops_set_replies_is_reconnected_with_back_off_not_per_request() {
+    let real = masters(4);
+    let sick = Hostile::start(Mode::DropSetReply).await;
+    let mut urls = real.urls();
+    urls.push(sick.url());
+    let redlock = Redlock::builder(urls)
+        .fanout(FanOut::Concurrent)
+        .retry_count(0)
+        .build()
+        .unwrap();
+    redlock.wait_connected(Duration::from_secs(10)).await;
+    let start = std::time::Instant::now();
+    // Bounded by time and by count, whichever comes first.
+    let run_for = Duration::from_secs(3);
+    let tasks: Vec<_> = (0..16)
+        .map(|t| {
+            let redlock = redlock.clone();
+            tokio::spawn(async move {
+                let mut sick_causes = Vec::new();
+                for c in 0..100_000 {
+                    if start.elapsed() > run_for {
+                        break;
+                    }
+                    // The four healthy masters are a quorum: every lock is won.
+                    let lock = redlock
+                        .acquire(&format!("sick:{t}:{c}"), TTL)
+                        .await
+                        .unwrap();
+                    sick_causes.extend(lock.vote().masters()[4].error.clone());
+                    redlock.release(&lock).await.unwrap();
+                }
+                sick_causes
+            })
+        })
+        .collect();
+    let mut causes = Vec::new();
+    for task in tasks {
+        causes.extend(task.await.unwrap());
+    }
+    let elapsed = start.elapsed();
+    // Without back-off every burst of acquires breaks a fresh connection: hundreds per
+    // second. With it: about ten while the delay grows to `MAX_BACKOFF`, then one per
+    // `MAX_BACKOFF`/2 at most.
+    let allowed = 12 + elapsed.as_secs() as usize;
+    eprintln!(
+        "{} acquires failed on the sick master in {elapsed:?}; {} connections to it",
+        causes.len(),
+        sick.connections()
+    );
+    assert!(
+        sick.connections() <= allowed,
+        "{} connections to the sick master in {elapsed:?} (at most {allowed} expected)",
+        sick.connections()
+    );
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.contains("not this request's answer")),
+        "the sick master's failures do not say why: {:?}",
+        &causes[..causes.len().min(5)]
+    );
 }
 
 /// A real redis-server on `port`, killed on drop.

@@ -14,7 +14,8 @@
 //! unanswered ones, replies are size-checked from their header (`wire.rs`), a reply that is
 //! not its request's (`scripts.rs`) or a master silent for `silence` replaces the connection,
 //! and requests left waiting for a connection longer than `QUEUE_GRACE` are failed instead of
-//! sent late. A master that cannot be reached fails requests at once with its cause.
+//! sent late. A master that cannot be reached fails requests at once with its cause, and so
+//! does one whose connections keep breaking (replaced only after a back-off, `supervise`).
 
 mod dial;
 pub(crate) mod failure;
@@ -47,12 +48,12 @@ use pipeline::Ended;
 
 /// How long one connect (TCP, TLS) may take, and then the login handshake.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-/// Reconnect back-off: the first retry after a broken connection is immediate, then the delay
-/// doubles from `MIN_BACKOFF` to `MAX_BACKOFF`, each drawn with jitter in `[d/2, d]` so that
-/// many clients (or many masters that are down) do not retry in step. A master nobody asks
-/// for is retried rarely (an idle client with many masters down costs next to nothing); one
-/// that requests keep asking for is retried at most every `KICK_INTERVAL`, so a restarted
-/// master is found again quickly by a client that uses it.
+/// Reconnect back-off (see `supervise`): the delay doubles from `MIN_BACKOFF` to `MAX_BACKOFF`,
+/// each drawn with jitter in `[d/2, d]` so that many clients (or many masters that are down)
+/// do not retry in step. A master nobody asks for is retried rarely (an idle client with many
+/// masters down costs next to nothing); one that refuses connects while requests keep asking
+/// for it is retried at most every `KICK_INTERVAL`, so a restarted master is found again
+/// quickly by a client that uses it.
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 const KICK_INTERVAL: Duration = Duration::from_millis(100);
@@ -224,50 +225,80 @@ impl MasterHandle {
 }
 
 /// Connects, serves the queue, reconnects: until every handle of the client is gone.
+///
+/// Two back-offs, each doubling from `MIN_BACKOFF` to `MAX_BACKOFF` with jitter: one for
+/// connects that fail (reset by a connect that succeeds), one for connections that break
+/// before they are proven (`pipeline::PROVEN_AFTER`: a master that answers out of protocol,
+/// drops replies or goes silent), reset only by a connection that proved itself. A proven
+/// connection that breaks is re-opened at once: a restarted master is usually back.
 async fn supervise(
     target: Target,
     mut queue: mpsc::Receiver<Queued>,
     shared: Arc<Shared>,
     silence: Duration,
 ) {
-    let mut backoff = Duration::ZERO;
+    let mut connect_backoff = Duration::ZERO;
+    let mut broken_backoff = Duration::ZERO;
     loop {
         set_state(&shared, ConnState::Connecting);
-        match connect(&target).await {
+        let (failure, backoff, kickable) = match connect(&target).await {
             Ok(stream) => {
-                backoff = Duration::ZERO;
+                connect_backoff = Duration::ZERO;
                 set_state(&shared, ConnState::Connected);
                 match pipeline::serve(stream, &mut queue, silence).await {
                     Ended::Shutdown => return,
-                    // Reconnect at once: a restarted master is usually back.
-                    Ended::Broken(_) => continue,
-                }
-            }
-            Err(failure) => {
-                set_state(&shared, ConnState::Down(failure.clone()));
-                backoff = (backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
-                let failed_at = tokio::time::Instant::now();
-                let wake = failed_at + crate::validity::jittered(backoff);
-                let kickable = failed_at + KICK_INTERVAL.min(backoff);
-                // Requests queued while connecting, or racing with the state change, fail
-                // with the cause instead of waiting out the back-off.
-                loop {
-                    tokio::select! {
-                        () = tokio::time::sleep_until(wake) => break,
-                        () = shared.kick.notified() => {
-                            if tokio::time::Instant::now() >= kickable {
-                                break;
-                            }
-                            tokio::time::sleep_until(kickable).await;
-                            break;
-                        }
-                        job = queue.recv() => match job {
-                            Some(job) => job.fail(failure.clone()),
-                            None => return,
-                        },
+                    Ended::Broken { proven: true, .. } => {
+                        broken_backoff = Duration::ZERO;
+                        continue;
+                    }
+                    Ended::Broken { failure, .. } => {
+                        // Requests cannot hurry this one: a master that misbehaves on every
+                        // connection must not get one per request.
+                        broken_backoff = (broken_backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
+                        (failure, broken_backoff, false)
                     }
                 }
             }
+            Err(failure) => {
+                connect_backoff = (connect_backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
+                (failure, connect_backoff, true)
+            }
+        };
+        set_state(&shared, ConnState::Down(failure.clone()));
+        if !back_off(&mut queue, &shared, &failure, backoff, kickable).await {
+            return;
+        }
+    }
+}
+
+/// Waits out a jittered `backoff` after `failure`, failing the requests that arrive meanwhile
+/// with it; a request that finds the master down ends the wait early (after at most
+/// `KICK_INTERVAL`) when `kickable`. False once every handle of the client is gone.
+async fn back_off(
+    queue: &mut mpsc::Receiver<Queued>,
+    shared: &Shared,
+    failure: &Failure,
+    backoff: Duration,
+    kickable: bool,
+) -> bool {
+    let failed_at = tokio::time::Instant::now();
+    let wake = failed_at + crate::validity::jittered(backoff);
+    let kick_from = failed_at + KICK_INTERVAL.min(backoff);
+    // Requests queued while connecting, or racing with the state change, fail with the cause
+    // instead of waiting out the back-off.
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep_until(wake) => return true,
+            () = shared.kick.notified(), if kickable => {
+                if tokio::time::Instant::now() < kick_from {
+                    tokio::time::sleep_until(kick_from).await;
+                }
+                return true;
+            }
+            job = queue.recv() => match job {
+                Some(job) => job.fail(failure.clone()),
+                None => return false,
+            },
         }
     }
 }

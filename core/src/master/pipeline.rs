@@ -37,12 +37,18 @@ struct Sent {
     set: Option<SetReply>,
 }
 
+/// A connection counts as proven once it has answered correctly for this long: its master
+/// is healthy, and if the connection breaks later (a restart, a network cut) it is re-opened
+/// at once. One that breaks sooner is re-opened only after a back-off (`mod.rs`).
+pub(crate) const PROVEN_AFTER: Duration = Duration::from_secs(1);
+
 /// Why a connection ended.
 pub(crate) enum Ended {
     /// Every handle of the client is gone and nothing is left to do.
     Shutdown,
-    /// The connection broke or was given up on; requests in flight on it failed with this.
-    Broken(Failure),
+    /// The connection broke or was given up on; requests in flight on it failed with
+    /// `failure`. `proven`: it had answered correctly for [`PROVEN_AFTER`] before.
+    Broken { failure: Failure, proven: bool },
 }
 
 /// Serves `queue` on `stream` until the connection breaks or the client is dropped.
@@ -53,6 +59,9 @@ pub(crate) async fn serve(
     queue: &mut mpsc::Receiver<Queued>,
     silence: Duration,
 ) -> Ended {
+    let opened = Instant::now();
+    // When a reply last answered its request correctly (a grant, a denial, an error reply).
+    let mut last_answer: Option<Instant> = None;
     let (mut reader, mut writer) = tokio::io::split(stream);
     let mut sent: VecDeque<Sent> = VecDeque::with_capacity(64);
     let mut unwritten: Vec<u8> = Vec::with_capacity(4096);
@@ -70,9 +79,9 @@ pub(crate) async fn serve(
     let check_every = silence / 2;
     let silence_check = tokio::time::sleep(check_every);
     tokio::pin!(silence_check);
-    let ended = loop {
+    let broken = loop {
         if !queue_open && sent.is_empty() && unwritten.is_empty() {
-            break Ended::Shutdown;
+            return Ended::Shutdown;
         }
         let room = MAX_IN_FLIGHT - sent.len();
         let take = queue_open && room > 0 && unwritten.len() < MAX_UNWRITTEN;
@@ -82,17 +91,18 @@ pub(crate) async fn serve(
             biased;
             read = reader.read_buf(&mut incoming) => {
                 match read {
-                    Ok(0) => break Ended::Broken(Failure::new(
+                    Ok(0) => break Failure::new(
                         FailureKind::Connection,
                         "connection closed by the master",
-                    )),
+                    ),
                     Ok(_) => {
-                        if let Err(failure) = dispatch(&mut incoming, &mut sent, Instant::now()) {
-                            break Ended::Broken(failure);
+                        let arrived = Instant::now();
+                        if let Err(failure) = dispatch(&mut incoming, &mut sent, arrived, &mut last_answer) {
+                            break failure;
                         }
                         incoming.reserve(4096);
                     }
-                    Err(e) => break Ended::Broken(io_failure(&e)),
+                    Err(e) => break io_failure(&e),
                 }
             }
             n = queue.recv_many(&mut batch, BATCH.min(room)), if take => {
@@ -143,10 +153,10 @@ pub(crate) async fn serve(
             }
             written = writer.write(&unwritten), if !unwritten.is_empty() => {
                 match written {
-                    Ok(0) => break Ended::Broken(Failure::new(
+                    Ok(0) => break Failure::new(
                         FailureKind::Connection,
                         "connection closed by the master",
-                    )),
+                    ),
                     Ok(n) => {
                         unwritten.drain(..n);
                         if unwritten.is_empty() && !caught_up.is_empty() {
@@ -156,34 +166,38 @@ pub(crate) async fn serve(
                             }
                         }
                     }
-                    Err(e) => break Ended::Broken(io_failure(&e)),
+                    Err(e) => break io_failure(&e),
                 }
             }
             () = &mut silence_check => {
                 if sent.front().is_some_and(|s| s.job.sent_at().elapsed() >= silence) {
-                    break Ended::Broken(Failure::new(
+                    break Failure::new(
                         FailureKind::Connection,
                         format!("no reply from the master for {silence:?}; connection replaced"),
-                    ));
+                    );
                 }
                 silence_check.as_mut().reset(tokio::time::Instant::now() + check_every);
             }
         }
     };
-    if let Ended::Broken(failure) = &ended {
-        for s in sent.drain(..) {
-            s.job.fail(failure.clone());
-        }
+    for s in sent.drain(..) {
+        s.job.fail(broken.clone());
     }
-    ended
+    let proven = last_answer.is_some_and(|at| at.saturating_duration_since(opened) >= PROVEN_AFTER);
+    Ended::Broken {
+        failure: broken,
+        proven,
+    }
 }
 
-/// Matches every complete reply in `incoming` to the oldest request in flight. An error ends
-/// the connection: the reply that showed it failed its request with the cause.
+/// Matches every complete reply in `incoming` to the oldest request in flight; `last_answer`
+/// becomes `arrived` when one answered its request correctly. An error ends the connection:
+/// the reply that showed it failed its request with the cause.
 fn dispatch(
     incoming: &mut Vec<u8>,
     sent: &mut VecDeque<Sent>,
     arrived: Instant,
+    last_answer: &mut Option<Instant>,
 ) -> Result<(), Failure> {
     let mut used = 0;
     let result = loop {
@@ -225,8 +239,14 @@ fn dispatch(
                     None => judge(s.job.op, id, reply),
                 };
                 match judged {
-                    Judged::Answer(granted) => s.job.answer(Ok(granted), arrived),
-                    Judged::Failed(failure) => s.job.answer(Err(failure), arrived),
+                    Judged::Answer(granted) => {
+                        *last_answer = Some(arrived);
+                        s.job.answer(Ok(granted), arrived);
+                    }
+                    Judged::Failed(failure) => {
+                        *last_answer = Some(arrived);
+                        s.job.answer(Err(failure), arrived);
+                    }
                     Judged::Broken(failure) => {
                         s.job.answer(Err(failure.clone()), arrived);
                         break Err(failure);
