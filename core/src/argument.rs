@@ -21,7 +21,8 @@ pub enum ArgValue {
     Number(f64),
     /// A count or an index.
     Integer(u64),
-    /// Text, already made safe to show (URLs have their password redacted).
+    /// Text, already made safe to show (URLs have their password redacted); messages show at
+    /// most [`MAX_SHOWN_CHARS`] characters of it.
     Text(String),
 }
 
@@ -117,9 +118,31 @@ impl fmt::Display for InvalidArgument {
             Some(ArgValue::Seconds(s)) => write!(f, " {}", PySeconds(*s))?,
             Some(ArgValue::Number(n)) => write!(f, " {n}")?,
             Some(ArgValue::Integer(i)) => write!(f, " {i}")?,
-            Some(ArgValue::Text(t)) => write!(f, " {t:?}")?,
+            Some(ArgValue::Text(t)) => write!(f, " {}", shown_text(t))?,
         }
         write!(f, ": {}", self.reason)
+    }
+}
+
+/// Characters of a caller's text (a resource name, a URL) that a message shows, at most.
+pub const MAX_SHOWN_CHARS: usize = 100;
+
+/// A caller's text as every message shows it: quoted and escaped like `{:?}`, cut after
+/// [`MAX_SHOWN_CHARS`] characters (then followed by `…`), so that no message grows with what
+/// the caller passed.
+pub fn shown_text(text: &str) -> String {
+    match text.char_indices().nth(MAX_SHOWN_CHARS) {
+        Some((cut, _)) => format!("{:?}…", &text[..cut]),
+        None => format!("{text:?}"),
+    }
+}
+
+/// The start of `text` that [`shown_text`] shows (and one character more, so it still shows
+/// that the text was cut): what an error keeps of a text too long to copy.
+pub(crate) fn shown_prefix(text: &str) -> &str {
+    match text.char_indices().nth(MAX_SHOWN_CHARS + 1) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
     }
 }
 

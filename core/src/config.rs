@@ -317,13 +317,30 @@ pub fn duration_from_secs(parameter: &'static str, seconds: f64) -> Result<Durat
         .map_err(|_| Error::invalid_argument(parameter, ArgValue::Seconds(seconds), "too large"))
 }
 
-/// Validates a resource name: non-empty.
-pub(crate) fn check_resource(resource: &str) -> Result<()> {
+/// The longest resource name accepted, in bytes (UTF-8). A resource is a Redis key sent with
+/// every request to every master: a huge one costs every master memory and bandwidth and the
+/// client time far beyond its per-master timeout, so it is refused before anything is sent.
+pub const MAX_RESOURCE_BYTES: usize = 64 * 1024;
+
+/// Validates a resource name as every acquire does (non-empty, at most
+/// [`MAX_RESOURCE_BYTES`]), or `InvalidArgument` naming `resource` and the limit: for surfaces
+/// that refuse a bad name up front (a context manager made before its acquire runs).
+pub fn check_resource(resource: &str) -> Result<()> {
     if resource.is_empty() {
         return Err(Error::invalid_argument(
             "resource",
             ArgValue::Text(String::new()),
             "must not be empty",
+        ));
+    }
+    if resource.len() > MAX_RESOURCE_BYTES {
+        return Err(Error::invalid_argument(
+            "resource",
+            ArgValue::Text(crate::argument::shown_prefix(resource).to_string()),
+            format!(
+                "too long: {} bytes, the maximum is {MAX_RESOURCE_BYTES} bytes (64 KiB)",
+                resource.len()
+            ),
         ));
     }
     Ok(())

@@ -4,7 +4,7 @@ use std::fmt;
 
 use std::borrow::Cow;
 
-use crate::argument::{ArgValue, InvalidArgument, Surface};
+use crate::argument::{shown_text, ArgValue, InvalidArgument, Surface};
 use crate::vote::Vote;
 
 /// Result alias of the crate.
@@ -58,7 +58,8 @@ impl fmt::Display for LostReason {
 pub enum Error {
     /// Lost the vote: someone else holds the resource (or held it on enough masters).
     #[error(
-        "lock on {resource:?} not acquired after {attempts} attempt(s): {vote}{}",
+        "lock on {} not acquired after {attempts} attempt(s): {vote}{}",
+        shown_text(resource),
         failures_suffix(vote)
     )]
     NotAcquired {
@@ -71,7 +72,7 @@ pub enum Error {
     },
     /// Failures alone made the quorum unreachable: Redis is down, unreachable or refusing us.
     /// The message names each failed master's cause.
-    #[error("lock on {resource:?} unavailable after {attempts} attempt(s): {}; quorum is {} ({vote})", vote.failure_summary(), vote.quorum())]
+    #[error("lock on {} unavailable after {attempts} attempt(s): {}; quorum is {} ({vote})", shown_text(resource), vote.failure_summary(), vote.quorum())]
     Unavailable {
         /// The resource asked for.
         resource: String,
@@ -81,7 +82,7 @@ pub enum Error {
         vote: Box<Vote>,
     },
     /// Extend failed or the lock expired.
-    #[error("lock on {resource:?} lost: {reason}{}", vote.as_deref().map(failures_suffix).unwrap_or_default())]
+    #[error("lock on {} lost: {reason}{}", shown_text(resource), vote.as_deref().map(failures_suffix).unwrap_or_default())]
     LockLost {
         /// The lock's resource.
         resource: String,

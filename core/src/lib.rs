@@ -38,12 +38,14 @@ mod watchdog;
 
 pub mod blocking;
 
-pub use argument::{deadline_after, ArgValue, DurationUnit, InvalidArgument, Surface};
+pub use argument::{
+    deadline_after, shown_text, ArgValue, DurationUnit, InvalidArgument, Surface, MAX_SHOWN_CHARS,
+};
 pub use client::{Redlock, Retry, MAX_ROUNDS_IN_FLIGHT};
 pub use config::{
-    check_master_url, duration_from_secs, FanOut, RedlockBuilder, Settings, DEFAULT_DRIFT_FACTOR,
-    DEFAULT_FANOUT, DEFAULT_INSTANCE_TIMEOUT, DEFAULT_MAX_EXTENSIONS, DEFAULT_RETRY_COUNT,
-    DEFAULT_RETRY_DELAY, DEFAULT_TTL,
+    check_master_url, check_resource, duration_from_secs, FanOut, RedlockBuilder, Settings,
+    DEFAULT_DRIFT_FACTOR, DEFAULT_FANOUT, DEFAULT_INSTANCE_TIMEOUT, DEFAULT_MAX_EXTENSIONS,
+    DEFAULT_RETRY_COUNT, DEFAULT_RETRY_DELAY, DEFAULT_TTL, MAX_RESOURCE_BYTES,
 };
 pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;

@@ -207,3 +207,56 @@ async fn masters_with_a_password_work_through_the_url_and_refuse_a_wrong_one() {
     assert!(err.is_unavailable(), "{err}");
     assert!(!format!("{err} {err:?}").contains("wrong-pw"));
 }
+
+/// `cmdstat_set` calls of master `i` (INFO commandstats): what reached it.
+fn set_calls(m: &redlock_local::LocalMasters, i: usize) -> u64 {
+    let info = m.command(i, &["INFO", "commandstats"]).expect("INFO");
+    let redlock_local::resp::Reply::Bulk(info) = info else {
+        panic!("INFO answered {info:?}");
+    };
+    String::from_utf8_lossy(&info)
+        .lines()
+        .find_map(|line| line.strip_prefix("cmdstat_set:calls="))
+        .map_or(0, |rest| rest.split(',').next().unwrap().parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_resource_name_over_the_limit_is_refused_before_anything_is_sent() {
+    let m = masters(3);
+    let redlock = client(&m, FanOut::Concurrent).await;
+    let before: Vec<u64> = (0..3).map(|i| set_calls(&m, i)).collect();
+    let huge = "r".repeat(16 << 20);
+    for name in [huge.as_str(), &huge[..redlock_core::MAX_RESOURCE_BYTES + 1]] {
+        let err = redlock
+            .acquire(name, Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(err.is_invalid_argument(), "{msg}");
+        assert_eq!(err.invalid().unwrap().parameter(), "resource");
+        assert!(msg.contains("65536 bytes"), "the limit is not named: {msg}");
+        assert!(msg.len() < 1024, "{} bytes of message", msg.len());
+    }
+    let after: Vec<u64> = (0..3).map(|i| set_calls(&m, i)).collect();
+    assert_eq!(before, after, "a refused acquire reached the masters");
+
+    // At the limit: accepted, and messages that name it stay short.
+    let longest = &huge[..redlock_core::MAX_RESOURCE_BYTES];
+    let lock = redlock
+        .acquire(longest, Duration::from_secs(5))
+        .await
+        .unwrap();
+    let err = redlock
+        .try_acquire(longest, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(err.is_not_acquired(), "{err}");
+    assert!(
+        err.to_string().len() < 4096,
+        "{} bytes",
+        err.to_string().len()
+    );
+    assert!(err.to_string().contains("rrr\"…"), "{err}");
+    redlock.release(&lock).await.unwrap();
+    assert!(with_key(&m, longest).is_empty());
+}
