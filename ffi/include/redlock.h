@@ -395,6 +395,13 @@ enum redlock_status redlock_client_new(const char *const *urls,
  * forked from the one that created the client, this only forgets the handle (its threads
  * and their state belong to the parent; touching them could block).
  *
+ * **Calls in flight:** this function waits for no thread and cannot interrupt one. Unlike
+ * Python's `close()`, which ends calls in flight, it must not be called while another thread
+ * is still inside a call with this client (a blocked `redlock_acquire()` included): that is
+ * a use after free. To stop such threads sooner, give them a deadline
+ * (`redlock_acquire_within()`, `redlock_try_acquire()` or a small `retry_count`), join them, then
+ * free the client.
+ *
  * # Safety
  * `client` must be NULL or a live client handle from this library that no other thread is
  * using, not used afterwards.
@@ -418,7 +425,9 @@ enum redlock_status redlock_client_wait_connected(const struct redlock_client *c
  * random delay between them. On success writes a new lock handle to `*out` (free it with
  * `redlock_lock_free()`); on failure leaves `*out` alone and returns `REDLOCK_NOT_ACQUIRED`
  * (someone else holds it) or `REDLOCK_UNAVAILABLE` (too few masters answered); the last
- * attempt's vote is then in `redlock_last_vote()`.
+ * attempt's vote is then in `redlock_last_vote()`. A `resource` that is empty, not UTF-8 or
+ * longer than 65536 bytes (64 KiB) is refused with `REDLOCK_INVALID_ARGUMENT` before
+ * anything is sent.
  *
  * # Safety
  * `client` must be NULL or a live client handle; `resource` NULL or a NUL-terminated string;

@@ -560,6 +560,19 @@ static void huge_resource(void) {
     CHECK_MESSAGE("resource \"rrrrrrrrrr\\xff");
     CHECK_MESSAGE("bad byte at offset 10; 1048576 bytes in all");
     CHECK(lock == NULL);
+    /* Valid UTF-8 but over the 64 KiB limit: refused before anything is sent, the message
+     * naming the parameter and the limit, not echoing the name. */
+    resource[10] = 'r';
+    CHECK_STATUS(redlock_acquire(client, resource, 1000, &lock), REDLOCK_INVALID_ARGUMENT);
+    CHECK(strlen(redlock_last_error_message()) < 512);
+    CHECK_MESSAGE("resource \"rrrr");
+    CHECK_MESSAGE("the maximum is 65536 bytes");
+    CHECK(lock == NULL);
+    /* At the limit: accepted. */
+    resource[65536] = '\0';
+    CHECK_STATUS(redlock_acquire(client, resource, 1000, &lock), REDLOCK_OK);
+    CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
+    redlock_lock_free(lock);
     free(resource);
     redlock_client_free(client);
 }
