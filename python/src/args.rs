@@ -119,14 +119,31 @@ pub(crate) fn masters(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
         .collect()
 }
 
-/// `resource`: a str (the core refuses an empty one).
+/// `resource`: a str that UTF-8 can encode, non-empty and at most
+/// `redlock_core::MAX_RESOURCE_BYTES` bytes: refused here, before anything is sent.
 pub(crate) fn resource(obj: &Bound<'_, PyAny>) -> PyResult<String> {
-    obj.extract::<String>().map_err(|_| {
-        PyTypeError::new_err(format!(
+    let Ok(text) = obj.cast::<PyString>() else {
+        return Err(PyTypeError::new_err(format!(
             "resource must be a str (the Redis key), got {}",
             type_name(obj)
+        )));
+    };
+    let resource = text.to_cow().map_err(|_| {
+        // Only a lone surrogate (e.g. from os.fsdecode of undecodable bytes) has no UTF-8.
+        let at = text
+            .call_method1("encode", ("utf-8",))
+            .err()
+            .and_then(|err| err.value(obj.py()).getattr("start").ok())
+            .and_then(|start| start.extract::<usize>().ok());
+        let at = at
+            .map(|i| format!(" (a lone surrogate at index {i})"))
+            .unwrap_or_default();
+        PyValueError::new_err(format!(
+            "resource is not UTF-8 encodable{at}: the Redis key is the str's UTF-8 bytes"
         ))
-    })
+    })?;
+    redlock_core::check_resource(&resource).map_err(|e| to_py_err(obj.py(), e))?;
+    Ok(resource.into_owned())
 }
 
 /// `fanout`: "concurrent" or "sequential" (the core's parser names a bad value).

@@ -12,8 +12,9 @@ use redlock_core::{Retry, Vote as CoreVote};
 use crate::args::{self, ClientArgs};
 use crate::async_lock::{finish, AsyncClient, AsyncLock, FreshLock, Shared};
 use crate::boundary::guarded;
+use crate::carried::{closed_while_running, stop_signal, Carried, Closing};
 use crate::client::{ClientSlot, Info};
-use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
+use crate::coroutine::{coroutine, coroutine_raising, ready, Coroutine, Deliver, Failed};
 use crate::errors::{to_py_err, RedlockError};
 use crate::held::{watch_renewals, AsyncRenewal, Held};
 use crate::logging::OpLog;
@@ -161,7 +162,7 @@ impl AsyncRedlock {
         retry: Retry,
     ) -> Coroutine {
         let client = slf.clone().unbind();
-        coroutine(name, move |py| {
+        coroutine_raising(name, move |py| {
             let acquiring = Acquiring::new(py, &client.get().slot, resource, ttl, retry, false)?;
             Ok((acquiring.client.handle.clone(), acquiring.run()))
         })
@@ -178,6 +179,7 @@ struct Acquiring {
     retry: Retry,
     auto_extend: bool,
     log: Option<OpLog>,
+    closing: Arc<Closing>,
 }
 
 impl Acquiring {
@@ -190,11 +192,16 @@ impl Acquiring {
         auto_extend: bool,
     ) -> PyResult<Self> {
         let shared = slot.get()?;
+        let log = OpLog::start(py, &slot.info.masters, &resource);
+        if let Some(err) = crate::logging::take_raised() {
+            return Err(err);
+        }
         Ok(Acquiring {
             client: shared.get()?.clone(),
             shared,
             info: slot.info.clone(),
-            log: OpLog::start(py, &slot.info.masters, &resource),
+            log,
+            closing: slot.closing.clone(),
             resource,
             ttl,
             retry,
@@ -202,27 +209,46 @@ impl Acquiring {
         })
     }
 
-    async fn run(self) -> redlock_core::Result<FreshLock> {
+    /// The acquire, stopped early by an exception of its logging calls or by `close()` (see
+    /// `carried.rs`); a lock won as a logging call raised is released before raising.
+    async fn run(self) -> Result<FreshLock, Failed> {
         let log = self.log;
+        let carried = Carried::default();
         let mut attempts = 0u32;
         let mut observe = |vote: &CoreVote| {
             attempts += 1;
             if let Some(log) = &log {
                 log.attempt(attempts, vote);
             }
+            carried.collect();
         };
+        // Ctrl-C is the event loop's to handle: it cancels the awaiting task.
+        let stop = stop_signal(std::future::pending(), &carried, &self.closing);
         let acquired = self
             .client
             .redlock
-            .acquire_observed(&self.resource, self.ttl, self.retry, &mut observe)
+            .acquire_cancellable(&self.resource, self.ttl, self.retry, &mut observe, stop)
             .await;
         let lock = match acquired {
-            Ok(lock) => lock,
+            Ok(Some(lock)) => match carried.take() {
+                None => lock,
+                Some(err) => {
+                    let _ = self.client.redlock.release(&lock).await;
+                    return Err(Failed::Raised(err));
+                }
+            },
+            Ok(None) => {
+                let err = carried
+                    .take()
+                    .unwrap_or_else(|| closed_while_running("acquire", &self.resource));
+                return Err(Failed::Raised(err));
+            }
             Err(err) => {
                 if let Some(log) = &log {
                     log.failed("acquire", &err);
                 }
-                return Err(err);
+                carried.collect();
+                return Err(carried.take().map_or(Failed::Core(err), Failed::Raised));
             }
         };
         let renewal = self.auto_extend.then(|| {
@@ -306,7 +332,7 @@ impl AsyncLockContext {
             self.retry,
             self.auto_extend,
         );
-        coroutine("AsyncLockContext.__aenter__", move |py| {
+        coroutine_raising("AsyncLockContext.__aenter__", move |py| {
             {
                 let mut state = lock_slot(&slot);
                 if !matches!(*state, Slot::Idle) {
@@ -337,7 +363,7 @@ impl AsyncLockContext {
     ) -> Coroutine {
         let slot = self.slot.clone();
         let body_raised = exc_type.is_some();
-        coroutine("AsyncLockContext.__aexit__", move |py| {
+        coroutine_raising("AsyncLockContext.__aexit__", move |py| {
             let entered = std::mem::replace(&mut *lock_slot(&slot), Slot::Idle);
             let (handle, releasing) = match entered {
                 Slot::Entered(lock) => {
@@ -352,8 +378,8 @@ impl AsyncLockContext {
 
     fn __repr__(&self) -> String {
         format!(
-            "AsyncLockContext(resource={:?}, ttl={}, auto_extend={})",
-            self.resource,
+            "AsyncLockContext(resource={}, ttl={}, auto_extend={})",
+            redlock_core::shown_text(&self.resource),
             self.ttl.as_secs_f64(),
             if self.auto_extend { "True" } else { "False" }
         )

@@ -11,7 +11,7 @@ use tokio::runtime::Handle;
 use crate::args;
 use crate::boundary::ProcessBound;
 use crate::client::Info;
-use crate::coroutine::{coroutine, ready, Coroutine, Deliver};
+use crate::coroutine::{coroutine_raising, ready, Coroutine, Deliver, Failed};
 use crate::held::{exit_outcome, AsyncRenewal, Held, ToRelease};
 use crate::logging::OpLog;
 use crate::twins::lock_methods;
@@ -60,8 +60,10 @@ impl AsyncLock {
     /// and returns the release for [`finish`] and the runtime to run it on.
     pub(crate) fn releasing(&self, py: Python<'_>) -> PyResult<(Handle, Releasing)> {
         let client = self.client.get()?.clone();
+        let log = self.log(py);
         let releasing = Releasing {
-            log: self.log(py),
+            log,
+            early: crate::logging::take_raised(),
             held: self.held.clone(),
             to_release: self.held.take_for_release()?,
             client: client.clone(),
@@ -95,6 +97,8 @@ pub(crate) struct Releasing {
     held: AsyncHeld,
     to_release: ToRelease<AsyncRenewal>,
     log: Option<OpLog>,
+    /// Raised by Python code run while it started (see `carried.rs`): raised once it is done.
+    early: Option<PyErr>,
 }
 
 /// Leaves an `async with` block (the rules of `exit_outcome`); resolves to False (the block's
@@ -102,26 +106,22 @@ pub(crate) struct Releasing {
 pub(crate) async fn finish(
     releasing: Option<Releasing>,
     body_raised: bool,
-) -> redlock_core::Result<bool> {
+) -> Result<bool, Failed> {
     let Some(releasing) = releasing else {
         return Ok(false);
     };
+    let held = &releasing.held;
     let released = match releasing.to_release {
-        ToRelease::AlreadyReleased => return Ok(false),
+        ToRelease::AlreadyReleased => return held.outcome(releasing.early, Ok(false)),
         // The core's scope rule: LockLost if the validity ran out before this release.
         ToRelease::Plain(lock) => releasing.client.redlock.release_scoped(&lock).await,
         ToRelease::Renewed(renewal) => match renewal.into_guard() {
             Some(guard) => guard.release().await,
-            None => return Ok(false),
+            None => return held.outcome(releasing.early, Ok(false)),
         },
     };
-    exit_outcome(
-        &releasing.held,
-        releasing.log.as_ref(),
-        released,
-        body_raised,
-    )
-    .map(|()| false)
+    let outcome = exit_outcome(held, releasing.log.as_ref(), released, body_raised);
+    held.outcome(releasing.early, outcome.map(|()| false))
 }
 
 /// A lock an acquire just won, on its way to Python. Dropped undelivered, it releases the
@@ -163,15 +163,17 @@ lock_methods!(AsyncLock, "AsyncLock", {
         #[pyo3(from_py_with = args::optional_ttl)] ttl: Option<Duration>,
     ) -> Coroutine {
         let this = slf.clone().unbind();
-        coroutine("AsyncLock.extend", move |py| {
+        coroutine_raising("AsyncLock.extend", move |py| {
             let this = this.get();
             let client = this.client.get()?.clone();
             let mut lock = this.held.for_extend()?;
             let ttl = ttl.unwrap_or(lock.ttl());
             let (held, log) = (this.held.clone(), this.log(py));
+            let early = crate::logging::take_raised();
             Ok((client.handle.clone(), async move {
                 let extended = client.redlock.extend(&mut lock, ttl).await.map(|()| lock);
-                held.after_extend(log.as_ref(), extended)
+                let outcome = held.after_extend(log.as_ref(), extended);
+                held.outcome(early, outcome)
             }))
         })
     }
@@ -181,21 +183,23 @@ lock_methods!(AsyncLock, "AsyncLock", {
     /// ``LockLost`` if a background renewal had lost the lock.
     fn release(slf: &Bound<'_, Self>) -> Coroutine {
         let this = slf.clone().unbind();
-        coroutine("AsyncLock.release", move |py| {
+        coroutine_raising("AsyncLock.release", move |py| {
             let this = this.get();
             let client = this.client.get()?.clone();
             let (held, log) = (this.held.clone(), this.log(py));
+            let early = crate::logging::take_raised();
             let to_release = this.held.take_for_release()?;
             Ok((client.handle.clone(), async move {
                 let released = match to_release {
-                    ToRelease::AlreadyReleased => return Ok(0),
+                    ToRelease::AlreadyReleased => return held.outcome(early, Ok(0)),
                     ToRelease::Plain(lock) => client.redlock.release(&lock).await,
                     ToRelease::Renewed(renewal) => match renewal.into_guard() {
                         Some(guard) => guard.release().await,
-                        None => return Ok(0),
+                        None => return held.outcome(early, Ok(0)),
                     },
                 };
-                held.after_release(log.as_ref(), released)
+                let outcome = held.after_release(log.as_ref(), released);
+                held.outcome(early, outcome)
             }))
         })
     }
@@ -216,7 +220,7 @@ lock_methods!(AsyncLock, "AsyncLock", {
     ) -> Coroutine {
         let this = slf.clone().unbind();
         let body_raised = exc_type.is_some();
-        coroutine("AsyncLock.__aexit__", move |py| {
+        coroutine_raising("AsyncLock.__aexit__", move |py| {
             let (handle, releasing) = this.get().releasing(py)?;
             Ok((handle, finish(Some(releasing), body_raised)))
         })

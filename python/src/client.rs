@@ -7,6 +7,7 @@ use arc_swap::ArcSwapOption;
 use pyo3::prelude::*;
 
 use crate::boundary::ProcessBound;
+use crate::carried::Closing;
 use crate::errors::RedlockError;
 
 /// The settings of a client, kept for its properties and `repr()` (also once closed).
@@ -39,11 +40,13 @@ impl Info {
     }
 }
 
-/// A client until `close()`: each operation takes its own reference, so one running while
-/// another thread closes finishes normally; locks keep theirs until released.
+/// A client until `close()`: each operation takes its own reference, and locks keep theirs
+/// until released; an acquire running when the client is closed stops (`closing`).
 pub(crate) struct ClientSlot<C> {
     client: ArcSwapOption<ProcessBound<C>>,
     pub info: Arc<Info>,
+    /// What acquires in flight watch to stop when the client is closed.
+    pub closing: Arc<Closing>,
 }
 
 impl<C> ClientSlot<C> {
@@ -51,6 +54,7 @@ impl<C> ClientSlot<C> {
         ClientSlot {
             client: ArcSwapOption::from_pointee(ProcessBound::new(client)),
             info: Arc::new(info),
+            closing: Arc::default(),
         }
     }
 
@@ -65,10 +69,12 @@ impl<C> ClientSlot<C> {
         Ok(client)
     }
 
-    /// Lets go of the client: new operations raise `RedlockError`; the connections close once
-    /// running operations and the client's locks (released, or garbage-collected) let go too.
+    /// Lets go of the client: new operations raise `RedlockError`, acquires in flight stop
+    /// (their attempt in flight undone); the connections close once running operations and
+    /// the client's locks (released, or garbage-collected) let go too.
     pub(crate) fn close(&self) {
         self.client.store(None);
+        self.closing.close();
     }
 
     pub(crate) fn is_closed(&self) -> bool {

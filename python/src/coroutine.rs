@@ -134,6 +134,33 @@ where
     F: Future<Output = Result<T, redlock_core::Error>> + Send + 'static,
     T: Deliver,
 {
+    coroutine_raising(qualname, move |py| {
+        let (handle, operation) = start(py)?;
+        Ok((handle, operation.map(|result| result.map_err(Failed::Core))))
+    })
+}
+
+/// Why an operation failed: a core error (mapped on the event loop's thread), or an exception
+/// raised by Python code run on the operation's behalf (see `carried.rs`).
+pub(crate) enum Failed {
+    Core(redlock_core::Error),
+    Raised(PyErr),
+}
+
+impl From<redlock_core::Error> for Failed {
+    fn from(err: redlock_core::Error) -> Self {
+        Failed::Core(err)
+    }
+}
+
+/// Like [`coroutine`], for an operation that may end with an exception of Python code run on
+/// its behalf.
+pub(crate) fn coroutine_raising<S, F, T>(qualname: &'static str, start: S) -> Coroutine
+where
+    S: FnOnce(Python<'_>) -> PyResult<(Handle, F)> + Send + Sync + 'static,
+    F: Future<Output = Result<T, Failed>> + Send + 'static,
+    T: Deliver,
+{
     let start: Start = Box::new(move |py| {
         let (handle, operation) = start(py)?;
         Ok(Begun::Spawn(
@@ -141,7 +168,8 @@ where
             Box::pin(async move {
                 let finish: Finish = match AssertUnwindSafe(operation).catch_unwind().await {
                     Ok(Ok(value)) => Box::new(move |py| value.deliver(py)),
-                    Ok(Err(err)) => Box::new(move |py| Err(to_py_err(py, err))),
+                    Ok(Err(Failed::Core(err))) => Box::new(move |py| Err(to_py_err(py, err))),
+                    Ok(Err(Failed::Raised(err))) => Box::new(move |_| Err(err)),
                     Err(payload) => Box::new(move |_| Err(panic_to_py_err(payload))),
                 };
                 finish

@@ -122,6 +122,9 @@ pub(crate) struct Held<R> {
     /// Set by the first report of this lock's loss in the log (the renewal watcher or the
     /// release that found it lost), so it is logged once.
     loss_logged: AtomicBool,
+    /// An exception raised by a logging call of the renewal watcher (no caller waits for it
+    /// there): the lock's next extend or release raises it.
+    watcher_raised: Mutex<Option<PyErr>>,
 }
 
 impl<R: Renewal> Held<R> {
@@ -129,6 +132,7 @@ impl<R: Renewal> Held<R> {
         Held {
             pid: crate::process::process_id(),
             loss_logged: AtomicBool::new(false),
+            watcher_raised: Mutex::new(None),
             state: Mutex::new(State {
                 lock,
                 renewal: renewal.map(ProcessBound::new),
@@ -173,6 +177,33 @@ impl<R: Renewal> Held<R> {
         }
     }
 
+    /// What the operation that just logged on this thread must raise, once done: an
+    /// exception its own logging calls raised, or one the renewal watcher kept.
+    pub(crate) fn raised_meanwhile(&self) -> Option<PyErr> {
+        crate::logging::take_raised().or_else(|| {
+            self.watcher_raised
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+        })
+    }
+
+    /// An async operation's outcome, unless Python code run on its behalf raised: `early`
+    /// (while it started, on the event loop's thread) or its logging calls on this thread
+    /// (see [`raised_meanwhile`](Self::raised_meanwhile)).
+    pub(crate) fn outcome<T>(
+        &self,
+        early: Option<PyErr>,
+        outcome: redlock_core::Result<T>,
+    ) -> Result<T, crate::coroutine::Failed> {
+        use crate::coroutine::Failed;
+        let meanwhile = self.raised_meanwhile();
+        match early.or(meanwhile) {
+            Some(err) => Err(Failed::Raised(err)),
+            None => outcome.map_err(Failed::Core),
+        }
+    }
+
     /// True the first time it is called: whoever logs the loss of this lock first.
     pub(crate) fn first_loss_report(&self) -> bool {
         !self.loss_logged.swap(true, Ordering::Relaxed)
@@ -210,9 +241,9 @@ impl<R: Renewal> Held<R> {
         warn_unraisable(
             |py| py.get_type::<pyo3::exceptions::PyResourceWarning>(),
             &format!(
-                "{class} on {:?} was garbage-collected while held ({:.3} s of validity left): {fate}. \
+                "{class} on {} was garbage-collected while held ({:.3} s of validity left): {fate}. \
                  Release it with release() or a with block.",
-                lock.resource(),
+                redlock_core::shown_text(lock.resource()),
                 lock.remaining().as_secs_f64()
             ),
         );
@@ -233,8 +264,8 @@ impl<R: Renewal> Held<R> {
         }
         if state.released {
             return Err(crate::errors::LockLost::new_err(format!(
-                "lock on {:?} was released: it cannot be extended",
-                state.lock.resource()
+                "lock on {} was released: it cannot be extended",
+                redlock_core::shown_text(state.lock.resource())
             )));
         }
         Ok(state.lock.clone())
@@ -324,8 +355,8 @@ impl<R: Renewal> Held<R> {
         };
         let token = &lock.token()[..TOKEN_PREFIX.min(lock.token().len())];
         format!(
-            "{class}(resource={:?}, token='{token}…', validity={:.3}, extensions={}, auto_extend={}, status='{status}')",
-            lock.resource(),
+            "{class}(resource={}, token='{token}…', validity={:.3}, extensions={}, auto_extend={}, status='{status}')",
+            redlock_core::shown_text(lock.resource()),
             lock.validity().as_secs_f64(),
             lock.extensions(),
             if self.auto_extends() { "True" } else { "False" },
@@ -363,6 +394,22 @@ pub(crate) fn exit_outcome<R: Renewal>(
     }
 }
 
+impl<R> Held<R> {
+    /// Keeps what a logging call of the renewal watcher raised, for the lock's next extend or
+    /// release; true when there was something (the watcher then stops logging).
+    fn keep_watcher_raised(&self) -> bool {
+        let Some(err) = crate::logging::take_raised() else {
+            return false;
+        };
+        let mut kept = self
+            .watcher_raised
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        kept.get_or_insert(err);
+        true
+    }
+}
+
 /// How often the renewal watcher looks at a lock: a sixth of its validity, within bounds
 /// (renewals happen at a third of it left).
 fn watch_period(lock: &Lock) -> Duration {
@@ -384,12 +431,16 @@ pub(crate) async fn watch_renewals<R: Renewal>(held: Weak<Held<R>>, log: OpLog) 
                 if held.first_loss_report() {
                     log.lost(&format!("background renewal: {reason}"));
                 }
+                held.keep_watcher_raised();
                 return;
             }
             Progress::Renewing(lock) => lock,
         };
         if seen_extensions.is_some_and(|seen| lock.extensions() > seen) {
             log.renewed(&lock);
+            if held.keep_watcher_raised() {
+                return;
+            }
         }
         seen_extensions = Some(lock.extensions());
         drop(held);

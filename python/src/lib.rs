@@ -5,6 +5,7 @@
 //!   async core on the tokio runtime of `runtime`, awaited through `coroutine`;
 //! - `client`: what a client keeps (and lets go of on `close()`);
 //! - `boundary`: the one GIL helper, panic containment, fork detection, Ctrl-C polling;
+//! - `carried`: what stops an operation early (an exception from its logging, `close()`);
 //! - `errors`: the exception tree and the one mapping from core errors;
 //! - `logging`: the `redlock_rs` logger;
 //! - `twins`: what the sync and async classes share (constructor, accessors), written once;
@@ -14,6 +15,7 @@ mod args;
 mod async_api;
 mod async_lock;
 mod boundary;
+mod carried;
 mod client;
 mod coroutine;
 mod errors;

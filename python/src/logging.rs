@@ -5,7 +5,14 @@
 //! redacted), never a token or a password. The logger's levels are read once per operation
 //! (`isEnabledFor`, with the GIL); an operation with nothing to log costs nothing more, and a
 //! runtime thread attaches to the interpreter only to emit a record.
+//!
+//! An exception raised while a record is emitted (`KeyboardInterrupt` from Ctrl-C while the
+//! handlers run, or a handler or filter that raises) is not logging's to swallow: it is kept
+//! on the emitting thread, the operation's remaining records are skipped, and the operation
+//! takes it with [`take_raised`] right after the logging call, to raise it to its caller once
+//! it has finished what safety needs (see `carried.rs`).
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,16 +43,38 @@ fn logger(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
         .bind(py))
 }
 
+/// Whether the logger takes records of `level`; an exception raised meanwhile (Python code
+/// runs: Ctrl-C can land here) is kept for [`take_raised`], and the answer is then no.
 fn enabled(py: Python<'_>, level: u8) -> bool {
-    logger(py)
+    let on = logger(py)
         .and_then(|l| l.call_method1(intern!(py, "isEnabledFor"), (level,)))
-        .and_then(|on| on.is_truthy())
-        .unwrap_or(false)
+        .and_then(|on| on.is_truthy());
+    on.unwrap_or_else(|err| {
+        RAISED.with_borrow_mut(|raised| {
+            raised.get_or_insert(err);
+        });
+        false
+    })
 }
 
-/// Emits one record from any thread (attaching if needed). Logging errors are logging's own
-/// business (its handlers report them); nothing here raises.
+thread_local! {
+    /// The exception a record of this thread raised, until its operation takes it.
+    static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// The exception raised while this thread emitted a record, if any (see the module's doc):
+/// call it right after the logging calls of an operation, on the same thread.
+pub(crate) fn take_raised() -> Option<PyErr> {
+    RAISED.with_borrow_mut(Option::take)
+}
+
+/// Emits one record from any thread (attaching if needed). Errors inside a handler are
+/// logging's own business (its handlers report them); an exception that leaves the logger
+/// is kept for [`take_raised`], and until then this thread emits nothing more.
 fn emit(level: u8, message: String) {
+    if RAISED.with_borrow(Option::is_some) {
+        return;
+    }
     let Some(_permit) = AttachPermit::acquire() else {
         return; // the interpreter is exiting
     };
@@ -54,7 +83,7 @@ fn emit(level: u8, message: String) {
         let pending = PyErr::take(py);
         if let Ok(logger) = logger(py) {
             if let Err(err) = logger.call_method1(intern!(py, "log"), (level, message)) {
-                err.write_unraisable(py, Some(logger));
+                RAISED.with_borrow_mut(|raised| *raised = Some(err));
             }
         }
         if let Some(pending) = pending {

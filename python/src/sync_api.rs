@@ -10,6 +10,7 @@ use redlock_core::{blocking, Lock as CoreLock, Retry, Vote as CoreVote};
 
 use crate::args::{self, ClientArgs};
 use crate::boundary::{detached, guarded, signal_raised, without_gil};
+use crate::carried::{closed_while_running, stop_signal, Carried, Closing};
 use crate::client::{ClientSlot, Info};
 use crate::errors::{to_py_err, RedlockError};
 use crate::held::watch_renewals;
@@ -95,6 +96,7 @@ client_methods!(Redlock, "Redlock", {
             Ok(LockContext {
                 client: self.slot.get()?,
                 info: self.slot.info.clone(),
+                closing: self.slot.closing.clone(),
                 resource,
                 ttl,
                 retry: timeout,
@@ -158,45 +160,70 @@ impl Redlock {
         retry: Retry,
     ) -> PyResult<Lock> {
         let client = self.slot.get()?;
-        let lock = acquire_interruptible(py, &client, &self.slot.info, resource, ttl, retry)?;
+        let lock = acquire_interruptible(
+            py,
+            &client,
+            &self.slot.info,
+            &self.slot.closing,
+            resource,
+            ttl,
+            retry,
+        )?;
         Ok(Lock::new(client, self.slot.info.clone(), lock, None))
     }
 }
 
-/// Acquire with Ctrl-C support: the wait is cancelled when a signal handler raises, after the
-/// in-flight attempt was undone on every master, and the handler's exception is raised.
-/// Every attempt is logged (DEBUG; failed masters at WARNING).
+/// Acquire with Ctrl-C support: the wait is cancelled when a signal handler raises, when a
+/// logging call made for it raises, or when the client is closed, after the in-flight attempt
+/// was undone on every master; the exception is then raised ("client closed" for a close). A
+/// lock won as a logging call raised is released first. Every attempt is logged (DEBUG;
+/// failed masters at WARNING).
 fn acquire_interruptible(
     py: Python<'_>,
     client: &Client,
     info: &Info,
+    closing: &Closing,
     resource: &str,
     ttl: Duration,
     retry: Retry,
 ) -> PyResult<CoreLock> {
     let client = client.get()?;
     let log = OpLog::start(py, &info.masters, resource);
+    let carried = Carried::default();
+    carried.collect();
     let mut attempts = 0u32;
     let mut observe = |vote: &CoreVote| {
         attempts += 1;
         if let Some(log) = &log {
             log.attempt(attempts, vote);
         }
+        carried.collect();
     };
     let mut raised: Option<PyErr> = None;
-    let signal = signal_raised(py, &mut raised);
+    let stop = stop_signal(signal_raised(py, &mut raised), &carried, closing);
     let outcome = detached(py, || {
-        client.acquire_cancellable(resource, ttl, retry, &mut observe, signal)
+        client.acquire_cancellable(resource, ttl, retry, &mut observe, stop)
     })?;
-    match (outcome, raised) {
-        (Ok(Some(lock)), _) => Ok(lock),
-        (Ok(None), Some(err)) => Err(err),
-        (Ok(None), None) => Err(RedlockError::new_err("acquire was cancelled")),
-        (Err(err), _) => {
+    match outcome {
+        Ok(Some(lock)) => match carried.take() {
+            None => Ok(lock),
+            Some(err) => {
+                // Won while a logging call raised: nobody will hold it, undo it first.
+                let _ = detached(py, || client.release(&lock))?;
+                Err(err)
+            }
+        },
+        Ok(None) => Err(match (carried.take(), raised) {
+            (Some(err), _) | (None, Some(err)) => err,
+            (None, None) if closing.is_closed() => closed_while_running("acquire", resource),
+            (None, None) => RedlockError::new_err("acquire was cancelled"),
+        }),
+        Err(err) => {
             if let Some(log) = &log {
                 log.failed("acquire", &err);
             }
-            Err(to_py_err(py, err))
+            carried.collect();
+            Err(carried.take().unwrap_or_else(|| to_py_err(py, err)))
         }
     }
 }
@@ -207,6 +234,7 @@ fn acquire_interruptible(
 pub(crate) struct LockContext {
     client: Client,
     info: Arc<Info>,
+    closing: Arc<Closing>,
     resource: String,
     ttl: Duration,
     retry: Retry,
@@ -228,6 +256,7 @@ impl LockContext {
                 py,
                 &self.client,
                 &self.info,
+                &self.closing,
                 &self.resource,
                 self.ttl,
                 self.retry,
@@ -240,6 +269,11 @@ impl LockContext {
                     client
                         .handle()
                         .spawn(watch_renewals(Arc::downgrade(lock.held()), log));
+                }
+                if let Some(err) = crate::logging::take_raised() {
+                    // Nobody will hold it: release it before raising.
+                    let _ = lock.finish(py, true);
+                    return Err(err);
                 }
             }
             let lock = Py::new(py, lock)?;
@@ -267,8 +301,8 @@ impl LockContext {
 
     fn __repr__(&self) -> String {
         format!(
-            "LockContext(resource={:?}, ttl={}, auto_extend={})",
-            self.resource,
+            "LockContext(resource={}, ttl={}, auto_extend={})",
+            redlock_core::shown_text(&self.resource),
             self.ttl.as_secs_f64(),
             if self.auto_extend { "True" } else { "False" }
         )

@@ -60,13 +60,22 @@ impl Lock {
         let client = self.client.get()?;
         let log = self.log(py);
         let released = match self.held.take_for_release()? {
-            ToRelease::AlreadyReleased => return Ok(()),
+            ToRelease::AlreadyReleased => return self.raise_meanwhile(py, Ok(())),
             // The core's scope rule: LockLost if the validity ran out before this release.
             ToRelease::Plain(lock) => detached(py, || client.release_scoped(&lock))?,
             ToRelease::Renewed(guard) => detached(py, || guard.release())?,
         };
-        exit_outcome(&self.held, log.as_ref(), released, body_raised)
-            .map_err(|err| to_py_err(py, err))
+        let outcome = exit_outcome(&self.held, log.as_ref(), released, body_raised);
+        self.raise_meanwhile(py, outcome)
+    }
+
+    /// An operation's outcome, unless Python code run on its behalf raised meanwhile (a
+    /// logging call, Ctrl-C landing in one): then that exception, now that the work is done.
+    fn raise_meanwhile<T>(&self, py: Python<'_>, outcome: redlock_core::Result<T>) -> PyResult<T> {
+        match self.held.raised_meanwhile() {
+            Some(err) => Err(err),
+            None => outcome.map_err(|err| to_py_err(py, err)),
+        }
     }
 }
 
@@ -86,9 +95,8 @@ lock_methods!(Lock, "Lock", {
             let ttl = ttl.unwrap_or(lock.ttl());
             let log = self.log(py);
             let extended = detached(py, move || client.extend(&mut lock, ttl).map(|()| lock))?;
-            self.held
-                .after_extend(log.as_ref(), extended)
-                .map_err(|err| to_py_err(py, err))
+            let outcome = self.held.after_extend(log.as_ref(), extended);
+            self.raise_meanwhile(py, outcome)
         })
     }
 
@@ -101,13 +109,12 @@ lock_methods!(Lock, "Lock", {
             let client = self.client.get()?;
             let log = self.log(py);
             let released = match self.held.take_for_release()? {
-                ToRelease::AlreadyReleased => return Ok(0),
+                ToRelease::AlreadyReleased => return self.raise_meanwhile(py, Ok(0)),
                 ToRelease::Plain(lock) => detached(py, || client.release(&lock))?,
                 ToRelease::Renewed(guard) => detached(py, || guard.release())?,
             };
-            self.held
-                .after_release(log.as_ref(), released)
-                .map_err(|err| to_py_err(py, err))
+            let outcome = self.held.after_release(log.as_ref(), released);
+            self.raise_meanwhile(py, outcome)
         })
     }
 

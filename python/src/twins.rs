@@ -61,7 +61,10 @@ macro_rules! client_methods {
             }
 
             /// Closes the client at once (nothing to await): new calls raise
-            /// ``RedlockError``. Calls already running finish; locks it acquired can still be
+            /// ``RedlockError``. An acquire still running (in any thread or task) stops
+            /// promptly, undoes its attempt in flight on every master and raises
+            /// ``RedlockError`` ("client closed"); an extend or release in flight finishes
+            /// (each is bounded by the per-master timeout). Locks it acquired can still be
             /// extended and released, and keep the connections open until then. Closing
             /// twice is fine.
             fn close(&self) {

@@ -216,8 +216,10 @@ class _Client:
     def connected_masters(self) -> int:
         """How many masters have an established connection right now."""
     def close(self) -> None:
-        """Closes the client at once (nothing to await): new calls raise RedlockError; its
-        locks can still be extended and released. Closing twice is fine."""
+        """Closes the client at once (nothing to await): new calls raise RedlockError, and an
+        acquire still running (any thread or task) stops promptly with RedlockError ("client
+        closed"), its attempt in flight undone on every master; its locks can still be
+        extended and released. Closing twice is fine."""
     @property
     def closed(self) -> bool:
         """True once close() was called."""
