@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from conftest import LocalMasters
+from conftest import LocalMasters, wait_until
 
 from redlock_rs import AsyncRedlock, Redlock
 
@@ -94,6 +94,27 @@ def test_an_exception_from_a_log_handler_reaches_the_awaiting_task(
 
     asyncio.run(main())
     masters.wait_cleared(resource)
+
+
+def test_an_exception_from_a_log_handler_during_a_renewal_is_raised_by_the_release(
+    masters: LocalMasters, resource: str
+) -> None:
+    logger = logging.getLogger("redlock_rs")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    handler = RaisingHandler()
+    try:
+        redlock = Redlock(masters.urls)
+        with pytest.raises(Boom, match="renewed"):
+            with redlock.lock(resource, ttl=0.6, auto_extend=True) as lock:
+                logger.addHandler(handler)  # from here on, the renewals' records raise
+                wait_until(lambda: handler.calls > 0, 10.0, "a renewal logged")
+                logger.removeHandler(handler)
+                assert lock.is_valid()  # the renewal itself went on
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert masters.values(resource) == [None] * 5
 
 
 # The script behind the SIGINT tests: takes a lock with all five masters up, says so, waits for
