@@ -27,8 +27,11 @@ def test_threads_blocked_in_acquire_return_promptly_after_close(masters: LocalMa
     returned_at: list[float] = []
     started = threading.Barrier(5)
 
+    entered: list[int] = []
+
     def contend() -> None:
         started.wait()
+        entered.append(1)
         try:
             redlock.acquire(resource, ttl=10.0, timeout=BUDGET)
         except BaseException as err:  # noqa: BLE001 - the test inspects what each thread got
@@ -39,8 +42,9 @@ def test_threads_blocked_in_acquire_return_promptly_after_close(masters: LocalMa
     for thread in threads:
         thread.start()
     started.wait()
-    # The contenders are retrying once their attempts reach the masters (after the holder's).
-    wait_until(lambda: masters.calls(0, "set") >= 1 + 4, 10.0, "the contenders' attempts")
+    # The contenders are retrying once their attempts reach the masters (after the holder's):
+    # two rounds of them take at least a retry delay, long after every thread entered acquire.
+    wait_until(lambda: len(entered) == 4 and masters.calls(0, "set") >= 1 + 8, 10.0, "the contenders' attempts")
     closed_at = time.monotonic()
     redlock.close()
     for thread in threads:
