@@ -26,16 +26,52 @@ pub enum ArgValue {
     Text(String),
 }
 
-/// How a surface writes durations in messages.
+/// How a surface writes durations in messages: one style per surface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DurationUnit {
-    /// Rust's `Debug` form: `1.5s`, `200ms`, `0ns` (the core, the load generator's flags).
+    /// Humanised (the core, the load generator): an argument as Rust's `Debug` form (`1.5s`,
+    /// `200ms`), a measured or derived duration rounded (`40.12ms`, `232.5µs`).
     #[default]
     Readable,
-    /// Whole milliseconds, no unit (the C ABI's `*_ms` parameters).
+    /// Milliseconds (C): an argument as whole milliseconds without a unit (the `*_ms`
+    /// parameters), a measured or derived duration as `40.123 ms`.
     Millis,
-    /// Seconds as a float, no unit (Python).
+    /// Seconds (Python): an argument as a float without a unit, a measured or derived
+    /// duration as `0.040123 s`.
     Seconds,
+}
+
+impl DurationUnit {
+    /// A measured or derived duration (an elapsed time, a limit) in this unit's style:
+    /// `2.01ms`, `2.01 ms` or `0.00201 s`.
+    pub fn show(self, d: Duration) -> String {
+        match self {
+            DurationUnit::Readable => {
+                let nanos = d.as_nanos();
+                if nanos >= 1_000_000_000 {
+                    format!("{}s", trimmed(d.as_secs_f64(), 3))
+                } else if nanos >= 1_000_000 {
+                    format!("{}ms", trimmed(d.as_secs_f64() * 1e3, 2))
+                } else if nanos >= 1_000 {
+                    format!("{}µs", trimmed(d.as_secs_f64() * 1e6, 1))
+                } else {
+                    format!("{nanos}ns")
+                }
+            }
+            DurationUnit::Millis => format!("{} ms", trimmed(d.as_secs_f64() * 1e3, 3)),
+            DurationUnit::Seconds => format!("{} s", trimmed(d.as_secs_f64(), 6)),
+        }
+    }
+}
+
+/// `value` with at most `decimals` decimals, without trailing zeros (`2.01`, `40`).
+fn trimmed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// A bad argument or configuration value: the parameter, the value (when there is one to
@@ -48,6 +84,8 @@ pub struct InvalidArgument {
     parameter: Cow<'static, str>,
     value: Option<ArgValue>,
     reason: String,
+    /// Durations the reason refers to as `{0}`, `{1}`...: shown in the surface's unit.
+    limits: Vec<Duration>,
     unit: DurationUnit,
 }
 
@@ -63,6 +101,7 @@ impl InvalidArgument {
             parameter: parameter.into(),
             value: Some(value),
             reason: reason.into(),
+            limits: Vec::new(),
             unit: DurationUnit::default(),
         }
     }
@@ -76,8 +115,15 @@ impl InvalidArgument {
             parameter: parameter.into(),
             value: None,
             reason: reason.into(),
+            limits: Vec::new(),
             unit: DurationUnit::default(),
         }
+    }
+    /// The durations that the reason's `{0}`, `{1}`... stand for (a limit, an allowance), so
+    /// each surface shows them in its own unit: `"must be longer than {0}"`.
+    pub fn with_limits(mut self, limits: impl IntoIterator<Item = Duration>) -> Self {
+        self.limits = limits.into_iter().collect();
+        self
     }
     /// The parameter's name (the core's, or the surface's after [`crate::Error::for_surface`]).
     pub fn parameter(&self) -> &str {
@@ -87,9 +133,16 @@ impl InvalidArgument {
     pub fn value(&self) -> Option<&ArgValue> {
         self.value.as_ref()
     }
-    /// Why the value is refused.
-    pub fn reason(&self) -> &str {
-        &self.reason
+    /// Why the value is refused, its durations in this argument's unit.
+    pub fn reason(&self) -> Cow<'_, str> {
+        if self.limits.is_empty() {
+            return Cow::Borrowed(&self.reason);
+        }
+        let mut reason = self.reason.clone();
+        for (i, limit) in self.limits.iter().enumerate() {
+            reason = reason.replace(&format!("{{{i}}}"), &self.unit.show(*limit));
+        }
+        Cow::Owned(reason)
     }
     /// In `surface`'s words: its name for the parameter, its unit of durations.
     pub(crate) fn in_words_of(mut self, surface: &Surface) -> Self {
@@ -100,7 +153,11 @@ impl InvalidArgument {
         {
             self.parameter = Cow::Borrowed(renamed);
         }
-        self.unit = surface.durations;
+        self.in_unit(surface.durations)
+    }
+    /// With durations in `unit`.
+    pub(crate) fn in_unit(mut self, unit: DurationUnit) -> Self {
+        self.unit = unit;
         self
     }
 }
@@ -109,7 +166,7 @@ impl fmt::Display for InvalidArgument {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.parameter)?;
         match &self.value {
-            None => return write!(f, " {}", self.reason),
+            None => return write!(f, " {}", self.reason()),
             Some(ArgValue::Duration(d)) => match self.unit {
                 DurationUnit::Readable => write!(f, " {d:?}")?,
                 DurationUnit::Millis => write!(f, " {}", d.as_millis())?,
@@ -120,7 +177,7 @@ impl fmt::Display for InvalidArgument {
             Some(ArgValue::Integer(i)) => write!(f, " {i}")?,
             Some(ArgValue::Text(t)) => write!(f, " {}", shown_text(t))?,
         }
-        write!(f, ": {}", self.reason)
+        write!(f, ": {}", self.reason())
     }
 }
 

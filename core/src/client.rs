@@ -281,6 +281,7 @@ impl Redlock {
     where
         C: std::future::Future<Output = ()>,
     {
+        let call_started = Instant::now();
         check_resource(resource)?;
         let settings = &self.inner.settings;
         let ttl = check_ttl(ttl, settings.drift_factor)?;
@@ -343,7 +344,7 @@ impl Redlock {
                 _ => false,
             };
             if attempts >= max_attempts || out_of_time {
-                return Err(self.acquire_error(&resource, attempts, vote));
+                return Err(self.acquire_error(&resource, attempts, call_started.elapsed(), vote));
             }
             // Sleep the drawn delay; in line, a release of the resource by this client may
             // end it early.
@@ -433,19 +434,22 @@ impl Redlock {
         vote
     }
 
-    fn acquire_error(&self, resource: &str, attempts: u32, vote: Vote) -> Error {
+    /// The error of an acquire call that made `attempts` in `elapsed` and lost the last one.
+    fn acquire_error(&self, resource: &str, attempts: u32, elapsed: Duration, vote: Vote) -> Error {
         // Unavailable when failures alone made the quorum unreachable: Redis is down, not busy.
         let (resource, vote) = (resource.to_string(), Box::new(vote));
         if self.quorum().unavailable(vote.failed()) {
             Error::Unavailable {
                 resource,
                 attempts,
+                elapsed,
                 vote,
             }
         } else {
             Error::NotAcquired {
                 resource,
                 attempts,
+                elapsed,
                 vote,
             }
         }
@@ -496,6 +500,7 @@ impl Redlock {
             return Err(Error::Unavailable {
                 resource: lock.resource.to_string(),
                 attempts: 1,
+                elapsed: vote.elapsed(),
                 vote: Box::new(vote),
             });
         }

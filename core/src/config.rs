@@ -222,10 +222,13 @@ impl RedlockBuilder {
             ));
         }
         if self.retry_delay > crate::validity::MAX_TTL {
-            return Err(Error::invalid_argument(
-                "retry_delay",
-                ArgValue::Duration(self.retry_delay),
-                format!("larger than the maximum {:?}", crate::validity::MAX_TTL),
+            return Err(Error::InvalidArgument(
+                InvalidArgument::new(
+                    "retry_delay",
+                    ArgValue::Duration(self.retry_delay),
+                    "larger than the maximum {0}",
+                )
+                .with_limits([crate::validity::MAX_TTL]),
             ));
         }
         Ok(Settings {
@@ -350,20 +353,24 @@ pub fn check_resource(resource: &str) -> Result<()> {
 pub(crate) fn check_ttl(ttl: Duration, drift_factor: f64) -> Result<Duration> {
     let whole_ms = Duration::from_millis(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
     if whole_ms > crate::validity::MAX_TTL {
-        return Err(Error::invalid_argument(
-            "ttl",
-            ArgValue::Duration(ttl),
-            format!("larger than the maximum {:?}", crate::validity::MAX_TTL),
+        return Err(Error::InvalidArgument(
+            InvalidArgument::new(
+                "ttl",
+                ArgValue::Duration(ttl),
+                "larger than the maximum {0}",
+            )
+            .with_limits([crate::validity::MAX_TTL]),
         ));
     }
     let drift = crate::validity::drift(whole_ms, drift_factor);
     if whole_ms <= drift {
-        return Err(Error::invalid_argument(
-            "ttl",
-            ArgValue::Duration(ttl),
-            format!(
-                "must be longer than the clock-drift allowance {drift:?} (ttl × drift_factor + 2ms)"
-            ),
+        return Err(Error::InvalidArgument(
+            InvalidArgument::new(
+                "ttl",
+                ArgValue::Duration(ttl),
+                "must be longer than the clock-drift allowance {0} (ttl × drift_factor + {1})",
+            )
+            .with_limits([drift, crate::validity::DRIFT_FLOOR]),
         ));
     }
     Ok(whole_ms)
@@ -472,6 +479,26 @@ mod surface_tests {
         assert_eq!(
             null.for_surface(&C).to_string(),
             "invalid argument: out is NULL"
+        );
+    }
+
+    #[test]
+    fn durations_in_a_reason_are_in_the_surface_unit() {
+        let err = || check_ttl(Duration::from_millis(1), 0.01).unwrap_err();
+        let reason = "must be longer than the clock-drift allowance";
+        assert_eq!(
+            err().to_string(),
+            format!("invalid argument: ttl 1ms: {reason} 2.01ms (ttl × drift_factor + 2ms)")
+        );
+        assert_eq!(
+            err().for_surface(&C).to_string(),
+            format!("invalid argument: ttl_ms 1: {reason} 2.01 ms (ttl × drift_factor + 2 ms)")
+        );
+        assert_eq!(
+            err().for_surface(&PY).to_string(),
+            format!(
+                "invalid argument: ttl 0.001: {reason} 0.00201 s (ttl × drift_factor + 0.002 s)"
+            )
         );
     }
 

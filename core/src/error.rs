@@ -1,11 +1,11 @@
 //! The one error type of the core. Bindings map [`ErrorKind`] once to their own surface.
 
-use std::fmt;
-
 use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
 
-use crate::argument::{shown_text, ArgValue, InvalidArgument, Surface};
-use crate::vote::Vote;
+use crate::argument::{shown_text, ArgValue, DurationUnit, InvalidArgument, Surface};
+use crate::vote::{Verdict, Vote};
 
 /// Result alias of the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -53,36 +53,37 @@ impl fmt::Display for LostReason {
 }
 
 /// Errors of every operation.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Display` writes durations humanised (`40.12ms`); a surface shows the same message in
+/// its own unit with [`Error::display_in`].
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// Lost the vote: someone else holds the resource (or held it on enough masters).
-    #[error(
-        "lock on {} not acquired after {attempts} attempt(s): {vote}{}",
-        shown_text(resource),
-        failures_suffix(vote)
-    )]
+    /// Lost the vote: another holder has the resource (or had it on enough masters), or a
+    /// quorum was won too slowly to leave any validity.
     NotAcquired {
         /// The resource asked for.
         resource: String,
         /// Attempts made.
         attempts: u32,
+        /// The whole call's time, every attempt and retry delay included.
+        elapsed: Duration,
         /// The last attempt's vote.
         vote: Box<Vote>,
     },
     /// Failures alone made the quorum unreachable: Redis is down, unreachable or refusing us.
     /// The message names each failed master's cause.
-    #[error("lock on {} unavailable after {attempts} attempt(s): {}; quorum is {} ({vote})", shown_text(resource), vote.failure_summary(), vote.quorum())]
     Unavailable {
         /// The resource asked for.
         resource: String,
-        /// Attempts made (0 for a release or extend).
+        /// Attempts made (1 for an extend).
         attempts: u32,
+        /// The whole call's time, every attempt and retry delay included.
+        elapsed: Duration,
         /// The last vote.
         vote: Box<Vote>,
     },
     /// Extend failed or the lock expired.
-    #[error("lock on {} lost: {reason}{}", shown_text(resource), vote.as_deref().map(failures_suffix).unwrap_or_default())]
     LockLost {
         /// The lock's resource.
         resource: String,
@@ -92,11 +93,50 @@ pub enum Error {
         vote: Option<Box<Vote>>,
     },
     /// Bad argument or configuration: the parameter, its value (never a password) and why.
-    #[error("invalid argument: {0}")]
     InvalidArgument(InvalidArgument),
     /// A bug or an environment failure.
-    #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl std::error::Error for Error {}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f, None)
+    }
+}
+
+/// An [`Error`] with its durations in one unit (see [`Error::display_in`]).
+struct InUnit<'a>(&'a Error, DurationUnit);
+
+impl fmt::Display for InUnit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.render(f, Some(self.1))
+    }
+}
+
+/// `"1 attempt"`, `"3 attempts"`.
+fn attempts_text(attempts: u32) -> String {
+    match attempts {
+        1 => "1 attempt".to_string(),
+        n => format!("{n} attempts"),
+    }
+}
+
+/// Why a lost vote was lost, from the last attempt's verdict (DESIGN §4).
+fn why_not_acquired(vote: &Vote) -> String {
+    match vote.verdict() {
+        Verdict::CleanLoss => "another holder has it".to_string(),
+        Verdict::SplitVote => format!(
+            "another holder has it on {} of {} masters (a split vote between contenders)",
+            vote.denied(),
+            vote.masters().len()
+        ),
+        Verdict::Expired => {
+            "a quorum granted it, but the vote took longer than the lock's validity".to_string()
+        }
+        _ => "the quorum was not reached".to_string(),
+    }
 }
 
 /// `"; 1 of 5 masters could not be reached (...)"`, or nothing when no master failed.
@@ -110,6 +150,64 @@ fn failures_suffix(vote: &Vote) -> String {
 }
 
 impl Error {
+    /// The message with its durations in `unit`: how a surface shows it (milliseconds in C,
+    /// seconds in Python). `Display` is the same with durations humanised.
+    pub fn display_in(&self, unit: DurationUnit) -> impl fmt::Display + '_ {
+        InUnit(self, unit)
+    }
+
+    /// Writes the message; `unit` None: humanised durations, and an `InvalidArgument` in the
+    /// unit it carries (see [`Error::for_surface`]).
+    fn render(&self, f: &mut fmt::Formatter<'_>, unit: Option<DurationUnit>) -> fmt::Result {
+        let show = |d: Duration| unit.unwrap_or_default().show(d);
+        match self {
+            Error::NotAcquired {
+                resource,
+                attempts,
+                elapsed,
+                vote,
+            } => write!(
+                f,
+                "lock on {} not acquired after {} in {}: {}; last attempt: {}{}",
+                shown_text(resource),
+                attempts_text(*attempts),
+                show(*elapsed),
+                why_not_acquired(vote),
+                vote.counts(),
+                failures_suffix(vote)
+            ),
+            Error::Unavailable {
+                resource,
+                attempts,
+                elapsed,
+                vote,
+            } => write!(
+                f,
+                "lock on {} unavailable after {} in {}: {}; last attempt: {}",
+                shown_text(resource),
+                attempts_text(*attempts),
+                show(*elapsed),
+                vote.failure_summary(),
+                vote.counts()
+            ),
+            Error::LockLost {
+                resource,
+                reason,
+                vote,
+            } => write!(
+                f,
+                "lock on {} lost: {reason}{}",
+                shown_text(resource),
+                vote.as_deref().map(failures_suffix).unwrap_or_default()
+            ),
+            Error::InvalidArgument(invalid) => match unit {
+                Some(unit) => write!(f, "invalid argument: {}", invalid.clone().in_unit(unit)),
+                None => write!(f, "invalid argument: {invalid}"),
+            },
+            Error::Internal(what) => write!(f, "internal error: {what}"),
+        }
+    }
+
     /// The category, for mapping to other surfaces.
     pub fn kind(&self) -> ErrorKind {
         match self {

@@ -195,11 +195,13 @@ impl Vote {
     pub fn denied(&self) -> usize {
         self.count(|o| o == Outcome::Denied)
     }
-    /// Masters that failed, timed-out ones included.
+    /// Masters that failed, by an error or a timeout (each master counts once:
+    /// `granted + denied + failed + not_awaited` is the number of masters;
+    /// [`timed_out`](Self::timed_out) tells how many of the failed ones timed out).
     pub fn failed(&self) -> usize {
         self.count(|o| matches!(o, Outcome::Failed(_) | Outcome::TimedOut))
     }
-    /// Masters that timed out (a subset of [`failed`](Self::failed)).
+    /// Masters that timed out: a part of [`failed`](Self::failed), not counted apart.
     pub fn timed_out(&self) -> usize {
         self.count(|o| o == Outcome::TimedOut)
     }
@@ -263,6 +265,11 @@ impl Vote {
             .collect();
         parts.join("; ")
     }
+    /// Every master counted once, with the quorum: `"2 granted, 0 denied, 3 failed (3 timed
+    /// out), 0 not awaited of 5 masters; quorum 3"`.
+    pub fn counts(&self) -> impl fmt::Display + '_ {
+        Counts(self)
+    }
     fn quorum_reached(&self) -> bool {
         crate::quorum::Quorum::new(self.masters.len(), self.quorum).reached(self.granted())
     }
@@ -300,17 +307,42 @@ impl fmt::Debug for Vote {
     }
 }
 
+/// See [`Vote::counts`].
+struct Counts<'a>(&'a Vote);
+
+impl fmt::Display for Counts<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let vote = self.0;
+        write!(
+            f,
+            "{} granted, {} denied, {} failed",
+            vote.granted(),
+            vote.denied(),
+            vote.failed()
+        )?;
+        let timed_out = vote.timed_out();
+        if timed_out > 0 {
+            write!(f, " ({timed_out} timed out)")?;
+        }
+        write!(
+            f,
+            ", {} not awaited of {} masters; quorum {}",
+            vote.not_awaited(),
+            vote.masters.len(),
+            vote.quorum
+        )
+    }
+}
+
+/// `"2 granted, 0 denied, 3 failed (3 timed out), 0 not awaited of 5 masters; quorum 3 in
+/// 101.2ms"`.
 impl fmt::Display for Vote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} granted, {} denied, {} failed of {} (quorum {}) in {:?}",
-            self.granted(),
-            self.denied(),
-            self.failed(),
-            self.masters.len(),
-            self.quorum,
-            self.elapsed
+            "{} in {}",
+            self.counts(),
+            crate::DurationUnit::Readable.show(self.elapsed)
         )
     }
 }
@@ -400,6 +432,12 @@ mod tests {
                 v.not_awaited()
             ),
             (1, 1, 2, 1, 1)
+        );
+        // Each master once: 1 granted + 1 denied + 2 failed (1 of them timed out) + 1 not
+        // awaited = 5.
+        assert_eq!(
+            v.counts().to_string(),
+            "1 granted, 1 denied, 2 failed (1 timed out), 1 not awaited of 5 masters; quorum 3"
         );
     }
 }

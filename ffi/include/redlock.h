@@ -100,13 +100,19 @@ typedef enum redlock_verdict {
      */
     REDLOCK_VERDICT_EXPIRED = 1,
     /**
-     * 0 < granted < quorum: the masters were split between contenders.
+     * 0 < granted < quorum with at least one denial: the masters were split between
+     * contenders.
      */
     REDLOCK_VERDICT_SPLIT_VOTE = 2,
     /**
-     * granted == 0.
+     * granted == 0 with at least one denial: another holder has the lock.
      */
     REDLOCK_VERDICT_CLEAN_LOSS = 3,
+    /**
+     * Quorum not reached and no master denied: failures and timeouts alone kept it out of
+     * reach. An outage, never contention.
+     */
+    REDLOCK_VERDICT_UNAVAILABLE = 4,
 } redlock_verdict;
 
 /**
@@ -314,11 +320,12 @@ typedef struct redlock_vote {
      */
     size_t denied;
     /**
-     * Masters that failed, timed-out ones included.
+     * Masters that failed, by an error or a timeout. Each master counts once:
+     * `granted + denied + failed + not_awaited == n_masters`.
      */
     size_t failed;
     /**
-     * Masters that timed out (a subset of `failed`).
+     * How many of the `failed` masters timed out (a part of `failed`, not counted apart).
      */
     size_t timed_out;
     /**
@@ -609,7 +616,7 @@ const char *redlock_outcome_str(redlock_outcome outcome);
 
 /**
  * Short stable name of a `redlock_verdict` (`"won"`, `"expired"`, `"split_vote"`,
- * `"clean_loss"`), or `"unknown"`. Static: never free it.
+ * `"clean_loss"`, `"unavailable"`), or `"unknown"`. Static: never free it.
  */
 const char *redlock_verdict_str(redlock_verdict verdict);
 

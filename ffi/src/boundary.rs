@@ -136,7 +136,7 @@ fn respond(
         }
         Err(error) => {
             let error = error.for_surface(&C_WORDS);
-            set_last_error(format_args!("{error}"));
+            set_last_error(format_args!("{}", error.display_in(C_WORDS.durations)));
             redlock_status::from_kind(error.kind())
         }
     }));

@@ -65,10 +65,14 @@ pub enum redlock_verdict {
     REDLOCK_VERDICT_WON = 0,
     /// granted >= quorum but the validity ran out before the vote was complete.
     REDLOCK_VERDICT_EXPIRED = 1,
-    /// 0 < granted < quorum: the masters were split between contenders.
+    /// 0 < granted < quorum with at least one denial: the masters were split between
+    /// contenders.
     REDLOCK_VERDICT_SPLIT_VOTE = 2,
-    /// granted == 0.
+    /// granted == 0 with at least one denial: another holder has the lock.
     REDLOCK_VERDICT_CLEAN_LOSS = 3,
+    /// Quorum not reached and no master denied: failures and timeouts alone kept it out of
+    /// reach. An outage, never contention.
+    REDLOCK_VERDICT_UNAVAILABLE = 4,
 }
 
 /// One master's part of a vote.
@@ -104,9 +108,10 @@ pub struct redlock_vote {
     pub granted: usize,
     /// Masters that answered no.
     pub denied: usize,
-    /// Masters that failed, timed-out ones included.
+    /// Masters that failed, by an error or a timeout. Each master counts once:
+    /// `granted + denied + failed + not_awaited == n_masters`.
     pub failed: usize,
-    /// Masters that timed out (a subset of `failed`).
+    /// How many of the `failed` masters timed out (a part of `failed`, not counted apart).
     pub timed_out: usize,
     /// Masters whose answer concurrent fan-out did not wait for.
     pub not_awaited: usize,
@@ -187,7 +192,10 @@ impl From<&Vote> for redlock_vote {
             Verdict::Won => redlock_verdict::REDLOCK_VERDICT_WON,
             Verdict::Expired => redlock_verdict::REDLOCK_VERDICT_EXPIRED,
             Verdict::SplitVote => redlock_verdict::REDLOCK_VERDICT_SPLIT_VOTE,
-            _ => redlock_verdict::REDLOCK_VERDICT_CLEAN_LOSS,
+            Verdict::CleanLoss => redlock_verdict::REDLOCK_VERDICT_CLEAN_LOSS,
+            // `Verdict` is non-exhaustive: a verdict added later is no loss to contention
+            // until it is mapped.
+            _ => redlock_verdict::REDLOCK_VERDICT_UNAVAILABLE,
         };
         redlock_vote {
             n_masters: vote.masters().len().min(REDLOCK_MAX_MASTERS),
@@ -321,7 +329,7 @@ pub extern "C" fn redlock_outcome_str(outcome: redlock_outcome_value) -> *const 
 }
 
 /// Short stable name of a `redlock_verdict` (`"won"`, `"expired"`, `"split_vote"`,
-/// `"clean_loss"`), or `"unknown"`. Static: never free it.
+/// `"clean_loss"`, `"unavailable"`), or `"unknown"`. Static: never free it.
 #[no_mangle]
 pub extern "C" fn redlock_verdict_str(verdict: redlock_verdict_value) -> *const c_char {
     use redlock_verdict::*;
@@ -330,6 +338,7 @@ pub extern "C" fn redlock_verdict_str(verdict: redlock_verdict_value) -> *const 
         (REDLOCK_VERDICT_EXPIRED as c_int, c"expired"),
         (REDLOCK_VERDICT_SPLIT_VOTE as c_int, c"split_vote"),
         (REDLOCK_VERDICT_CLEAN_LOSS as c_int, c"clean_loss"),
+        (REDLOCK_VERDICT_UNAVAILABLE as c_int, c"unavailable"),
     ];
     name_of(verdict.0, &names, c"unknown")
 }
@@ -384,9 +393,30 @@ mod tests {
             text(redlock_outcome_str(redlock_outcome_value(99))),
             "unknown"
         );
+        for (c, core) in [
+            (redlock_verdict::REDLOCK_VERDICT_WON, Verdict::Won),
+            (redlock_verdict::REDLOCK_VERDICT_EXPIRED, Verdict::Expired),
+            (
+                redlock_verdict::REDLOCK_VERDICT_SPLIT_VOTE,
+                Verdict::SplitVote,
+            ),
+            (
+                redlock_verdict::REDLOCK_VERDICT_CLEAN_LOSS,
+                Verdict::CleanLoss,
+            ),
+            (
+                redlock_verdict::REDLOCK_VERDICT_UNAVAILABLE,
+                Verdict::Unavailable,
+            ),
+        ] {
+            assert_eq!(
+                text(redlock_verdict_str(redlock_verdict_value(c as c_int))),
+                core.as_str()
+            );
+        }
         assert_eq!(
-            text(redlock_verdict_str(redlock_verdict_value(2))),
-            Verdict::SplitVote.as_str()
+            text(redlock_verdict_str(redlock_verdict_value(4))),
+            "unavailable"
         );
         assert_eq!(
             text(redlock_verdict_str(redlock_verdict_value(-3))),

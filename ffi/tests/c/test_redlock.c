@@ -176,11 +176,13 @@ static void contention(void) {
     CHECK_STATUS(redlock_try_acquire(loser, "c:contended", 10000, &lost), REDLOCK_NOT_ACQUIRED);
     CHECK(lost == (redlock_lock *)&failures);
     CHECK_MESSAGE("c:contended");
-    CHECK_MESSAGE("not acquired");
+    CHECK_MESSAGE("not acquired after 1 attempt in ");
+    CHECK_MESSAGE(" ms: another holder has it"); /* C's unit: milliseconds */
     redlock_vote vote = last_vote();
     CHECK_MESSAGE("not acquired"); /* reading the vote left the message alone */
     CHECK(vote.granted == 0 && vote.denied >= vote.quorum && vote.failed == 0);
     CHECK(vote.denied + vote.not_awaited == n_urls);
+    CHECK(vote.granted + vote.denied + vote.failed + vote.not_awaited == vote.n_masters);
     CHECK(vote.verdict == REDLOCK_VERDICT_CLEAN_LOSS && vote.validity_us == -1);
     CHECK(vote.masters[0].outcome == REDLOCK_OUTCOME_DENIED); /* sequential: asked first */
 
@@ -231,9 +233,13 @@ static void three_masters_down(void) {
         redlock_lock *lock = NULL;
         CHECK_STATUS(redlock_acquire(client, "c:three-down", 10000, &lock), REDLOCK_UNAVAILABLE);
         CHECK(lock == NULL);
-        CHECK_MESSAGE("unavailable");
+        CHECK_MESSAGE("unavailable after 3 attempts in ");
+        CHECK_MESSAGE(" ms: 3 of 5 masters could not be reached");
         redlock_vote vote = last_vote();
         CHECK(vote.failed >= 3 && vote.granted <= 2);
+        /* An outage without contention: never a split vote or a clean loss. */
+        CHECK(vote.denied == 0 && vote.verdict == REDLOCK_VERDICT_UNAVAILABLE);
+        CHECK(vote.granted + vote.denied + vote.failed + vote.not_awaited == vote.n_masters);
         CHECK(vote.masters[0].outcome == REDLOCK_OUTCOME_FAILED ||
               vote.masters[0].outcome == REDLOCK_OUTCOME_NOT_AWAITED);
         redlock_client_free(client);
@@ -329,7 +335,7 @@ static void invalid_input(void) {
     CHECK_STATUS(redlock_try_acquire(client, "c:ttl", 0, &lock), REDLOCK_INVALID_ARGUMENT);
     CHECK_MESSAGE("ttl_ms 0");
     CHECK_STATUS(redlock_acquire(client, "c:ttl", 1, &lock), REDLOCK_INVALID_ARGUMENT);
-    CHECK_MESSAGE("ttl_ms 1: must be longer than the clock-drift allowance");
+    CHECK_MESSAGE("ttl_ms 1: must be longer than the clock-drift allowance 2.01 ms");
     CHECK_STATUS(redlock_acquire(client, "", 1000, &lock), REDLOCK_INVALID_ARGUMENT);
     CHECK_MESSAGE("resource \"\"");
     CHECK_STATUS(redlock_acquire(client, "c:ttl", UINT64_MAX, &lock), REDLOCK_INVALID_ARGUMENT);
@@ -654,6 +660,8 @@ static void constants(void) {
     CHECK(strcmp(redlock_outcome_str(REDLOCK_OUTCOME_NOT_AWAITED), "not_awaited") == 0);
     CHECK(strcmp(redlock_outcome_str((redlock_outcome)42), "unknown") == 0);
     CHECK(strcmp(redlock_verdict_str(REDLOCK_VERDICT_SPLIT_VOTE), "split_vote") == 0);
+    CHECK(strcmp(redlock_verdict_str(REDLOCK_VERDICT_UNAVAILABLE), "unavailable") == 0);
+    CHECK(REDLOCK_VERDICT_CLEAN_LOSS == 3 && REDLOCK_VERDICT_UNAVAILABLE == 4);
     /* The driver compares these with the Rust layouts. */
     printf("sizes: options %zu vote %zu master_vote %zu status %zu\n", sizeof(redlock_options),
            sizeof(redlock_vote), sizeof(redlock_master_vote), sizeof(redlock_status));
