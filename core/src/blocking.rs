@@ -207,6 +207,14 @@ impl AutoExtend {
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.guard().lost_reason()
     }
+    /// How many renewals failed so far (see [`crate::AutoExtend::failed_renewals`]).
+    pub fn failed_renewals(&self) -> u32 {
+        self.guard().failed_renewals()
+    }
+    /// The vote of the last failed renewal: which masters failed, and why.
+    pub fn last_failed_renewal(&self) -> Option<Vote> {
+        self.guard().last_failed_renewal()
+    }
     /// Stops renewing and hands the lock back.
     pub fn stop(mut self) -> Lock {
         let guard = self.guard.take().expect("guard present until consumed");

@@ -22,6 +22,10 @@ struct State {
     lost: Option<LostReason>,
     /// The reason reported once `lock`'s validity has run out without a renewal.
     at_expiry: LostReason,
+    /// Renewals that failed (too few masters answered, or the lock was found lost).
+    failed_renewals: u32,
+    /// The vote of the last of them: which masters failed, and why.
+    last_failed_renewal: Option<Vote>,
 }
 
 impl State {
@@ -65,6 +69,8 @@ impl Redlock {
             lock,
             lost: None,
             at_expiry: LostReason::Expired,
+            failed_renewals: 0,
+            last_failed_renewal: None,
         });
         let task = tokio::spawn(renew(self.clone(), tx));
         AutoExtend {
@@ -111,11 +117,13 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
                 mark_lost(&tx, LostReason::ExtensionLimit);
                 return;
             }
-            Err(Error::LockLost { reason, .. }) => {
+            Err(Error::LockLost { reason, vote, .. }) => {
+                record_failure(&tx, vote.as_deref());
                 mark_lost(&tx, reason);
                 return;
             }
-            Err(_) => {
+            Err(err) => {
+                record_failure(&tx, err.vote());
                 // Too few masters answered: retry while the current validity lasts.
                 let remaining = lock.remaining();
                 if remaining.is_zero() {
@@ -149,6 +157,14 @@ fn commit(tx: &watch::Sender<State>, renewed: &Lock) -> bool {
     kept
 }
 
+/// Counts a failed renewal and keeps its vote.
+fn record_failure(tx: &watch::Sender<State>, vote: Option<&Vote>) {
+    tx.send_modify(|s| {
+        s.failed_renewals += 1;
+        s.last_failed_renewal = vote.cloned();
+    });
+}
+
 /// Records the loss (keeping an earlier reason).
 fn mark_lost(tx: &watch::Sender<State>, reason: LostReason) {
     tx.send_modify(|s| {
@@ -177,6 +193,16 @@ impl AutoExtend {
     /// renewal).
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.state.borrow().lost_reason()
+    }
+    /// How many renewals failed so far: too few masters answered (retried while the validity
+    /// lasts), or the last one found the lock lost.
+    pub fn failed_renewals(&self) -> u32 {
+        self.state.borrow().failed_renewals
+    }
+    /// The vote of the last failed renewal, when it got as far as a vote: which masters
+    /// failed, and why ([`Vote::failure_summary`]).
+    pub fn last_failed_renewal(&self) -> Option<Vote> {
+        self.state.borrow().last_failed_renewal.clone()
     }
     /// Resolves when the lock is lost (never, while renewals keep succeeding); at the latest
     /// when the held lock's validity runs out.

@@ -222,3 +222,36 @@ async fn auto_extend_is_lost_as_soon_as_validity_runs_out() {
         .await;
     }
 }
+
+/// A renewal that finds too few masters says which ones failed and why.
+#[tokio::test]
+async fn auto_extend_keeps_the_vote_of_a_failed_renewal() {
+    for fanout in FANOUTS {
+        let m = masters(5);
+        let redlock = client(&m, fanout).await;
+        let key = format!("watchdog-failure:{fanout}");
+        let lock = redlock
+            .acquire(&key, Duration::from_millis(600))
+            .await
+            .unwrap();
+        let guard = redlock.auto_extend(lock);
+        assert_eq!(guard.failed_renewals(), 0);
+        for i in 0..3 {
+            m.kill(i).unwrap();
+        }
+        eventually("a failed renewal", Duration::from_secs(10), || {
+            guard.failed_renewals() > 0
+        })
+        .await;
+        let vote = guard
+            .last_failed_renewal()
+            .expect("the failed renewal's vote");
+        assert!(vote.failed() >= 3, "{fanout}: {vote}");
+        assert!(
+            vote.failure_summary().contains("could not be reached"),
+            "{fanout}: {}",
+            vote.failure_summary()
+        );
+        drop(guard);
+    }
+}
