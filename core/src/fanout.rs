@@ -38,16 +38,12 @@ pub(crate) struct Request<'a> {
     pub(crate) on_queued: Option<&'a (dyn Fn() + Sync)>,
 }
 
+/// The cause of a timed-out master.
+const NO_REPLY: &str = "no reply within the per-master timeout";
+
 /// Writes master `i`'s part of `vote` from what its collector recorded. `unanswered` is what
 /// a master that did not answer gets: `TimedOut` after the deadline, else `NotAwaited`.
-fn fill(
-    vote: &mut Vote,
-    i: usize,
-    sent: Instant,
-    recorded: Recorded,
-    unanswered: Outcome,
-    timeout: Duration,
-) {
+fn fill(vote: &mut Vote, i: usize, sent: Instant, recorded: Recorded, unanswered: Outcome) {
     let m = &mut vote.masters[i];
     match recorded {
         Some((answer, arrived)) => {
@@ -63,7 +59,8 @@ fn fill(
         }
         None if unanswered == Outcome::TimedOut => {
             m.outcome = Outcome::TimedOut;
-            m.error = Some(Arc::from(format!("no reply within {timeout:?}")));
+            // No duration in the words: each surface states durations in its own unit.
+            m.error = Some(Arc::from(NO_REPLY));
         }
         None => m.outcome = unanswered,
     }
@@ -178,7 +175,7 @@ pub(crate) async fn round(
                 } else {
                     Outcome::NotAwaited
                 };
-                fill(&mut vote, i, sent, recorded, unanswered, timeout);
+                fill(&mut vote, i, sent, recorded, unanswered);
             }
         }
         FanOut::Concurrent => {
@@ -211,7 +208,7 @@ pub(crate) async fn round(
                 Outcome::NotAwaited
             };
             for (i, recorded) in all.take().into_iter().enumerate() {
-                fill(&mut vote, i, start, recorded, unanswered, timeout);
+                fill(&mut vote, i, start, recorded, unanswered);
             }
         }
     }

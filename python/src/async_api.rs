@@ -230,13 +230,19 @@ impl Acquiring {
             .acquire_cancellable(&self.resource, self.ttl, self.retry, &mut observe, stop)
             .await;
         let lock = match acquired {
-            Ok(Some(lock)) => match carried.take() {
-                None => lock,
-                Some(err) => {
-                    let _ = self.client.redlock.release(&lock).await;
-                    return Err(Failed::Raised(err));
+            Ok(Some(lock)) => {
+                if let Some(log) = &log {
+                    log.acquired(&lock);
                 }
-            },
+                carried.collect();
+                match carried.take() {
+                    None => lock,
+                    Some(err) => {
+                        let _ = self.client.redlock.release(&lock).await;
+                        return Err(Failed::Raised(err));
+                    }
+                }
+            }
             Ok(None) => {
                 let err = carried
                     .take()
@@ -245,7 +251,7 @@ impl Acquiring {
             }
             Err(err) => {
                 if let Some(log) = &log {
-                    log.failed("acquire", &err);
+                    log.acquire_failed(&err);
                 }
                 carried.collect();
                 return Err(carried.take().map_or(Failed::Core(err), Failed::Raised));

@@ -86,7 +86,8 @@ fn with_details<T: PyTypeInfo>(
     vote: Option<Vote>,
 ) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let exc = T::type_object(py).call1((err.to_string(),))?;
+        let message = err.display_in(PYTHON_WORDS.durations).to_string();
+        let exc = T::type_object(py).call1((message,))?;
         exc.setattr("resource", resource)?;
         exc.setattr("vote", vote)?;
         Ok(PyErr::from_value(exc))

@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use redlock_core::{blocking, AutoExtend, Lock, LostReason};
+use redlock_core::{blocking, AutoExtend, Lock, LostReason, Vote};
 use tokio::runtime::Handle;
 
 use crate::boundary::{warn_unraisable, ProcessBound};
@@ -24,6 +24,8 @@ pub(crate) trait Renewal: Send + 'static {
     fn is_lost(&self) -> bool;
     /// Why, once lost.
     fn lost_reason(&self) -> Option<LostReason>;
+    /// Renewals that failed so far, and the vote of the last one.
+    fn failed_renewals(&self) -> (u32, Option<Vote>);
 }
 
 impl Renewal for blocking::AutoExtend {
@@ -35,6 +37,9 @@ impl Renewal for blocking::AutoExtend {
     }
     fn lost_reason(&self) -> Option<LostReason> {
         blocking::AutoExtend::lost_reason(self)
+    }
+    fn failed_renewals(&self) -> (u32, Option<Vote>) {
+        (self.failed_renewals(), self.last_failed_renewal())
     }
 }
 
@@ -77,6 +82,11 @@ impl Renewal for AsyncRenewal {
             None => Some(LostReason::NotHeld),
         }
     }
+    fn failed_renewals(&self) -> (u32, Option<Vote>) {
+        self.guard.as_ref().map_or((0, None), |guard| {
+            (guard.failed_renewals(), guard.last_failed_renewal())
+        })
+    }
 }
 
 impl Drop for AsyncRenewal {
@@ -108,10 +118,11 @@ pub(crate) enum ToRelease<R> {
 pub(crate) enum Progress {
     /// Released (or a copy in a forked child): nothing left to watch.
     Done,
-    /// Renewed in the background; the lock as last renewed.
-    Renewing(Lock),
-    /// The renewal gave up.
-    Lost(LostReason),
+    /// Renewed in the background: the lock as last renewed, and the renewals that failed so
+    /// far with the last one's vote.
+    Renewing(Lock, u32, Option<Vote>),
+    /// The renewal gave up (with the failed renewals and the last one's vote).
+    Lost(LostReason, u32, Option<Vote>),
 }
 
 /// A lock as the Python classes hold it; every method is short and never waits on I/O.
@@ -216,10 +227,13 @@ impl<R: Renewal> Held<R> {
             return Progress::Done;
         }
         match state.renewal.as_ref().map(ProcessBound::get) {
-            Some(Ok(renewal)) => match renewal.lost_reason() {
-                Some(reason) => Progress::Lost(reason),
-                None => Progress::Renewing(renewal.lock()),
-            },
+            Some(Ok(renewal)) => {
+                let (failed, last_failed) = renewal.failed_renewals();
+                match renewal.lost_reason() {
+                    Some(reason) => Progress::Lost(reason, failed, last_failed),
+                    None => Progress::Renewing(renewal.lock(), failed, last_failed),
+                }
+            }
             _ => Progress::Done,
         }
     }
@@ -314,9 +328,9 @@ impl<R: Renewal> Held<R> {
     ) -> redlock_core::Result<usize> {
         if let Some(log) = log {
             log.release_result(&released);
-            if let Err(redlock_core::Error::LockLost { reason, .. }) = &released {
+            if let Err(redlock_core::Error::LockLost { reason, vote, .. }) = &released {
                 if self.first_loss_report() {
-                    log.lost(&format!("background renewal: {reason}"));
+                    log.lost(&format!("background renewal: {reason}"), vote.as_deref());
                 }
             }
         }
@@ -382,9 +396,9 @@ pub(crate) fn exit_outcome<R: Renewal>(
         Err(err) if !err.is_lock_lost() => return Err(err),
         Err(lost) => lost,
     };
-    if let (Some(log), redlock_core::Error::LockLost { reason, .. }) = (log, &lost) {
+    if let (Some(log), redlock_core::Error::LockLost { reason, vote, .. }) = (log, &lost) {
         if held.first_loss_report() {
-            log.lost(&format!("its with block: {reason}"));
+            log.lost(&format!("its with block: {reason}"), vote.as_deref());
         }
     }
     if body_raised {
@@ -416,26 +430,45 @@ fn watch_period(lock: &Lock) -> Duration {
     (lock.validity() / 6).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
 
-/// Logs the background renewals of a lock (DEBUG, with their failed masters) and its loss
-/// (WARNING) until it is released or dropped. The core's auto-extend guard reports no
-/// events, so this samples it.
+/// Logs the background renewals of a lock (DEBUG), the failed ones (WARNING, naming the
+/// masters' causes) and its loss (WARNING) until it is released or dropped. The core's
+/// auto-extend guard reports no events, so this samples it.
 pub(crate) async fn watch_renewals<R: Renewal>(held: Weak<Held<R>>, log: OpLog) {
     let mut seen_extensions = None;
+    let mut seen_failures = 0;
     loop {
         let Some(held) = held.upgrade() else {
             return;
         };
-        let lock = match held.progress() {
+        let (lock, failed, last_failed) = match held.progress() {
             Progress::Done => return,
-            Progress::Lost(reason) => {
+            Progress::Lost(reason, failed, last_failed) => {
+                if failed > seen_failures {
+                    log.renewal_failed(
+                        failed - seen_failures,
+                        last_failed.as_ref(),
+                        Duration::ZERO,
+                    );
+                }
                 if held.first_loss_report() {
-                    log.lost(&format!("background renewal: {reason}"));
+                    log.lost(
+                        &format!("background renewal: {reason}"),
+                        last_failed.as_ref(),
+                    );
                 }
                 held.keep_watcher_raised();
                 return;
             }
-            Progress::Renewing(lock) => lock,
+            Progress::Renewing(lock, failed, last_failed) => (lock, failed, last_failed),
         };
+        if failed > seen_failures {
+            log.renewal_failed(
+                failed - seen_failures,
+                last_failed.as_ref(),
+                lock.remaining(),
+            );
+            seen_failures = failed;
+        }
         if seen_extensions.is_some_and(|seen| lock.extensions() > seen) {
             log.renewed(&lock);
             if held.keep_watcher_raised() {

@@ -1,5 +1,7 @@
-//! The `redlock_rs` logger (Python's `logging`): attempts, extensions, releases and renewals
-//! at DEBUG; each failed master and each lost lock at WARNING.
+//! The `redlock_rs` logger (Python's `logging`): attempts, extensions, releases, renewals and
+//! each failed master at DEBUG; at WARNING, one record per call in which masters failed
+//! (naming the causes once: `3 of 5 masters could not be reached (Connection refused ...)`),
+//! per failed background renewal, and per lost lock.
 //!
 //! Records name the resource and the master (its URL as `Redlock.masters` shows it, password
 //! redacted), never a token or a password. The logger's levels are read once per operation
@@ -19,7 +21,7 @@ use std::time::Duration;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use redlock_core::{Lock, Outcome, Vote};
+use redlock_core::{DurationUnit, Lock, Outcome, Vote};
 
 use crate::boundary::AttachPermit;
 
@@ -100,35 +102,14 @@ fn quoted(resource: &str) -> String {
     }
 }
 
-fn millis(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+/// A duration as every record of this logger shows it (seconds, as Python's API).
+fn seconds(d: Duration) -> String {
+    DurationUnit::Seconds.show(d)
 }
 
-fn counts(vote: &Vote) -> String {
-    format!(
-        "{} granted, {} denied, {} failed, {} not awaited of {}; quorum {}",
-        vote.granted(),
-        vote.denied(),
-        vote.failed(),
-        vote.not_awaited(),
-        vote.masters().len(),
-        vote.quorum()
-    )
-}
-
-/// A failure in a few words (the full message may repeat a huge resource name).
-fn summary(err: &redlock_core::Error) -> String {
-    let what = match err.kind() {
-        redlock_core::ErrorKind::NotAcquired => "not acquired: someone else holds it",
-        redlock_core::ErrorKind::Unavailable => "unavailable: too few masters answered",
-        redlock_core::ErrorKind::LockLost => "lock lost",
-        redlock_core::ErrorKind::InvalidArgument => "invalid argument",
-        _ => "internal error",
-    };
-    match err.vote() {
-        Some(vote) => format!("{what} ({})", counts(vote)),
-        None => what.to_string(),
-    }
+/// `"acquire of "x" failed: ..."`: an error as the exception raised for it says it.
+fn failure_text(during: &str, err: &redlock_core::Error) -> String {
+    format!("{during} failed: {}", err.display_in(DurationUnit::Seconds))
 }
 
 /// What one operation logs, decided when it starts. `None` from [`OpLog::start`] when the
@@ -165,9 +146,9 @@ impl OpLog {
         }
     }
 
-    /// One WARNING per master that failed or timed out in `vote`.
+    /// One DEBUG record per master that failed or timed out in `vote`, with its cause.
     fn failures(&self, vote: &Vote, during: &str) {
-        if !self.warning || vote.failed() == 0 {
+        if !self.debug || vote.failed() == 0 {
             return;
         }
         for master in vote.masters() {
@@ -177,13 +158,27 @@ impl OpLog {
                 _ => continue,
             };
             let url = self.masters.get(master.master).map_or("?", String::as_str);
+            let cause = master.error.as_deref().unwrap_or("no cause given");
             emit(
-                WARNING,
+                DEBUG,
                 format!(
-                    "master #{} {url} {what} during {during} of {}",
+                    "master #{} {url} {what} during {during} of {}: {cause}",
                     master.master, self.resource
                 ),
             );
+        }
+    }
+
+    /// One WARNING for an operation that succeeded although masters failed in its vote.
+    fn warn_if_masters_failed(&self, done: impl FnOnce() -> String, vote: &Vote) {
+        if vote.failed() > 0 {
+            self.warning(|| {
+                format!(
+                    "{} despite failed masters: {}",
+                    done(),
+                    vote.failure_summary()
+                )
+            });
         }
     }
 
@@ -195,23 +190,30 @@ impl OpLog {
                 "acquire {} attempt {number}: {} ({}) in {}",
                 self.resource,
                 vote.verdict().as_str(),
-                counts(vote),
-                millis(vote.elapsed())
+                vote.counts(),
+                seconds(vote.elapsed())
             )
         });
+    }
+
+    /// A won acquire: a WARNING when masters failed in its winning vote (the attempts before
+    /// it were logged at DEBUG).
+    pub(crate) fn acquired(&self, lock: &Lock) {
+        self.warn_if_masters_failed(|| format!("acquired {}", self.resource), lock.vote());
     }
 
     /// A successful extend, by hand.
     pub(crate) fn extended(&self, lock: &Lock) {
         self.failures(lock.vote(), "extend");
+        self.warn_if_masters_failed(|| format!("extended {}", self.resource), lock.vote());
         self.debug(|| {
             format!(
-                "extended {} to ttl {} s: validity {:.3} s ({}) in {}",
+                "extended {} to ttl {}: validity {} ({}) in {}",
                 self.resource,
-                lock.ttl().as_secs_f64(),
-                lock.validity().as_secs_f64(),
-                counts(lock.vote()),
-                millis(lock.vote().elapsed())
+                seconds(lock.ttl()),
+                seconds(lock.validity()),
+                lock.vote().counts(),
+                seconds(lock.vote().elapsed())
             )
         });
     }
@@ -219,13 +221,45 @@ impl OpLog {
     /// A renewal by the background auto-extend (seen by the renewal watcher).
     pub(crate) fn renewed(&self, lock: &Lock) {
         self.failures(lock.vote(), "renewal");
+        self.warn_if_masters_failed(|| format!("renewed {}", self.resource), lock.vote());
         self.debug(|| {
             format!(
-                "renewed {} (extension {}): validity {:.3} s ({})",
+                "renewed {} (extension {}): validity {} ({})",
                 self.resource,
                 lock.extensions(),
-                lock.validity().as_secs_f64(),
-                counts(lock.vote())
+                seconds(lock.validity()),
+                lock.vote().counts()
+            )
+        });
+    }
+
+    /// Background renewals that failed since the last report (`failed` of them; `vote` is the
+    /// last one's): one WARNING naming the masters' causes.
+    pub(crate) fn renewal_failed(&self, failed: u32, vote: Option<&Vote>, left: Duration) {
+        if let Some(vote) = vote {
+            self.failures(vote, "renewal");
+        }
+        self.warning(|| {
+            let times = if failed == 1 {
+                String::new()
+            } else {
+                format!(" {failed} times")
+            };
+            let causes = vote.map_or_else(
+                || "no vote".to_string(),
+                |vote| match vote.failure_summary() {
+                    summary if summary.is_empty() => vote.counts().to_string(),
+                    summary => summary,
+                },
+            );
+            let next = if left.is_zero() {
+                "no validity left".to_string()
+            } else {
+                format!("retrying while {} of validity is left", seconds(left))
+            };
+            format!(
+                "renewal of {} failed{times}: {causes}; {next}",
+                self.resource
             )
         });
     }
@@ -233,13 +267,24 @@ impl OpLog {
     /// A release and how many masters let go.
     pub(crate) fn released(&self, vote: &Vote) {
         self.failures(vote, "release");
+        self.warn_if_masters_failed(
+            || {
+                format!(
+                    "released {} on {} of {} masters",
+                    self.resource,
+                    vote.granted(),
+                    vote.masters().len()
+                )
+            },
+            vote,
+        );
         self.debug(|| {
             format!(
                 "released {} on {} of {} masters in {}",
                 self.resource,
                 vote.granted(),
                 vote.masters().len(),
-                millis(vote.elapsed())
+                seconds(vote.elapsed())
             )
         });
     }
@@ -256,21 +301,44 @@ impl OpLog {
         }
     }
 
-    /// A failed operation: its vote's failures, and a WARNING if the lock is lost.
+    /// A failed operation: its vote's failures at DEBUG, then one record: a WARNING that
+    /// names the causes when masters failed (or the lock is lost), DEBUG for a loss to
+    /// contention alone (another holder has it: the lock doing its job).
     pub(crate) fn failed(&self, during: &str, err: &redlock_core::Error) {
         if let Some(vote) = err.vote() {
             self.failures(vote, during);
         }
+        self.outcome(during, err);
+    }
+
+    /// A failed acquire, whose attempts (and their failed masters) were logged already.
+    pub(crate) fn acquire_failed(&self, err: &redlock_core::Error) {
+        self.outcome("acquire", err);
+    }
+
+    /// The one record of a failed operation (see [`OpLog::failed`]).
+    fn outcome(&self, during: &str, err: &redlock_core::Error) {
+        let masters_failed = err.vote().is_some_and(|vote| vote.failed() > 0);
         match err {
-            redlock_core::Error::LockLost { reason, .. } => {
-                self.lost(&format!("{during}: {reason}"))
+            redlock_core::Error::LockLost { reason, vote, .. } => {
+                self.lost(&format!("{during}: {reason}"), vote.as_deref())
             }
-            _ => self.debug(|| format!("{during} of {} failed: {}", self.resource, summary(err))),
+            _ if err.is_invalid_argument() || (err.is_not_acquired() && !masters_failed) => {
+                self.debug(|| failure_text(during, err))
+            }
+            _ => self.warning(|| failure_text(during, err)),
         }
     }
 
-    /// A lock lost (extend refused, expired in its block, renewal failed).
-    pub(crate) fn lost(&self, why: &str) {
-        self.warning(|| format!("lock on {} lost in {why}", self.resource));
+    /// A lock lost (extend refused, expired in its block, renewal failed), with the causes of
+    /// the masters that failed in `vote` (the failed extend or renewal, or the release).
+    pub(crate) fn lost(&self, why: &str, vote: Option<&Vote>) {
+        self.warning(|| {
+            let causes = vote
+                .map(Vote::failure_summary)
+                .filter(|summary| !summary.is_empty())
+                .map_or_else(String::new, |summary| format!("; {summary}"));
+            format!("lock on {} lost in {why}{causes}", self.resource)
+        });
     }
 }

@@ -176,8 +176,8 @@ impl Redlock {
 /// Acquire with Ctrl-C support: the wait is cancelled when a signal handler raises, when a
 /// logging call made for it raises, or when the client is closed, after the in-flight attempt
 /// was undone on every master; the exception is then raised ("client closed" for a close). A
-/// lock won as a logging call raised is released first. Every attempt is logged (DEBUG;
-/// failed masters at WARNING).
+/// lock won as a logging call raised is released first. Every attempt is logged at DEBUG; a
+/// call in which masters failed at WARNING, once.
 fn acquire_interruptible(
     py: Python<'_>,
     client: &Client,
@@ -205,14 +205,20 @@ fn acquire_interruptible(
         client.acquire_cancellable(resource, ttl, retry, &mut observe, stop)
     })?;
     match outcome {
-        Ok(Some(lock)) => match carried.take() {
-            None => Ok(lock),
-            Some(err) => {
-                // Won while a logging call raised: nobody will hold it, undo it first.
-                let _ = detached(py, || client.release(&lock))?;
-                Err(err)
+        Ok(Some(lock)) => {
+            if let Some(log) = &log {
+                log.acquired(&lock);
             }
-        },
+            carried.collect();
+            match carried.take() {
+                None => Ok(lock),
+                Some(err) => {
+                    // Won while a logging call raised: nobody will hold it, undo it first.
+                    let _ = detached(py, || client.release(&lock))?;
+                    Err(err)
+                }
+            }
+        }
         Ok(None) => Err(match (carried.take(), raised) {
             (Some(err), _) | (None, Some(err)) => err,
             (None, None) if closing.is_closed() => closed_while_running("acquire", resource),
@@ -220,7 +226,7 @@ fn acquire_interruptible(
         }),
         Err(err) => {
             if let Some(log) = &log {
-                log.failed("acquire", &err);
+                log.acquire_failed(&err);
             }
             carried.collect();
             Err(carried.take().unwrap_or_else(|| to_py_err(py, err)))

@@ -10,9 +10,9 @@ use redlock_core::{MasterVote as CoreMasterVote, Outcome, Vote as CoreVote};
 
 /// What every master answered in one acquire attempt, extend or release.
 ///
-/// Counts (`granted`, `denied`, `failed`, `timed_out`, `not_awaited`) add up to the number of
-/// masters, except that `timed_out` is a part of `failed`. Compares equal field by field and
-/// pickles.
+/// Each master is counted once: `granted + denied + failed + not_awaited` is the number of
+/// masters; `timed_out` tells how many of the failed ones timed out. Compares equal field by
+/// field and pickles.
 #[pyclass(frozen, eq, module = "redlock_rs", name = "Vote")]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Vote {
@@ -80,12 +80,12 @@ impl Vote {
     fn denied(&self) -> usize {
         self.denied
     }
-    /// Masters that failed (error or timeout).
+    /// Masters that failed, by an error or a timeout (timed-out ones included).
     #[getter]
     fn failed(&self) -> usize {
         self.failed
     }
-    /// Masters that timed out (counted in `failed` too).
+    /// How many of the failed masters timed out (a part of failed, not counted apart).
     #[getter]
     fn timed_out(&self) -> usize {
         self.timed_out
@@ -115,7 +115,9 @@ impl Vote {
     fn won(&self) -> bool {
         self.won
     }
-    /// "won", "expired", "split_vote" or "clean_loss" (the suite's metric definitions).
+    /// "won", "expired", "split_vote", "clean_loss" or "unavailable" (the suite's metric
+    /// definitions: split_vote and clean_loss need a master that denied, i.e. another holder;
+    /// a failed attempt without a denial is "unavailable", an outage).
     #[getter]
     fn verdict(&self) -> &str {
         &self.verdict
@@ -131,7 +133,7 @@ impl Vote {
             .validity
             .map_or("None".to_string(), |v| format!("{v:.6}"));
         format!(
-            "Vote(verdict='{}', granted={}, denied={}, failed={}, timed_out={}, not_awaited={}, \
+            "Vote(verdict='{}', granted={}, denied={}, failed={} (timed_out={}), not_awaited={}, \
              quorum={}, elapsed={:.6}, validity={validity})",
             self.verdict,
             self.granted,

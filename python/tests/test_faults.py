@@ -35,6 +35,30 @@ def test_three_masters_down_raises_unavailable(fresh_masters: LocalMasters, fano
     assert "unavailable" in str(err)
 
 
+def test_an_outage_without_contention_is_unavailable_not_a_split_vote(
+    fresh_masters: LocalMasters, fanout: FanOutName
+) -> None:
+    redlock = Redlock(fresh_masters.urls, fanout=fanout, retry_count=0, instance_timeout=0.05)
+    redlock.acquire("warm-up").release()  # connections open
+    for index in (0, 1, 2):
+        fresh_masters.pause(index)
+    try:
+        with pytest.raises(Unavailable) as caught:
+            redlock.acquire("orders:42")
+    finally:
+        for index in (0, 1, 2):
+            fresh_masters.resume(index)
+    vote = caught.value.vote
+    assert vote is not None and vote.verdict == "unavailable" and vote.denied == 0
+    # Each master counted once: timed-out masters are a part of the failed ones.
+    assert vote.granted + vote.denied + vote.failed + vote.not_awaited == 5
+    assert vote.timed_out <= vote.failed
+    assert f"failed={vote.failed} (timed_out={vote.timed_out})" in repr(vote)
+    message = str(caught.value)
+    assert message.startswith('lock on "orders:42" unavailable after 1 attempt in '), message
+    assert message.count("timed out (") == 1 and "split" not in message, message
+
+
 def test_a_stalled_master_costs_at_most_its_timeout(fresh_masters: LocalMasters, fanout: FanOutName) -> None:
     redlock = Redlock(fresh_masters.urls, fanout=fanout, instance_timeout=0.05)
     lock = redlock.acquire("warm-up")  # connections open

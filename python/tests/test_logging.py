@@ -9,7 +9,7 @@ import logging
 import pytest
 from conftest import LocalMasters, wait_until
 
-from redlock_rs import AsyncRedlock, LockLost, Redlock
+from redlock_rs import AsyncRedlock, LockLost, Redlock, Unavailable
 
 PASSWORD = "s3cret-Pa55"
 
@@ -38,10 +38,15 @@ def test_failed_masters_warn_and_attempts_are_debug(
     lock = redlock.acquire(resource, ttl=5.0)
     lock.extend(10.0)
     lock.release()
+    # One WARNING per call, naming the cause once; each failed master at DEBUG.
     warnings = messages(caplog, logging.WARNING)
-    for index in (0, 1):
-        assert any(m.startswith(f"master #{index} redis://") and resource in m for m in warnings), warnings
+    for done in (f'acquired "{resource}"', f'extended "{resource}"', f'released "{resource}" on 3 of 5 masters'):
+        calls = [m for m in warnings if m.startswith(f"{done} despite failed masters: 2 of 5 masters ")]
+        assert len(calls) == 1, warnings
+    assert len(warnings) == 3, warnings
     debug = messages(caplog, logging.DEBUG)
+    for index in (0, 1):
+        assert any(m.startswith(f"master #{index} redis://") and resource in m for m in debug), debug
     assert any("attempt 1: won" in m and resource in m for m in debug), debug
     assert any(m.startswith(f'extended "{resource}"') for m in debug), debug
     assert any(m.startswith(f'released "{resource}" on 3 of 5') for m in debug), debug
@@ -79,7 +84,49 @@ async def test_the_asyncio_api_logs_too(caplog: pytest.LogCaptureFixture, master
     redlock = AsyncRedlock(wrong_password_urls(masters), fanout="sequential")
     lock = await redlock.acquire(resource)
     await lock.release()
-    assert any(m.startswith("master #0 ") for m in messages(caplog, logging.WARNING))
+    assert any(m.startswith("master #0 ") for m in messages(caplog, logging.DEBUG))
+    assert any(m.startswith(f'acquired "{resource}" despite failed masters') for m in messages(caplog, logging.WARNING))
     assert any("attempt 1: won" in m for m in messages(caplog, logging.DEBUG))
     assert_no_secret(caplog, PASSWORD, lock.token)
     await asyncio.sleep(0)
+
+
+def test_an_acquire_with_every_master_down_warns_once_naming_the_cause(
+    caplog: pytest.LogCaptureFixture, fresh_masters: LocalMasters, resource: str
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="redlock_rs")
+    for index in range(5):
+        fresh_masters.kill(index)
+    redlock = Redlock(fresh_masters.urls, retry_count=3, retry_delay=0.01)
+    with pytest.raises(Unavailable) as caught:
+        redlock.acquire(resource)
+    warnings = messages(caplog, logging.WARNING)
+    assert len(warnings) == 1, warnings
+    assert warnings[0] == f"acquire failed: {caught.value}", warnings
+    assert f'lock on "{resource}" unavailable after 4 attempts in ' in warnings[0]
+    assert "5 of 5 masters could not be reached (" in warnings[0] and "refused" in warnings[0].lower()
+    # The detail, per master and attempt, is at DEBUG.
+    per_master = [m for m in messages(caplog, logging.DEBUG) if m.startswith("master #")]
+    assert len(per_master) >= 5 and all("refused" in m.lower() for m in per_master), per_master
+    assert all(" during acquire attempt " in m for m in per_master), per_master
+
+
+def test_a_failed_background_renewal_warns_naming_the_masters(
+    caplog: pytest.LogCaptureFixture, fresh_masters: LocalMasters, resource: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="redlock_rs")
+    redlock = Redlock(fresh_masters.urls, retry_delay=0.02)
+    with pytest.raises(LockLost):
+        with redlock.lock(resource, ttl=1.0, auto_extend=True) as lock:
+            for index in (0, 1, 2):
+                fresh_masters.kill(index)
+
+            def renewals() -> list[str]:
+                return [m for m in messages(caplog, logging.WARNING) if m.startswith(f'renewal of "{resource}" failed')]
+
+            wait_until(lambda: bool(renewals()), 20.0, "a failed renewal's record")
+            wait_until(lambda: not lock.is_valid(), 20.0, "the loss")
+    assert all("3 of 5 masters could not be reached (" in m for m in renewals()), renewals()
+    warnings = messages(caplog, logging.WARNING)
+    lost = [m for m in warnings if "lost" in m]
+    assert len(lost) == 1 and "could not be reached" in lost[0], lost

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+import time
 
 import pytest
 from conftest import FanOutName, LocalMasters, wait_until
@@ -70,8 +72,18 @@ def test_acquire_retries_then_raises_not_acquired(masters: LocalMasters, fanout:
     redlock = Redlock(masters.urls, fanout=fanout, retry_count=2, retry_delay=0.01)
     holder = masters.occupy(resource)
     before = [masters.calls(index, "set") for index in range(5)]
-    with pytest.raises(NotAcquired):
+    started = time.monotonic()
+    with pytest.raises(NotAcquired) as caught:
         redlock.acquire(resource)
+    took = time.monotonic() - started
+    message = str(caught.value)
+    # The whole call (3 attempts, 2 retry delays), in seconds, and who has the lock.
+    said = re.match(rf'^lock on "{re.escape(resource)}" not acquired after 3 attempts in ([0-9.]+) s: another holder has it; ', message)
+    assert said is not None, message
+    assert 0.01 <= float(said.group(1)) <= took, message
+    vote = caught.value.vote
+    assert vote is not None
+    assert f"{vote.not_awaited} not awaited of 5 masters; quorum 3" in message
     sets = [masters.calls(index, "set") - before[index] for index in range(5)]
     if fanout == "sequential":
         assert sets[0] == 3  # 1 + retry_count attempts, each asking master 0 first

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 _Outcome = Literal["granted", "denied", "failed", "timed_out", "not_awaited"]
-_Verdict = Literal["won", "expired", "split_vote", "clean_loss"]
+_Verdict = Literal["won", "expired", "split_vote", "clean_loss", "unavailable"]
 _Failure = Literal["connection", "server", "protocol", "auth", "tls", "overloaded", "other"]
 _FanOut = Literal["concurrent", "sequential"]
 
@@ -87,8 +87,9 @@ class MasterVote:
 class Vote:
     """What every master answered in one acquire attempt, extend or release.
 
-    Counts (granted, denied, failed, timed_out, not_awaited) add up to the number of masters,
-    except that timed_out is a part of failed. Compares equal field by field and pickles.
+    Each master is counted once: granted + denied + failed + not_awaited is the number of
+    masters; timed_out tells how many of the failed ones timed out. Compares equal field by
+    field and pickles.
     """
 
     @property
@@ -99,10 +100,10 @@ class Vote:
         """Masters that said no (held by someone else; for extend/release: not ours any more)."""
     @property
     def failed(self) -> int:
-        """Masters that failed (error or timeout)."""
+        """Masters that failed, by an error or a timeout (timed-out ones included)."""
     @property
     def timed_out(self) -> int:
-        """Masters that timed out (counted in failed too)."""
+        """How many of the failed masters timed out (a part of failed, not counted apart)."""
     @property
     def not_awaited(self) -> int:
         """Masters whose answer concurrent fan-out did not wait for."""
@@ -120,7 +121,9 @@ class Vote:
         """True when granted >= quorum with validity left."""
     @property
     def verdict(self) -> _Verdict:
-        """"won", "expired", "split_vote" or "clean_loss" (the suite's metric definitions)."""
+        """"won", "expired", "split_vote", "clean_loss" or "unavailable" (the suite's metric
+        definitions: split_vote and clean_loss need a master that denied, i.e. another holder;
+        a failed attempt without a denial is "unavailable", an outage)."""
     @property
     def masters(self) -> list[MasterVote]:
         """Per-master answers, in configured master order."""
