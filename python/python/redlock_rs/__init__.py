@@ -12,8 +12,9 @@ asyncio API: the same with ``AsyncRedlock``, ``await`` and ``async with``; its m
 return coroutines (nothing reaches Redis until they run), which ``asyncio.create_task``,
 ``TaskGroup`` and ``asyncio.wait_for`` take.
 
-Logging: the ``redlock_rs`` logger records attempts, extensions, releases and renewals at
-DEBUG, failed masters and lost locks at WARNING (never a token or a password).
+Logging: the ``redlock_rs`` logger records attempts, extensions, releases, renewals and each
+failed master at DEBUG; at WARNING one record per call in which masters failed, naming their
+causes once, per failed background renewal, and per lost lock (never a token or a password).
 
 Errors: ``RedlockError`` > ``NotAcquired`` (someone else holds it), ``Unavailable`` (too few
 masters answered), ``LockLost`` (extend failed, expired, renewal lost); bad arguments raise
