@@ -1,5 +1,7 @@
 //! The `redlock-masters` binary, as the Python tests drive it: URLs on stdout, one command
-//! per stdin line answered by one line, masters gone when stdin closes or the process dies.
+//! per stdin line answered by one line, masters gone when stdin closes or the process dies;
+//! and as a user starts it in the background: `--until-signal` keeps them until SIGINT or
+//! SIGTERM.
 
 mod common;
 
@@ -16,29 +18,57 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// How long a paused master is given to (wrongly) answer.
 const SILENCE: Duration = Duration::from_millis(300);
 
-/// A running `redlock-masters`, its stdin, and its stdout lines.
+/// A running `redlock-masters`, its stdin, and its stdout and stderr lines.
 struct Masters {
     process: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
+    errors: mpsc::Receiver<String>,
 }
 
 impl Masters {
     fn start(args: &[&str]) -> Masters {
+        Masters::start_with(args, Stdio::piped())
+    }
+
+    /// Started with `stdin` (`Stdio::null()`: closed from the start, as for a job a shell
+    /// script runs in the background).
+    fn start_with(args: &[&str], stdin: Stdio) -> Masters {
         let mut process = Command::new(env!("CARGO_BIN_EXE_redlock-masters"))
             .args(args)
-            .stdin(Stdio::piped())
+            .stdin(stdin)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("start redlock-masters");
         let lines = common::stdout_lines(&mut process);
+        let errors = common::stderr_lines(&mut process);
         let stdin = process.stdin.take();
         Masters {
             process,
             stdin,
             lines,
+            errors,
         }
+    }
+
+    /// Waits (bounded) for a line on stderr that contains `words`.
+    fn says(&self, words: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.errors.recv_timeout(left) {
+                Ok(line) if line.contains(words) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("redlock-masters never said {words:?} on stderr: {e}"),
+            }
+        }
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+        let sent = unsafe { libc::kill(self.process.id() as libc::pid_t, signal) };
+        assert_eq!(sent, 0, "kill: {}", std::io::Error::last_os_error());
     }
 
     fn line(&self) -> String {
@@ -142,9 +172,40 @@ fn prints_urls_obeys_commands_and_stops_its_masters_when_stdin_closes() {
     assert!(missing.contains("no local master #7"), "{missing}");
 
     drop(masters.stdin.take());
+    masters.says("stdin closed: stopping the 2 masters (run it with --until-signal");
     assert!(masters.wait().success());
     for port in ports {
         eventually_refused(port);
+    }
+}
+
+#[test]
+fn started_with_stdin_closed_it_says_why_it_stops() {
+    let mut masters = Masters::start_with(&["1"], Stdio::null());
+    let port = port(&masters.line());
+    masters.says("stdin closed: stopping the 1 master (run it with --until-signal");
+    assert!(masters.wait().success());
+    eventually_refused(port);
+}
+
+#[test]
+fn until_signal_keeps_its_masters_with_stdin_closed_and_stops_them_on_sigterm_or_sigint() {
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT")] {
+        let mut masters = Masters::start_with(&["2", "--until-signal"], Stdio::null());
+        let ports: Vec<u16> = masters.urls(2).iter().map(|u| port(u)).collect();
+        masters.says("2 masters running until SIGINT (Ctrl-C) or SIGTERM");
+        masters.says("stdin closed: the masters keep running");
+        // Stdin's end is behind it: still running, masters still answering.
+        assert!(masters.process.try_wait().unwrap().is_none(), "{name}");
+        for &port in &ports {
+            assert_eq!(ping(port, PATIENCE), pong(), "{name}: port {port}");
+        }
+        masters.signal(signal);
+        masters.says(&format!("{name}: stopping the 2 masters"));
+        assert!(masters.wait().success(), "{name}");
+        for port in ports {
+            eventually_refused(port);
+        }
     }
 }
 

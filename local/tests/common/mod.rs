@@ -18,3 +18,17 @@ pub fn stdout_lines(process: &mut Child) -> mpsc::Receiver<String> {
     });
     lines
 }
+
+/// The lines `process` writes to its (piped) stderr, like [`stdout_lines`].
+pub fn stderr_lines(process: &mut Child) -> mpsc::Receiver<String> {
+    let stderr = process.stderr.take().expect("piped stderr");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}

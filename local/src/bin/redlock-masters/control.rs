@@ -1,7 +1,6 @@
 //! The command lines `redlock-masters` reads on stdin: `<verb> <index>`, one answer line each.
 
 use std::fmt;
-use std::io::{self, BufRead, Write};
 
 use redlock_local::{LocalError, LocalMasters};
 
@@ -59,29 +58,20 @@ fn apply(masters: &LocalMasters, verb: Verb, index: usize) -> Result<(), LocalEr
     }
 }
 
-/// Answers every line of `input` on `output` (`ok` or `error: ...`) until `input` ends.
-pub fn serve(
-    masters: &LocalMasters,
-    input: impl BufRead,
-    output: &mut impl Write,
-) -> io::Result<()> {
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = match parse(&line) {
-            Ok((verb, index)) => apply(masters, verb, index).map_err(|e| e.to_string()),
-            Err(bad) => Err(bad.to_string()),
-        };
-        match answer {
-            Ok(()) => writeln!(output, "ok")?,
-            // One line per answer, whatever the error says.
-            Err(why) => writeln!(output, "error: {}", why.replace('\n', " | "))?,
-        }
-        output.flush()?;
+/// The one-line answer to a command line (`ok` or `error: ...`); `None` for a blank line.
+pub fn answer(masters: &LocalMasters, line: &str) -> Option<String> {
+    if line.trim().is_empty() {
+        return None;
     }
-    Ok(())
+    let answer = match parse(line) {
+        Ok((verb, index)) => apply(masters, verb, index).map_err(|e| e.to_string()),
+        Err(bad) => Err(bad.to_string()),
+    };
+    Some(match answer {
+        Ok(()) => "ok".to_string(),
+        // One line per answer, whatever the error says.
+        Err(why) => format!("error: {}", why.replace('\n', " | ")),
+    })
 }
 
 #[cfg(test)]
