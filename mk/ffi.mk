@@ -74,6 +74,7 @@ test-ffi-install: deps-ffi deps-redis
 	cmake --build "$$tmp/cmake" >/dev/null; \
 	$(CARGO) build --locked -q -p redlock-ffi --example with_masters; \
 	with_masters="$${CARGO_TARGET_DIR:-target}/debug/examples/with_masters"; \
+	"$$with_masters" --help | grep -q "^usage: with_masters PROGRAM" || { echo "with_masters --help printed no usage"; exit 1; }; \
 	export LD_LIBRARY_PATH="$$lib"; \
 	for program in "$$tmp/basic" "$$tmp/cmake/basic" "$$tmp/cmake/guard"; do \
 	  readelf -d "$$program" | grep -q "NEEDED.*\[libredlock.so.$(FFI_ABI)\]" \

@@ -8,11 +8,24 @@ use std::process::{Command, ExitCode};
 
 use redlock_local::LocalMasters;
 
+const USAGE: &str = "usage: with_masters PROGRAM [ARGS...]
+
+Starts 5 local redis-server masters on free loopback ports, runs PROGRAM with ARGS followed by
+the masters' URLs (also in REDLOCK_MASTERS, comma-separated), kills the masters and exits with
+PROGRAM's status. For masters that stay up, see redlock-masters --until-signal.";
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let Some(program) = args.next() else {
-        eprintln!("usage: with_masters PROGRAM [ARGS...]");
-        return ExitCode::from(2);
+    let program = match args.next() {
+        Some(flag) if flag == "--help" || flag == "-h" => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some(program) => program,
+        None => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
     };
     let masters = match LocalMasters::start(5) {
         Ok(masters) => masters,

@@ -524,3 +524,48 @@ fn examples_run() {
     assert!(guard.contains("free again: released on"), "{guard}");
     assert!(released_on(&guard) >= min_released(), "{guard}");
 }
+
+/// The C++ example as a user runs it: masters from REDLOCK_MASTERS when no argument names
+/// them, and an exit status that tells "someone else holds it" from "Redis is down".
+#[test]
+fn the_guard_example_reads_redlock_masters_and_exits_with_its_errors_status() {
+    let guard = &programs().guard;
+    let run_guard = |masters: Option<&LocalMasters>| {
+        let mut cmd = Command::new(guard);
+        cmd.env_remove("REDLOCK_MASTERS");
+        if let Some(masters) = masters {
+            cmd.env("REDLOCK_MASTERS", masters.urls().join(","));
+        }
+        let out = cmd.output().expect("run the guard example");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stdout, stderr)
+    };
+    let (code, _, stderr) = run_guard(None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("REDLOCK_MASTERS="), "{stderr}");
+
+    let masters = masters();
+    let (code, stdout, stderr) = run_guard(Some(&masters));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("locked reports:nightly"), "{stdout}");
+
+    for i in 0..5 {
+        masters
+            .command(i, &["SET", "reports:nightly", "another-holder"])
+            .expect("SET");
+    }
+    let (code, _, stderr) = run_guard(Some(&masters));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("REDLOCK_NOT_ACQUIRED") && stderr.contains("another holder has it"),
+        "{stderr}"
+    );
+
+    for i in 0..5 {
+        masters.kill(i).expect("kill a master");
+    }
+    let (code, _, stderr) = run_guard(Some(&masters));
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("REDLOCK_UNAVAILABLE"), "{stderr}");
+}
