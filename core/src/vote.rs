@@ -342,7 +342,7 @@ impl fmt::Display for Vote {
             f,
             "{} in {}",
             self.counts(),
-            crate::DurationUnit::Readable.show(self.elapsed)
+            crate::argument::DurationUnit::Readable.show(self.elapsed)
         )
     }
 }

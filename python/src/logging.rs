@@ -107,7 +107,7 @@ fn seconds(d: Duration) -> String {
     DurationUnit::Seconds.show(d)
 }
 
-/// `"acquire of "x" failed: ..."`: an error as the exception raised for it says it.
+/// `"acquire failed: lock on \"x\" unavailable after ..."`: the error as its exception says it.
 fn failure_text(during: &str, err: &redlock_core::Error) -> String {
     format!("{during} failed: {}", err.display_in(DurationUnit::Seconds))
 }

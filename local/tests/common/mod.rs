@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests of redlock-local.
+#![allow(dead_code)] // each test binary uses a different subset
 
 use std::io::{BufRead, BufReader};
 use std::process::Child;
