@@ -1,7 +1,7 @@
 //! Client CPU per lock cycle in the criterion benchmarks (`parallel/*`).
 //!
 //! Criterion measures wall time only. The masters run in their own processes, so this
-//! process's user + sys time (`getrusage(RUSAGE_SELF)`, every thread) over the timed part of
+//! process's user + sys time ([`redlock_process_cpu`], every thread) over the timed part of
 //! an iteration is the client's CPU. A benchmark adds it up per id with [`Tally`]; at the end
 //! of its group the tally is printed and saved next to criterion's results
 //! (`<criterion dir>/client-cpu/<baseline>.json`), where `bench-report` reads it.
@@ -14,8 +14,7 @@ use std::time::Duration;
 
 /// User + sys CPU time of this process so far.
 pub fn process_cpu() -> Duration {
-    let (user, sys) = redlock_peers_workload::process_cpu();
-    user + sys
+    redlock_process_cpu::process_cpu().total()
 }
 
 /// CPU seconds and lock cycles per benchmark id.

@@ -1,5 +1,5 @@
-//! The load generator's own CPU: user + sys time of this process (all its threads), sampled
-//! at the start and the end of a measured window.
+//! The load generator's own CPU: user + sys time of this process (all its threads, read by
+//! [`redlock_process_cpu`]), sampled at the start and the end of a measured window.
 
 use std::time::Instant;
 
@@ -15,11 +15,11 @@ pub struct CpuSample {
 
 impl CpuSample {
     pub fn now() -> CpuSample {
-        let (user_s, sys_s) = process_cpu();
+        let cpu = redlock_process_cpu::process_cpu();
         CpuSample {
             at: Instant::now(),
-            user_s,
-            sys_s,
+            user_s: cpu.user.as_secs_f64(),
+            sys_s: cpu.system.as_secs_f64(),
         }
     }
 
@@ -41,26 +41,6 @@ pub fn cores() -> u32 {
     std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1)
-}
-
-#[cfg(unix)]
-fn process_cpu() -> (f64, f64) {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one `rusage` into the pointer it is given, which points to
-    // writable memory of that type.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if rc != 0 {
-        return (0.0, 0.0);
-    }
-    // SAFETY: getrusage returned 0, so it filled the struct.
-    let usage = unsafe { usage.assume_init() };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (secs(usage.ru_utime), secs(usage.ru_stime))
-}
-
-#[cfg(not(unix))]
-fn process_cpu() -> (f64, f64) {
-    (0.0, 0.0)
 }
 
 #[cfg(test)]

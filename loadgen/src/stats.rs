@@ -150,7 +150,7 @@ impl Interval {
     }
 }
 
-/// The load generator's own CPU over the measured window (`getrusage` of the process: every
+/// The load generator's own CPU over the measured window (user + sys time of the process: every
 /// thread, the pacing thread's spinning included; local masters are other processes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -25,18 +25,6 @@ async fn cycles(redlock: Redlock, task: usize, until: Instant) -> (u64, u64) {
     (done, failed)
 }
 
-/// User + system CPU of this process (the masters are other processes).
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -49,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for n in [1, tasks] {
             let until = Instant::now() + Duration::from_secs_f64(seconds);
             let started = Instant::now();
-            let cpu_before = process_cpu();
+            let cpu_before = redlock_process_cpu::process_cpu();
             let handles: Vec<_> = (0..n)
                 .map(|t| tokio::spawn(cycles(redlock.clone(), t, until)))
                 .collect();
@@ -60,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 failed += lost;
             }
             let rate = total as f64 / started.elapsed().as_secs_f64();
-            let cpu_us = (process_cpu() - cpu_before).as_secs_f64() * 1e6 / total.max(1) as f64;
+            let cpu_us = (redlock_process_cpu::process_cpu() - cpu_before).total().as_secs_f64() * 1e6 / total.max(1) as f64;
             println!(
                 "{fanout:<10} {n:>3} task(s): {rate:>9.0} acquire+release cycles/s, {cpu_us:>5.1} µs client CPU per cycle ({failed} failed attempts)"
             );

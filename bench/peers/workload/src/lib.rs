@@ -10,7 +10,7 @@
 //! - W3: `tasks` tasks on one key until `seconds` have passed; every acquire retries up to
 //!   [`W3_RETRIES`] times with a delay drawn from [`W3_DELAY_MIN`, `W3_DELAY_MAX`].
 //!
-//! The CPU figure is the whole process's user + sys time (`getrusage(RUSAGE_SELF)`, every
+//! The CPU figure is the whole process's user + sys time ([`redlock_process_cpu`], every
 //! thread) over the measured window only: start-up, connecting and the warm-up cycle are left
 //! out, in every language alike.
 
@@ -19,6 +19,8 @@ use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod cli;
+
+pub use redlock_process_cpu::{process_cpu, CpuTime};
 
 pub use cli::{Args, Workload};
 
@@ -146,18 +148,6 @@ fn stop(args: &Args, start: Instant) -> Stop {
     }
 }
 
-/// User and sys CPU time of this whole process so far.
-pub fn process_cpu() -> (Duration, Duration) {
-    // SAFETY: getrusage only writes the struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    (tv(usage.ru_utime), tv(usage.ru_stime))
-}
-
 /// Runs the workload of `args` on `client` from tokio tasks (the caller's multi-threaded
 /// runtime) and prints the result line.
 pub fn run_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, client: C) {
@@ -280,8 +270,8 @@ pub fn run_blocking<C: BlockingClient>(args: &Args, client: C) {
     print_result(args, start.elapsed(), cpu_before, samples);
 }
 
-fn print_result(args: &Args, wall: Duration, cpu_before: (Duration, Duration), s: Samples) {
-    let (user, sys) = process_cpu();
+fn print_result(args: &Args, wall: Duration, cpu_before: CpuTime, s: Samples) {
+    let used = process_cpu() - cpu_before;
     let line = serde_json::json!({
         "driver": args.driver,
         "library": args.library,
@@ -292,8 +282,8 @@ fn print_result(args: &Args, wall: Duration, cpu_before: (Duration, Duration), s
         "release_failed": s.release_failed,
         "errors": s.errors,
         "wall_s": wall.as_secs_f64(),
-        "cpu_user_s": (user - cpu_before.0).as_secs_f64(),
-        "cpu_sys_s": (sys - cpu_before.1).as_secs_f64(),
+        "cpu_user_s": used.user.as_secs_f64(),
+        "cpu_sys_s": used.system.as_secs_f64(),
         "acquire_ns": s.acquire_ns,
         "release_ns": s.release_ns,
     });
