@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::stats::GeneratorCpu;
+use crate::model::mode::GeneratorCpu;
 
 /// One reading of the process's CPU time and the wall clock.
 #[derive(Debug, Clone, Copy)]

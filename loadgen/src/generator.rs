@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::ModeStats;
+use crate::model::mode::ModeStats;
 
 /// Share of the machine's cores above which the generator's CPU counts as saturated.
 pub const CPU_SATURATED: f64 = 0.8;
@@ -12,7 +12,7 @@ pub const CPU_SATURATED: f64 = 0.8;
 pub const MISSED_SHARE: f64 = 0.01;
 
 /// What the generator says about one mode's measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
     /// Open loop: the rate asked for was not reached (dropped slots > 1% of the schedule).
     pub target_missed: bool,
@@ -27,7 +27,7 @@ pub struct Judgement {
 /// release), µs.
 pub fn clients_needed(m: &ModeStats, rate_per_s: f64, hold_mean_us: f64) -> f64 {
     let service_us =
-        (m.acquire.mean() - m.start_lag.mean()).max(0.0) + hold_mean_us + m.release.mean();
+        (m.latency.acquire.mean() - m.latency.start_lag.mean()).max(0.0) + hold_mean_us + m.latency.release.mean();
     rate_per_s * service_us / 1e6
 }
 
@@ -35,12 +35,12 @@ pub fn clients_needed(m: &ModeStats, rate_per_s: f64, hold_mean_us: f64) -> f64 
 /// `hold_mean_us` the mean hold asked for.
 pub fn judge(m: &ModeStats, rate_per_s: Option<f64>, clients: u32, hold_mean_us: f64) -> Judgement {
     let c = &m.counts;
-    let share = m.cpu.core_share();
+    let share = m.generator.cpu.core_share();
     let cpu_saturated = share >= CPU_SATURATED;
     let cpu_words = format!(
         "the generator used {:.0}% of {} core(s)",
         100.0 * share,
-        m.cpu.cores
+        m.generator.cpu.cores
     );
     let mut reasons = Vec::new();
     let mut bound = false;
@@ -83,7 +83,7 @@ pub fn judge(m: &ModeStats, rate_per_s: Option<f64>, clients: u32, hold_mean_us:
                 bound = true;
                 reasons.push(format!(
                     "generator-bound: {late_with_free_client} slots started more than 1 ms late although a client was free ({cpu_words}; start lag p99 of those a client waited for: {:.3} ms)",
-                    m.pacing_lag.quantile(0.99) as f64 / 1000.0
+                    m.latency.pacing_lag.quantile(0.99) as f64 / 1000.0
                 ));
             }
         }
@@ -108,7 +108,7 @@ pub fn judge(m: &ModeStats, rate_per_s: Option<f64>, clients: u32, hold_mean_us:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::GeneratorCpu;
+    use crate::model::mode::GeneratorCpu;
     use redlock_core::FanOut;
 
     fn open(scheduled: u64, late: u64, no_client: u64, dropped: u64, share: f64) -> ModeStats {
@@ -120,8 +120,8 @@ mod tests {
         m.counts.late_no_free_client = no_client;
         m.counts.dropped_slots = dropped;
         // Each cycle takes 1 ms: 10000/s needs about 10 clients.
-        m.acquire.record(1000);
-        m.cpu = GeneratorCpu {
+        m.latency.acquire.record(1000);
+        m.generator.cpu = GeneratorCpu {
             user_s: share * 2.0,
             sys_s: 0.0,
             core_s: 2.0,
@@ -173,7 +173,7 @@ mod tests {
     fn closed_loop_is_bound_only_by_a_saturated_cpu() {
         let mut m = open(0, 0, 0, 0, 0.5);
         assert!(!judge(&m, None, 16, 0.0).generator_bound);
-        m.cpu.user_s = 1.9;
+        m.generator.cpu.user_s = 1.9;
         assert!(judge(&m, None, 16, 0.0).generator_bound);
     }
 }

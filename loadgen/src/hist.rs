@@ -1,11 +1,16 @@
 //! Latency histograms: microsecond HdrHistograms, their percentile summary and their
 //! portable encoding (base64 of the compressed HdrHistogram V2 format, as in HdrHistogram logs).
+//! In a result file a histogram is its summary next to its encoding (`histogram` in
+//! `loadgen/schema.json`); reading one decodes the encoding and recomputes the summary.
 
 use std::time::Duration;
 
 use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::Serializer as _;
+use hdrhistogram::serialization::{self as hdr, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use serde::ser::SerializeStruct as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Significant decimal digits kept by every histogram (0.1% value precision).
 const SIGFIG: u8 = 3;
@@ -118,11 +123,67 @@ impl Hist {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|e| format!("histogram is not valid base64: {e}"))?;
-        let mut h: Histogram<u64> = Deserializer::new()
+        let mut h: Histogram<u64> = hdr::Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| format!("histogram is not a valid HdrHistogram V2 encoding: {e:?}"))?;
         h.auto(true);
         Ok(Hist(h))
+    }
+}
+
+impl Serialize for Hist {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_struct("Hist", 11)?;
+        out.serialize_field("count", &self.count())?;
+        out.serialize_field("min_us", &self.min())?;
+        out.serialize_field("mean_us", &self.mean())?;
+        for (key, q) in [
+            ("p1_us", 0.01),
+            ("p10_us", 0.10),
+            ("p50_us", 0.50),
+            ("p90_us", 0.90),
+            ("p99_us", 0.99),
+            ("p999_us", 0.999),
+        ] {
+            out.serialize_field(key, &self.quantile(q))?;
+        }
+        out.serialize_field("max_us", &self.max())?;
+        out.serialize_field("hdr", &self.encode())?;
+        out.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Hist {
+    /// Reads the encoding; the count stored next to it must agree (the summary is recomputed).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Hist, D::Error> {
+        #[derive(Deserialize)]
+        struct Stored {
+            count: u64,
+            hdr: String,
+        }
+        let stored = Stored::deserialize(d)?;
+        let h = Hist::decode(&stored.hdr).map_err(serde::de::Error::custom)?;
+        if h.count() != stored.count {
+            return Err(serde::de::Error::custom(format!(
+                "the histogram holds {} values but its count says {}",
+                h.count(),
+                stored.count
+            )));
+        }
+        Ok(h)
+    }
+}
+
+/// A histogram as its encoding alone (`#[serde(with = "hdr_only")]`).
+pub mod hdr_only {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(h: &Hist, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&h.encode())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Hist, D::Error> {
+        Hist::decode(&String::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use redlock_core::FanOut;
 
 use crate::hist::Hist;
-use crate::stats::Interval;
+use crate::model::mode::Interval;
 
 /// Running totals of the seconds received so far, and the line showing them.
 #[derive(Debug)]
@@ -89,7 +89,7 @@ impl Progress {
                     elapsed.as_secs_f64(),
                     total.as_secs_f64(),
                     rate,
-                    100.0 * crate::stats::ratio(t.acquired, t.acquire_calls),
+                    100.0 * crate::model::mode::ratio(t.acquired, t.acquire_calls),
                     t.acquire.quantile(0.99) as f64 / 1000.0
                 )
             }

@@ -10,7 +10,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::checker::Window;
 use crate::locks::baseline::{Attempt, AttemptResult, Released};
 use crate::locks::master::RequestError;
-use crate::stats::{Interval, ModeStats, VotePattern};
+use crate::model::mode::{Interval, ModeStats, VotePattern};
 
 /// An open-loop operation that starts later than this after its intended start is "late".
 pub const LATE_AFTER: Duration = Duration::from_millis(1);
@@ -77,7 +77,7 @@ impl Recorder {
         intervals: UnboundedSender<IntervalReport>,
     ) -> Recorder {
         let mut stats = ModeStats::new(fanout, n_masters);
-        stats.acquired_per_worker = vec![0; workers];
+        stats.fairness.acquired_per_worker = vec![0; workers];
         Recorder {
             stats,
             windows: Vec::new(),
@@ -128,12 +128,13 @@ impl Recorder {
             Verdict::SplitVote => c.split_votes += 1,
             Verdict::CleanLoss => c.clean_losses += 1,
             Verdict::Expired => c.expired_attempts += 1,
+            Verdict::Unavailable => c.unavailable_attempts += 1,
             _ => {}
         }
         if verdict != Verdict::Won {
             c.redis_commands += self.n_masters; // the lost attempt's cleanup on every master
         }
-        self.stats.attempt.record_duration(vote.elapsed());
+        self.stats.latency.attempt.record_duration(vote.elapsed());
         let mut pattern = VotePattern {
             granted: 0,
             denied: 0,
@@ -144,7 +145,8 @@ impl Recorder {
             let Some(master) = self.stats.masters.get_mut(m.master) else {
                 continue;
             };
-            if let Some(rtt) = m.round_trip {
+            // Only answers are round trips: a failed request's time is not (DESIGN §4).
+            if let (Some(rtt), Outcome::Granted | Outcome::Denied) = (m.round_trip, &m.outcome) {
                 master.round_trip.record_duration(rtt);
             }
             match m.outcome {
@@ -174,6 +176,7 @@ impl Recorder {
         let interval = self.interval_at(vote.completed());
         interval.attempts += 1;
         interval.split_votes += u64::from(verdict == Verdict::SplitVote);
+        interval.unavailable_attempts += u64::from(verdict == Verdict::Unavailable);
     }
 
     /// An open-loop operation started `lag` after its intended start; `no_free_worker`: its
@@ -182,9 +185,9 @@ impl Recorder {
         if !worker.measuring {
             return;
         }
-        self.stats.start_lag.record_duration(lag);
+        self.stats.latency.start_lag.record_duration(lag);
         if !no_free_worker {
-            self.stats.pacing_lag.record_duration(lag);
+            self.stats.latency.pacing_lag.record_duration(lag);
         }
         if lag > LATE_AFTER {
             self.stats.counts.late_starts += 1;
@@ -231,14 +234,14 @@ impl Recorder {
         match result {
             Ok(validity) => {
                 c.acquired += 1;
-                self.stats.acquired_per_worker[worker.index] += 1;
-                self.stats.validity_margin.record_duration(validity);
+                self.stats.fairness.acquired_per_worker[worker.index] += 1;
+                self.stats.latency.validity_margin.record_duration(validity);
             }
             Err(Failure::NotAcquired) => c.not_acquired += 1,
             Err(Failure::Unavailable) => c.unavailable += 1,
             Err(Failure::Other) => c.other_errors += 1,
         }
-        self.stats.acquire.record_duration(latency);
+        self.stats.latency.acquire.record_duration(latency);
         let interval = self.interval_at(done);
         interval.acquire_calls += 1;
         interval.acquired += u64::from(result.is_ok());
@@ -256,7 +259,7 @@ impl Recorder {
         if vote.granted() < vote.masters().len() {
             c.partial_releases += 1;
         }
-        self.stats.release.record_duration(latency);
+        self.stats.latency.release.record_duration(latency);
         self.count_failures(vote);
     }
 
@@ -275,7 +278,7 @@ impl Recorder {
         c.extends += 1;
         c.redis_commands += self.n_masters;
         c.extend_failures += u64::from(!ok);
-        self.stats.extend.record_duration(latency);
+        self.stats.latency.extend.record_duration(latency);
         if let Some(vote) = vote {
             self.count_failures(vote);
         }
@@ -328,6 +331,8 @@ impl Recorder {
                 }
             }
             AttemptResult::Failed(e) => {
+                // No denial: the master was unreachable, not held by another (DESIGN §4).
+                c.unavailable_attempts += 1;
                 if let Some(m) = master {
                     match e {
                         RequestError::TimedOut => m.timeouts += 1,
@@ -336,12 +341,14 @@ impl Recorder {
                 }
             }
         }
+        let failed = matches!(attempt.result, AttemptResult::Failed(_));
         if let (Some(rtt), Some(m)) = (attempt.first_round_trip, self.stats.masters.first_mut()) {
             m.round_trip.record_duration(rtt);
         }
-        self.stats.attempt.record_duration(attempt.elapsed);
+        self.stats.latency.attempt.record_duration(attempt.elapsed);
         let interval = self.interval_at(Instant::now());
         interval.attempts += 1;
+        interval.unavailable_attempts += u64::from(failed);
     }
 
     /// The end of a baseline's acquire call.
@@ -376,7 +383,7 @@ impl Recorder {
                 RequestError::Failed(_) => m.errors += 1,
             }
         }
-        self.stats.release.record_duration(latency);
+        self.stats.latency.release.record_duration(latency);
     }
 
     /// A worker died holding the lock (the crash fault); counted even during the warm-up.

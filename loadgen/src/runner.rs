@@ -18,7 +18,7 @@ use crate::locks::{CrashPlan, LockAlgorithm};
 use crate::pacing::Stop;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
-use crate::stats::{GeneratorCpu, ModeStats};
+use crate::model::mode::{GeneratorCpu, ModeStats};
 use crate::target::Target;
 use crate::worker::{run_task, Clock, Slots, WorkerSetup};
 
@@ -336,7 +336,7 @@ async fn run_mode(
     }
     hooks.mode_done(fanout, target)?;
     hooks.windows(fanout, &windows);
-    stats.cpu = cpu;
+    stats.generator.cpu = cpu;
     stats.counts.windows_checked = windows.len() as u64;
     stats.counts.violations = count_violations(&mut windows);
     let measured_end = stopped_at.map_or(clock.end, |at| at.clamp(clock.measure_start, clock.end));

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::values::parse_duration;
 use crate::render::percentiles::label;
-use crate::stats::ModeStats;
+use crate::model::mode::ModeStats;
 
 /// One bound: the acquire's `percentile` below `bound`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -99,7 +99,7 @@ impl Objective {
             return out;
         }
         for b in &self.slo.bounds {
-            let value = m.acquire.quantile(b.percentile / 100.0);
+            let value = m.latency.acquire.quantile(b.percentile / 100.0);
             if value > b.bound_us {
                 out.push(format!(
                     "{} {:.3} ms > {:.3} ms",

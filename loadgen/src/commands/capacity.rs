@@ -13,9 +13,11 @@ use crate::coordinator::agent::Agent;
 use crate::coordinator::Coordination;
 use crate::error::LoadgenError;
 use crate::model::capacity::{answer, CapacityResult, Step};
+use crate::model::document::to_text;
+use crate::model::header::{Header, Kind};
 use crate::output::Outputs;
 use crate::render::{capacity_plot as plot, capacity_table as table, sweep as sweep_table};
-use crate::report::Report;
+use crate::model::report::Report;
 use crate::runner::{self, NoHooks};
 
 /// Measured time and warm-up of each step.
@@ -140,35 +142,21 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     outputs.print_report(&head)?;
                 }
                 let step = match &agent {
-                    None => Step {
-                        fanout: label.to_string(),
-                        phase,
-                        rate,
-                        failures: objective.failures(mode, report.judge(mode).target_missed),
-                        report,
-                    },
+                    None => {
+                        let failures =
+                            objective.failures(mode, mode.generator.judgement.target_missed);
+                        Step::new(label, phase, rate, failures, report)
+                    }
                     Some(a) => {
                         let all = a.exchange(steps.len() as u32 + 1, &report).await?;
                         let failures = match all.modes.first() {
-                            Some(m) => objective.failures(m, all.judge(m).target_missed),
+                            Some(m) => objective.failures(m, m.generator.judgement.target_missed),
                             None => vec!["nothing measured".into()],
                         };
-                        let merged = Step {
-                            fanout: label.to_string(),
-                            phase,
-                            rate,
-                            failures: failures.clone(),
-                            report: all,
-                        };
+                        let merged = Step::new(label, phase, rate, failures.clone(), all);
                         outputs.print_report(&table::row(n + 1, &merged, p))?;
                         all_steps.push(merged);
-                        Step {
-                            fanout: label.to_string(),
-                            phase,
-                            rate: rate / share,
-                            failures,
-                            report,
-                        }
+                        Step::new(label, phase, rate / share, failures, report)
                     }
                 };
                 n += 1;
@@ -179,7 +167,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     steps.push(step);
                     break; // a partial step says nothing about the rate
                 }
-                search.record(phase, rate, step.passed());
+                search.record(phase, rate, step.passed);
                 steps.push(step);
             }
             let (best, confirmed, limit) = search.answer();
@@ -211,21 +199,18 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         }
         (Err(e), None) => return Err(e),
     };
+    let mut header = Header::new(Kind::Capacity, runner::new_run_id(), started_unix_s);
+    header.interrupt(interrupted);
     let result = CapacityResult {
-        run_id: runner::new_run_id(),
-        started_unix_s,
-        interrupted_by: interrupted,
+        header,
         objective,
         plan,
-        merged_from: Vec::new(),
-        merge_notes: Vec::new(),
-        steps,
         answers,
+        steps,
     };
     let mut shown = None;
     if let Some(a) = agent.as_mut() {
-        let text = serde_json::to_string_pretty(&result.to_json()).expect("a result serializes");
-        session.rt.block_on(a.finish(&text))?;
+        session.rt.block_on(a.finish(&to_text(&result)))?;
         shown = Some(CapacityResult {
             steps: all_steps,
             answers: all_answers,
@@ -252,8 +237,7 @@ pub fn write_outputs(
     quiet: bool,
 ) -> Result<(), LoadgenError> {
     if let Some(dest) = &outputs.json {
-        let text = serde_json::to_string_pretty(&result.to_json()).expect("a result serializes");
-        dest.write(&(text + "\n"))?;
+        dest.write(&to_text(result))?;
         say(quiet, &format!("wrote {}", dest.describe()));
     }
     if let Some(dest) = &outputs.csv {
@@ -278,7 +262,7 @@ pub fn write_outputs(
 
 /// The exit: interrupted → 128 + signal; violations → 3; no fan-out found a rate → 1.
 pub fn finish(result: &CapacityResult) -> Result<(), LoadgenError> {
-    if let Some(signal) = result.interrupted_by {
+    if let Some(signal) = result.header.interrupted_by {
         return Err(LoadgenError::Interrupted(signal));
     }
     let violations: u64 = result.steps.iter().map(|s| s.report.violations()).sum();

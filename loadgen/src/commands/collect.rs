@@ -13,8 +13,8 @@ use crate::coordinator::{key, Coordinator, KEY_TTL};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::output::Outputs;
-use crate::report::Report;
-use crate::stats::ModeStats;
+use crate::model::report::Report;
+use crate::model::mode::ModeStats;
 
 /// One agent's stored result.
 struct Part {
@@ -155,8 +155,8 @@ fn agent_line(agent: &AgentInfo, report: &Report, m: &ModeStats, at: &str) -> St
         agent.host,
         m.fanout.as_str(),
         m.acquires_per_s(),
-        ms(m.acquire.quantile(0.99)),
-        100.0 * m.cpu.core_share(),
+        ms(m.latency.acquire.quantile(0.99)),
+        100.0 * m.generator.cpu.core_share(),
         if j.generator_bound {
             "  GENERATOR-BOUND: this agent measured its own machine"
         } else {

@@ -53,10 +53,10 @@ pub fn print_merged(
             refuse_run_only_outputs("merge of sweeps", outputs)?;
             let mut head = format!(
                 "merged     {} sweep results: {}\n",
-                sweep.merged_from.len(),
-                sweep.merged_from.join(", ")
+                sweep.header.merged_from.len(),
+                sweep.header.merged_from.join(", ")
             );
-            for note in &sweep.merge_notes {
+            for note in &sweep.header.merge_notes {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
             outputs.print_report(&(head + &sweep_table::table(sweep, p)))?;
@@ -67,10 +67,10 @@ pub fn print_merged(
             refuse_run_only_outputs("merge of capacity results", outputs)?;
             let mut head = format!(
                 "merged     {} capacity results: {} (rates asked are the parts' sum)\n",
-                result.merged_from.len(),
-                result.merged_from.join(", ")
+                result.header.merged_from.len(),
+                result.header.merged_from.join(", ")
             );
-            for note in &result.merge_notes {
+            for note in &result.header.merge_notes {
                 head.push_str(&format!("MERGE NOTE {note}\n"));
             }
             outputs.print_report(&(head + &capacity_table::render(result, p)))?;
@@ -79,17 +79,11 @@ pub fn print_merged(
         }
     };
     if let (Some((name, value)), Some(dest)) = (extra, &outputs.json) {
-        let mut doc = match merged {
-            Document::Run(r) => serde_json::to_value(crate::model::result::to_json(r)),
-            Document::Sweep(s) => serde_json::to_value(s.to_json()),
-            Document::Capacity(c) => serde_json::to_value(c.to_json()),
-        }
-        .expect("a result serializes");
+        let mut doc = merged.to_value();
         if let Some(fields) = doc.as_object_mut() {
             fields.insert(name.to_string(), value);
         }
-        let text = serde_json::to_string_pretty(&doc).expect("a result serializes");
-        dest.write(&(text + "\n"))?;
+        dest.write(&document::to_text(&doc))?;
     }
     Ok(violations)
 }

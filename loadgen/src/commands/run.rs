@@ -12,7 +12,7 @@ use crate::error::LoadgenError;
 use crate::locks::worker_fault::WorkerFaultPlan;
 use crate::output::Outputs;
 use crate::render::{csv, hgrm, json, plot, text};
-use crate::report::Report;
+use crate::model::report::Report;
 use crate::runner;
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {

@@ -6,7 +6,7 @@ use crate::cli::TargetArgs;
 use crate::config::RunConfig;
 use crate::error::LoadgenError;
 use crate::output::Outputs;
-use crate::report::Report;
+use crate::model::report::Report;
 use crate::signals::Signals;
 use crate::target::{Target, DEFAULT_LOCAL_MASTERS};
 
@@ -128,7 +128,6 @@ pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
                 c.unavailable,
                 c.other_errors,
                 report
-                    .header
                     .masters
                     .iter()
                     .map(|m| m.url.as_str())

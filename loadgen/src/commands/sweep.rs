@@ -7,10 +7,12 @@ use super::shared::{
 use crate::cli::SweepArgs;
 use crate::config::{Load, RunConfig, SWEEP_TIMING};
 use crate::error::LoadgenError;
+use crate::model::document::to_text;
+use crate::model::header::{Header, Kind};
 use crate::model::sweep::{Level, SweepResult};
 use crate::output::Outputs;
 use crate::render::{self, csv, text};
-use crate::report::Report;
+use crate::model::report::Report;
 use crate::runner::{self, NoHooks};
 
 pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
@@ -54,12 +56,8 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     workload.seed = Some(workload.seed.unwrap_or_else(rand::random));
     let p = &outputs.percentiles;
     let mut sweep = SweepResult {
-        run_id: runner::new_run_id(),
-        started_unix_s: runner::unix_now_s(),
-        interrupted_by: None,
+        header: Header::new(Kind::Sweep, runner::new_run_id(), runner::unix_now_s()),
         load: if open_loop { "open" } else { "closed" }.into(),
-        merged_from: Vec::new(),
-        merge_notes: Vec::new(),
         levels: Vec::new(),
     };
     let quiet = workload.quiet;
@@ -104,7 +102,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
                 report,
             });
         }
-        sweep.interrupted_by = signals.received();
+        sweep.header.interrupt(signals.received());
         Ok::<(), LoadgenError>(())
     })?;
     outputs.print_report(&format!("\n{}\n", render::sweep::LEGEND))?;
@@ -113,7 +111,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     if violations > 0 {
         return Err(LoadgenError::Violations(violations));
     }
-    if let Some(signal) = sweep.interrupted_by {
+    if let Some(signal) = sweep.header.interrupted_by {
         return Err(LoadgenError::Interrupted(signal));
     }
     for l in &sweep.levels {
@@ -130,8 +128,7 @@ pub fn write_sweep_outputs(
     quiet: bool,
 ) -> Result<(), LoadgenError> {
     if let Some(dest) = &outputs.json {
-        let text = serde_json::to_string_pretty(&sweep.to_json()).expect("a sweep serializes");
-        dest.write(&(text + "\n"))?;
+        dest.write(&to_text(sweep))?;
         say(quiet, &format!("wrote {}", dest.describe()));
     }
     if let Some(dest) = &outputs.csv {

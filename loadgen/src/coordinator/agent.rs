@@ -14,7 +14,7 @@ use super::overlap::{AgentWindows, CoordWindow, MAX_WINDOWS};
 use super::{host_name, key, Coordination, Coordinator, KEY_TTL};
 use crate::checker::Window;
 use crate::error::LoadgenError;
-use crate::report::Report;
+use crate::model::report::Report;
 use crate::runner::{RunHooks, RunResult};
 use crate::signals::Signals;
 

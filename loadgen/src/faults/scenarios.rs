@@ -16,10 +16,9 @@ use crate::cli::parse_run_flags;
 use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::error::LoadgenError;
 use crate::locks::worker_fault::WorkerFaultPlan;
-use crate::model::result::{self as json, ResultJson};
 use crate::render::scenarios::Row;
-use crate::report::Report;
-use crate::stats::ModeStats;
+use crate::model::report::Report;
+use crate::model::mode::ModeStats;
 use crate::target::Target;
 
 /// What a scenario must show.
@@ -249,7 +248,7 @@ pub struct Outcome {
     /// (master, lock keys) still present once the TTL had passed.
     pub keys_left: Vec<(usize, u64)>,
     pub faults: Vec<FaultEvent>,
-    pub result: ResultJson,
+    pub result: Report,
     #[serde(skip)]
     pub row: Row,
 }
@@ -344,7 +343,7 @@ pub fn run_scenario(
         reason: verdict.err().unwrap_or_default(),
         keys_left,
         faults,
-        result: json::to_json(&report),
+        result: report,
         row,
     })
 }
@@ -420,7 +419,7 @@ pub fn judge(
                 ));
             }
             let bound = acquire_bound(cfg, mode.fanout, n_masters);
-            let max = Duration::from_micros(mode.acquire.max());
+            let max = Duration::from_micros(mode.latency.acquire.max());
             if max > bound {
                 return Err(format!(
                     "slowest acquire {max:?} exceeds the bound {bound:?}"
@@ -482,7 +481,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{Interval, VotePattern};
+    use crate::model::mode::{Interval, VotePattern};
 
     fn cfg() -> RunConfig {
         let run = parse_run_flags("--ttl 1s").unwrap();
@@ -530,10 +529,10 @@ mod tests {
         let mut m = mode(&[0, 0, 0]);
         m.counts.acquire_calls = 10;
         m.counts.unavailable = 10;
-        m.acquire.record(900_000);
+        m.latency.acquire.record(900_000);
         assert_eq!(judge(Expect::Unavailable, &m, &cfg, 5), Ok(()));
         let mut slow = m.clone();
-        slow.acquire.record(1_100_000);
+        slow.latency.acquire.record(1_100_000);
         assert!(judge(Expect::Unavailable, &slow, &cfg, 5)
             .unwrap_err()
             .contains("bound"));

@@ -26,13 +26,27 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// Which lock the workers take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Which lock the workers take (in result files: its name; older results: Redlock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockAlgorithm {
+    #[default]
     Redlock,
     Single,
     SetnxExpire,
     SetnxGetset,
+}
+
+impl serde::Serialize for LockAlgorithm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LockAlgorithm {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LockAlgorithm, D::Error> {
+        let name = String::deserialize(d)?;
+        LockAlgorithm::parse(&name).map_err(serde::de::Error::custom)
+    }
 }
 
 impl LockAlgorithm {

@@ -2,10 +2,10 @@
 //! key distribution, hold, extends, TTL, retry and timeout settings, quorum, number of masters).
 //! The generator's own settings (open-loop clients, seed, durations) may differ.
 
-use crate::report::Header;
+use crate::model::report::Report;
 
 /// The workload fields in which `b` differs from `a`, each as `field: a vs b`.
-pub fn differences(a: &Header, b: &Header) -> Vec<String> {
+pub fn differences(a: &Report, b: &Report) -> Vec<String> {
     let (x, y) = (&a.config, &b.config);
     let mut out = Vec::new();
     let mut check = |field: &str, left: String, right: String| {

@@ -15,8 +15,9 @@ use crate::capacity::search::Limit;
 use crate::error::LoadgenError;
 use crate::model::capacity::{answer, CapacityResult, Step};
 use crate::model::document::Document;
+use crate::model::header::{Header, Kind};
 use crate::model::sweep::{Level, SweepResult};
-use crate::report::Report;
+use crate::model::report::Report;
 
 /// What `merge` may accept.
 #[derive(Debug, Clone, Copy, Default)]
@@ -90,13 +91,13 @@ fn check_run_ids(parts: &[(String, Vec<String>)]) -> Result<(), LoadgenError> {
 pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, LoadgenError> {
     let ids: Vec<(String, Vec<String>)> = parts
         .iter()
-        .map(|(n, r)| (n.clone(), r.header.part_run_ids.clone()))
+        .map(|(n, r)| (n.clone(), r.part_run_ids.clone()))
         .collect();
     check_run_ids(&ids)?;
     let (first_name, first) = &parts[0];
     let mut notes = Vec::new();
     for (name, part) in &parts[1..] {
-        let diff = compat::differences(&first.header, &part.header);
+        let diff = compat::differences(first, part);
         if diff.is_empty() {
             continue;
         }
@@ -119,7 +120,7 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
     }
     let mut modes = Vec::new();
     for (lock, fanout) in mode_keys {
-        let of_mode: Vec<(&str, &crate::stats::ModeStats)> = parts
+        let of_mode: Vec<(&str, &crate::model::mode::ModeStats)> = parts
             .iter()
             .flat_map(|(n, r)| {
                 r.modes
@@ -147,30 +148,25 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
             eprintln!("redlock-loadgen: warning: {what}; the rate while all measured is undefined");
             notes.push(format!("disjoint windows: {what}"));
         }
-        let stats: Vec<&crate::stats::ModeStats> = of_mode.iter().map(|(_, m)| *m).collect();
+        let stats: Vec<&crate::model::mode::ModeStats> = of_mode.iter().map(|(_, m)| *m).collect();
         modes.push(windows::merge_modes(&stats));
     }
-    let mut header = first.header.clone();
-    header.run_id = crate::runner::new_run_id();
-    header.merged_from = parts.iter().map(|(n, _)| n.clone()).collect();
-    header.part_run_ids = ids.into_iter().flat_map(|(_, ids)| ids).collect();
-    header.interrupted = parts.iter().any(|(_, r)| r.header.interrupted);
-    header.interrupted_by = parts.iter().find_map(|(_, r)| r.header.interrupted_by);
-    header.started_unix_s = parts
-        .iter()
-        .map(|(_, r)| r.header.started_unix_s)
-        .min()
-        .unwrap_or(0);
-    header.merge_notes = parts
-        .iter()
-        .flat_map(|(_, r)| r.header.merge_notes.clone())
-        .chain(notes)
-        .collect();
-    Ok(Report {
+    let header = Header::merged(
+        Kind::Run,
+        parts.iter().map(|(n, r)| (n.as_str(), &r.header)),
+        notes,
+    );
+    let mut report = Report {
         header,
+        part_run_ids: ids.into_iter().flat_map(|(_, ids)| ids).collect(),
         modes,
-        faults: parts.into_iter().flat_map(|(_, r)| r.faults).collect(),
-    })
+        comparison: None,
+        against_redlock: Vec::new(),
+        faults: parts.iter().flat_map(|(_, r)| r.faults.clone()).collect(),
+        ..first.clone()
+    };
+    report.derive();
+    Ok(report)
 }
 
 /// Sweeps merge level by level (the same levels in every file).
@@ -203,21 +199,17 @@ fn merge_sweeps(
             report: merge_runs(runs, allow)?,
         });
     }
-    let notes = levels
+    let notes: Vec<String> = levels
         .iter()
         .flat_map(|l| l.report.header.merge_notes.clone())
         .collect();
     Ok(SweepResult {
-        run_id: crate::runner::new_run_id(),
-        started_unix_s: parts
-            .iter()
-            .map(|(_, s)| s.started_unix_s)
-            .min()
-            .unwrap_or(0),
-        interrupted_by: parts.iter().find_map(|(_, s)| s.interrupted_by),
+        header: Header::merged(
+            Kind::Sweep,
+            parts.iter().map(|(n, s)| (n.as_str(), &s.header)),
+            notes,
+        ),
         load: first.load.clone(),
-        merged_from: parts.iter().map(|(n, _)| n.clone()).collect(),
-        merge_notes: notes,
         levels,
     })
 }
@@ -257,13 +249,13 @@ fn merge_capacity(
             Some(m) => first.objective.failures(m, report.judge(m).target_missed),
             None => vec!["nothing measured".into()],
         };
-        steps.push(Step {
-            fanout: step.fanout.clone(),
-            phase: step.phase,
-            rate: step.rate * parts.len() as f64,
+        steps.push(Step::new(
+            &step.fanout,
+            step.phase,
+            step.rate * parts.len() as f64,
             failures,
             report,
-        });
+        ));
     }
     let answers = first
         .answers
@@ -271,13 +263,13 @@ fn merge_capacity(
         .map(|a| {
             let best = steps
                 .iter()
-                .filter(|s| s.fanout == a.fanout && s.passed())
+                .filter(|s| s.fanout == a.fanout && s.passed)
                 .map(|s| s.rate)
                 .max_by(f64::total_cmp);
             let confirmed = best.is_some_and(|r| {
                 steps
                     .iter()
-                    .filter(|s| s.fanout == a.fanout && s.rate == r && s.passed())
+                    .filter(|s| s.fanout == a.fanout && s.rate == r && s.passed)
                     .count()
                     > 1
             });
@@ -294,23 +286,19 @@ fn merge_capacity(
             )
         })
         .collect();
-    let notes = steps
+    let notes: Vec<String> = steps
         .iter()
         .flat_map(|s| s.report.header.merge_notes.clone())
         .collect();
     Ok(CapacityResult {
-        run_id: crate::runner::new_run_id(),
-        started_unix_s: parts
-            .iter()
-            .map(|(_, c)| c.started_unix_s)
-            .min()
-            .unwrap_or(0),
-        interrupted_by: parts.iter().find_map(|(_, c)| c.interrupted_by),
+        header: Header::merged(
+            Kind::Capacity,
+            parts.iter().map(|(n, c)| (n.as_str(), &c.header)),
+            notes,
+        ),
         objective: first.objective.clone(),
         plan: first.plan,
-        merged_from: parts.iter().map(|(n, _)| n.clone()).collect(),
-        merge_notes: notes,
-        steps,
         answers,
+        steps,
     })
 }

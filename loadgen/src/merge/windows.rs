@@ -5,7 +5,7 @@
 //! is shifted by that start's distance from the earliest one, rounded to whole seconds (so a
 //! second of the merged series may mix parts up to half a second apart).
 
-use crate::stats::ModeStats;
+use crate::model::mode::ModeStats;
 
 /// The measured windows of `m` (`[from, to)`, ms since the Unix epoch): its parts' when it is
 /// a merge, else its own.
@@ -108,7 +108,7 @@ mod tests {
     use redlock_core::FanOut;
 
     use super::*;
-    use crate::stats::Interval;
+    use crate::model::mode::Interval;
 
     fn part(from_ms: u64, per_second: &[u64]) -> ModeStats {
         let mut m = ModeStats::new(FanOut::Concurrent, 3);

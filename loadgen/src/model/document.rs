@@ -3,14 +3,17 @@
 
 use std::path::Path;
 
-use super::capacity::{CapacityJson, CapacityResult};
-use super::result::{self as json, SCHEMA_VERSION};
-use super::sweep::{SweepJson, SweepResult};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::capacity::CapacityResult;
+use super::header::{Header, Kind, READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION};
+use super::report::Report;
+use super::sweep::SweepResult;
 use crate::error::LoadgenError;
-use crate::report::Report;
 
 /// One parsed result file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Document {
     Run(Box<Report>),
     Sweep(SweepResult),
@@ -18,51 +21,111 @@ pub enum Document {
 }
 
 impl Document {
-    pub fn kind(&self) -> &'static str {
+    pub fn header(&self) -> &Header {
         match self {
-            Document::Run(_) => "run",
-            Document::Sweep(_) => "sweep",
-            Document::Capacity(_) => "capacity",
+            Document::Run(r) => &r.header,
+            Document::Sweep(s) => &s.header,
+            Document::Capacity(c) => &c.header,
+        }
+    }
+
+    fn header_mut(&mut self) -> &mut Header {
+        match self {
+            Document::Run(r) => &mut r.header,
+            Document::Sweep(s) => &mut s.header,
+            Document::Capacity(c) => &mut c.header,
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        self.header().kind.as_str()
+    }
+
+    /// The document as a JSON value (what `--json` writes).
+    pub fn to_value(&self) -> serde_json::Value {
+        fn value(x: &impl Serialize) -> serde_json::Value {
+            serde_json::to_value(x).expect("a result serializes")
+        }
+        match self {
+            Document::Run(r) => value(r),
+            Document::Sweep(s) => value(s),
+            Document::Capacity(c) => value(c),
+        }
+    }
+
+    /// Every run inside (the run itself, a sweep's levels, a search's steps).
+    fn runs_mut(&mut self) -> Vec<&mut Report> {
+        match self {
+            Document::Run(r) => vec![r.as_mut()],
+            Document::Sweep(s) => s.levels.iter_mut().map(|l| &mut l.report).collect(),
+            Document::Capacity(c) => c.steps.iter_mut().map(|s| &mut s.report).collect(),
         }
     }
 }
 
-/// Parses a result file's text; the error names the field at fault.
+/// Pretty-printed JSON text of a result, newline-terminated.
+pub fn to_text(result: &impl Serialize) -> String {
+    serde_json::to_string_pretty(result).expect("a result serializes") + "\n"
+}
+
+/// Parses a result file's text; the error names the field at fault. Derived figures are
+/// recomputed, not read.
 pub fn parse(text: &str) -> Result<Document, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     if !value.is_object() {
         return Err("not a redlock-loadgen result: the top level is not an object".into());
     }
-    match value.get("schema_version") {
-        Some(v) if v.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
-        Some(v) => {
-            return Err(format!(
-                "field schema_version: {v} is not supported (this redlock-loadgen reads {SCHEMA_VERSION})"
-            ))
-        }
+    let version = match value.get("schema_version") {
+        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) if READABLE_SCHEMA_VERSIONS.contains(&n) => n,
+            _ => {
+                return Err(format!(
+                    "field schema_version: {v} is not supported (this redlock-loadgen reads {})",
+                    READABLE_SCHEMA_VERSIONS.map(|n| n.to_string()).join(" and ")
+                ))
+            }
+        },
         None => return Err("no field schema_version: not a redlock-loadgen result".into()),
-    }
+    };
     let kind = value
         .get("kind")
         .and_then(|k| k.as_str())
         .ok_or("no field kind: not a redlock-loadgen result")?
         .to_string();
-    let field = |e: serde_json::Error| format!("not a redlock-loadgen {kind} result: {e}");
-    match kind.as_str() {
-        "run" => json::from_value(value).map(|r| Document::Run(Box::new(r))),
-        "sweep" => {
-            let j: SweepJson = serde_json::from_value(value).map_err(field)?;
-            SweepResult::from_json(j).map(Document::Sweep)
-        }
-        "capacity" => {
-            let j: CapacityJson = serde_json::from_value(value).map_err(field)?;
-            CapacityResult::from_json(j).map(Document::Capacity)
-        }
-        other => Err(format!(
-            "field kind: {other:?} is not one of run, sweep, capacity"
-        )),
+    fn read<T: DeserializeOwned>(kind: &str, value: serde_json::Value) -> Result<T, String> {
+        serde_json::from_value(value).map_err(|e| format!("not a redlock-loadgen {kind} result: {e}"))
     }
+    let mut doc = match kind.as_str() {
+        "run" => Document::Run(Box::new(read(&kind, value)?)),
+        "sweep" => Document::Sweep(read(&kind, value)?),
+        "capacity" => Document::Capacity(read(&kind, value)?),
+        "scenarios" => return Err("a scenarios result does not merge (its rows ran one after the other)".into()),
+        other => {
+            return Err(format!(
+                "field kind: {other:?} is not one of run, sweep, capacity"
+            ))
+        }
+    };
+    for run in doc.runs_mut() {
+        if run.header.kind != Kind::Run {
+            return Err(format!(
+                "a {kind} result holds a {} result where a run result belongs",
+                run.header.kind.as_str()
+            ));
+        }
+        run.header.schema_version = SCHEMA_VERSION;
+        run.derive();
+    }
+    if version != SCHEMA_VERSION {
+        let header = doc.header_mut();
+        header.schema_version = SCHEMA_VERSION;
+        header.note([format!(
+            "run {} was written with schema version {version}: its attempts that failed without a denial (an outage) count as split votes or clean losses, not as unavailable attempts",
+            header.run_id
+        )]);
+    }
+    Ok(doc)
 }
 
 /// Reads one result file (a bad file is a usage error naming it).

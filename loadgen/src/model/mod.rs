@@ -1,7 +1,33 @@
-//! The result files' model: what `--json` writes and `merge` reads, one module per kind, and
-//! [`document`] to tell them apart.
+//! The result model: one set of types that a run, a merge or a file read builds once, that
+//! `--json` serialises as is (`loadgen/schema.json`) and that every renderer reads. There is
+//! no second, "JSON" copy of a result and no conversion between the two.
+//!
+//! - [`header`]: what every result file shares (schema version, kind, tool, run id, start,
+//!   interruption, merge provenance);
+//! - [`mode`]: what one fan-out mode measured ([`mode::ModeStats`]: counters, histograms, the
+//!   per-second series, and the figures derived from them);
+//! - [`report`]: a run's result ([`report::Report`]), also one level of a sweep and one step
+//!   of a capacity search; [`sweep`] and [`capacity`] hold those;
+//! - [`document`]: any result file, told apart by `kind`, read back for `merge`.
+//!
+//! # How to add a figure
+//!
+//! A new figure touches at most three places:
+//!
+//! 1. **where it is recorded**: a counter or histogram filled in [`crate::recorder`] (counters
+//!    go into the [`mode::Counts`] list, which also adds them up when results merge);
+//! 2. **the model**: its field in [`mode`] (a histogram or list also gets a line in
+//!    [`mode::ModeStats::add_measurements`]; a figure computed from others gets its line in
+//!    [`mode::ModeStats::derive`]) and its entry in `loadgen/schema.json`;
+//! 3. **each renderer that shows it** (`crate::render::{text, csv, hgrm, plot}`).
+//!
+//! JSON needs nothing more: the field is serialised where it is declared. A field old files
+//! lack gets `#[serde(default)]`; a key that moves or changes meaning bumps
+//! [`header::SCHEMA_VERSION`] and keeps the old version readable in [`document`].
 
 pub mod capacity;
 pub mod document;
-pub mod result;
+pub mod header;
+pub mod mode;
+pub mod report;
 pub mod sweep;

@@ -25,12 +25,12 @@ fn points(result: &CapacityResult, fanout: &str) -> Vec<Point> {
         .iter()
         .filter(|s| s.fanout == fanout)
         .filter_map(|s| s.report.modes.first())
-        .filter(|m| m.acquire.count() > 0)
+        .filter(|m| m.latency.acquire.count() > 0)
         .map(|m| {
             (
                 m.acquires_per_s(),
-                m.acquire.quantile(0.5) as f64 / 1000.0,
-                m.acquire.quantile(0.99) as f64 / 1000.0,
+                m.latency.acquire.quantile(0.5) as f64 / 1000.0,
+                m.latency.acquire.quantile(0.99) as f64 / 1000.0,
             )
         })
         .collect();
@@ -108,9 +108,9 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                     .steps
                     .iter()
                     .rev()
-                    .filter(|s| s.fanout == *fanout && s.rate == rate && s.passed())
+                    .filter(|s| s.fanout == *fanout && s.rate == rate && s.passed)
                     .find_map(|s| s.report.modes.first())
-                    .map(|m| (m.acquires_per_s(), m.acquire.quantile(0.99) as f64 / 1000.0))
+                    .map(|m| (m.acquires_per_s(), m.latency.acquire.quantile(0.99) as f64 / 1000.0))
             });
             if let Some((x, y)) = knee {
                 chart

@@ -44,10 +44,10 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         m.started_per_s(),
         m.acquires_per_s()
     );
-    for cell in p.cells_ms(&m.acquire) {
+    for cell in p.cells_ms(&m.latency.acquire) {
         let _ = write!(out, "{cell:>10}");
     }
-    let verdict = if step.passed() {
+    let verdict = if step.passed {
         "pass".to_string()
     } else {
         format!("FAIL: {}", step.failures.join("; "))
@@ -59,7 +59,7 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots),
         format!(
             "{:.0}%{}",
-            100.0 * m.cpu.core_share(),
+            100.0 * m.generator.cpu.core_share(),
             if step.report.judge(m).generator_bound {
                 "!"
             } else {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::percentiles::Percentiles;
-use crate::report::Report;
+use crate::model::report::Report;
 
 /// One line per mode of each `(label, report)`; `level` names the label column.
 pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> String {
@@ -42,7 +42,7 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
     );
     let _ = writeln!(out, "{}", head.join(","));
     for (label, report) in rows {
-        let c = &report.header.config;
+        let c = &report.config;
         for m in &report.modes {
             let ms =
                 |h: &crate::hist::Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
@@ -61,16 +61,16 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
                 format!("{:.6}", m.quorum_success_rate()),
                 m.counts.split_votes.to_string(),
             ];
-            cells.extend(p.cells_ms(&m.acquire));
+            cells.extend(p.cells_ms(&m.latency.acquire));
             cells.extend([
-                ms(&m.attempt, 0.5),
-                ms(&m.attempt, 0.99),
-                ms(&m.start_lag, 0.99),
-                ms(&m.pacing_lag, 0.99),
+                ms(&m.latency.attempt, 0.5),
+                ms(&m.latency.attempt, 0.99),
+                ms(&m.latency.start_lag, 0.99),
+                ms(&m.latency.pacing_lag, 0.99),
                 m.counts.late_starts.to_string(),
                 m.counts.dropped_slots.to_string(),
                 format!("{:.1}", m.cpu_per_cycle_us()),
-                format!("{:.4}", m.cpu.core_share()),
+                format!("{:.4}", m.generator.cpu.core_share()),
                 report.judge(m).generator_bound.to_string(),
                 m.counts.violations.to_string(),
             ]);

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::hist::Hist;
-use crate::report::Report;
+use crate::model::report::Report;
 
 /// Percentile ticks per halving of the distance to 100% (HdrHistogram's usual 5).
 const TICKS_PER_HALF_DISTANCE: u32 = 5;
@@ -70,13 +70,13 @@ pub fn write_all(report: &Report, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     for m in &report.modes {
         let mode = m.label();
         let mut files: Vec<(String, &Hist)> = vec![
-            ("acquire".into(), &m.acquire),
-            ("attempt".into(), &m.attempt),
-            ("release".into(), &m.release),
-            ("validity-margin".into(), &m.validity_margin),
+            ("acquire".into(), &m.latency.acquire),
+            ("attempt".into(), &m.latency.attempt),
+            ("release".into(), &m.latency.release),
+            ("validity-margin".into(), &m.latency.validity_margin),
         ];
-        if m.extend.count() > 0 {
-            files.push(("extend".into(), &m.extend));
+        if m.latency.extend.count() > 0 {
+            files.push(("extend".into(), &m.latency.extend));
         }
         for (i, s) in m.masters.iter().enumerate() {
             files.push((format!("master-{i}-round-trip"), &s.round_trip));

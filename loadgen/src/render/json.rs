@@ -1,12 +1,9 @@
-//! `--json` of a run: the full result, versioned (`loadgen/schema.json`); the model is
-//! [`crate::model::result`].
+//! `--json`: the result itself, serialised (`loadgen/schema.json`; the model is
+//! [`crate::model`]).
 
-use crate::model::result::to_json;
-use crate::report::Report;
+use crate::model::report::Report;
 
-/// Pretty-printed JSON text of the report.
+/// Pretty-printed JSON text of a run's result.
 pub fn render(report: &Report) -> String {
-    let mut text = serde_json::to_string_pretty(&to_json(report)).expect("a report serializes");
-    text.push('\n');
-    text
+    crate::model::document::to_text(report)
 }

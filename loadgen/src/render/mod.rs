@@ -1,4 +1,4 @@
-//! One renderer per output format, all reading a [`crate::report::Report`].
+//! One renderer per output format, all reading a [`crate::model::report::Report`].
 
 pub mod capacity_plot;
 pub mod capacity_table;

@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 
 use crate::hist::Hist;
-use crate::report::Report;
+use crate::model::report::Report;
 
 /// The percentile axis runs to 99.999% (1/(1-p) = 10^5).
 const X_MAX: f64 = 1e5;
@@ -48,7 +48,7 @@ pub fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 
 /// A title carrying the workload and client settings of `report`.
 pub fn workload_title(what: &str, report: &Report) -> String {
-    let h = &report.header;
+    let h = report;
     let c = &h.config;
     let load = match c.rate_per_s {
         Some(rate) => format!("open loop {rate}/s over {} clients", c.clients),
@@ -86,7 +86,7 @@ pub fn render(report: &Report) -> Result<String, String> {
         RGBColor(148, 103, 189),
     ];
     for m in &report.modes {
-        for (what, h) in [("acquire", &m.acquire), ("attempt", &m.attempt)] {
+        for (what, h) in [("acquire", &m.latency.acquire), ("attempt", &m.latency.attempt)] {
             if h.count() > 0 {
                 series.push((format!("{} {what}", m.label()), curve(h)));
             }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::faults::schedule::FaultEvent;
-use crate::stats::ModeStats;
+use crate::model::mode::ModeStats;
 
 const HEADERS: [&str; 10] = [
     "scenario",
@@ -60,7 +60,7 @@ impl Row {
                 pct(m.acquire_success_rate()),
                 vote_only(pct(m.quorum_success_rate())),
                 vote_only(c.split_votes.to_string()),
-                format!("{:.1} ms", m.acquire.quantile(0.99) as f64 / 1000.0),
+                format!("{:.1} ms", m.latency.acquire.quantile(0.99) as f64 / 1000.0),
                 if errors.is_empty() {
                     "0".into()
                 } else {

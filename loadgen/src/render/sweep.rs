@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::percentiles::Percentiles;
 use crate::hist::Hist;
 use crate::model::sweep::SweepResult;
-use crate::report::Report;
+use crate::model::report::Report;
 
 /// The whole table: the header line, then every level's rows.
 pub fn table(sweep: &SweepResult, p: &Percentiles) -> String {
@@ -64,7 +64,7 @@ pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
             quorum,
             split,
         );
-        for cell in p.cells_ms(&m.acquire) {
+        for cell in p.cells_ms(&m.latency.acquire) {
             let _ = write!(out, "{cell:>10}");
         }
         let bound = if report.judge(m).generator_bound {
@@ -75,10 +75,10 @@ pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
         let _ = writeln!(
             out,
             "{:>11}{:>11}{:>15}{:>10}{:>6}",
-            ms(&m.attempt, 0.5),
-            ms(&m.attempt, 0.99),
+            ms(&m.latency.attempt, 0.5),
+            ms(&m.latency.attempt, 0.99),
             format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots),
-            format!("{:.0}%{bound}", 100.0 * m.cpu.core_share()),
+            format!("{:.0}%{bound}", 100.0 * m.generator.cpu.core_share()),
             m.counts.violations
         );
     }

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use super::percentiles::Percentiles;
 use crate::hist::Hist;
-use crate::report::Report;
-use crate::stats::{ModeStats, VotePattern};
+use crate::model::report::Report;
+use crate::model::mode::{ModeStats, VotePattern};
 
 const LABEL: usize = 34;
 const COL: usize = 16;
@@ -83,19 +83,19 @@ pub fn header(report: &Report) -> String {
 pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     let mut text = String::new();
     let out = &mut text;
-    let h = &report.header;
+    let h = report;
     let c = &h.config;
     let _ = writeln!(
         out,
         "redlock-loadgen {} (redlock-core {})",
-        h.tool.version, h.tool.core_version
+        h.header.tool.version, h.header.tool.core_version
     );
-    if !h.merged_from.is_empty() {
+    if !h.header.merged_from.is_empty() {
         let _ = writeln!(
             out,
             "merged     {} result files: {}",
-            h.merged_from.len(),
-            h.merged_from.join(", ")
+            h.header.merged_from.len(),
+            h.header.merged_from.join(", ")
         );
     }
     let _ = writeln!(out, "command    {}", c.command_line);
@@ -143,13 +143,13 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
         c.warmup_s,
         c.duration_s,
         c.seed,
-        match (h.interrupted, h.interrupted_by) {
+        match (h.header.interrupted, h.header.interrupted_by) {
             (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
             (true, None) => "; INTERRUPTED: partial figures".to_string(),
             (false, _) => String::new(),
         }
     );
-    for note in &h.merge_notes {
+    for note in &h.header.merge_notes {
         let _ = writeln!(out, "MERGE NOTE {note}");
     }
     text
@@ -221,6 +221,13 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         modes,
         n(|m| m.counts.clean_losses),
         Some(&v(|m| m.counts.clean_losses)),
+    );
+    row(
+        out,
+        "unavailable attempts (no denial)",
+        modes,
+        n(|m| m.counts.unavailable_attempts),
+        None,
     );
     row(
         out,
@@ -366,7 +373,7 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         out,
         "generator CPU (share of cores)",
         modes,
-        |m| format!("{:.0}% of {}", 100.0 * m.cpu.core_share(), m.cpu.cores),
+        |m| format!("{:.0}% of {}", 100.0 * m.generator.cpu.core_share(), m.generator.cpu.cores),
         None,
     );
     row(
@@ -374,8 +381,8 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         "fairness: acquired per worker",
         modes,
         |m| {
-            let min = m.acquired_per_worker.iter().min().copied().unwrap_or(0);
-            let max = m.acquired_per_worker.iter().max().copied().unwrap_or(0);
+            let min = m.fairness.acquired_per_worker.iter().min().copied().unwrap_or(0);
+            let max = m.fairness.acquired_per_worker.iter().max().copied().unwrap_or(0);
             format!("{min}..{max}")
         },
         None,
@@ -419,16 +426,16 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
     let _ = writeln!(out, "{:>10}{:>10}", "max", "count");
     type Pick = fn(&ModeStats) -> &Hist;
     let mut tables: Vec<(&str, Pick)> = vec![
-        ("acquire (whole)", |m| &m.acquire),
-        ("attempt", |m| &m.attempt),
-        ("release", |m| &m.release),
+        ("acquire (whole)", |m| &m.latency.acquire),
+        ("attempt", |m| &m.latency.attempt),
+        ("release", |m| &m.latency.release),
     ];
-    if modes.iter().any(|m| m.extend.count() > 0) {
-        tables.push(("extend", |m| &m.extend));
+    if modes.iter().any(|m| m.latency.extend.count() > 0) {
+        tables.push(("extend", |m| &m.latency.extend));
     }
-    if modes.iter().any(|m| m.start_lag.count() > 0) {
-        tables.push(("start lag", |m| &m.start_lag));
-        tables.push(("  client waited", |m| &m.pacing_lag));
+    if modes.iter().any(|m| m.latency.start_lag.count() > 0) {
+        tables.push(("start lag", |m| &m.latency.start_lag));
+        tables.push(("  client waited", |m| &m.latency.pacing_lag));
     }
     for (what, pick) in tables {
         for (i, m) in modes.iter().enumerate() {
@@ -456,7 +463,7 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
         "validity margin (ms)", "min", "p0.1", "p1", "p10", "p50", "max"
     );
     for m in modes {
-        let h = &m.validity_margin;
+        let h = &m.latency.validity_margin;
         let _ = writeln!(
             out,
             "{:<18}{:<12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
@@ -576,7 +583,7 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
         out.push_str(&block);
     }
     out.push_str(&against_redlock(report));
-    if report.header.config.rate_per_s.is_some() {
+    if report.config.rate_per_s.is_some() {
         let _ = writeln!(out, "\n({SLOT_ATTRIBUTION})");
     }
     out.push_str(&judgements(report));
@@ -585,7 +592,7 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
 
 /// The concurrent ÷ sequential block (latency and rates), when both modes were measured.
 pub fn comparison(report: &Report) -> Option<String> {
-    let c = crate::model::result::comparison(report)?;
+    let c = report.comparison.as_ref()?;
     let f = |x: Option<f64>| {
         x.map(|r| format!("{r:.2}×"))
             .unwrap_or_else(|| "n/a".into())
@@ -604,7 +611,7 @@ pub fn comparison(report: &Report) -> Option<String> {
 
 /// Each single-master baseline ÷ Redlock (goodput, acquire latency, commands per cycle).
 pub fn against_redlock(report: &Report) -> String {
-    let rows = crate::model::result::against_redlock(report);
+    let rows = &report.against_redlock;
     let mut out = String::new();
     if rows.is_empty() {
         return out;
@@ -616,11 +623,11 @@ pub fn against_redlock(report: &Report) -> String {
         None => "n/a".into(),
     };
     let _ = write!(out, "\n{:<LABEL$}", "÷ redlock (same fan-out)");
-    for r in &rows {
+    for r in rows {
         let _ = write!(out, "{:>COL$}", r.lock);
     }
     out.push('\n');
-    type Pick = fn(&crate::model::result::AgainstRedlockJson) -> Option<f64>;
+    type Pick = fn(&crate::model::report::AgainstRedlock) -> Option<f64>;
     let lines: [(&str, Pick); 4] = [
         ("goodput", |r| r.acquires_per_s_ratio),
         ("acquire p50", |r| r.acquire_p50_ratio),
@@ -631,7 +638,7 @@ pub fn against_redlock(report: &Report) -> String {
     ];
     for (label, pick) in lines {
         let _ = write!(out, "{label:<LABEL$}");
-        for r in &rows {
+        for r in rows {
             let _ = write!(out, "{:>COL$}", f(pick(r)));
         }
         out.push('\n');

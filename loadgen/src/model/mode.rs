@@ -1,13 +1,16 @@
 //! What one fan-out mode measured: counters and histograms that add up exactly, so per-worker
 //! results merge into a mode's result and result files from several machines merge into one.
-//! Rates and ratios are derived from these on output, never stored and never averaged.
+//! Rates, shares and the generator's judgement are derived from them by
+//! [`ModeStats::derive`] (never added, never averaged); this struct is also the JSON `mode`
+//! object (`loadgen/schema.json`), so the derived figures are kept next to what they come from.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use redlock_core::FanOut;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::generator::Judgement;
 use crate::hist::Hist;
 use crate::locks::LockAlgorithm;
 
@@ -44,12 +47,14 @@ counts! {
     attempts,
     /// Attempts that won: granted ≥ quorum and validity > 0.
     attempts_won,
-    /// Lost attempts with 0 < granted < quorum.
+    /// Lost attempts with 0 < granted < quorum and at least one denial.
     split_votes,
     /// Split votes followed by another attempt of the same call.
     split_vote_retries,
-    /// Lost attempts with granted = 0.
+    /// Lost attempts with granted = 0 and at least one denial.
     clean_losses,
+    /// Failed attempts with no denial (an outage, not contention: DESIGN §4).
+    unavailable_attempts,
     /// Attempts that won a quorum after their validity ran out.
     expired_attempts,
     /// Releases made.
@@ -92,8 +97,10 @@ counts! {
 }
 
 /// What one master answered and how fast, over all operations of a mode.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MasterStats {
+    /// Its position in the result's `masters` (derived).
+    pub index: usize,
     /// Round trips of its acquire-attempt requests (answered ones), µs.
     pub round_trip: Hist,
     /// Attempts it granted.
@@ -120,7 +127,7 @@ impl MasterStats {
 }
 
 /// How the masters split in one attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct VotePattern {
     pub granted: u16,
     pub denied: u16,
@@ -130,22 +137,32 @@ pub struct VotePattern {
 }
 
 /// One second of the measured window.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
+    /// Seconds since the start of the measured window (its index in `intervals`).
+    pub second: usize,
     pub acquire_calls: u64,
     pub acquired: u64,
     pub attempts: u64,
     pub split_votes: u64,
+    /// Attempts that failed with no denial (schema version 2 results: absent, read as 0).
+    #[serde(default)]
+    pub unavailable_attempts: u64,
+    /// p99 of `acquire`, µs (derived).
+    pub acquire_p99_us: u64,
     /// Whole-acquire latency of the calls that completed in this second, µs.
+    #[serde(rename = "acquire_hdr", with = "crate::hist::hdr_only")]
     pub acquire: Hist,
 }
 
 impl Interval {
+    /// Adds the counts and the histogram of `other` (the second stays this one's).
     pub fn add(&mut self, other: &Interval) {
         self.acquire_calls += other.acquire_calls;
         self.acquired += other.acquired;
         self.attempts += other.attempts;
         self.split_votes += other.split_votes;
+        self.unavailable_attempts += other.unavailable_attempts;
         self.acquire.add(&other.acquire);
     }
 }
@@ -181,39 +198,109 @@ impl GeneratorCpu {
     }
 }
 
-/// Everything one fan-out mode measured.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModeStats {
-    /// The lock algorithm measured (Redlock unless `--lock` chose a baseline).
-    pub lock: LockAlgorithm,
-    /// Redlock's fan-out (meaningless for the single-master baselines).
-    pub fanout: FanOut,
-    /// Length of the measured window (merged: the longest part; see `merge` for the rates).
-    pub duration: Duration,
-    /// Wall-clock start of the measured window, ms since the Unix epoch (merged: the earliest).
-    pub measured_from_unix_ms: u64,
-    /// Per-part measured windows of a merged result (`[from_ms, to_ms]`); empty for one run.
-    pub windows_unix_ms: Vec<(u64, u64)>,
-    pub counts: Counts,
+/// Rates and shares of one mode (derived from the counts and the duration).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rates {
+    /// Locks acquired per second of the measured window (merged: of the union of the parts'
+    /// windows).
+    pub acquires_per_s: f64,
+    /// Merged results: locks acquired per second while every part was measuring (null for a
+    /// single run, or when the parts never measured at the same time).
+    pub acquires_per_s_while_all_measured: Option<f64>,
+    /// Acquire calls started per second (open loop: the rate the schedule reached).
+    pub started_per_s: f64,
+    pub acquire_calls_per_s: f64,
+    pub attempts_per_s: f64,
+    pub redis_commands_per_s: f64,
+    /// Redis commands per lock acquired (attempts, cleanups and releases included).
+    #[serde(default)]
+    pub redis_commands_per_cycle: f64,
+    pub acquire_success_rate: f64,
+    pub quorum_success_rate: f64,
+}
+
+/// The latency histograms of one mode, µs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
     /// Whole acquire call, retries included, successful or not (open loop: from the intended start).
     pub acquire: Hist,
     /// One attempt (the vote's elapsed time).
     pub attempt: Hist,
     pub release: Hist,
     pub extend: Hist,
-    /// Validity left when a lock was acquired, µs.
+    /// Validity left when a lock was acquired.
     pub validity_margin: Hist,
-    /// Open loop: actual − intended start of each operation, µs (the generator's timing error,
+    /// Open loop: actual − intended start of each operation (the generator's timing error,
     /// plus the wait for a free client when all were busy).
     pub start_lag: Hist,
     /// Open loop: the start lag of the operations a free client waited for — the pacing
     /// error alone, without the wait for a client to become free.
     pub pacing_lag: Hist,
+}
+
+impl Latency {
+    fn add(&mut self, other: &Latency) {
+        self.acquire.add(&other.acquire);
+        self.attempt.add(&other.attempt);
+        self.release.add(&other.release);
+        self.extend.add(&other.extend);
+        self.validity_margin.add(&other.validity_margin);
+        self.start_lag.add(&other.start_lag);
+        self.pacing_lag.add(&other.pacing_lag);
+    }
+}
+
+/// The generator's own cost and its judgement of the measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Generator {
     pub cpu: GeneratorCpu,
-    pub masters: Vec<MasterStats>,
-    pub vote_patterns: BTreeMap<VotePattern, u64>,
-    /// Locks acquired by each worker (fairness).
+    /// (user + sys) ÷ acquire+release cycles started (derived).
+    pub cpu_per_cycle_us: f64,
+    /// (user + sys) ÷ (wall time × cores) (derived).
+    pub core_share: f64,
+    /// Derived ([`crate::generator::judge`]).
+    #[serde(flatten)]
+    pub judgement: Judgement,
+}
+
+/// Locks acquired per worker and how evenly.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    /// Derived: the length of `acquired_per_worker`.
+    pub workers: usize,
+    /// Derived.
+    pub min_acquired: u64,
+    /// Derived.
+    pub max_acquired: u64,
+    /// Derived: Jain's index of `acquired_per_worker`.
+    pub jain_index: f64,
     pub acquired_per_worker: Vec<u64>,
+}
+
+/// Everything one fan-out mode measured (the JSON `mode`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeStats {
+    /// The lock algorithm measured (Redlock unless `--lock` chose a baseline).
+    #[serde(default)]
+    pub lock: LockAlgorithm,
+    /// Redlock's fan-out (meaningless for the single-master baselines).
+    #[serde(with = "fanout_name")]
+    pub fanout: FanOut,
+    /// Length of the measured window (merged: the longest part; see `merge` for the rates).
+    #[serde(rename = "duration_s", with = "seconds")]
+    pub duration: Duration,
+    /// Wall-clock start of the measured window, ms since the Unix epoch (merged: the earliest).
+    pub measured_from_unix_ms: u64,
+    /// Per-part measured windows of a merged result (`[from_ms, to_ms]`); empty for one run.
+    pub windows_unix_ms: Vec<(u64, u64)>,
+    pub counts: Counts,
+    pub rates: Rates,
+    pub latency: Latency,
+    pub generator: Generator,
+    pub masters: Vec<MasterStats>,
+    #[serde(with = "pattern_list")]
+    pub vote_patterns: BTreeMap<VotePattern, u64>,
+    pub fairness: Fairness,
     /// Per-second series of the measured window, indexed by second.
     pub intervals: Vec<Interval>,
 }
@@ -227,17 +314,12 @@ impl ModeStats {
             measured_from_unix_ms: 0,
             windows_unix_ms: Vec::new(),
             counts: Counts::default(),
-            acquire: Hist::new(),
-            attempt: Hist::new(),
-            release: Hist::new(),
-            extend: Hist::new(),
-            validity_margin: Hist::new(),
-            start_lag: Hist::new(),
-            pacing_lag: Hist::new(),
-            cpu: GeneratorCpu::default(),
+            rates: Rates::default(),
+            latency: Latency::default(),
+            generator: Generator::default(),
             masters: vec![MasterStats::default(); n_masters],
             vote_patterns: BTreeMap::new(),
-            acquired_per_worker: Vec::new(),
+            fairness: Fairness::default(),
             intervals: Vec::new(),
         }
     }
@@ -253,15 +335,9 @@ impl ModeStats {
 
     /// Adds everything but the duration and the per-second series.
     pub fn add_measurements(&mut self, other: &ModeStats) {
-        self.cpu.add(&other.cpu);
-        self.start_lag.add(&other.start_lag);
-        self.pacing_lag.add(&other.pacing_lag);
+        self.generator.cpu.add(&other.generator.cpu);
         self.counts.add(&other.counts);
-        self.acquire.add(&other.acquire);
-        self.attempt.add(&other.attempt);
-        self.release.add(&other.release);
-        self.extend.add(&other.extend);
-        self.validity_margin.add(&other.validity_margin);
+        self.latency.add(&other.latency);
         if self.masters.len() < other.masters.len() {
             self.masters
                 .resize(other.masters.len(), MasterStats::default());
@@ -272,18 +348,59 @@ impl ModeStats {
         for (pattern, n) in &other.vote_patterns {
             *self.vote_patterns.entry(*pattern).or_default() += n;
         }
-        self.acquired_per_worker
-            .extend_from_slice(&other.acquired_per_worker);
+        self.fairness
+            .acquired_per_worker
+            .extend_from_slice(&other.fairness.acquired_per_worker);
     }
 
     /// Adds intervals given as (second, interval).
     pub fn add_intervals(&mut self, intervals: impl IntoIterator<Item = (usize, Interval)>) {
         for (second, interval) in intervals {
-            if self.intervals.len() <= second {
-                self.intervals.resize(second + 1, Interval::default());
+            while self.intervals.len() <= second {
+                let next = Interval {
+                    second: self.intervals.len(),
+                    ..Interval::default()
+                };
+                self.intervals.push(next);
             }
             self.intervals[second].add(&interval);
         }
+    }
+
+    /// Fills in every derived figure (rates, shares, fairness, indexes, interval p99s, the
+    /// generator's judgement) from the measurements. Called whenever a result is built: after
+    /// a run, a merge, or reading a file (derived figures are recomputed, never read).
+    pub fn derive(&mut self, judgement: Judgement) {
+        // Place every interval at its second (a file's intervals may come in any order).
+        let intervals = std::mem::take(&mut self.intervals);
+        self.add_intervals(intervals.into_iter().map(|i| (i.second, i)));
+        for i in &mut self.intervals {
+            i.acquire_p99_us = i.acquire.quantile(0.99);
+        }
+        for (index, m) in self.masters.iter_mut().enumerate() {
+            m.index = index;
+        }
+        self.rates = Rates {
+            acquires_per_s: self.acquires_per_s(),
+            acquires_per_s_while_all_measured: crate::merge::windows::rate_while_all_measured(
+                self,
+            ),
+            started_per_s: self.started_per_s(),
+            acquire_calls_per_s: self.acquire_calls_per_s(),
+            attempts_per_s: self.attempts_per_s(),
+            redis_commands_per_s: self.redis_commands_per_s(),
+            redis_commands_per_cycle: self.redis_commands_per_cycle(),
+            acquire_success_rate: self.acquire_success_rate(),
+            quorum_success_rate: self.quorum_success_rate(),
+        };
+        self.generator.cpu_per_cycle_us = self.cpu_per_cycle_us();
+        self.generator.core_share = self.generator.cpu.core_share();
+        self.generator.judgement = judgement;
+        let per_worker = &self.fairness.acquired_per_worker;
+        self.fairness.workers = per_worker.len();
+        self.fairness.min_acquired = per_worker.iter().copied().min().unwrap_or(0);
+        self.fairness.max_acquired = per_worker.iter().copied().max().unwrap_or(0);
+        self.fairness.jain_index = self.jain_index();
     }
 
     fn per_second(&self, n: u64) -> f64 {
@@ -336,7 +453,7 @@ impl ModeStats {
         if cycles == 0 {
             return 0.0;
         }
-        (self.cpu.user_s + self.cpu.sys_s) * 1e6 / cycles as f64
+        (self.generator.cpu.user_s + self.generator.cpu.sys_s) * 1e6 / cycles as f64
     }
     /// acquired / acquire calls.
     pub fn acquire_success_rate(&self) -> f64 {
@@ -354,10 +471,10 @@ impl ModeStats {
     /// Jain's fairness index of locks acquired per worker: 1 = perfectly even, 1/n = one
     /// worker got everything.
     pub fn jain_index(&self) -> f64 {
-        let n = self.acquired_per_worker.len() as f64;
-        let sum: f64 = self.acquired_per_worker.iter().map(|&x| x as f64).sum();
-        let squares: f64 = self
-            .acquired_per_worker
+        let per_worker = &self.fairness.acquired_per_worker;
+        let n = per_worker.len() as f64;
+        let sum: f64 = per_worker.iter().map(|&x| x as f64).sum();
+        let squares: f64 = per_worker
             .iter()
             .map(|&x| (x as f64) * (x as f64))
             .sum();
@@ -377,6 +494,59 @@ pub fn ratio(num: u64, den: u64) -> f64 {
     }
 }
 
+/// A fan-out as its name.
+mod fanout_name {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(f: &FanOut, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(f.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<FanOut, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A duration as seconds (a float).
+mod seconds {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs)
+            .map_err(|_| serde::de::Error::custom(format!("{secs} is not a valid duration")))
+    }
+}
+
+/// The vote patterns as a list of `{granted, denied, failed, not_awaited, attempts}`.
+mod pattern_list {
+    use super::*;
+
+    #[derive(Serialize, Deserialize)]
+    struct Entry {
+        #[serde(flatten)]
+        pattern: VotePattern,
+        attempts: u64,
+    }
+
+    pub fn serialize<S: Serializer>(map: &BTreeMap<VotePattern, u64>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter().map(|(&pattern, &attempts)| Entry { pattern, attempts }))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<VotePattern, u64>, D::Error> {
+        let mut map = BTreeMap::new();
+        for e in Vec::<Entry>::deserialize(d)? {
+            *map.entry(e.pattern).or_default() += e.attempts;
+        }
+        Ok(map)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,9 +554,9 @@ mod tests {
     #[test]
     fn jain_index_is_one_when_even_and_one_over_n_when_one_worker_wins_all() {
         let mut s = ModeStats::new(FanOut::Concurrent, 5);
-        s.acquired_per_worker = vec![10, 10, 10, 10];
+        s.fairness.acquired_per_worker = vec![10, 10, 10, 10];
         assert!((s.jain_index() - 1.0).abs() < 1e-12);
-        s.acquired_per_worker = vec![40, 0, 0, 0];
+        s.fairness.acquired_per_worker = vec![40, 0, 0, 0];
         assert!((s.jain_index() - 0.25).abs() < 1e-12);
     }
 
@@ -395,9 +565,9 @@ mod tests {
         let mut a = ModeStats::new(FanOut::Sequential, 2);
         a.duration = Duration::from_secs(10);
         a.counts.attempts = 3;
-        a.acquire.record(100);
+        a.latency.acquire.record(100);
         a.masters[1].errors = 2;
-        a.acquired_per_worker = vec![1];
+        a.fairness.acquired_per_worker = vec![1];
         a.add_intervals([(
             1,
             Interval {
@@ -410,9 +580,9 @@ mod tests {
         b.add(&a);
         assert_eq!(b.duration, Duration::from_secs(12));
         assert_eq!(b.counts.attempts, 6);
-        assert_eq!(b.acquire.count(), 2);
+        assert_eq!(b.latency.acquire.count(), 2);
         assert_eq!(b.masters[1].errors, 4);
-        assert_eq!(b.acquired_per_worker, vec![1, 1]);
+        assert_eq!(b.fairness.acquired_per_worker, vec![1, 1]);
         assert_eq!(b.intervals.len(), 2);
         assert_eq!(b.intervals[1].acquired, 4);
     }

@@ -1,0 +1,249 @@
+//! A run's result (`kind: "run"`), what every renderer reads: the header, the configuration
+//! and masters, each fan-out mode's measurements, the figures that compare modes, and the
+//! faults applied. A run produces one; `merge` builds one from result files; a sweep level and
+//! a capacity step are one each.
+
+use serde::{Deserialize, Serialize};
+
+use super::header::{Header, Kind};
+use super::mode::ModeStats;
+use crate::config::Load;
+use crate::hist::Hist;
+use crate::locks::LockAlgorithm;
+use crate::runner::RunResult;
+
+/// The run's configuration, as recorded in results (units in the key names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigInfo {
+    pub command_line: String,
+    /// Lock algorithms measured (older results: Redlock only).
+    #[serde(default = "redlock_only")]
+    pub locks: Vec<String>,
+    pub fanouts: Vec<String>,
+    /// "closed" or "open".
+    pub load: String,
+    /// Closed loop: clients; open loop: workers the schedule is spread over.
+    pub clients: u32,
+    pub rate_per_s: Option<f64>,
+    pub resources: u32,
+    pub key_dist: String,
+    pub hold_min_us: u64,
+    pub hold_max_us: u64,
+    pub extends_per_hold: u32,
+    pub ttl_ms: u64,
+    pub retry_count: u32,
+    pub retry_delay_ms: f64,
+    pub instance_timeout_ms: f64,
+    /// Votes needed (null: majority).
+    pub quorum: Option<u32>,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub seed: u64,
+}
+
+fn redlock_only() -> Vec<String> {
+    vec![crate::locks::LockAlgorithm::Redlock.as_str().into()]
+}
+
+/// One master as recorded in results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MasterInfo {
+    /// URL with any password redacted.
+    pub url: String,
+    pub redis_version: String,
+}
+
+/// Concurrent ÷ sequential for the figures users compare (null when undefined).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub acquires_per_s_ratio: Option<f64>,
+    pub acquire_p50_ratio: Option<f64>,
+    pub acquire_p99_ratio: Option<f64>,
+    pub attempt_p50_ratio: Option<f64>,
+    pub attempt_p99_ratio: Option<f64>,
+    pub quorum_success_rate_ratio: Option<f64>,
+    pub split_votes_ratio: Option<f64>,
+}
+
+/// One baseline ÷ Redlock (the Redlock mode of the same fan-out, or the first one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgainstRedlock {
+    pub lock: String,
+    /// The Redlock mode compared with.
+    pub redlock_fanout: String,
+    pub acquires_per_s_ratio: Option<f64>,
+    pub acquire_p50_ratio: Option<f64>,
+    pub acquire_p99_ratio: Option<f64>,
+    pub redis_commands_per_cycle_ratio: Option<f64>,
+}
+
+/// The whole result of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    #[serde(flatten)]
+    pub header: Header,
+    /// Run ids of every run in this result (one, or all parts of a merge).
+    pub part_run_ids: Vec<String>,
+    pub local_masters: bool,
+    pub masters: Vec<MasterInfo>,
+    pub config: ConfigInfo,
+    pub modes: Vec<ModeStats>,
+    /// Derived: concurrent ÷ sequential, when both were measured.
+    pub comparison: Option<Comparison>,
+    /// Derived: each single-master baseline against Redlock (absent when not both were
+    /// measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub against_redlock: Vec<AgainstRedlock>,
+    /// Faults applied during the run (`run --fault`), in order (absent when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::schedule::FaultEvent>,
+}
+
+impl Report {
+    pub fn from_run(run: &RunResult) -> Report {
+        let cfg = &run.config;
+        let (load, rate_per_s) = match cfg.load {
+            Load::Closed { .. } => ("closed", None),
+            Load::Open { rate_per_s, .. } => ("open", Some(rate_per_s)),
+        };
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let mut header = Header::new(Kind::Run, run.run_id.clone(), run.started_unix_s);
+        header.interrupt(run.interrupted);
+        let mut report = Report {
+            header,
+            part_run_ids: vec![run.run_id.clone()],
+            local_masters: run.local_masters,
+            masters: run
+                .masters
+                .iter()
+                .enumerate()
+                .map(|(i, url)| MasterInfo {
+                    url: url.clone(),
+                    redis_version: run
+                        .redis_versions
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| "unknown".into()),
+                })
+                .collect(),
+            config: ConfigInfo {
+                command_line: cfg.command_line.clone(),
+                locks: cfg.locks.iter().map(|l| l.as_str().to_string()).collect(),
+                fanouts: cfg.fanouts.iter().map(|f| f.as_str().to_string()).collect(),
+                load: load.into(),
+                clients: cfg.load.workers(),
+                rate_per_s,
+                resources: cfg.resources,
+                key_dist: cfg.key_dist.to_string(),
+                hold_min_us: cfg.hold.min.as_micros() as u64,
+                hold_max_us: cfg.hold.max.as_micros() as u64,
+                extends_per_hold: cfg.extends_per_hold,
+                ttl_ms: cfg.ttl.as_millis() as u64,
+                retry_count: cfg.retry_count,
+                retry_delay_ms: ms(cfg.retry_delay),
+                instance_timeout_ms: ms(cfg.instance_timeout),
+                quorum: cfg.quorum.map(|q| q as u32),
+                duration_s: cfg.duration.as_secs_f64(),
+                warmup_s: cfg.warmup.as_secs_f64(),
+                seed: cfg.seed,
+            },
+            modes: run.modes.clone(),
+            comparison: None,
+            against_redlock: Vec::new(),
+            faults: Vec::new(),
+        };
+        report.derive();
+        report
+    }
+
+    /// Fills in every derived figure of every mode and of the report (see
+    /// [`ModeStats::derive`]); whoever builds or changes a report's modes calls it.
+    pub fn derive(&mut self) {
+        let judgements: Vec<_> = self.modes.iter().map(|m| self.judge(m)).collect();
+        for (m, judgement) in self.modes.iter_mut().zip(judgements) {
+            m.derive(judgement);
+        }
+        self.comparison = self.compare();
+        self.against_redlock = self.against_redlock();
+    }
+
+    /// The mode of this label (a Redlock fan-out, or a baseline's name), if measured.
+    pub fn mode(&self, label: &str) -> Option<&ModeStats> {
+        self.modes.iter().find(|m| m.label() == label)
+    }
+
+    /// Violations over all modes.
+    pub fn violations(&self) -> u64 {
+        self.modes.iter().map(|m| m.counts.violations).sum()
+    }
+
+    /// The generator's judgement of mode `m` (see [`crate::generator`]).
+    pub fn judge(&self, m: &ModeStats) -> crate::generator::Judgement {
+        let c = &self.config;
+        let hold_mean_us = (c.hold_min_us + c.hold_max_us) as f64 / 2.0;
+        crate::generator::judge(m, c.rate_per_s, c.clients, hold_mean_us)
+    }
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0 && num.is_finite()).then(|| num / den)
+}
+
+fn quantile(h: &Hist, q: f64) -> f64 {
+    h.quantile(q) as f64
+}
+
+impl Report {
+    /// Concurrent ÷ sequential, when both modes are in the report.
+    fn compare(&self) -> Option<Comparison> {
+        let (s, c) = (self.mode("sequential")?, self.mode("concurrent")?);
+        let (sl, cl) = (&s.latency, &c.latency);
+        Some(Comparison {
+            acquires_per_s_ratio: ratio(c.acquires_per_s(), s.acquires_per_s()),
+            acquire_p50_ratio: ratio(quantile(&cl.acquire, 0.5), quantile(&sl.acquire, 0.5)),
+            acquire_p99_ratio: ratio(quantile(&cl.acquire, 0.99), quantile(&sl.acquire, 0.99)),
+            attempt_p50_ratio: ratio(quantile(&cl.attempt, 0.5), quantile(&sl.attempt, 0.5)),
+            attempt_p99_ratio: ratio(quantile(&cl.attempt, 0.99), quantile(&sl.attempt, 0.99)),
+            quorum_success_rate_ratio: ratio(c.quorum_success_rate(), s.quorum_success_rate()),
+            split_votes_ratio: ratio(c.counts.split_votes as f64, s.counts.split_votes as f64),
+        })
+    }
+
+    /// Each single-master baseline ÷ Redlock (same fan-out when measured, else the first).
+    fn against_redlock(&self) -> Vec<AgainstRedlock> {
+        let redlock: Vec<&ModeStats> = self
+            .modes
+            .iter()
+            .filter(|m| m.lock == LockAlgorithm::Redlock)
+            .collect();
+        let Some(&first) = redlock.first() else {
+            return Vec::new();
+        };
+        self.modes
+            .iter()
+            .filter(|m| !m.lock.votes())
+            .map(|b| {
+                let r = redlock
+                    .iter()
+                    .find(|r| r.fanout == b.fanout)
+                    .copied()
+                    .unwrap_or(first);
+                let (bl, rl) = (&b.latency, &r.latency);
+                AgainstRedlock {
+                    lock: b.lock.as_str().into(),
+                    redlock_fanout: r.fanout.as_str().into(),
+                    acquires_per_s_ratio: ratio(b.acquires_per_s(), r.acquires_per_s()),
+                    acquire_p50_ratio: ratio(quantile(&bl.acquire, 0.5), quantile(&rl.acquire, 0.5)),
+                    acquire_p99_ratio: ratio(
+                        quantile(&bl.acquire, 0.99),
+                        quantile(&rl.acquire, 0.99),
+                    ),
+                    redis_commands_per_cycle_ratio: ratio(
+                        b.redis_commands_per_cycle(),
+                        r.redis_commands_per_cycle(),
+                    ),
+                }
+            })
+            .collect()
+    }
+}
