@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::capacity::slo::{parse_share, Slo};
 use crate::error::EXIT_CODES_HELP;
-use crate::locks::worker_fault::WorkerFault;
+use crate::faults::client::WorkerFault;
 use crate::locks::LockList;
 use crate::render::percentiles::Percentiles;
 use values::{
@@ -180,8 +180,8 @@ pub struct RunArgs {
     /// Inject a fault into the local masters (repeatable), times from each mode's start:
     /// kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
-    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::spec::FaultSpec::parse)]
-    pub faults: Vec<crate::faults::spec::FaultSpec>,
+    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::master::spec::FaultSpec::parse)]
+    pub faults: Vec<crate::faults::master::spec::FaultSpec>,
     /// Break the load clients themselves (repeatable): crash@T (the first client to win the
     /// lock at or after T dies holding it; setnx-expire: between SETNX and EXPIRE),
     /// clock:C:±OFFSET (client C's wall clock is off; read by setnx-getset).

@@ -7,7 +7,7 @@ use redlock_core::FanOut;
 
 use crate::cli::values::{HoldSpec, KeyDist};
 use crate::cli::WorkloadArgs;
-use crate::locks::worker_fault::WorkerFaultPlan;
+use crate::faults::client::WorkerFaultPlan;
 use crate::locks::LockAlgorithm;
 
 /// Closed loop (each worker starts its next acquire when the previous cycle ended) or open loop

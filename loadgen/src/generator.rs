@@ -26,8 +26,9 @@ pub struct Judgement {
 /// the mean time a client spends on one cycle once started (acquire − start lag, hold,
 /// release), µs.
 pub fn clients_needed(m: &ModeStats, rate_per_s: f64, hold_mean_us: f64) -> f64 {
-    let service_us =
-        (m.latency.acquire.mean() - m.latency.start_lag.mean()).max(0.0) + hold_mean_us + m.latency.release.mean();
+    let service_us = (m.latency.acquire.mean() - m.latency.start_lag.mean()).max(0.0)
+        + hold_mean_us
+        + m.latency.release.mean();
     rate_per_s * service_us / 1e6
 }
 

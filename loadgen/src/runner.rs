@@ -12,13 +12,14 @@ use crate::checker::{count_violations, Window};
 use crate::config::{Load, RunConfig};
 use crate::cpu::CpuSample;
 use crate::error::LoadgenError;
+use crate::faults::client::CrashPlan;
 use crate::locks::baseline::Baseline;
 use crate::locks::setup::{self, LockSetup};
-use crate::locks::{CrashPlan, LockAlgorithm};
+use crate::locks::LockAlgorithm;
+use crate::model::mode::{GeneratorCpu, ModeStats};
 use crate::pacing::Stop;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
-use crate::model::mode::{GeneratorCpu, ModeStats};
 use crate::target::Target;
 use crate::worker::{run_task, Clock, Slots, WorkerSetup};
 

@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use redlock_core::{Redlock, Retry, Vote};
 
 use crate::config::RunConfig;
+use crate::faults::client::WorkerFaults;
 use crate::keys::Choices;
 use crate::locks::cycle::{self as baseline_cycle, Record};
 use crate::locks::setup::LockSetup;
-use crate::locks::WorkerFaults;
 use crate::pacing::{self, Stop};
 use crate::recorder::{Recorder, WorkerState};
 

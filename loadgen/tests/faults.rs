@@ -186,3 +186,68 @@ fn faults_on_masters_the_run_does_not_have_are_refused_before_loading() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("needs the local masters"), "{stderr}");
 }
+
+/// DESIGN §4: an attempt that fails with no denial is an outage, not contention. One client
+/// (nobody to contend with) and 3 of 5 masters killed: every lost attempt is unavailable, none
+/// is a split vote or a clean loss, the per-second series shows the outage, and the killed
+/// masters' failed requests are not counted as round trips.
+#[test]
+fn an_outage_without_contention_counts_as_unavailable_never_as_split_votes() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("result.json");
+    let out = loadgen(&[
+        "run",
+        "--fanout",
+        "concurrent",
+        "--clients",
+        "1",
+        "--resources",
+        "10000",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1500ms",
+        "--quiet",
+        "--fault",
+        "kill:3@300ms",
+        "--json",
+        json_path.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let errors = schema_errors(&result);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let mode = &result["modes"][0];
+    let c = &mode["counts"];
+    let n = |key: &str| c[key].as_u64().unwrap();
+    assert_eq!(n("split_votes"), 0, "{c}");
+    assert_eq!(n("split_vote_retries"), 0, "{c}");
+    assert_eq!(n("clean_losses"), 0, "{c}");
+    assert!(n("unavailable_attempts") > 0, "{c}");
+    assert_eq!(
+        n("attempts"),
+        n("attempts_won") + n("unavailable_attempts") + n("expired_attempts"),
+        "{c}"
+    );
+    let per_second: u64 = mode["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["unavailable_attempts"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_second, n("unavailable_attempts"));
+    assert!(
+        stdout.lines().any(|l| l.starts_with("unavailable attempts")
+            && l.split_whitespace().last() == Some(&n("unavailable_attempts").to_string())),
+        "{stdout}"
+    );
+    // m0..m2 were killed: after that their requests failed, and only their answers before
+    // the kill are round trips.
+    for m in &mode["masters"].as_array().unwrap()[..3] {
+        let answered = m["granted"].as_u64().unwrap() + m["denied"].as_u64().unwrap();
+        assert_eq!(m["round_trip"]["count"].as_u64().unwrap(), answered, "{m}");
+        assert!(m["errors"].as_u64().unwrap() > 0, "{m}");
+    }
+}

@@ -268,3 +268,82 @@ fn sweeps_merge_level_by_level() {
         "{err}"
     );
 }
+
+/// The previous schema version (2: no `unavailable_attempts`) still merges with the current
+/// one, with a note that its outage attempts count as contention; any other version is
+/// refused naming it.
+#[test]
+fn a_result_of_the_previous_schema_version_merges_and_an_unknown_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (current, other) = (
+        path(dir.path(), "current.json"),
+        path(dir.path(), "other.json"),
+    );
+    for file in [&current, &other] {
+        succeed(&[
+            "run",
+            "--fanout",
+            "concurrent",
+            "--clients",
+            "2",
+            "--warmup",
+            "0s",
+            "--duration",
+            "300ms",
+            "-q",
+            "--json",
+            s(file),
+        ]);
+    }
+    let mut old = read_json(&current);
+    assert_eq!(old["schema_version"], 3);
+    old["schema_version"] = 2.into();
+    for mode in old["modes"].as_array_mut().unwrap() {
+        mode["counts"]
+            .as_object_mut()
+            .unwrap()
+            .remove("unavailable_attempts");
+        for i in mode["intervals"].as_array_mut().unwrap() {
+            i.as_object_mut().unwrap().remove("unavailable_attempts");
+        }
+    }
+    let v2 = path(dir.path(), "v2.json");
+    std::fs::write(&v2, old.to_string()).unwrap();
+    let merged = path(dir.path(), "merged.json");
+    // The two runs ran one after the other: their windows never overlap.
+    let report = succeed(&[
+        "merge",
+        s(&v2),
+        s(&other),
+        "--allow-disjoint",
+        "--json",
+        s(&merged),
+    ]);
+    assert!(
+        report.contains("MERGE NOTE") && report.contains("schema version 2"),
+        "{report}"
+    );
+    let merged = read_json(&merged);
+    assert_schema_valid(&merged);
+    assert_eq!(merged["schema_version"], 3);
+    let count = |v: &Value, key: &str| u(&v["modes"][0]["counts"], key);
+    let other_json = read_json(&other);
+    assert_eq!(
+        count(&merged, "acquired"),
+        count(&old, "acquired") + count(&other_json, "acquired")
+    );
+    // Version 2 had no such count: it adds nothing.
+    assert_eq!(
+        count(&merged, "unavailable_attempts"),
+        count(&other_json, "unavailable_attempts")
+    );
+
+    old["schema_version"] = 1.into();
+    let v1 = path(dir.path(), "v1.json");
+    std::fs::write(&v1, old.to_string()).unwrap();
+    let (_, err) = exits(2, &["merge", s(&v1), s(&other)]);
+    assert!(
+        err.contains("v1.json") && err.contains("schema_version: 1 is not supported"),
+        "{err}"
+    );
+}

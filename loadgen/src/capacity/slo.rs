@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::values::parse_duration;
-use crate::render::percentiles::label;
 use crate::model::mode::ModeStats;
+use crate::render::percentiles::label;
 
 /// One bound: the acquire's `percentile` below `bound`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

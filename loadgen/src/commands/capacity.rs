@@ -15,9 +15,9 @@ use crate::error::LoadgenError;
 use crate::model::capacity::{answer, CapacityResult, Step};
 use crate::model::document::to_text;
 use crate::model::header::{Header, Kind};
+use crate::model::report::Report;
 use crate::output::Outputs;
 use crate::render::{capacity_plot as plot, capacity_table as table, sweep as sweep_table};
-use crate::model::report::Report;
 use crate::runner::{self, NoHooks};
 
 /// Measured time and warm-up of each step.

@@ -12,9 +12,9 @@ use crate::coordinator::overlap::{self, AgentWindows, Findings};
 use crate::coordinator::{key, Coordinator, KEY_TTL};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
-use crate::output::Outputs;
-use crate::model::report::Report;
 use crate::model::mode::ModeStats;
+use crate::model::report::Report;
+use crate::output::Outputs;
 
 /// One agent's stored result.
 struct Part {

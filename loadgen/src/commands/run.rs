@@ -9,10 +9,10 @@ use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::coordinator::agent::Agent;
 use crate::coordinator::Coordination;
 use crate::error::LoadgenError;
-use crate::locks::worker_fault::WorkerFaultPlan;
+use crate::faults::client::WorkerFaultPlan;
+use crate::model::report::Report;
 use crate::output::Outputs;
 use crate::render::{csv, hgrm, json, plot, text};
-use crate::model::report::Report;
 use crate::runner;
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {

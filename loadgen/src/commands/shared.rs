@@ -5,8 +5,8 @@
 use crate::cli::TargetArgs;
 use crate::config::RunConfig;
 use crate::error::LoadgenError;
-use crate::output::Outputs;
 use crate::model::report::Report;
+use crate::output::Outputs;
 use crate::signals::Signals;
 use crate::target::{Target, DEFAULT_LOCAL_MASTERS};
 

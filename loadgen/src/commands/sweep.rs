@@ -9,10 +9,10 @@ use crate::config::{Load, RunConfig, SWEEP_TIMING};
 use crate::error::LoadgenError;
 use crate::model::document::to_text;
 use crate::model::header::{Header, Kind};
+use crate::model::report::Report;
 use crate::model::sweep::{Level, SweepResult};
 use crate::output::Outputs;
 use crate::render::{self, csv, text};
-use crate::model::report::Report;
 use crate::runner::{self, NoHooks};
 
 pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {

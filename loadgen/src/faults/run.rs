@@ -2,8 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::schedule::{FaultEvent, FaultSchedule};
-use super::spec::FaultSpec;
+use super::master::{FaultEvent, FaultSchedule, FaultSpec};
 use crate::config::RunConfig;
 use crate::error::LoadgenError;
 use crate::runner::{self, RunResult};

@@ -10,15 +10,15 @@ use std::time::Duration;
 use redlock_core::FanOut;
 use serde::Serialize;
 
+use super::master::FaultEvent;
 use super::run::{lock_keys, lock_keys_left, run_with_faults, wait_until_keys_expire};
-use super::schedule::FaultEvent;
 use crate::cli::parse_run_flags;
 use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::error::LoadgenError;
-use crate::locks::worker_fault::WorkerFaultPlan;
-use crate::render::scenarios::Row;
-use crate::model::report::Report;
+use crate::faults::client::WorkerFaultPlan;
 use crate::model::mode::ModeStats;
+use crate::model::report::Report;
+use crate::render::scenarios::Row;
 use crate::target::Target;
 
 /// What a scenario must show.

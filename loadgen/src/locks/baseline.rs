@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::master::{Master, RequestError};
-use super::{LockAlgorithm, WorkerFaults};
+use super::LockAlgorithm;
+use crate::faults::client::WorkerFaults;
 
 /// The single-instance pattern's release: delete the key only if it still holds our token.
 const COMPARE_AND_DELETE: &str = r#"

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use super::baseline::{AttemptResult, Baseline, Held};
-use super::WorkerFaults;
 use crate::config::RunConfig;
+use crate::faults::client::WorkerFaults;
 use crate::keys::Choices;
 use crate::pacing::{self, Stop};
 use crate::recorder::{Failure, Recorder, WorkerState};

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use super::baseline::Baseline;
-use super::{CrashPlan, LockAlgorithm, WorkerFaults};
+use super::LockAlgorithm;
+use crate::faults::client::{CrashPlan, WorkerFaults};
 
 /// Lock key of resource `index` for `algorithm`. Redlock keeps the shared names (several
 /// generators pointed at the same masters contend for the same locks); each baseline gets

@@ -16,8 +16,8 @@ use crate::error::LoadgenError;
 use crate::model::capacity::{answer, CapacityResult, Step};
 use crate::model::document::Document;
 use crate::model::header::{Header, Kind};
-use crate::model::sweep::{Level, SweepResult};
 use crate::model::report::Report;
+use crate::model::sweep::{Level, SweepResult};
 
 /// What `merge` may accept.
 #[derive(Debug, Clone, Copy, Default)]

@@ -25,7 +25,13 @@ pub struct Step {
 }
 
 impl Step {
-    pub fn new(fanout: &str, phase: Phase, rate: f64, failures: Vec<String>, report: Report) -> Step {
+    pub fn new(
+        fanout: &str,
+        phase: Phase,
+        rate: f64,
+        failures: Vec<String>,
+        report: Report,
+    ) -> Step {
         Step {
             fanout: fanout.to_string(),
             phase,

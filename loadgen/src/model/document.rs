@@ -76,31 +76,37 @@ pub fn parse(text: &str) -> Result<Document, String> {
     if !value.is_object() {
         return Err("not a redlock-loadgen result: the top level is not an object".into());
     }
-    let version = match value.get("schema_version") {
-        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
-            Some(n) if READABLE_SCHEMA_VERSIONS.contains(&n) => n,
-            _ => {
-                return Err(format!(
+    let version =
+        match value.get("schema_version") {
+            Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) if READABLE_SCHEMA_VERSIONS.contains(&n) => n,
+                _ => {
+                    return Err(format!(
                     "field schema_version: {v} is not supported (this redlock-loadgen reads {})",
                     READABLE_SCHEMA_VERSIONS.map(|n| n.to_string()).join(" and ")
                 ))
-            }
-        },
-        None => return Err("no field schema_version: not a redlock-loadgen result".into()),
-    };
+                }
+            },
+            None => return Err("no field schema_version: not a redlock-loadgen result".into()),
+        };
     let kind = value
         .get("kind")
         .and_then(|k| k.as_str())
         .ok_or("no field kind: not a redlock-loadgen result")?
         .to_string();
     fn read<T: DeserializeOwned>(kind: &str, value: serde_json::Value) -> Result<T, String> {
-        serde_json::from_value(value).map_err(|e| format!("not a redlock-loadgen {kind} result: {e}"))
+        serde_json::from_value(value)
+            .map_err(|e| format!("not a redlock-loadgen {kind} result: {e}"))
     }
     let mut doc = match kind.as_str() {
         "run" => Document::Run(Box::new(read(&kind, value)?)),
         "sweep" => Document::Sweep(read(&kind, value)?),
         "capacity" => Document::Capacity(read(&kind, value)?),
-        "scenarios" => return Err("a scenarios result does not merge (its rows ran one after the other)".into()),
+        "scenarios" => {
+            return Err(
+                "a scenarios result does not merge (its rows ran one after the other)".into(),
+            )
+        }
         other => {
             return Err(format!(
                 "field kind: {other:?} is not one of run, sweep, capacity"

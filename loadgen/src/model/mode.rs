@@ -382,9 +382,7 @@ impl ModeStats {
         }
         self.rates = Rates {
             acquires_per_s: self.acquires_per_s(),
-            acquires_per_s_while_all_measured: crate::merge::windows::rate_while_all_measured(
-                self,
-            ),
+            acquires_per_s_while_all_measured: crate::merge::windows::rate_while_all_measured(self),
             started_per_s: self.started_per_s(),
             acquire_calls_per_s: self.acquire_calls_per_s(),
             attempts_per_s: self.attempts_per_s(),
@@ -474,10 +472,7 @@ impl ModeStats {
         let per_worker = &self.fairness.acquired_per_worker;
         let n = per_worker.len() as f64;
         let sum: f64 = per_worker.iter().map(|&x| x as f64).sum();
-        let squares: f64 = per_worker
-            .iter()
-            .map(|&x| (x as f64) * (x as f64))
-            .sum();
+        let squares: f64 = per_worker.iter().map(|&x| (x as f64) * (x as f64)).sum();
         if squares == 0.0 {
             return 1.0;
         }
@@ -534,11 +529,19 @@ mod pattern_list {
         attempts: u64,
     }
 
-    pub fn serialize<S: Serializer>(map: &BTreeMap<VotePattern, u64>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(map.iter().map(|(&pattern, &attempts)| Entry { pattern, attempts }))
+    pub fn serialize<S: Serializer>(
+        map: &BTreeMap<VotePattern, u64>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            map.iter()
+                .map(|(&pattern, &attempts)| Entry { pattern, attempts }),
+        )
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<VotePattern, u64>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<VotePattern, u64>, D::Error> {
         let mut map = BTreeMap::new();
         for e in Vec::<Entry>::deserialize(d)? {
             *map.entry(e.pattern).or_default() += e.attempts;

@@ -96,7 +96,7 @@ pub struct Report {
     pub against_redlock: Vec<AgainstRedlock>,
     /// Faults applied during the run (`run --fault`), in order (absent when there were none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<crate::faults::schedule::FaultEvent>,
+    pub faults: Vec<crate::faults::master::schedule::FaultEvent>,
 }
 
 impl Report {
@@ -233,7 +233,10 @@ impl Report {
                     lock: b.lock.as_str().into(),
                     redlock_fanout: r.fanout.as_str().into(),
                     acquires_per_s_ratio: ratio(b.acquires_per_s(), r.acquires_per_s()),
-                    acquire_p50_ratio: ratio(quantile(&bl.acquire, 0.5), quantile(&rl.acquire, 0.5)),
+                    acquire_p50_ratio: ratio(
+                        quantile(&bl.acquire, 0.5),
+                        quantile(&rl.acquire, 0.5),
+                    ),
                     acquire_p99_ratio: ratio(
                         quantile(&bl.acquire, 0.99),
                         quantile(&rl.acquire, 0.99),

@@ -110,7 +110,12 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                     .rev()
                     .filter(|s| s.fanout == *fanout && s.rate == rate && s.passed)
                     .find_map(|s| s.report.modes.first())
-                    .map(|m| (m.acquires_per_s(), m.latency.acquire.quantile(0.99) as f64 / 1000.0))
+                    .map(|m| {
+                        (
+                            m.acquires_per_s(),
+                            m.latency.acquire.quantile(0.99) as f64 / 1000.0,
+                        )
+                    })
             });
             if let Some((x, y)) = knee {
                 chart

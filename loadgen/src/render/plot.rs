@@ -86,7 +86,10 @@ pub fn render(report: &Report) -> Result<String, String> {
         RGBColor(148, 103, 189),
     ];
     for m in &report.modes {
-        for (what, h) in [("acquire", &m.latency.acquire), ("attempt", &m.latency.attempt)] {
+        for (what, h) in [
+            ("acquire", &m.latency.acquire),
+            ("attempt", &m.latency.attempt),
+        ] {
             if h.count() > 0 {
                 series.push((format!("{} {what}", m.label()), curve(h)));
             }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::faults::schedule::FaultEvent;
+use crate::faults::master::schedule::FaultEvent;
 use crate::model::mode::ModeStats;
 
 const HEADERS: [&str; 10] = [

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use super::percentiles::Percentiles;
 use crate::hist::Hist;
-use crate::model::sweep::SweepResult;
 use crate::model::report::Report;
+use crate::model::sweep::SweepResult;
 
 /// The whole table: the header line, then every level's rows.
 pub fn table(sweep: &SweepResult, p: &Percentiles) -> String {

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use super::percentiles::Percentiles;
 use crate::hist::Hist;
-use crate::model::report::Report;
 use crate::model::mode::{ModeStats, VotePattern};
+use crate::model::report::Report;
 
 const LABEL: usize = 34;
 const COL: usize = 16;
@@ -373,7 +373,13 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         out,
         "generator CPU (share of cores)",
         modes,
-        |m| format!("{:.0}% of {}", 100.0 * m.generator.cpu.core_share(), m.generator.cpu.cores),
+        |m| {
+            format!(
+                "{:.0}% of {}",
+                100.0 * m.generator.cpu.core_share(),
+                m.generator.cpu.cores
+            )
+        },
         None,
     );
     row(
@@ -381,8 +387,20 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         "fairness: acquired per worker",
         modes,
         |m| {
-            let min = m.fairness.acquired_per_worker.iter().min().copied().unwrap_or(0);
-            let max = m.fairness.acquired_per_worker.iter().max().copied().unwrap_or(0);
+            let min = m
+                .fairness
+                .acquired_per_worker
+                .iter()
+                .min()
+                .copied()
+                .unwrap_or(0);
+            let max = m
+                .fairness
+                .acquired_per_worker
+                .iter()
+                .max()
+                .copied()
+                .unwrap_or(0);
             format!("{min}..{max}")
         },
         None,

@@ -107,7 +107,10 @@ pub fn assert_consistent(mode: &Value, n_masters: u64, workers: u64) {
     let c = &mode["counts"];
     let attempts = u(c, "attempts");
     let won = u(c, "attempts_won");
-    let lost = u(c, "split_votes") + u(c, "clean_losses") + u(c, "expired_attempts");
+    let lost = u(c, "split_votes")
+        + u(c, "clean_losses")
+        + u(c, "unavailable_attempts")
+        + u(c, "expired_attempts");
     assert!(attempts > 0, "{name}: no attempts");
     assert_eq!(attempts, won + lost, "{name}: attempts = won + lost");
     assert!(
@@ -210,7 +213,13 @@ pub fn assert_consistent(mode: &Value, n_masters: u64, workers: u64) {
 
     let intervals = mode["intervals"].as_array().unwrap();
     assert!(!intervals.is_empty());
-    for key in ["acquire_calls", "acquired", "attempts", "split_votes"] {
+    for key in [
+        "acquire_calls",
+        "acquired",
+        "attempts",
+        "split_votes",
+        "unavailable_attempts",
+    ] {
         let sum: u64 = intervals.iter().map(|i| u(i, key)).sum();
         assert_eq!(
             sum,

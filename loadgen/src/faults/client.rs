@@ -1,6 +1,10 @@
-//! `--client-fault`: faults of the load clients themselves (the `--fault` flag breaks masters).
+//! Client faults (`--client-fault`): faults of the load clients themselves, where
+//! [`super::master`] breaks masters. Parsed here ([`WorkerFault`]), resolved for a run
+//! ([`WorkerFaultPlan`]), and carried by each worker ([`WorkerFaults`]); what they caused is
+//! counted with the run (`crashed_clients`, `acquired_after_crash`).
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// A duration of a client fault (`1s`, `250ms`).
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -88,6 +92,57 @@ impl WorkerFaultPlan {
     }
 }
 
+/// A one-shot "the holder dies" fault: the first worker to win the lock at or after `at`
+/// stops for good without releasing it (`setnx-expire`: right after its `SETNX`, before the
+/// `EXPIRE`).
+#[derive(Debug)]
+pub struct CrashPlan {
+    pub at: Instant,
+    taken: AtomicBool,
+}
+
+impl CrashPlan {
+    pub fn new(at: Instant) -> CrashPlan {
+        CrashPlan {
+            at,
+            taken: AtomicBool::new(false),
+        }
+    }
+
+    /// True exactly once: for the first caller at or after `at`.
+    pub fn take(&self, now: Instant) -> bool {
+        now >= self.at && !self.taken.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether a worker has crashed.
+    pub fn happened(&self) -> bool {
+        self.taken.load(Ordering::Acquire)
+    }
+}
+
+/// The faults of one load worker (`--client-fault`).
+#[derive(Debug, Clone, Default)]
+pub struct WorkerFaults {
+    /// Added to the wall clock this worker reads (only `setnx-getset` reads it).
+    pub clock_offset_ms: i64,
+    /// Shared by every worker of a run.
+    pub crash: Option<std::sync::Arc<CrashPlan>>,
+}
+
+impl WorkerFaults {
+    /// Whether a worker of the run has died holding the lock.
+    pub fn crash_happened(&self) -> bool {
+        self.crash.as_ref().is_some_and(|plan| plan.happened())
+    }
+
+    /// Whether this worker should die now, holding the lock it just won.
+    pub fn crash_now(&self) -> bool {
+        self.crash
+            .as_ref()
+            .is_some_and(|plan| plan.take(Instant::now()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +193,17 @@ mod tests {
         );
         let crash = WorkerFault::parse("crash@1s").unwrap();
         assert!(WorkerFaultPlan::new(&[crash.clone(), crash], 3).is_err());
+    }
+
+    #[test]
+    fn a_crash_plan_fires_once_and_not_before_its_time() {
+        let now = Instant::now();
+        let plan = CrashPlan::new(now + Duration::from_secs(60));
+        assert!(!plan.take(now));
+        assert!(!plan.happened());
+        let plan = CrashPlan::new(now);
+        assert!(plan.take(now));
+        assert!(!plan.take(now), "only the first worker crashes");
+        assert!(plan.happened());
     }
 }
