@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{passing_scenario, scenario_counts};
+use common::{assert_schema_valid, passing_scenario, read_json, scenario_counts};
 use redlock_loadgen::faults::scenarios::Outcome;
 
 fn run(name: &str) -> Outcome {
@@ -46,9 +46,10 @@ fn no_faults_is_live_and_safe_through_the_command() {
         "{stdout}"
     );
     assert!(stdout.contains("| no faults "), "{stdout}");
-    let rows: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
-    let row = &rows[0];
+    let result = read_json(&json_path);
+    assert_schema_valid(&result);
+    assert_eq!(result["kind"], "scenarios");
+    let row = &result["rows"][0];
     assert_eq!(row["scenario"], "no faults");
     assert_eq!(row["passed"], true);
     assert_eq!(row["faults"], serde_json::json!([]));

@@ -7,7 +7,11 @@ use super::shared::Session;
 use crate::cli::ScenariosArgs;
 use crate::error::LoadgenError;
 use crate::faults::scenarios::{run_scenario, select, Scenario};
+use crate::model::document::to_text;
+use crate::model::header::{Header, Kind};
+use crate::model::scenarios::ScenariosResult;
 use crate::render::scenarios::{self as table, Row};
+use crate::runner::{new_run_id, unix_now_s};
 
 /// The selected rows, each in each selected fan-out mode.
 fn rows(args: &ScenariosArgs) -> Result<Vec<(Scenario, FanOut)>, LoadgenError> {
@@ -39,6 +43,7 @@ pub fn list(args: &ScenariosArgs) -> Result<(), LoadgenError> {
 pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenError> {
     let modes = args.fanout.modes();
     let rows = rows(&args)?;
+    let started_unix_s = unix_now_s();
     let mut outcomes = Vec::with_capacity(rows.len());
     // A signal (SIGINT, SIGTERM, SIGHUP) ends the current row early and skips the rest; the
     // masters are still stopped.
@@ -71,12 +76,16 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
     }
     let table_rows: Vec<Row> = outcomes.iter().map(|o| o.row.clone()).collect();
     print!("{}", table::render(&table_rows));
+    let failed = outcomes.iter().filter(|o| !o.passed).count();
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&outcomes).expect("outcomes serialize") + "\n";
-        std::fs::write(path, text)
+        let result = ScenariosResult {
+            header: Header::new(Kind::Scenarios, new_run_id(), started_unix_s),
+            rows: outcomes,
+        };
+        std::fs::write(path, to_text(&result))
             .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))?;
     }
-    match outcomes.iter().filter(|o| !o.passed).count() {
+    match failed {
         0 => Ok(()),
         n => Err(LoadgenError::Failed(format!(
             "{n} scenario(s) missed their expected outcome"

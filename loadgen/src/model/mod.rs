@@ -6,8 +6,9 @@
 //!   interruption, merge provenance);
 //! - [`mode`]: what one fan-out mode measured ([`mode::ModeStats`]: counters, histograms, the
 //!   per-second series, and the figures derived from them);
-//! - [`report`]: a run's result ([`report::Report`]), also one level of a sweep and one step
-//!   of a capacity search; [`sweep`] and [`capacity`] hold those;
+//! - [`report`]: a run's result ([`report::Report`]), also one level of a sweep, one step of
+//!   a capacity search and one row of the scenarios matrix; [`sweep`], [`capacity`] and
+//!   [`scenarios`] hold those;
 //! - [`document`]: any result file, told apart by `kind`, read back for `merge`.
 //!
 //! # How to add a figure
@@ -30,4 +31,5 @@ pub mod document;
 pub mod header;
 pub mod mode;
 pub mod report;
+pub mod scenarios;
 pub mod sweep;

@@ -4,16 +4,9 @@
 
 use plotters::prelude::*;
 
+use super::chart::{self, log_range, workload_title, Axes, PALETTE};
 use super::percentiles::label;
-use super::plot::{log_range, workload_title};
 use crate::model::capacity::CapacityResult;
-
-const PALETTE: [RGBColor; 4] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-];
 
 /// (acquires/s, p50 ms, p99 ms) of a step.
 type Point = (f64, f64, f64);
@@ -64,25 +57,13 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
         Some(step) => workload_title("capacity: latency against throughput", &step.report),
         None => "Redlock capacity: no step ran".to_string(),
     };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (1100, 650)).into_drawing_area();
-        let e = |err: DrawingAreaErrorKind<_>| format!("drawing the plot: {err}");
-        root.fill(&WHITE).map_err(e)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 15))
-            .margin(15)
-            .margin_right(40)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..x_max, (y_min..y_max).log_scale())
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("throughput reached (acquires/s)")
-            .y_desc("acquire latency (ms, from the intended start)")
-            .draw()
-            .map_err(e)?;
+    let axes = Axes {
+        x: "throughput reached (acquires/s)",
+        y: "acquire latency (ms, from the intended start)",
+        x_labels: None,
+        margin_right: 40,
+    };
+    chart::svg(&title, axes, 0f64..x_max, (y_min..y_max).log_scale(), |c| {
         for (i, (fanout, pts)) in series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             for (what, pick, width) in [("p50", 1usize, 1u32), ("p99", 2, 3)] {
@@ -90,16 +71,15 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                     .iter()
                     .map(|p| (p.0, if pick == 1 { p.1 } else { p.2 }))
                     .collect();
-                chart
-                    .draw_series(LineSeries::new(line.clone(), color.stroke_width(width)))
-                    .map_err(e)?
-                    .label(format!("{fanout} acquire {what}"))
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width))
-                    });
-                chart
-                    .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(e)?;
+                chart::line(
+                    c,
+                    line.clone(),
+                    color,
+                    width,
+                    format!("{fanout} acquire {what}"),
+                )?;
+                c.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(chart::error)?;
             }
             // The knee: the answer's throughput and p99.
             let answer = result.answers.iter().find(|a| a.fanout == *fanout);
@@ -118,36 +98,26 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                     })
             });
             if let Some((x, y)) = knee {
-                chart
-                    .draw_series([EmptyElement::at((x, y))
-                        + Circle::new((0, 0), 9, color.stroke_width(2))
-                        + Text::new(
-                            format!("{fanout} knee: {x:.0}/s"),
-                            (-60, -24),
-                            ("sans-serif", 13),
-                        )])
-                    .map_err(e)?;
+                c.draw_series([EmptyElement::at((x, y))
+                    + Circle::new((0, 0), 9, color.stroke_width(2))
+                    + Text::new(
+                        format!("{fanout} knee: {x:.0}/s"),
+                        (-60, -24),
+                        ("sans-serif", 13),
+                    )])
+                .map_err(chart::error)?;
             }
         }
         for (name, bound) in &bounds {
             let bound = *bound;
-            chart
-                .draw_series(LineSeries::new(
-                    [(0.0, bound), (x_max, bound)],
-                    BLACK.stroke_width(1),
-                ))
-                .map_err(e)?
-                .label(format!("objective: {name} < {bound} ms"))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+            chart::line(
+                c,
+                vec![(0.0, bound), (x_max, bound)],
+                BLACK,
+                1,
+                format!("objective: {name} < {bound} ms"),
+            )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(e)?;
-        root.present().map_err(e)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }

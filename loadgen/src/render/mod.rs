@@ -2,6 +2,7 @@
 
 pub mod capacity_plot;
 pub mod capacity_table;
+pub mod chart;
 pub mod csv;
 pub mod hgrm;
 pub mod json;
