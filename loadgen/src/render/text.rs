@@ -27,18 +27,12 @@ fn per_s(x: f64) -> String {
 }
 
 /// A row of figures, one per mode, with the concurrent ÷ sequential ratio when both exist.
-fn row(
-    out: &mut String,
-    label: &str,
-    modes: &[&ModeStats],
-    cell: impl Fn(&ModeStats) -> String,
-    value: Option<&dyn Fn(&ModeStats) -> f64>,
-) {
-    let _ = write!(out, "{label:<LABEL$}");
+fn row(out: &mut String, modes: &[&ModeStats], line: &Line) {
+    let _ = write!(out, "{:<LABEL$}", line.label);
     for m in modes {
-        let _ = write!(out, "{:>COL$}", cell(m));
+        let _ = write!(out, "{:>COL$}", (line.cell)(m));
     }
-    if let (Some(value), Some([seq, conc])) = (value, fanout_pair(modes)) {
+    if let (Some(value), Some([seq, conc])) = (line.ratio, fanout_pair(modes)) {
         let (s, c) = (value(seq), value(conc));
         if s > 0.0 {
             let _ = write!(out, "{:>12}", format!("{:.2}×", c / s));
@@ -56,9 +50,9 @@ fn fanout_pair<'a>(modes: &[&'a ModeStats]) -> Option<[&'a ModeStats; 2]> {
 }
 
 /// A figure that only Redlock's vote has ("n/a" for the single-master baselines).
-fn vote_only(m: &ModeStats, figure: impl Fn(&ModeStats) -> String) -> String {
+fn vote_only(m: &ModeStats, figure: impl std::fmt::Display) -> String {
     if m.lock.votes() {
-        figure(m)
+        figure.to_string()
     } else {
         "n/a".into()
     }
@@ -155,6 +149,195 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     text
 }
 
+/// One row of the side-by-side table.
+struct Line {
+    label: &'static str,
+    /// Shown when any mode passes (most rows: always).
+    shown: fn(&ModeStats) -> bool,
+    cell: fn(&ModeStats) -> String,
+    /// The value whose concurrent ÷ sequential ratio the row shows, if any.
+    ratio: Option<fn(&ModeStats) -> f64>,
+}
+
+/// The rows of the side-by-side table, in order: a new figure is one more line here.
+fn lines() -> Vec<Line> {
+    let line = |label, cell, ratio| Line {
+        label,
+        shown: |_| true,
+        cell,
+        ratio,
+    };
+    let when = |label, shown, cell| Line {
+        label,
+        shown,
+        cell,
+        ratio: None,
+    };
+    let open_loop: fn(&ModeStats) -> bool = |m| m.counts.scheduled_slots > 0;
+    vec![
+        line(
+            "acquires/s (goodput)",
+            |m| per_s(m.acquires_per_s()),
+            Some(|m| m.acquires_per_s()),
+        ),
+        line(
+            "acquire calls",
+            |m| m.counts.acquire_calls.to_string(),
+            None,
+        ),
+        line(
+            "acquire success rate",
+            |m| pct(m.acquire_success_rate()),
+            Some(|m| m.acquire_success_rate()),
+        ),
+        line(
+            "attempts",
+            |m| m.counts.attempts.to_string(),
+            Some(|m| m.counts.attempts as f64),
+        ),
+        line(
+            "quorum success rate",
+            |m| vote_only(m, pct(m.quorum_success_rate())),
+            Some(|m| m.quorum_success_rate()),
+        ),
+        line(
+            "split votes",
+            |m| vote_only(m, m.counts.split_votes),
+            Some(|m| m.counts.split_votes as f64),
+        ),
+        line(
+            "split-vote retries",
+            |m| vote_only(m, m.counts.split_vote_retries),
+            Some(|m| m.counts.split_vote_retries as f64),
+        ),
+        line(
+            "clean losses",
+            |m| m.counts.clean_losses.to_string(),
+            Some(|m| m.counts.clean_losses as f64),
+        ),
+        line(
+            "unavailable attempts (no denial)",
+            |m| m.counts.unavailable_attempts.to_string(),
+            None,
+        ),
+        line(
+            "expired attempts",
+            |m| vote_only(m, m.counts.expired_attempts),
+            None,
+        ),
+        line(
+            "acquire errors: not acquired",
+            |m| m.counts.not_acquired.to_string(),
+            None,
+        ),
+        line(
+            "acquire errors: unavailable",
+            |m| m.counts.unavailable.to_string(),
+            None,
+        ),
+        line(
+            "acquire errors: other",
+            |m| m.counts.other_errors.to_string(),
+            None,
+        ),
+        line(
+            "master errors / timeouts",
+            |m| {
+                let e: u64 = m.masters.iter().map(|s| s.errors).sum();
+                let t: u64 = m.masters.iter().map(|s| s.timeouts).sum();
+                format!("{e} / {t}")
+            },
+            None,
+        ),
+        line(
+            "redis commands/s",
+            |m| per_s(m.redis_commands_per_s()),
+            Some(|m| m.redis_commands_per_s()),
+        ),
+        line(
+            "redis commands per cycle",
+            |m| format!("{:.2}", m.redis_commands_per_cycle()),
+            Some(|m| m.redis_commands_per_cycle()),
+        ),
+        line(
+            "releases (partial)",
+            |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases),
+            None,
+        ),
+        when(
+            "releases of another's lock",
+            |m| !m.lock.votes(),
+            |m| vote_free(m, m.counts.foreign_releases),
+        ),
+        when(
+            "clients crashed holding the lock",
+            |m| m.counts.crashed_clients > 0,
+            |m| m.counts.crashed_clients.to_string(),
+        ),
+        when(
+            "extends (failed)",
+            |m| m.counts.extends > 0,
+            |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures),
+        ),
+        when("open loop: slots scheduled", open_loop, |m| {
+            m.counts.scheduled_slots.to_string()
+        }),
+        when("open loop: started/s", open_loop, |m| {
+            per_s(m.started_per_s())
+        }),
+        when("open loop: late starts / dropped", open_loop, |m| {
+            format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots)
+        }),
+        when("  late with no client free", open_loop, |m| {
+            m.counts.late_no_free_client.to_string()
+        }),
+        when("  warm-up slots skipped", open_loop, |m| {
+            m.counts.warmup_slots_skipped.to_string()
+        }),
+        when(
+            "acquires cut off at the end",
+            |m| m.counts.cancelled_calls > 0,
+            |m| m.counts.cancelled_calls.to_string(),
+        ),
+        line(
+            "generator CPU per cycle (µs)",
+            |m| format!("{:.1}", m.cpu_per_cycle_us()),
+            Some(|m| m.cpu_per_cycle_us()),
+        ),
+        line(
+            "generator CPU (share of cores)",
+            |m| {
+                format!(
+                    "{:.0}% of {}",
+                    100.0 * m.generator.cpu.core_share(),
+                    m.generator.cpu.cores
+                )
+            },
+            None,
+        ),
+        line(
+            "fairness: acquired per worker",
+            |m| format!("{}..{}", m.fairness.min_acquired, m.fairness.max_acquired),
+            None,
+        ),
+        line(
+            "fairness: Jain's index",
+            |m| format!("{:.3}", m.jain_index()),
+            None,
+        ),
+        line(
+            "mutual-exclusion violations",
+            |m| m.counts.violations.to_string(),
+            None,
+        ),
+        line(
+            "  (ownership windows checked)",
+            |m| m.counts.windows_checked.to_string(),
+            None,
+        ),
+    ]
+}
+
 fn counts(out: &mut String, modes: &[&ModeStats]) {
     let _ = write!(out, "\n{:<LABEL$}", "");
     for m in modes {
@@ -164,268 +347,11 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         let _ = write!(out, "{:>12}", "conc/seq");
     }
     out.push('\n');
-    let n = |f: fn(&ModeStats) -> u64| move |m: &ModeStats| f(m).to_string();
-    let v = |f: fn(&ModeStats) -> u64| move |m: &ModeStats| f(m) as f64;
-    row(
-        out,
-        "acquires/s (goodput)",
-        modes,
-        |m| per_s(m.acquires_per_s()),
-        Some(&|m| m.acquires_per_s()),
-    );
-    row(
-        out,
-        "acquire calls",
-        modes,
-        n(|m| m.counts.acquire_calls),
-        None,
-    );
-    row(
-        out,
-        "acquire success rate",
-        modes,
-        |m| pct(m.acquire_success_rate()),
-        Some(&|m| m.acquire_success_rate()),
-    );
-    row(
-        out,
-        "attempts",
-        modes,
-        n(|m| m.counts.attempts),
-        Some(&v(|m| m.counts.attempts)),
-    );
-    row(
-        out,
-        "quorum success rate",
-        modes,
-        |m| vote_only(m, |m| pct(m.quorum_success_rate())),
-        Some(&|m| m.quorum_success_rate()),
-    );
-    row(
-        out,
-        "split votes",
-        modes,
-        |m| vote_only(m, n(|m| m.counts.split_votes)),
-        Some(&v(|m| m.counts.split_votes)),
-    );
-    row(
-        out,
-        "split-vote retries",
-        modes,
-        |m| vote_only(m, n(|m| m.counts.split_vote_retries)),
-        Some(&v(|m| m.counts.split_vote_retries)),
-    );
-    row(
-        out,
-        "clean losses",
-        modes,
-        n(|m| m.counts.clean_losses),
-        Some(&v(|m| m.counts.clean_losses)),
-    );
-    row(
-        out,
-        "unavailable attempts (no denial)",
-        modes,
-        n(|m| m.counts.unavailable_attempts),
-        None,
-    );
-    row(
-        out,
-        "expired attempts",
-        modes,
-        |m| vote_only(m, n(|m| m.counts.expired_attempts)),
-        None,
-    );
-    row(
-        out,
-        "acquire errors: not acquired",
-        modes,
-        n(|m| m.counts.not_acquired),
-        None,
-    );
-    row(
-        out,
-        "acquire errors: unavailable",
-        modes,
-        n(|m| m.counts.unavailable),
-        None,
-    );
-    row(
-        out,
-        "acquire errors: other",
-        modes,
-        n(|m| m.counts.other_errors),
-        None,
-    );
-    row(
-        out,
-        "master errors / timeouts",
-        modes,
-        |m| {
-            let e: u64 = m.masters.iter().map(|s| s.errors).sum();
-            let t: u64 = m.masters.iter().map(|s| s.timeouts).sum();
-            format!("{e} / {t}")
-        },
-        None,
-    );
-    row(
-        out,
-        "redis commands/s",
-        modes,
-        |m| per_s(m.redis_commands_per_s()),
-        Some(&|m| m.redis_commands_per_s()),
-    );
-    row(
-        out,
-        "redis commands per cycle",
-        modes,
-        |m| format!("{:.2}", m.redis_commands_per_cycle()),
-        Some(&|m| m.redis_commands_per_cycle()),
-    );
-    row(
-        out,
-        "releases (partial)",
-        modes,
-        |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases),
-        None,
-    );
-    if modes.iter().any(|m| !m.lock.votes()) {
-        row(
-            out,
-            "releases of another's lock",
-            modes,
-            |m| vote_free(m, m.counts.foreign_releases),
-            None,
-        );
+    for line in lines() {
+        if modes.iter().any(|m| (line.shown)(m)) {
+            row(out, modes, &line);
+        }
     }
-    if modes.iter().any(|m| m.counts.crashed_clients > 0) {
-        row(
-            out,
-            "clients crashed holding the lock",
-            modes,
-            n(|m| m.counts.crashed_clients),
-            None,
-        );
-    }
-    if modes.iter().any(|m| m.counts.extends > 0) {
-        row(
-            out,
-            "extends (failed)",
-            modes,
-            |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures),
-            None,
-        );
-    }
-    if modes.iter().any(|m| m.counts.scheduled_slots > 0) {
-        row(
-            out,
-            "open loop: slots scheduled",
-            modes,
-            n(|m| m.counts.scheduled_slots),
-            None,
-        );
-        row(
-            out,
-            "open loop: started/s",
-            modes,
-            |m| per_s(m.started_per_s()),
-            None,
-        );
-        row(
-            out,
-            "open loop: late starts / dropped",
-            modes,
-            |m| format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots),
-            None,
-        );
-        row(
-            out,
-            "  late with no client free",
-            modes,
-            n(|m| m.counts.late_no_free_client),
-            None,
-        );
-        row(
-            out,
-            "  warm-up slots skipped",
-            modes,
-            n(|m| m.counts.warmup_slots_skipped),
-            None,
-        );
-    }
-    if modes.iter().any(|m| m.counts.cancelled_calls > 0) {
-        row(
-            out,
-            "acquires cut off at the end",
-            modes,
-            n(|m| m.counts.cancelled_calls),
-            None,
-        );
-    }
-    row(
-        out,
-        "generator CPU per cycle (µs)",
-        modes,
-        |m| format!("{:.1}", m.cpu_per_cycle_us()),
-        Some(&|m| m.cpu_per_cycle_us()),
-    );
-    row(
-        out,
-        "generator CPU (share of cores)",
-        modes,
-        |m| {
-            format!(
-                "{:.0}% of {}",
-                100.0 * m.generator.cpu.core_share(),
-                m.generator.cpu.cores
-            )
-        },
-        None,
-    );
-    row(
-        out,
-        "fairness: acquired per worker",
-        modes,
-        |m| {
-            let min = m
-                .fairness
-                .acquired_per_worker
-                .iter()
-                .min()
-                .copied()
-                .unwrap_or(0);
-            let max = m
-                .fairness
-                .acquired_per_worker
-                .iter()
-                .max()
-                .copied()
-                .unwrap_or(0);
-            format!("{min}..{max}")
-        },
-        None,
-    );
-    row(
-        out,
-        "fairness: Jain's index",
-        modes,
-        |m| format!("{:.3}", m.jain_index()),
-        None,
-    );
-    row(
-        out,
-        "mutual-exclusion violations",
-        modes,
-        n(|m| m.counts.violations),
-        None,
-    );
-    row(
-        out,
-        "  (ownership windows checked)",
-        modes,
-        n(|m| m.counts.windows_checked),
-        None,
-    );
 }
 
 fn latency_row(out: &mut String, what: &str, mode: &str, h: &Hist, p: &Percentiles) {
