@@ -13,7 +13,6 @@ use crate::coordinator::{key, Coordinator, KEY_TTL};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::mode::ModeStats;
-use crate::model::report::Report;
 use crate::output::Outputs;
 
 /// One agent's stored result.
@@ -147,8 +146,8 @@ fn ms(us: u64) -> f64 {
 }
 
 /// One agent's figures for one mode: host, rate, p99, generator CPU, generator-bound.
-fn agent_line(agent: &AgentInfo, report: &Report, m: &ModeStats, at: &str) -> String {
-    let j = report.judge(m);
+fn agent_line(agent: &AgentInfo, m: &ModeStats, at: &str) -> String {
+    let j = &m.generator.judgement;
     format!(
         "  agent {:<3} {:<24} {:<10} {at}{:>10.0} acquires/s  p99 {:>9.3} ms  gen CPU {:>3.0}%{}",
         agent.agent,
@@ -171,7 +170,7 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
         match (&p.doc, merged) {
             (Document::Run(r), _) => {
                 for m in &r.modes {
-                    out.push_str(&agent_line(&p.info, r, m, ""));
+                    out.push_str(&agent_line(&p.info, m, ""));
                     out.push('\n');
                 }
             }
@@ -186,9 +185,9 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
                         .filter(|s| s.fanout == a.fanout)
                         .find(|s| share.is_none_or(|r| (s.rate - r).abs() < 0.5))
                         .or_else(|| c.steps.iter().rev().find(|s| s.fanout == a.fanout));
-                    if let Some(m) = step.and_then(|s| s.report.modes.first()) {
-                        let at = format!("step at {:>8.0}/s ", step.map_or(0.0, |s| s.rate));
-                        out.push_str(&agent_line(&p.info, &step.expect("found").report, m, &at));
+                    if let Some((s, m)) = step.and_then(|s| Some((s, s.report.modes.first()?))) {
+                        let at = format!("step at {:>8.0}/s ", s.rate);
+                        out.push_str(&agent_line(&p.info, m, &at));
                         out.push('\n');
                     }
                 }

@@ -82,7 +82,7 @@ pub fn describe_run(cfg: &RunConfig, target: &Target) -> String {
 /// The generator's warnings (generator-bound, missed target rate) on stderr.
 pub fn warn_about_generator(report: &Report) {
     for m in &report.modes {
-        let j = report.judge(m);
+        let j = &m.generator.judgement;
         let mut said = Vec::new();
         if j.target_missed {
             said.push(format!(

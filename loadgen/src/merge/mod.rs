@@ -38,39 +38,24 @@ pub fn merge(parts: Vec<(String, Document)>, allow: Allow) -> Result<Document, L
             doc.kind()
         )));
     }
-    let kind = first.kind();
-    match kind {
-        "run" => {
-            let runs = parts
-                .into_iter()
-                .map(|(n, d)| match d {
-                    Document::Run(r) => (n, *r),
-                    _ => unreachable!("kinds checked above"),
-                })
-                .collect();
-            merge_runs(runs, allow).map(|r| Document::Run(Box::new(r)))
+    match first {
+        Document::Run(_) => merge_runs(of_kind(parts, |d| d.into_run().map(|r| *r)), allow)
+            .map(|r| Document::Run(Box::new(r))),
+        Document::Sweep(_) => {
+            merge_sweeps(of_kind(parts, Document::into_sweep), allow).map(Document::Sweep)
         }
-        "sweep" => {
-            let sweeps = parts
-                .into_iter()
-                .map(|(n, d)| match d {
-                    Document::Sweep(s) => (n, s),
-                    _ => unreachable!("kinds checked above"),
-                })
-                .collect();
-            merge_sweeps(sweeps, allow).map(Document::Sweep)
-        }
-        _ => {
-            let searches = parts
-                .into_iter()
-                .map(|(n, d)| match d {
-                    Document::Capacity(c) => (n, c),
-                    _ => unreachable!("kinds checked above"),
-                })
-                .collect();
-            merge_capacity(searches, allow).map(Document::Capacity)
+        Document::Capacity(_) => {
+            merge_capacity(of_kind(parts, Document::into_capacity), allow).map(Document::Capacity)
         }
     }
+}
+
+/// The parts as results of one kind (all are: checked by the caller).
+fn of_kind<T>(parts: Vec<(String, Document)>, pick: fn(Document) -> Option<T>) -> Vec<(String, T)> {
+    parts
+        .into_iter()
+        .filter_map(|(name, doc)| pick(doc).map(|t| (name, t)))
+        .collect()
 }
 
 /// Refuses the same run in two inputs.
@@ -246,7 +231,9 @@ fn merge_capacity(
             .collect();
         let report = merge_runs(runs, allow)?;
         let failures = match report.modes.first() {
-            Some(m) => first.objective.failures(m, report.judge(m).target_missed),
+            Some(m) => first
+                .objective
+                .failures(m, m.generator.judgement.target_missed),
             None => vec!["nothing measured".into()],
         };
         steps.push(Step::new(

@@ -37,6 +37,27 @@ impl Document {
         }
     }
 
+    pub fn into_run(self) -> Option<Box<Report>> {
+        match self {
+            Document::Run(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    pub fn into_sweep(self) -> Option<SweepResult> {
+        match self {
+            Document::Sweep(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn into_capacity(self) -> Option<CapacityResult> {
+        match self {
+            Document::Capacity(c) => Some(c),
+            _ => None,
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         self.header().kind.as_str()
     }

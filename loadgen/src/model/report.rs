@@ -178,7 +178,7 @@ impl Report {
     }
 
     /// The generator's judgement of mode `m` (see [`crate::generator`]).
-    pub fn judge(&self, m: &ModeStats) -> crate::generator::Judgement {
+    fn judge(&self, m: &ModeStats) -> crate::generator::Judgement {
         let c = &self.config;
         let hold_mean_us = (c.hold_min_us + c.hold_max_us) as f64 / 2.0;
         crate::generator::judge(m, c.rate_per_s, c.clients, hold_mean_us)

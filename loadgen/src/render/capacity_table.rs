@@ -60,7 +60,7 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         format!(
             "{:.0}%{}",
             100.0 * m.generator.cpu.core_share(),
-            if step.report.judge(m).generator_bound {
+            if m.generator.judgement.generator_bound {
                 "!"
             } else {
                 ""

@@ -71,7 +71,7 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
                 m.counts.dropped_slots.to_string(),
                 format!("{:.1}", m.cpu_per_cycle_us()),
                 format!("{:.4}", m.generator.cpu.core_share()),
-                report.judge(m).generator_bound.to_string(),
+                m.generator.judgement.generator_bound.to_string(),
                 m.counts.violations.to_string(),
             ]);
             let _ = writeln!(out, "{}", cells.join(","));

@@ -67,7 +67,7 @@ pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
         for cell in p.cells_ms(&m.latency.acquire) {
             let _ = write!(out, "{cell:>10}");
         }
-        let bound = if report.judge(m).generator_bound {
+        let bound = if m.generator.judgement.generator_bound {
             "!"
         } else {
             ""

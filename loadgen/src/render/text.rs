@@ -427,7 +427,7 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
 pub fn judgements(report: &Report) -> String {
     let mut out = String::new();
     for m in &report.modes {
-        let j = report.judge(m);
+        let j = &m.generator.judgement;
         if j.reasons.is_empty() {
             continue;
         }
