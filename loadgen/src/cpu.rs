@@ -3,34 +3,27 @@
 
 use std::time::Instant;
 
+use redlock_process_cpu::{process_cpu, CpuTime};
+
 use crate::model::mode::GeneratorCpu;
 
 /// One reading of the process's CPU time and the wall clock.
 #[derive(Debug, Clone, Copy)]
-pub struct CpuSample {
-    at: Instant,
-    user_s: f64,
-    sys_s: f64,
-}
+pub struct CpuSample(Instant, CpuTime);
 
 impl CpuSample {
     pub fn now() -> CpuSample {
-        let cpu = redlock_process_cpu::process_cpu();
-        CpuSample {
-            at: Instant::now(),
-            user_s: cpu.user.as_secs_f64(),
-            sys_s: cpu.system.as_secs_f64(),
-        }
+        CpuSample(Instant::now(), process_cpu())
     }
 
     /// What the process used from `self` to `later`, against what the machine offered.
     pub fn until(&self, later: &CpuSample) -> GeneratorCpu {
         let cores = cores();
-        let wall_s = later.at.saturating_duration_since(self.at).as_secs_f64();
+        let used = later.1 - self.1;
         GeneratorCpu {
-            user_s: (later.user_s - self.user_s).max(0.0),
-            sys_s: (later.sys_s - self.sys_s).max(0.0),
-            core_s: wall_s * f64::from(cores),
+            user_s: used.user.as_secs_f64(),
+            sys_s: used.system.as_secs_f64(),
+            core_s: later.0.saturating_duration_since(self.0).as_secs_f64() * f64::from(cores),
             cores,
         }
     }

@@ -5,6 +5,7 @@ use super::shared::refuse_run_only_outputs;
 use crate::cli::MergeArgs;
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
+use crate::model::header::Header;
 use crate::output::Outputs;
 use crate::render::{capacity_table, sweep as sweep_table, text};
 
@@ -51,28 +52,15 @@ pub fn print_merged(
         }
         Document::Sweep(sweep) => {
             refuse_run_only_outputs("merge of sweeps", outputs)?;
-            let mut head = format!(
-                "merged     {} sweep results: {}\n",
-                sweep.header.merged_from.len(),
-                sweep.header.merged_from.join(", ")
-            );
-            for note in &sweep.header.merge_notes {
-                head.push_str(&format!("MERGE NOTE {note}\n"));
-            }
+            let head = merged_head(&sweep.header, "sweep results", "");
             outputs.print_report(&(head + &sweep_table::table(sweep, p)))?;
             super::sweep::write_sweep_outputs(sweep, files, false)?;
             sweep.levels.iter().map(|l| l.report.violations()).sum()
         }
         Document::Capacity(result) => {
             refuse_run_only_outputs("merge of capacity results", outputs)?;
-            let mut head = format!(
-                "merged     {} capacity results: {} (rates asked are the parts' sum)\n",
-                result.header.merged_from.len(),
-                result.header.merged_from.join(", ")
-            );
-            for note in &result.header.merge_notes {
-                head.push_str(&format!("MERGE NOTE {note}\n"));
-            }
+            let why = " (rates asked are the parts' sum)";
+            let head = merged_head(&result.header, "capacity results", why);
             outputs.print_report(&(head + &capacity_table::render(result, p)))?;
             super::capacity::write_outputs(result, files, false)?;
             result.steps.iter().map(|s| s.report.violations()).sum()
@@ -86,4 +74,18 @@ pub fn print_merged(
         dest.write(&document::to_text(&doc))?;
     }
     Ok(violations)
+}
+
+/// The lines above a merged sweep's or search's table: what it was merged from, its notes.
+fn merged_head(header: &Header, what: &str, why: &str) -> String {
+    let from = &header.merged_from;
+    let mut head = format!(
+        "merged     {} {what}: {}{why}\n",
+        from.len(),
+        from.join(", ")
+    );
+    for note in &header.merge_notes {
+        head.push_str(&format!("MERGE NOTE {note}\n"));
+    }
+    head
 }
