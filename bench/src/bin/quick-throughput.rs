@@ -48,7 +48,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 failed += lost;
             }
             let rate = total as f64 / started.elapsed().as_secs_f64();
-            let cpu_us = (redlock_process_cpu::process_cpu() - cpu_before).total().as_secs_f64() * 1e6 / total.max(1) as f64;
+            let cpu = redlock_process_cpu::process_cpu() - cpu_before;
+            let cpu_us = cpu.total().as_secs_f64() * 1e6 / total.max(1) as f64;
             println!(
                 "{fanout:<10} {n:>3} task(s): {rate:>9.0} acquire+release cycles/s, {cpu_us:>5.1} µs client CPU per cycle ({failed} failed attempts)"
             );

@@ -75,6 +75,10 @@ mod tests {
         let used = end - start;
         assert!(used.user > Duration::ZERO, "{used:?}");
         assert!(end.total() >= start.total());
-        assert_eq!(start - end, CpuTime::default(), "an earlier reading minus a later one is zero");
+        assert_eq!(
+            start - end,
+            CpuTime::default(),
+            "an earlier reading minus a later one is zero"
+        );
     }
 }
