@@ -83,6 +83,16 @@ pub fn assert_schema_valid(result: &Value) {
         "result does not match schema.json:\n{}",
         errors.join("\n")
     );
+    // The schema is closed: an unknown top-level key fails it, so a pass above means something.
+    let mut extra = result.clone();
+    extra
+        .as_object_mut()
+        .expect("a result is an object")
+        .insert("not_in_the_schema".into(), Value::Null);
+    assert!(
+        !validator.is_valid(&extra),
+        "schema.json accepts an unknown top-level key"
+    );
 }
 
 pub fn u(v: &Value, key: &str) -> u64 {
