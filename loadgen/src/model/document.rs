@@ -97,19 +97,10 @@ pub fn parse(text: &str) -> Result<Document, String> {
     if !value.is_object() {
         return Err("not a redlock-loadgen result: the top level is not an object".into());
     }
-    let version =
-        match value.get("schema_version") {
-            Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
-                Some(n) if READABLE_SCHEMA_VERSIONS.contains(&n) => n,
-                _ => {
-                    return Err(format!(
-                    "field schema_version: {v} is not supported (this redlock-loadgen reads {})",
-                    READABLE_SCHEMA_VERSIONS.map(|n| n.to_string()).join(" and ")
-                ))
-                }
-            },
-            None => return Err("no field schema_version: not a redlock-loadgen result".into()),
-        };
+    let version = value
+        .get("schema_version")
+        .ok_or("no field schema_version: not a redlock-loadgen result")?;
+    let version = readable_version(version)?;
     let kind = value
         .get("kind")
         .and_then(|k| k.as_str())
@@ -153,6 +144,17 @@ pub fn parse(text: &str) -> Result<Document, String> {
         )]);
     }
     Ok(doc)
+}
+
+/// The schema version of a file, if this tool reads it.
+fn readable_version(v: &serde_json::Value) -> Result<u32, String> {
+    v.as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| READABLE_SCHEMA_VERSIONS.contains(n))
+        .ok_or_else(|| {
+            let readable = READABLE_SCHEMA_VERSIONS.map(|n| n.to_string()).join(" and ");
+            format!("field schema_version: {v} is not supported (this redlock-loadgen reads {readable})")
+        })
 }
 
 /// Reads one result file (a bad file is a usage error naming it).
