@@ -1,9 +1,9 @@
 //! Where a round's answers land: one record per round, filled in by the masters' connection
 //! tasks, that wakes the round once — when its outcome is known — instead of once per master.
 //!
-//! Why: a round used to get one channel per master and be woken by each answer, often on the
-//! other runtime thread. Deciding here, where the answers arrive, saves those wake-ups and the
-//! allocations of a channel per request; the quorum rule is still the one in `quorum.rs`.
+//! Why: a channel per master would wake the round at each answer, often on the other runtime
+//! thread. Deciding here, where the answers arrive, saves those wake-ups and the allocation of
+//! a channel per request; the quorum rule stays the one in `quorum.rs`.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;

@@ -11,11 +11,11 @@
 //! What stays as the algorithm says: every attempt still goes to the masters (the line only
 //! decides *when* a waiter asks, never *whether* it holds), the number of attempts and the
 //! errors are unchanged, and no task waits longer than its drawn retry delay between attempts
-//! (a waiter not woken by a hand-off attempts when its delay runs out, as before). The one
+//! (a waiter not woken by a hand-off attempts when its delay runs out). The one
 //! visible change: an acquire that finds others of this client already waiting for its
 //! resource waits in line (at most one retry delay) before its first attempt, instead of
 //! racing them. `try_acquire` never waits. Releases by other processes are not seen here;
-//! their waiters are woken by their delays, as before.
+//! their waiters are woken by their delays.
 //!
 //! Cost when nothing waits: one atomic load per release and per acquire.
 

@@ -240,7 +240,7 @@ mod tests {
             ("redis://s3cret@host", "redis://***@host"),
             ("redis://host:1/2", "redis://host:1/2"),
             ("redis://user:@host", "redis://user:@host"),
-            // The delimiters that used to end the authority early.
+            // Delimiters a URL parser takes as the end of the authority.
             (
                 "redis://user:S3cretPass#x@127.0.0.1:1",
                 "redis://user:***@127.0.0.1:1",

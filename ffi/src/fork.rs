@@ -29,7 +29,7 @@ impl Owner {
     pub(crate) fn current() -> Self {
         REGISTER.call_once(|| {
             // SAFETY: registers a handler that only does an atomic add (async-signal-safe).
-            // A failure (ENOMEM) leaves fork undetected, as before: nothing worse.
+            // A failure (ENOMEM) leaves fork undetected: calls in a child then hang, nothing worse.
             let _ = unsafe { libc::pthread_atfork(None, None, Some(in_forked_child)) };
         });
         Owner {

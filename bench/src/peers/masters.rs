@@ -5,7 +5,7 @@
 //! Given masters must be kept for the benchmark: the harness deletes every key on them
 //! between drivers (as it does on its own masters), so it refuses to start on a master that
 //! holds any key. Their CPU per cycle comes from `INFO cpu`, which works across hosts; the
-//! local masters' comes from `/proc`, as before.
+//! local masters' comes from `/proc` (every thread of each server).
 
 use std::cell::RefCell;
 use std::time::Duration;

@@ -2,9 +2,9 @@
 //! taken inside one run (both drivers on the same masters, minutes apart at most), then the
 //! median over runs with its range and a verdict on the median.
 //!
-//! Why here: the targets used to be worked out by hand from `results.json` after each run;
-//! printed by the harness, every figure comes with the command that produced it, and a
-//! target whose drivers were not run says so instead of going missing.
+//! Why here: printed by the harness, every figure comes with the command that produced it,
+//! nobody works them out by hand from `results.json`, and a target whose drivers were not run
+//! says so instead of going missing.
 
 use std::fmt::Write;
 
