@@ -114,10 +114,8 @@ enum Tls {
 
 impl fmt::Debug for LocalMasters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let urls: Vec<String> = self
-            .urls()
-            .iter()
-            .map(|u| redlock_core::redact_url(u))
+        let urls: Vec<String> = (0..self.len())
+            .filter_map(|i| self.url_showing(i, "***").ok())
             .collect();
         f.debug_struct("LocalMasters")
             .field("urls", &urls)
@@ -338,11 +336,15 @@ impl LocalMasters {
     }
     /// `redis://127.0.0.1:PORT` of master `index` (`redis://:PASSWORD@…` with a password).
     pub fn url(&self, index: usize) -> Result<String, LocalError> {
+        self.url_showing(index, self.password.as_deref().unwrap_or_default())
+    }
+    /// The URL of master `index` with `password` in place of its password (`***` for output).
+    fn url_showing(&self, index: usize, password: &str) -> Result<String, LocalError> {
         let port = self.port(index)?;
         Ok(match (&self.password, &self.tls) {
             (_, Some(_)) if self.insecure => format!("rediss://127.0.0.1:{port}/#insecure"),
             (_, Some(_)) => format!("rediss://127.0.0.1:{port}/"),
-            (Some(password), None) => format!("redis://:{password}@127.0.0.1:{port}"),
+            (Some(_), None) => format!("redis://:{password}@127.0.0.1:{port}"),
             (None, None) => format!("redis://127.0.0.1:{port}"),
         })
     }

@@ -23,7 +23,7 @@
 //!
 //! let masters = LocalMasters::start(5).expect("redis-server");
 //! let proxies = FaultProxies::start(&masters).await?;
-//! let redlock = redlock_core::Redlock::builder(proxies.urls()).build().expect("valid");
+//! let urls = proxies.urls(); // give these to the client under test
 //! proxies[1].set_latency(Direction::Downstream, Duration::from_millis(50), Duration::ZERO);
 //! proxies[2].set_blackhole(true);
 //! // ... acquire through the faulty network ...

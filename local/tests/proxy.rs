@@ -7,7 +7,6 @@ use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use redlock_core::{FanOut, Outcome, Redlock};
 use redlock_local::proxy::{Direction, FaultProxies, FaultProxy, Faults};
 use redlock_local::resp::{self, Decoder, Reply};
 use redlock_local::{eventually, LocalMasters};
@@ -490,84 +489,4 @@ async fn a_proxy_set_fronts_each_master_in_order() {
     }
     proxies.clear();
     assert!(proxies.iter().all(|p| p.faults().is_clear()));
-}
-
-#[tokio::test]
-async fn redlock_through_five_proxies_acquires_releases_and_sees_the_faults() {
-    let m = masters(5);
-    let proxies = FaultProxies::start(&m).await.unwrap();
-    assert_eq!(proxies.len(), 5);
-    let urls = proxies.urls();
-    assert!(urls.iter().zip(&m.urls()).all(|(p, d)| p != d));
-    const TTL: Duration = Duration::from_secs(30);
-
-    for fanout in [FanOut::Sequential, FanOut::Concurrent] {
-        let redlock = Redlock::builder(urls.clone())
-            .fanout(fanout)
-            // Room for a loaded machine: only blackholed masters should ever time out.
-            .instance_timeout(Duration::from_millis(250))
-            .retry_count(2)
-            .retry_delay(Duration::from_millis(20))
-            .build()
-            .expect("valid configuration");
-        redlock.wait_connected(PATIENCE).await;
-        assert_eq!(redlock.connected_masters(), 5);
-
-        let key = format!("through-proxies:{fanout}");
-        let lock = redlock.acquire(&key, TTL).await.expect("no fault");
-        assert!(lock.vote().won(), "{}", lock.vote());
-        // Concurrent fan-out decides at quorum; the other requests still reach their master.
-        eventually("the lock set on all 5 masters", PATIENCE, || {
-            ready(m.holders(&key, lock.token()).unwrap().len() == 5)
-        })
-        .await;
-        assert_eq!(redlock.release(&lock).await.unwrap().granted(), 5);
-        assert!(m.with_key(&key).unwrap().is_empty());
-
-        // Two silent masters and a slow one: still a quorum; the silent ones time out.
-        proxies[1].set_blackhole(true);
-        proxies[3].set_blackhole(true);
-        proxies[4].set_latency(
-            Direction::Downstream,
-            Duration::from_millis(10),
-            Duration::ZERO,
-        );
-        let key = format!("two-blackholed:{fanout}");
-        let lock = redlock.acquire(&key, TTL).await.expect("3 of 5 answer");
-        assert!(lock.vote().granted() >= 3, "{}", lock.vote());
-        for silent in [1, 3] {
-            assert!(
-                matches!(
-                    lock.vote().masters()[silent].outcome,
-                    Outcome::TimedOut | Outcome::NotAwaited | Outcome::Failed(_)
-                ),
-                "{fanout}: master {silent}: {:?}",
-                lock.vote().masters()[silent]
-            );
-        }
-        redlock.release(&lock).await.unwrap();
-        proxies.clear();
-
-        // Three masters down: no quorum, and the error says Redis is unreachable.
-        for i in 0..3 {
-            proxies[i].set_down(true);
-        }
-        let err = redlock
-            .acquire(&format!("three-down:{fanout}"), TTL)
-            .await
-            .expect_err("no quorum");
-        assert!(err.is_unavailable(), "{fanout}: {err}");
-        proxies.clear();
-        // Back to full service once the client has reconnected.
-        eventually("reconnected to all 5", PATIENCE, || {
-            ready(redlock.connected_masters() == 5)
-        })
-        .await;
-        let key = format!("after-clear:{fanout}");
-        let lock = redlock.acquire(&key, TTL).await.expect("faults cleared");
-        let released = redlock.release(&lock).await.unwrap();
-        assert!(released.granted() >= 3, "{fanout}: {released}");
-        m.flush_all().unwrap();
-    }
-    assert!(proxies.connections() >= 5);
 }
