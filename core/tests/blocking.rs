@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use redlock_core::{blocking, FanOut, Retry};
+use redlock_local::eventually_blocking;
 
 fn blocking_client(m: &redlock_local::LocalMasters, fanout: FanOut) -> blocking::Redlock {
     let client = builder(m, fanout).build_blocking().unwrap();
@@ -96,14 +97,11 @@ fn cancelled_acquire_returns_none_and_leaves_no_key() {
     );
     m.resume(4).unwrap();
     // Master 4 now runs its queued SET and then the queued cleanup, in that order.
-    let start = Instant::now();
-    while with_key(&m, key) != vec![0, 1, 2] {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "master 4 kept the attempt's key"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    eventually_blocking(
+        "master 4 to drop the attempt's key",
+        Duration::from_secs(5),
+        || with_key(&m, key) == vec![0, 1, 2],
+    );
 }
 
 #[test]
@@ -133,12 +131,9 @@ fn dropping_an_acquire_mid_attempt_undoes_it_in_the_background() {
         "the acquire should still be stalled on master 4"
     );
     m.resume(4).unwrap();
-    let start = Instant::now();
-    while get(&m, 3, key).is_some() {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "dropped attempt never undone"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    eventually_blocking(
+        "the dropped attempt to be undone",
+        Duration::from_secs(5),
+        || get(&m, 3, key).is_none(),
+    );
 }

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use redlock_local::resp::Reply;
@@ -57,7 +57,9 @@ impl Drop for Agent {
 
 fn spawn(dir: &Path, name: &str, args: &[&str]) -> Agent {
     let stderr = dir.join(format!("{name}.stderr"));
-    let child = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"));
+    // Some agents are signalled: start them as a shell would, whatever this process ignores.
+    let child = redlock_local::with_default_signals(&mut command)
         .args(args)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&stderr).unwrap())
@@ -68,17 +70,7 @@ fn spawn(dir: &Path, name: &str, args: &[&str]) -> Agent {
 
 /// Waits (bounded) for the agent to end; returns its exit code and stderr.
 fn finish(agent: &mut Agent) -> (i32, String) {
-    let deadline = Instant::now() + DEADLINE;
-    let status = loop {
-        if let Some(status) = agent.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "an agent did not end within {DEADLINE:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = redlock_local::wait_for_exit(&mut agent.child, "an agent", DEADLINE);
     let stderr = std::fs::read_to_string(&agent.stderr).unwrap();
     (status.code().unwrap_or(-1), stderr)
 }
@@ -93,11 +85,9 @@ fn get(coordinator: &LocalMasters, key: &str) -> Option<String> {
 /// Polls (generous bound) until `n` agents arrived at the first barrier of `run`.
 fn wait_arrived(coordinator: &LocalMasters, run: &str, n: u64) {
     let key = format!("redlock-loadgen-coordinator:{run}:phase:1:arrived");
-    let deadline = Instant::now() + DEADLINE;
-    while get(coordinator, &key).and_then(|v| v.parse().ok()) != Some(n) {
-        assert!(Instant::now() < deadline, "{n} agents never arrived");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    redlock_local::eventually_blocking(&format!("{n} agents to arrive"), DEADLINE, || {
+        get(coordinator, &key).and_then(|v| v.parse().ok()) == Some(n)
+    });
 }
 
 fn agent_info(coordinator: &LocalMasters, run: &str, n: u32) -> Value {

@@ -6,11 +6,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use redlock_local::resp::Reply;
-use redlock_local::LocalMasters;
+use redlock_local::{eventually_blocking, wait_for_exit, LocalMasters};
 use serde_json::Value;
 
 fn path(dir: &Path, name: &str) -> PathBuf {
@@ -24,18 +24,11 @@ fn s(p: &Path) -> &str {
 /// Waits (generous bound) until some `redlock-loadgen:*` lock key appears on master 0:
 /// the first run is loading.
 fn wait_for_load(masters: &LocalMasters) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let keys = masters.command(0, &["KEYS", "redlock-loadgen:*"]).unwrap();
-        if keys != Reply::Array(Vec::new()) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the first run never started loading"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually_blocking(
+        "the first run to start loading",
+        Duration::from_secs(60),
+        || masters.command(0, &["KEYS", "redlock-loadgen:*"]).unwrap() != Reply::Array(Vec::new()),
+    );
 }
 
 fn windows(mode: &Value) -> Vec<(u64, u64)> {
@@ -78,7 +71,7 @@ fn runs_that_measured_together_merge_into_union_and_overlap_rates() {
     let mut args = workload.to_vec();
     args.extend_from_slice(&["--warmup", "0s", "--duration", "2s", "--json", s(&b)]);
     succeed(&args);
-    assert!(first.wait().unwrap().success());
+    assert!(wait_for_exit(&mut first, "the first run", Duration::from_secs(120)).success());
 
     let report = succeed(&["merge", s(&a), s(&b), "--json", s(&merged)]);
     assert!(report.contains("merged     2 result files"), "{report}");

@@ -57,7 +57,9 @@ fn unreachable_masters_fail_fast_naming_each_cause() {
 
 /// Spawns a long run on 3 local masters whose stderr is read line by line.
 fn long_run(extra: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"));
+    // Signalled by the tests: start it as a shell would, whatever this process ignores.
+    let mut child = redlock_local::with_default_signals(&mut command)
         .args([
             "run",
             "--spawn",
@@ -103,17 +105,7 @@ fn wait_for_line(rx: &mpsc::Receiver<String>, needle: &str) -> String {
 
 /// Waits for the child to exit (generous bound); kills it if it does not.
 fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the run did not end after the signal");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    redlock_local::wait_for_exit(child, "the run after the signal", Duration::from_secs(60))
 }
 
 fn listening(port: u16) -> bool {

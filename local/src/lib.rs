@@ -6,15 +6,18 @@
 //!   down, blackhole, reset);
 //! - [`resp`]: the one small RESP codec every test, benchmark and the load generator use to
 //!   talk to masters behind the client's back (and to write purpose-built test servers);
-//! - [`eventually`]: a bounded wait for a condition, for tests;
+//! - [`eventually`], [`eventually_blocking`], [`wait_for_exit`]: bounded waits for tests, and
+//!   [`with_default_signals`] for the child processes they signal;
 //! - the `redlock-masters` binary: local masters for other languages' tests, driven over stdin.
 //!
 //! Used by the tests of every crate, the benchmarks (`bench/`) and the load generator.
 
+mod child;
 mod masters;
 pub mod proxy;
 pub mod resp;
 mod wait;
 
+pub use child::with_default_signals;
 pub use masters::{die_with_parent, private_ca, LocalError, LocalMasters, TlsFiles};
-pub use wait::eventually;
+pub use wait::{eventually, eventually_blocking, wait_for_exit};

@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use redlock_local::resp::Reply;
-use redlock_local::LocalMasters;
+use redlock_local::{eventually_blocking, wait_for_exit, with_default_signals, LocalMasters};
 
 const CHILD_ENV: &str = "REDLOCK_MASTERS_CHILD";
 
@@ -54,9 +54,11 @@ struct Child {
     ports: Vec<u16>,
 }
 
-/// Runs the child and waits (bounded) for its `ready` line.
+/// Runs the child (with default signal dispositions: this test may run under `nohup`) and
+/// waits (bounded) for its `ready` line.
 fn start_child() -> Child {
-    let mut process = Command::new(std::env::current_exe().expect("test binary"))
+    let mut command = Command::new(std::env::current_exe().expect("test binary"));
+    let mut process = with_default_signals(&mut command)
         .args([
             "--exact",
             "child_holding_masters",
@@ -133,20 +135,13 @@ fn kill_child_and_check_masters_die(signal: libc::c_int) -> Child {
     );
     // SAFETY: signalling the child process this test started (not yet reaped).
     assert_eq!(unsafe { libc::kill(child.process.id() as i32, signal) }, 0);
-    let status = child.process.wait().expect("wait for the child");
+    let status = wait_for_exit(&mut child.process, "the signalled child", PATIENCE);
     assert!(!status.success(), "the child ended by signal {signal}");
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let left = survivors(&child.ports);
-        if left.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "redis-server outlived its parent killed by signal {signal}: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually_blocking(
+        &format!("no redis-server outliving its parent killed by signal {signal}"),
+        PATIENCE,
+        || survivors(&child.ports).is_empty(),
+    );
     child
 }
 
@@ -204,14 +199,9 @@ fn masters_outlive_the_thread_that_started_them() {
     // join() returns before the kernel has finished the thread's exit (and sent any
     // parent-death signal); its task entry goes only after that.
     let task = PathBuf::from(format!("/proc/self/task/{tid}"));
-    let deadline = Instant::now() + PATIENCE;
-    while task.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "thread {tid} never finished exiting"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    eventually_blocking(&format!("thread {tid} to finish exiting"), PATIENCE, || {
+        !task.exists()
+    });
     let ports: Vec<u16> = (0..2).map(|i| masters.port(i).unwrap()).collect();
     // The starting thread is gone; pings answer (a dead master would refuse the connection).
     for i in 0..2 {

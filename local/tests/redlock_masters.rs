@@ -9,9 +9,10 @@ use std::io::Write;
 use std::net::{Ipv4Addr, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redlock_local::resp::{self, Decoder, Reply};
+use redlock_local::{eventually_blocking, wait_for_exit};
 
 /// Bound for anything that should take milliseconds (busy CI machine): never a speed claim.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -90,14 +91,7 @@ impl Masters {
 
     /// Waits (bounded) for the process to end; its exit status.
     fn wait(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.process.try_wait().expect("try_wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "redlock-masters still runs");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_for_exit(&mut self.process, "redlock-masters", PATIENCE)
     }
 }
 
@@ -130,11 +124,11 @@ fn refused(port: u16) -> bool {
 }
 
 fn eventually_refused(port: u16) {
-    let deadline = Instant::now() + PATIENCE;
-    while !refused(port) {
-        assert!(Instant::now() < deadline, "port {port} still accepts");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually_blocking(
+        &format!("port {port} to refuse connections"),
+        PATIENCE,
+        || refused(port),
+    );
 }
 
 #[test]
