@@ -1,11 +1,11 @@
-# Criterion benchmarks (crate redlock-bench, bench/). See BENCHMARKS.md.
+# Criterion benchmarks (crate redlock-bench, bench/). Results: docs/src/benchmarks.md.
 #
 # Measurement runs are long and CPU-bound: run them on an otherwise idle machine.
 
 .PHONY: bench bench-quick bench-runs bench-report test-bench
 
 BENCH_CARGO := $(CARGO) bench --locked -p redlock-bench
-# Number of full runs `make bench-runs` makes (BENCHMARKS.md quotes the median of runs).
+# Number of full runs `make bench-runs` makes (the benchmarks page quotes the median of runs).
 RUNS ?= 3
 # Extra criterion arguments of `make bench` and `make bench-runs` (e.g. --measurement-time 3).
 BENCH_ARGS ?=
@@ -39,7 +39,7 @@ TEST_TARGETS += test-bench
 # ---------------------------------------------------------------------------------------
 # `make bench-peers`: this project's Rust (async, blocking), C and Python (threads, asyncio)
 # surfaces and the peers rslock, the `redlock` crate, aioredlock and pottery, side by side on
-# the same masters (see BENCHMARKS.md, "Peers, side by side"). bench/peers/build.sh builds
+# the same masters (docs/src/benchmarks.md, "Peers, side by side"). bench/peers/build.sh builds
 # every driver (release) and the benchmark-only virtualenv bench/peers/.venv; a peer that
 # does not build or install is reported as skipped. RUNS (above) full runs, fresh masters each.
 

@@ -1,4 +1,4 @@
-# Python extension redlock_rs (crate redlock-python, python/). See README "From Python".
+# Python extension redlock_rs (crate redlock-python, python/). See docs/src/python.md.
 #
 # A virtualenv in python/.venv holds the pinned tools of python/requirements-dev.txt; the
 # extension is built into it with maturin (debug for tests, release for the benchmark).
@@ -35,7 +35,7 @@ $(PY_DEPS_STAMP): python/requirements-dev.txt
 	@touch $@
 
 python-develop: deps-python ## Build redlock_rs (debug) and install it into python/.venv
-	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q
+	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q --locked
 
 masters-bin: ## Build redlock-masters, which starts the Python tests' local masters (REDLOCK_MASTERS_BIN)
 	$(CARGO) build --locked -q -p redlock-local --bin redlock-masters
@@ -46,7 +46,7 @@ test-python: deps-redis python-develop masters-bin ## pytest suite (warnings as 
 	cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests examples ../bench/python
 
 bench-python: deps-redis deps-python masters-bin ## Acquire+release cycles/s from Python vs the Rust blocking API (release builds, 5 local masters)
-	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q --release
+	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q --release --locked
 	$(CARGO) build --release --locked -q -p redlock-bench --bin blocking-cycles
 	$(PY) bench/python/cycles.py --rust target/release/blocking-cycles \
 	  --seconds $(BENCH_PY_SECONDS) --runs $(BENCH_PY_RUNS)

@@ -53,7 +53,12 @@ pub use redact::{redact_url, redact_url_bytes};
 pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
 pub use watchdog::AutoExtend;
 
-/// Compiles the README's Rust examples as doc tests, so they cannot rot.
+/// Compiles the repository README's Rust example as a doc test, so it cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// Compiles this crate's README (its crates.io page) as a doc test too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;
