@@ -2,7 +2,7 @@
 //! keep loading any later library of the same ABI (`make install` adds the versioned file and
 //! the `libredlock.so.<ABI>` / `libredlock.so` symlinks).
 
-/// The ABI number in the SONAME. Bump it (and say so in the README) on any change that breaks
+/// The ABI number in the SONAME. Bump it (and say so in CHANGELOG.md) on any change that breaks
 /// programs linked against an earlier library: a removed or changed function, a changed struct
 /// layout other than a field appended to `redlock_options` (see `struct_size`).
 const ABI: u32 = 0;

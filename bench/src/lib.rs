@@ -1,6 +1,6 @@
 //! Support for the criterion benchmarks of `redlock-core` (`benches/*.rs`) and the
 //! `bench-report` tool that turns criterion's saved estimates into the tables and ratios of
-//! BENCHMARKS.md.
+//! docs/src/benchmarks.md.
 //!
 //! Every benchmark runs against real `redis-server` masters on free loopback ports
 //! ([`fixture::Masters`]), started once per criterion group; after each benchmark the masters

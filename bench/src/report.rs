@@ -1,5 +1,5 @@
 //! Reads criterion's saved results (`target/criterion/**/<baseline>/{benchmark,estimates}.json`)
-//! and renders the Markdown tables of BENCHMARKS.md: every benchmark's median with its spread,
+//! and renders the Markdown tables of the benchmarks page (docs/src/benchmarks.md): every benchmark's median with its spread,
 //! and the ratios and targets users compare.
 //!
 //! With several runs (one criterion baseline per run), each figure is the median of the
@@ -200,7 +200,7 @@ pub struct Row {
     pub target: Option<Target>,
 }
 
-/// The figures BENCHMARKS.md quotes (issue 6 and DESIGN §8 targets).
+/// The figures the benchmarks page quotes, with the suite's first targets.
 pub const ROWS: &[Row] = &[
     Row {
         label: "serial acquire+release cycles/s, 5 masters, concurrent",

@@ -52,9 +52,8 @@ impl RedlockBuilder {
     /// I/O thread named `redlock-io`, which serves every master's connection.
     ///
     /// One thread, not more: the callers' threads poll their own rounds, so the I/O thread
-    /// only moves bytes, and a second one mostly adds wake-ups between the two. Measured with
-    /// `make bench-peers` (BENCHMARKS.md), one thread cost 15–27 % less CPU per serial cycle
-    /// than two, at the same or a higher rate, and the same rate from 16 threads.
+    /// only moves bytes, and a second one mostly adds wake-ups between the two; one thread
+    /// costs less CPU at the same or a higher rate (docs/src/benchmarks.md, "One I/O thread").
     pub fn build_blocking(self) -> Result<Redlock> {
         self.build_blocking_with_threads(1)
     }

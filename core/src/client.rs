@@ -39,11 +39,9 @@ struct Inner {
 
 /// Rounds (acquire attempts, extends, releases, cleanups) of one client talking to the
 /// masters at once. Enough for the client's peak rate (rounds in flight ≈ rate × round
-/// trip: 80,000 rounds/s × 2 ms on a busy 2-core machine is 160), and each master then has at
-/// most this many of our requests queued: a few milliseconds of its work, far inside the
-/// per-master timeout. Measured (BENCHMARKS.md, "Admission gate: 256 rounds"), W2 with 256
-/// and 4,000 tasks: 64 rounds made 34,000–38,000 cycles/s, 256 made 45,000–51,000, and 512 no
-/// more than 256.
+/// trip), and each master then has at most this many of our requests queued: a few
+/// milliseconds of its work, far inside the per-master timeout. Chosen by measurement: fewer
+/// cost throughput, more gained none (docs/src/benchmarks.md, "Admission gate: 256 rounds").
 pub const MAX_ROUNDS_IN_FLIGHT: usize = 256;
 
 impl fmt::Debug for Redlock {

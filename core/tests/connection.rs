@@ -188,7 +188,7 @@ async fn an_untrusted_certificate_is_named_as_a_tls_failure() {
     redlock.release(&lock).await.unwrap();
 }
 
-/// A master user limited by an ACL: the README lists the commands this client needs.
+/// A master user limited by an ACL: the book's Rust page lists the commands this client needs.
 #[tokio::test]
 async fn an_acl_user_with_the_listed_commands_locks_and_one_without_echo_is_told_why() {
     let m = masters(3);

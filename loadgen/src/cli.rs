@@ -90,7 +90,7 @@ pub struct TargetArgs {
 pub struct WorkloadArgs {
     /// Lock algorithm(s), comma-separated, measured side by side: redlock, single (SET NX PX
     /// with a Lua release, on the first master), setnx-expire, setnx-getset (the legacy SETNX
-    /// patterns, on the first master). Baselines, not products: see the README.
+    /// patterns, on the first master). Baselines, not products: see the book's "Why Redlock".
     #[arg(long, value_name = "ALG,...", default_value = "redlock", value_parser = LockList::parse)]
     pub lock: LockList,
     /// Fan-out mode(s) to measure.

@@ -7,8 +7,8 @@
 //! during one iteration wait in the loop's outbox, and a callback the loop runs next
 //! (`call_soon`) hands them to one runtime task that polls them all before any connection task
 //! runs, so each connection task finds their requests queued together and sends them in one
-//! write. Measured with 16 asyncio tasks (W2 of `make bench-peers`): 1.2 `sendto` per lock
-//! cycle instead of 2.6 (BENCHMARKS.md, "asyncio: one iteration's operations start together").
+//! write: fewer than half the `sendto` calls per lock cycle (docs/src/benchmarks.md, "asyncio: one
+//! iteration's operations start together").
 
 use std::future::Future;
 use std::pin::Pin;

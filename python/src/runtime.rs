@@ -12,11 +12,9 @@ use crate::errors::RedlockError;
 
 /// I/O threads of the coroutine runtime. One, like the blocking client's (`build_blocking`):
 /// the operations only move bytes between the event loop and the masters, and a second
-/// thread mostly added wake-ups between the two (a `write` to the other thread's driver per
-/// hand-over). Measured with 16 asyncio tasks (W2 of `make bench-peers`): 43–47 µs of CPU per
-/// cycle with one thread against 51–61 µs with two, at a higher rate; with 1,000 tasks one
-/// thread was as fast or faster (BENCHMARKS.md, "asyncio: one iteration's operations start
-/// together").
+/// thread mostly adds wake-ups between the two (a `write` to the other thread's driver per
+/// hand-over); one thread costs less CPU per cycle at a higher rate (docs/src/benchmarks.md,
+/// "asyncio: one iteration's operations start together").
 const WORKER_THREADS: usize = 1;
 
 struct ProcessRuntime {

@@ -1,5 +1,5 @@
 //! `bench-peers`: runs W1/W2/W3 through this project's surfaces and the peers, interleaved on
-//! the same masters, and prints the side-by-side tables of BENCHMARKS.md. Use `make
+//! the same masters, and prints the side-by-side tables of the benchmarks page (docs/src/benchmarks.md). Use `make
 //! bench-peers` (which builds every driver first); see `redlock_bench::peers`.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! `bench-report`: prints the Markdown tables of BENCHMARKS.md from criterion's saved runs.
+//! `bench-report`: prints the Markdown tables of the benchmarks page from criterion's saved runs.
 //!
 //! `cargo run -p redlock-bench --bin bench-report -- --baseline run1 --baseline run2`
 
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Turn criterion's saved results into the results and ratios tables of BENCHMARKS.md.
+/// Turn criterion's saved results into the results and ratios tables of docs/src/benchmarks.md.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {

@@ -9,8 +9,8 @@
 //! - acquire is the plain `SET resource token NX PX ttl`, followed in the same write by
 //!   `ECHO id`. A grant is `+OK` immediately followed by the echo of this request's id. A
 //!   shifted stream puts another reply in the echo's place, which fails the request. Two plain
-//!   commands cost a master less than a script: 4.8 against 6.7 µs of its CPU per acquire at
-//!   16 requests per write (BENCHMARKS.md, "Acquire without a script").
+//!   commands cost a master less CPU than a script (docs/src/benchmarks.md, "Acquire without
+//!   a script").
 //! - extend and release compare the token first, which no plain command of Redis 7 does, so
 //!   they are Lua scripts that answer a grant with the request's id.
 

@@ -3,7 +3,7 @@
 //! A driver is one process measuring one library on one workload: it parses [`Args`] from its
 //! command line, builds its client, then hands it to [`run_async`] or [`run_blocking`], which
 //! warm up with one cycle, run the workload, and print one JSON line on stdout (the format
-//! every driver shares, the C and Python ones included; see BENCHMARKS.md):
+//! every driver shares, the C and Python ones included; see docs/src/benchmarks.md):
 //!
 //! - W1: one task, `cycles` serial acquire + release cycles on one key.
 //! - W2: `tasks` tasks sharing the client, `cycles` cycles each on a key of its own.
