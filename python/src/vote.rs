@@ -16,16 +16,38 @@ use redlock_core::{MasterVote as CoreMasterVote, Outcome, Vote as CoreVote};
 #[pyclass(frozen, eq, module = "redlock_rs", name = "Vote")]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Vote {
+    /// Masters that granted (acquire: set the key; extend: renewed it; release: deleted it).
+    #[pyo3(get)]
     granted: usize,
+    /// Masters that said no (held by someone else; for extend/release: not ours any more).
+    #[pyo3(get)]
     denied: usize,
+    /// Masters that failed, by an error or a timeout (timed-out ones included).
+    #[pyo3(get)]
     failed: usize,
+    /// How many of the failed masters timed out (a part of failed, not counted apart).
+    #[pyo3(get)]
     timed_out: usize,
+    /// Masters whose answer concurrent fan-out did not wait for.
+    #[pyo3(get)]
     not_awaited: usize,
+    /// Votes needed to win.
+    #[pyo3(get)]
     quorum: usize,
+    /// Seconds the operation took.
+    #[pyo3(get)]
     elapsed: f64,
+    /// Seconds of validity left when a winning acquire/extend completed, else None.
+    #[pyo3(get)]
     validity: Option<f64>,
+    /// True when granted >= quorum with validity left.
+    #[pyo3(get)]
     won: bool,
+    /// "won", "expired", "split_vote" or "clean_loss" (the suite's metric definitions).
+    #[pyo3(get)]
     verdict: String,
+    /// Per-master answers, in configured master order.
+    #[pyo3(get)]
     masters: Vec<MasterVote>,
 }
 
@@ -70,64 +92,6 @@ type VoteState = (
 
 #[pymethods]
 impl Vote {
-    /// Masters that granted (acquire: set the key; extend: renewed it; release: deleted it).
-    #[getter]
-    fn granted(&self) -> usize {
-        self.granted
-    }
-    /// Masters that said no (held by someone else; for extend/release: not ours any more).
-    #[getter]
-    fn denied(&self) -> usize {
-        self.denied
-    }
-    /// Masters that failed, by an error or a timeout (timed-out ones included).
-    #[getter]
-    fn failed(&self) -> usize {
-        self.failed
-    }
-    /// How many of the failed masters timed out (a part of failed, not counted apart).
-    #[getter]
-    fn timed_out(&self) -> usize {
-        self.timed_out
-    }
-    /// Masters whose answer concurrent fan-out did not wait for.
-    #[getter]
-    fn not_awaited(&self) -> usize {
-        self.not_awaited
-    }
-    /// Votes needed to win.
-    #[getter]
-    fn quorum(&self) -> usize {
-        self.quorum
-    }
-    /// Seconds the operation took.
-    #[getter]
-    fn elapsed(&self) -> f64 {
-        self.elapsed
-    }
-    /// Seconds of validity left when a winning acquire/extend completed, else None.
-    #[getter]
-    fn validity(&self) -> Option<f64> {
-        self.validity
-    }
-    /// True when granted >= quorum with validity left.
-    #[getter]
-    fn won(&self) -> bool {
-        self.won
-    }
-    /// "won", "expired", "split_vote", "clean_loss" or "unavailable" (the suite's metric
-    /// definitions: split_vote and clean_loss need a master that denied, i.e. another holder;
-    /// a failed attempt without a denial is "unavailable", an outage).
-    #[getter]
-    fn verdict(&self) -> &str {
-        &self.verdict
-    }
-    /// Per-master answers, in configured master order.
-    #[getter]
-    fn masters(&self) -> Vec<MasterVote> {
-        self.masters.clone()
-    }
-
     fn __repr__(&self) -> String {
         let validity = self
             .validity
@@ -205,10 +169,22 @@ pub(crate) fn _rebuild_vote(state: VoteState) -> Vote {
 #[pyclass(frozen, eq, from_py_object, module = "redlock_rs", name = "MasterVote")]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct MasterVote {
+    /// Index of the master in the configured order.
+    #[pyo3(get)]
     master: usize,
+    /// "granted", "denied", "failed", "timed_out" or "not_awaited".
+    #[pyo3(get)]
     outcome: String,
+    /// For a failed master: "connection", "server", "protocol", "auth", "tls", "overloaded"
+    /// or "other"; else None.
+    #[pyo3(get)]
     failure: Option<String>,
+    /// Seconds of its round trip; None when it timed out or was not awaited.
+    #[pyo3(get)]
     round_trip: Option<f64>,
+    /// Why it failed or timed out, in the words of whoever said so (the server's error
+    /// reply, the TLS or socket error); None when it answered.
+    #[pyo3(get)]
     error: Option<String>,
 }
 
@@ -231,34 +207,6 @@ type MasterVoteState = (usize, String, Option<String>, Option<f64>, Option<Strin
 
 #[pymethods]
 impl MasterVote {
-    /// Index of the master in the configured order.
-    #[getter]
-    fn master(&self) -> usize {
-        self.master
-    }
-    /// "granted", "denied", "failed", "timed_out" or "not_awaited".
-    #[getter]
-    fn outcome(&self) -> &str {
-        &self.outcome
-    }
-    /// For a failed master: "connection", "server", "protocol", "auth", "tls", "overloaded"
-    /// or "other"; else None.
-    #[getter]
-    fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
-    }
-    /// Why it failed or timed out, in the words of whoever said so (the server's error
-    /// reply, the TLS or socket error); None when it answered.
-    #[getter]
-    fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-    /// Seconds of its round trip; None when it timed out or was not awaited.
-    #[getter]
-    fn round_trip(&self) -> Option<f64> {
-        self.round_trip
-    }
-
     fn __repr__(&self) -> String {
         let round_trip = self
             .round_trip
