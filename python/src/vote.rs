@@ -43,7 +43,9 @@ pub(crate) struct Vote {
     /// True when granted >= quorum with validity left.
     #[pyo3(get)]
     won: bool,
-    /// "won", "expired", "split_vote" or "clean_loss" (the suite's metric definitions).
+    /// "won", "expired", "split_vote", "clean_loss" or "unavailable" (the suite's metric
+    /// definitions: split_vote and clean_loss need a master that denied, i.e. another holder;
+    /// a failed attempt without a denial is "unavailable", an outage).
     #[pyo3(get)]
     verdict: String,
     /// Per-master answers, in configured master order.
