@@ -9,10 +9,10 @@ use std::io::Write;
 use std::net::{Ipv4Addr, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redlock_local::resp::{self, Decoder, Reply};
-use redlock_local::{eventually_blocking, wait_for_exit};
+use redlock_local::{eventually_blocking, wait_for_exit, with_default_signals};
 
 /// Bound for anything that should take milliseconds (busy CI machine): never a speed claim.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -35,7 +35,9 @@ impl Masters {
     /// Started with `stdin` (`Stdio::null()`: closed from the start, as for a job a shell
     /// script runs in the background).
     fn start_with(args: &[&str], stdin: Stdio) -> Masters {
-        let mut process = Command::new(env!("CARGO_BIN_EXE_redlock-masters"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_redlock-masters"));
+        // Signalled by some tests: start it as a shell would, whatever this process ignores.
+        let mut process = with_default_signals(&mut command)
             .args(args)
             .stdin(stdin)
             .stdout(Stdio::piped())

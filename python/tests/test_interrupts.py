@@ -119,10 +119,12 @@ def test_an_exception_from_a_log_handler_during_a_renewal_is_raised_by_the_relea
 
 # The script behind the SIGINT tests: takes a lock with all five masters up, says so, waits for
 # the test to pause masters 0 and 1 (asked one after another, they cost a second each), then
-# runs OPERATION with a SIGINT DELAY seconds into it.
+# runs OPERATION with a SIGINT DELAY seconds into it. It installs Python's SIGINT handler
+# itself: a process started with SIGINT ignored (`make test &` in a script) passes that on.
 SIGINT_SCRIPT = """
 import logging, os, signal, sys, threading, time
 import redlock_rs
+signal.signal(signal.SIGINT, signal.default_int_handler)
 operation, level, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
 logging.getLogger("redlock_rs").setLevel(getattr(logging, level))
 redlock = redlock_rs.Redlock(os.environ["REDLOCK_URLS"].split(","), instance_timeout=1.0, fanout="sequential")
