@@ -1,5 +1,7 @@
 //! The async Redlock client: acquire, extend, release.
 
+mod fencing;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -309,9 +311,9 @@ impl Redlock {
             // Hex digits are ASCII: always valid UTF-8.
             let token: Arc<str> = Arc::from(std::str::from_utf8(&hex).unwrap_or_default());
             let mut in_flight = InFlight::arm(self, &resource, &token);
-            let vote = tokio::select! {
+            let (vote, fencing_token) = tokio::select! {
                 biased;
-                vote = self.attempt(&resource, &token, ttl) => vote,
+                won = self.attempt(&resource, &token, ttl) => won,
                 () = &mut cancel => {
                     self.unlock_all(&resource, &token).await;
                     in_flight.disarm();
@@ -330,6 +332,7 @@ impl Redlock {
                     computed_at: vote.completed(),
                     extensions: 0,
                     vote,
+                    fencing_token,
                 }));
             }
             // Lost: undo whatever this attempt set, on every master (even those that denied
@@ -375,13 +378,22 @@ impl Redlock {
         }
     }
 
-    /// One attempt: SET NX PX on all masters, then the validity check.
-    async fn attempt(&self, resource: &Arc<str>, token: &Arc<str>, ttl: Duration) -> Vote {
+    /// One attempt: SET NX PX on all masters, then the validity check; fenced, the two rounds
+    /// of `fencing.rs`. The fencing token is `Some` only when the attempt won.
+    async fn attempt(
+        &self,
+        resource: &Arc<str>,
+        token: &Arc<str>,
+        ttl: Duration,
+    ) -> (Vote, Option<u64>) {
+        if self.inner.settings.fencing {
+            return self.fenced_attempt(resource, token, ttl).await;
+        }
         let op = Op::Lock {
             ttl_ms: ttl.as_millis() as u64,
         };
         let vote = self.round(op, resource, token, Stop::WhenDecided).await;
-        self.with_validity(vote, ttl)
+        (self.with_validity(vote, ttl), None)
     }
 
     /// One request on every master, by the client's fan-out and timeout.

@@ -29,6 +29,9 @@ pub(crate) type Recorded = Option<(Answer, Instant)>;
 
 struct State {
     answers: Vec<Recorded>,
+    /// The fencing counter each granting master read with its grant (round 1 of a fenced
+    /// acquire); empty, never allocated, for every other round.
+    counters: Vec<u64>,
     tally: Tally,
     answered: usize,
     done: bool,
@@ -43,10 +46,17 @@ pub(crate) struct Collector {
 }
 
 impl Collector {
+    #[cfg(test)]
     pub(crate) fn new(n: usize, rule: Quorum, wake: WakeWhen) -> Self {
+        Self::with_counters(n, rule, wake, false)
+    }
+
+    /// A collector that also keeps the fencing counter of each grant when `counted`.
+    pub(crate) fn with_counters(n: usize, rule: Quorum, wake: WakeWhen, counted: bool) -> Self {
         Collector {
             state: Mutex::new(State {
                 answers: vec![None; n],
+                counters: if counted { vec![0; n] } else { Vec::new() },
                 tally: Tally::default(),
                 answered: 0,
                 done: false,
@@ -60,10 +70,22 @@ impl Collector {
     /// Records master `i`'s answer, which arrived at `arrived`; wakes the round if this
     /// decides it. Answers that arrive after the round stopped listening change nothing.
     pub(crate) fn record(&self, i: usize, answer: Answer, arrived: Instant) {
+        self.record_with(i, answer, arrived, None);
+    }
+
+    /// Records master `i`'s grant together with the fencing counter it read.
+    pub(crate) fn record_counted(&self, i: usize, counter: u64, arrived: Instant) {
+        self.record_with(i, Ok(true), arrived, Some(counter));
+    }
+
+    fn record_with(&self, i: usize, answer: Answer, arrived: Instant, counter: Option<u64>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         // Taken already (the round is over), or answered already: nothing to change.
         if state.answers.get(i).is_none_or(Option::is_some) {
             return;
+        }
+        if let (Some(counter), Some(slot)) = (counter, state.counters.get_mut(i)) {
+            *slot = counter;
         }
         match &answer {
             Ok(true) => state.tally.granted += 1,
@@ -114,11 +136,15 @@ impl Collector {
             .is_some()
     }
 
-    /// The answers so far, in master order (`None`: not answered yet).
-    pub(crate) fn take(&self) -> Vec<Recorded> {
+    /// The answers so far, in master order (`None`: not answered yet), and the counters read
+    /// with the grants among them (empty unless made `with_counters`).
+    pub(crate) fn take(&self) -> (Vec<Recorded>, Vec<u64>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.done = true;
-        std::mem::take(&mut state.answers)
+        (
+            std::mem::take(&mut state.answers),
+            std::mem::take(&mut state.counters),
+        )
     }
 }
 
@@ -136,7 +162,7 @@ mod tests {
         assert!(!c.state.lock().unwrap().done);
         c.record(2, Ok(true), Instant::now());
         c.finished().await; // returns: decided on three grants
-        let answers = c.take();
+        let (answers, _) = c.take();
         assert_eq!(answers.iter().filter(|a| a.is_some()).count(), 3);
         c.record(3, Ok(false), Instant::now()); // a straggler after the round stopped listening: harmless
     }
@@ -153,7 +179,7 @@ mod tests {
             Instant::now(),
         );
         c.finished().await;
-        let answers = c.take();
+        let (answers, _) = c.take();
         assert!(matches!(answers[0], Some((Ok(true), _))));
         assert!(matches!(answers[1], Some((Err(_), _))));
     }

@@ -97,6 +97,8 @@ pub struct Settings {
     /// Whether a release wakes this client's next waiter for the same resource (see
     /// [`RedlockBuilder::local_handoff`]).
     pub local_handoff: bool,
+    /// Whether every acquired lock carries a fencing token (see [`RedlockBuilder::fencing`]).
+    pub fencing: bool,
 }
 
 /// Builder of a [`crate::Redlock`] client; see [`crate::Redlock::builder`].
@@ -111,6 +113,7 @@ pub struct RedlockBuilder {
     pub(crate) quorum: Option<usize>,
     pub(crate) max_extensions: u32,
     pub(crate) local_handoff: bool,
+    pub(crate) fencing: bool,
 }
 
 impl fmt::Debug for RedlockBuilder {
@@ -126,6 +129,7 @@ impl fmt::Debug for RedlockBuilder {
             .field("quorum", &self.quorum)
             .field("max_extensions", &self.max_extensions)
             .field("local_handoff", &self.local_handoff)
+            .field("fencing", &self.fencing)
             .finish()
     }
 }
@@ -142,6 +146,7 @@ impl RedlockBuilder {
             quorum: None,
             max_extensions: DEFAULT_MAX_EXTENSIONS,
             local_handoff: true,
+            fencing: false,
         }
     }
     /// Fan-out mode (default: concurrent).
@@ -185,6 +190,17 @@ impl RedlockBuilder {
     /// every waiter sleeps its drawn delay, as separate processes would.
     pub fn local_handoff(mut self, on: bool) -> Self {
         self.local_handoff = on;
+        self
+    }
+
+    /// Fencing tokens (default off): every acquired lock then carries a number,
+    /// [`Lock::fencing_token`](crate::Lock::fencing_token), above the token of every lock of
+    /// the same resource returned before its acquire began, for the protected resource to
+    /// check ("accept a write only with a token at least the highest seen"). It costs one more
+    /// round trip per acquire, and needs masters that keep their data (see the fencing page of
+    /// the book): each master keeps one counter key per resource ever fenced, without a TTL.
+    pub fn fencing(mut self, on: bool) -> Self {
+        self.fencing = on;
         self
     }
 
@@ -240,6 +256,7 @@ impl RedlockBuilder {
             quorum,
             max_extensions: self.max_extensions,
             local_handoff: self.local_handoff,
+            fencing: self.fencing,
         })
     }
 }

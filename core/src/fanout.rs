@@ -4,6 +4,7 @@
 //! queue and is sent in its place (see `master/mod.rs`), so stopping early can neither drop
 //! nor reorder work.
 
+use std::borrow::Borrow;
 use std::future::Future;
 use std::ops::Range;
 use std::sync::Arc;
@@ -88,8 +89,8 @@ const SOCKETS_POLLED: Duration = Duration::from_millis(1);
 /// most twice its timeout, and a paused client no timeouts at all.
 ///
 /// [`MasterHandle::caught_up`]: crate::master::MasterHandle::caught_up
-async fn wait_decided(
-    masters: &[Master],
+async fn wait_decided<M: Borrow<Master>>(
+    masters: &[M],
     which: Range<usize>,
     collector: &Collector,
     start: Instant,
@@ -114,8 +115,9 @@ async fn wait_decided(
             return true;
         }
         let unanswered = which.clone().filter(|&i| !collector.has_answered(i));
-        let caught_up =
-            futures_util::future::join_all(unanswered.map(|i| masters[i].handle().caught_up()));
+        let caught_up = futures_util::future::join_all(
+            unanswered.map(|i| masters[i].borrow().handle().caught_up()),
+        );
         let written = tokio::select! {
             biased;
             () = decided.as_mut() => return true,
@@ -140,10 +142,28 @@ pub(crate) async fn round(
     request: Request<'_>,
     stop: Stop,
 ) -> Vote {
+    round_counted(masters, fanout, timeout, quorum, request, stop)
+        .await
+        .0
+}
+
+/// Runs `request` on `masters` (all of the client's, or some of them: a fenced acquire's
+/// round 2 goes to the masters that granted its round 1) and returns the vote, in the order
+/// of `masters`, and, for round 1 of a fenced acquire, the counter each granting master read
+/// (empty for every other request).
+pub(crate) async fn round_counted<M: Borrow<Master>>(
+    masters: &[M],
+    fanout: FanOut,
+    timeout: Duration,
+    quorum: usize,
+    request: Request<'_>,
+    stop: Stop,
+) -> (Vote, Vec<u64>) {
     let mut vote = Vote::new(masters.len(), quorum);
     let start = vote.started;
-    let submit = |master: &Master, collector: &Arc<Collector>, index: usize, now: Instant| {
-        master.handle().submit(
+    let counted = matches!(request.op, Op::FencedLock { .. });
+    let submit = |master: &M, collector: &Arc<Collector>, index: usize, now: Instant| {
+        master.borrow().handle().submit(
             request.op,
             request.resource,
             request.token,
@@ -152,10 +172,16 @@ pub(crate) async fn round(
             now,
         )
     };
+    let counters;
     match fanout {
         FanOut::Sequential => {
             let rule = Quorum::new(masters.len(), quorum);
-            let each = Arc::new(Collector::new(masters.len(), rule, WakeWhen::EachAnswer));
+            let each = Arc::new(Collector::with_counters(
+                masters.len(),
+                rule,
+                WakeWhen::EachAnswer,
+                counted,
+            ));
             let mut waited = Vec::with_capacity(masters.len());
             for (i, master) in masters.iter().enumerate() {
                 let sent = Instant::now();
@@ -168,7 +194,9 @@ pub(crate) async fn round(
             if let Some(queued) = request.on_queued {
                 queued();
             }
-            for (i, recorded) in each.take().into_iter().enumerate() {
+            let (answers, read) = each.take();
+            counters = read;
+            for (i, recorded) in answers.into_iter().enumerate() {
                 let (sent, timed_out) = waited[i];
                 let unanswered = if timed_out {
                     Outcome::TimedOut
@@ -184,7 +212,7 @@ pub(crate) async fn round(
                 Stop::AfterAll => WakeWhen::AllAnswered,
             };
             let rule = Quorum::new(masters.len(), quorum);
-            let all = Arc::new(Collector::new(masters.len(), rule, wake));
+            let all = Arc::new(Collector::with_counters(masters.len(), rule, wake, counted));
             // Every request is queued, in master order, before anything is awaited.
             for (i, master) in masters.iter().enumerate() {
                 submit(master, &all, i, start);
@@ -207,11 +235,13 @@ pub(crate) async fn round(
             } else {
                 Outcome::NotAwaited
             };
-            for (i, recorded) in all.take().into_iter().enumerate() {
+            let (answers, read) = all.take();
+            counters = read;
+            for (i, recorded) in answers.into_iter().enumerate() {
                 fill(&mut vote, i, start, recorded, unanswered);
             }
         }
     }
     vote.elapsed = start.elapsed();
-    vote
+    (vote, counters)
 }

@@ -18,6 +18,7 @@ pub struct Lock {
     pub(crate) computed_at: Instant,
     pub(crate) extensions: u32,
     pub(crate) vote: Vote,
+    pub(crate) fencing_token: Option<u64>,
 }
 
 impl Lock {
@@ -56,6 +57,15 @@ impl Lock {
     /// Successful extensions so far.
     pub fn extensions(&self) -> u32 {
         self.extensions
+    }
+    /// The fencing token (a client built with [`fencing(true)`](crate::RedlockBuilder::fencing)):
+    /// above the token of every lock of this resource returned before this lock's acquire
+    /// began, and never the token of another lock of it, as long as the masters keep their
+    /// counters. Pass it with every write to the protected resource, which refuses a token
+    /// below the highest it has seen. `None` from a client without fencing. Extending keeps
+    /// it.
+    pub fn fencing_token(&self) -> Option<u64> {
+        self.fencing_token
     }
     /// The vote of the last acquire attempt or extension.
     pub fn vote(&self) -> &Vote {
@@ -115,6 +125,7 @@ impl fmt::Debug for Lock {
             .field("ttl", &self.ttl)
             .field("validity", &self.validity)
             .field("extensions", &self.extensions)
+            .field("fencing_token", &self.fencing_token)
             .finish()
     }
 }

@@ -408,7 +408,8 @@ impl LocalMasters {
 
     /// Runs one command on master `index` over a fresh connection and returns its reply
     /// (test helper: e.g. `["GET", key]`, `["DBSIZE"]`; an error reply is a [`Reply::Error`]).
-    pub fn command(&self, index: usize, args: &[&str]) -> Result<Reply, LocalError> {
+    /// Arguments are bytes: a key need not be UTF-8 (a fencing counter's is not).
+    pub fn command<A: AsRef<[u8]>>(&self, index: usize, args: &[A]) -> Result<Reply, LocalError> {
         if self.tls.is_some() {
             return Err(LocalError::Io(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,

@@ -57,6 +57,11 @@ impl Job {
         let (collector, index) = self.reply;
         collector.record(index, answer, arrived);
     }
+    /// A grant that carries the resource's fencing counter (round 1 of a fenced acquire).
+    pub(super) fn answer_counted(self, counter: u64, arrived: Instant) {
+        let (collector, index) = self.reply;
+        collector.record_counted(index, counter, arrived);
+    }
     pub(super) fn fail(self, failure: Failure) {
         self.answer(Err(failure), Instant::now());
     }

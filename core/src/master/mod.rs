@@ -19,6 +19,7 @@
 
 mod dial;
 pub(crate) mod failure;
+mod fence;
 mod job;
 mod pipeline;
 mod scripts;
@@ -40,6 +41,7 @@ use crate::redact::redact_url;
 use crate::vote::FailureKind;
 
 pub(crate) use failure::Failure;
+pub use fence::counter_key;
 use job::{Job, Queued};
 pub(crate) use scripts::Op;
 

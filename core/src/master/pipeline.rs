@@ -243,6 +243,10 @@ fn dispatch(
                         *last_answer = Some(arrived);
                         s.job.answer(Ok(granted), arrived);
                     }
+                    Judged::Counted(counter) => {
+                        *last_answer = Some(arrived);
+                        s.job.answer_counted(counter, arrived);
+                    }
                     Judged::Failed(failure) => {
                         *last_answer = Some(arrived);
                         s.job.answer(Err(failure), arrived);

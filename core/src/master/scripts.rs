@@ -39,6 +39,10 @@ pub(crate) enum Op {
     Extend { ttl_ms: u64 },
     /// Compare-and-delete.
     Unlock,
+    /// Round 1 of a fenced acquire: set if absent and read the counter (`fence.rs`).
+    FencedLock { ttl_ms: u64 },
+    /// Round 2 of a fenced acquire: raise the counter to `value` while holding the key.
+    Fence { value: u64 },
 }
 
 impl Op {
@@ -46,7 +50,7 @@ impl Op {
     pub(crate) fn replies(self) -> usize {
         match self {
             Op::Lock { .. } => 2,
-            Op::Extend { .. } | Op::Unlock => 1,
+            Op::Extend { .. } | Op::Unlock | Op::FencedLock { .. } | Op::Fence { .. } => 1,
         }
     }
 
@@ -55,15 +59,20 @@ impl Op {
             Op::Lock { .. } => "acquire",
             Op::Extend { .. } => "extend",
             Op::Unlock => "release",
+            Op::FencedLock { .. } => "fenced acquire",
+            Op::Fence { .. } => "fence",
         }
     }
 }
 
 /// `(source, sha1)` of every script, loaded on each new connection.
-pub(crate) fn all() -> [(&'static str, &'static str); 2] {
+pub(crate) fn all() -> [(&'static str, &'static str); 4] {
+    let [fenced_lock, fence] = super::fence::scripts();
     [
         (EXTEND_SOURCE, EXTEND.get_hash()),
         (RELEASE_SOURCE, RELEASE.get_hash()),
+        fenced_lock,
+        fence,
     ]
 }
 
@@ -112,6 +121,10 @@ pub(crate) fn encode_request(out: &mut Vec<u8>, op: Op, resource: &str, token: &
                 id,
             ],
         ),
+        Op::FencedLock { ttl_ms } => {
+            super::fence::encode_fenced_lock(out, ttl_ms, resource, token, id);
+        }
+        Op::Fence { value } => super::fence::encode_fence(out, value, resource, token, id),
     }
 }
 
@@ -120,6 +133,9 @@ pub(crate) fn encode_request(out: &mut Vec<u8>, op: Op, resource: &str, token: &
 pub(crate) enum Judged {
     /// Granted (`true`) or denied (`false`).
     Answer(bool),
+    /// Granted, with the resource's fencing counter read in the same step (round 1 of a
+    /// fenced acquire).
+    Counted(u64),
     /// A well-formed error reply: the request failed, the connection is fine.
     Failed(Failure),
     /// Not a reply this request can get: the request failed and the connection is replaced
@@ -174,6 +190,9 @@ fn not_this_requests(op: &str, reply: Reply) -> Failure {
 
 /// Judges `reply` to a script request `op` (extend, release) that carried id `id`.
 pub(crate) fn judge(op: Op, id: &[u8], reply: Reply) -> Judged {
+    if let (Op::FencedLock { .. }, Reply::Bulk(_)) = (op, reply) {
+        return super::fence::judge_fenced_lock(op, id, reply);
+    }
     match reply {
         Reply::Bulk(bytes) if bytes == id => Judged::Answer(true),
         Reply::Int(0) => Judged::Answer(false),
