@@ -267,9 +267,11 @@ typedef struct redlock_options {
      */
     uint32_t disable_local_handoff;
     /**
-     * Must be 0: room for a later option (and no padding in the struct).
+     * 1: every lock of this client carries a fencing token (`redlock_lock_fencing_token()`),
+     * at the cost of one more round trip per acquire; 0 (default): no fencing. The protected
+     * resource checks the token: see the fencing page of the book.
      */
-    uint32_t reserved;
+    uint32_t fencing;
 } redlock_options;
 
 /**
@@ -552,6 +554,20 @@ uint64_t redlock_lock_remaining_ms(const struct redlock_lock *lock);
  * `lock` must be NULL or a live lock handle.
  */
 uint32_t redlock_lock_extensions(const struct redlock_lock *lock);
+
+/**
+ * Writes the lock's fencing token to `*out`: above the token of every lock of the same
+ * resource returned before this lock's acquire began, never the token of another lock of it
+ * (while the masters keep their counters). Send it with every write to the protected
+ * resource, which refuses a token below the highest it has seen. `REDLOCK_INVALID_ARGUMENT`
+ * (and `*out` untouched) when `lock` or `out` is NULL, or the lock's client was created
+ * without `opts.fencing = 1`.
+ *
+ * # Safety
+ * `lock` must be NULL or a live lock handle; `out` NULL or writable.
+ */
+enum redlock_status redlock_lock_fencing_token(const struct redlock_lock *lock,
+                                               uint64_t *out);
 
 /**
  * Frees a lock handle (and the strings it returned). NULL is ignored, so freeing NULL twice

@@ -115,6 +115,15 @@ public:
         return std::chrono::milliseconds(redlock_lock_remaining_ms(lock_));
     }
     std::uint32_t extensions() const { return redlock_lock_extensions(lock_); }
+    /// The fencing token (a client with options.fencing = 1), to send with every write to the
+    /// protected resource; std::nullopt for a client without fencing.
+    std::optional<std::uint64_t> fencing_token() const {
+        std::uint64_t token = 0;
+        if (redlock_lock_fencing_token(lock_, &token) != REDLOCK_OK) {
+            return std::nullopt;
+        }
+        return token;
+    }
     /// The vote that won the lock (its acquire or last extend).
     Vote vote() const {
         Vote v{};
@@ -261,6 +270,8 @@ public:
 
     /// The held lock. Only while owns_lock().
     const Lock &lock() const { return *lock_; }
+    /// The held lock's fencing token (std::nullopt without fencing). Only while owns_lock().
+    std::optional<std::uint64_t> fencing_token() const { return lock_->fencing_token(); }
     /// True while the guard holds the lock: acquired, and not released.
     bool owns_lock() const noexcept { return lock_.has_value(); }
     /// owns_lock().

@@ -126,6 +126,37 @@ pub unsafe extern "C" fn redlock_lock_extensions(lock: *const redlock_lock) -> u
     unsafe { with_lock(lock, 0, |l| l.lock.extensions()) }
 }
 
+/// Writes the lock's fencing token to `*out`: above the token of every lock of the same
+/// resource returned before this lock's acquire began, never the token of another lock of it
+/// (while the masters keep their counters). Send it with every write to the protected
+/// resource, which refuses a token below the highest it has seen. `REDLOCK_INVALID_ARGUMENT`
+/// (and `*out` untouched) when `lock` or `out` is NULL, or the lock's client was created
+/// without `opts.fencing = 1`.
+///
+/// # Safety
+/// `lock` must be NULL or a live lock handle; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn redlock_lock_fencing_token(
+    lock: *const redlock_lock,
+    out: *mut u64,
+) -> crate::status::redlock_status {
+    crate::boundary::query("redlock_lock_fencing_token", || {
+        crate::boundary::non_null(lock, "lock")?;
+        crate::boundary::non_null(out, "out")?;
+        // SAFETY: non-NULL live handle by the caller's contract.
+        let lock = unsafe { &*lock };
+        let token = lock.lock.fencing_token().ok_or_else(|| {
+            redlock_core::Error::InvalidArgument(redlock_core::InvalidArgument::without_value(
+                "lock",
+                "has no fencing token: its client was created without opts.fencing = 1",
+            ))
+        })?;
+        // SAFETY: `out` is non-NULL and writable by the caller's contract.
+        unsafe { crate::boundary::write_out(out, token) };
+        Ok(())
+    })
+}
+
 /// Frees a lock handle (and the strings it returned). NULL is ignored, so freeing NULL twice
 /// is fine; freeing the same non-NULL handle twice is not.
 ///

@@ -61,8 +61,10 @@ pub struct redlock_options {
     /// (the local hand-off). 1: off, every waiter sleeps its drawn delay. (0 is the default
     /// of every field added later, so this one is named for turning the hand-off off.)
     pub disable_local_handoff: u32,
-    /// Must be 0: room for a later option (and no padding in the struct).
-    pub reserved: u32,
+    /// 1: every lock of this client carries a fencing token (`redlock_lock_fencing_token()`),
+    /// at the cost of one more round trip per acquire; 0 (default): no fencing. The protected
+    /// resource checks the token: see the fencing page of the book.
+    pub fencing: u32,
 }
 
 /// The defaults of every option (the same as the Rust and Python surfaces), for Rust callers
@@ -156,7 +158,7 @@ pub(crate) unsafe fn read_options(
         quorum,
         max_extensions,
         disable_local_handoff,
-        reserved
+        fencing
     );
     options.struct_size = size_of::<redlock_options>();
     if size > size_of::<redlock_options>() {
@@ -203,7 +205,7 @@ const DEFAULT_OPTIONS: redlock_options = redlock_options {
     quorum: 0,
     max_extensions: DEFAULT_MAX_EXTENSIONS,
     disable_local_handoff: 0,
-    reserved: 0,
+    fencing: 0,
 };
 
 impl redlock_options {
@@ -234,16 +236,20 @@ impl redlock_options {
                 ))
             }
         };
-        if self.reserved != 0 {
-            return Err(redlock_core::Error::invalid_argument(
-                "reserved",
-                ArgValue::Integer(u64::from(self.reserved)),
-                "must be 0 (this libredlock has no option there; link against the library of \
-                 the header you compiled with)",
-            ));
-        }
+        let fencing = match self.fencing {
+            0 => false,
+            1 => true,
+            other => {
+                return Err(redlock_core::Error::invalid_argument(
+                    "fencing",
+                    ArgValue::Integer(u64::from(other)),
+                    "expected 0 (no fencing, the default) or 1 (fencing tokens)",
+                ))
+            }
+        };
         let builder = builder
             .local_handoff(local_handoff)
+            .fencing(fencing)
             .fanout(fanout)
             .retry_count(self.retry_count)
             .retry_delay(Duration::from_millis(self.retry_delay_ms))
@@ -273,7 +279,7 @@ mod tests {
             DEFAULT_INSTANCE_TIMEOUT
         );
         assert_eq!((o.quorum, o.max_extensions), (0, DEFAULT_MAX_EXTENSIONS));
-        assert_eq!((o.disable_local_handoff, o.reserved), (0, 0));
+        assert_eq!((o.disable_local_handoff, o.fencing), (0, 0));
     }
 
     /// `redlock_options_init` copies the defaults byte for byte: no padding may hide in them.
@@ -289,7 +295,7 @@ mod tests {
             + size_of_val(&o.quorum)
             + size_of_val(&o.max_extensions)
             + size_of_val(&o.disable_local_handoff)
-            + size_of_val(&o.reserved);
+            + size_of_val(&o.fencing);
         assert_eq!(fields, size_of::<redlock_options>());
     }
 

@@ -1,8 +1,8 @@
 //! Compiles the C and C++ tests and examples with `-Wall -Wextra -Werror -pedantic` against
 //! the libredlock.so of the same target directory (cargo test does not build the cdylib:
 //! `make test-ffi` builds it with `--features test-hooks` just before), and runs every case against 5 real local
-//! masters (killing some for the fault cases). After each case no key may be left on any
-//! master that is up: nothing leaks a lock.
+//! masters (killing some for the fault cases). After each case no lock key may be left on any
+//! master that is up: nothing leaks a lock (fencing counters stay, by design).
 //!
 //! `REDLOCK_FFI_CHECK=valgrind` runs every program under valgrind memcheck (any error or
 //! definitely lost byte fails the case); `REDLOCK_FFI_CHECK=asan` compiles them with
@@ -36,6 +36,7 @@ struct Programs {
     _dir: tempfile::TempDir,
     test_c: PathBuf,
     test_cpp: PathBuf,
+    test_fencing: PathBuf,
     basic: PathBuf,
     guard: PathBuf,
 }
@@ -109,6 +110,7 @@ fn programs() -> &'static Programs {
         let programs = Programs {
             test_c: out("test_redlock"),
             test_cpp: out("test_guard"),
+            test_fencing: out("test_fencing"),
             basic: out("basic"),
             guard: out("guard"),
             _dir: dir,
@@ -126,6 +128,13 @@ fn programs() -> &'static Programs {
             "tests/c/test_guard.cpp",
             &lib,
             &programs.test_cpp,
+        );
+        compile(
+            "cc",
+            "c11",
+            "tests/c/test_fencing.c",
+            &lib,
+            &programs.test_fencing,
         );
         compile("cc", "c11", "examples/basic.c", &lib, &programs.basic);
         compile("c++", "c++17", "examples/guard.cpp", &lib, &programs.guard);
@@ -169,12 +178,19 @@ fn masters() -> LocalMasters {
     LocalMasters::start(5).unwrap_or_else(|e| panic!("cannot start 5 local masters: {e}"))
 }
 
-/// Keys left on master `i` (0 when it is down).
+/// Keys left on master `i` (0 when it is down), fencing counters aside: they never expire, by
+/// design.
 fn keys_left(masters: &LocalMasters, i: usize) -> u64 {
     if !masters.is_up(i).unwrap_or(false) {
         return 0;
     }
-    masters.key_count(i).expect("DBSIZE")
+    match masters.command(i, &["KEYS", "*"]).expect("KEYS") {
+        redlock_local::resp::Reply::Array(keys) => keys
+            .iter()
+            .filter(|key| !matches!(key, redlock_local::resp::Reply::Bulk(k) if k.ends_with(b"\xfffence")))
+            .count() as u64,
+        other => panic!("KEYS on master {i}: {other:?}"),
+    }
 }
 
 /// Runs `program args...` against `masters` and checks it passed cleanly: exit status 0, no
@@ -218,6 +234,24 @@ fn run_case(program: &Path, case: &str, masters: &LocalMasters) -> String {
 fn c_case(case: &str) {
     let masters = masters();
     run_case(&programs().test_c, case, &masters);
+}
+
+#[test]
+fn fencing_tokens_increase_across_clients_taking_turns() {
+    let masters = masters();
+    run_case(&programs().test_fencing, "turns", &masters);
+}
+
+#[test]
+fn fencing_tokens_of_contending_threads_are_unique_and_ordered() {
+    let masters = masters();
+    run_case(&programs().test_fencing, "threads", &masters);
+}
+
+#[test]
+fn cpp_guard_has_the_fencing_token_of_its_lock() {
+    let masters = masters();
+    run_case(&programs().test_cpp, "guard_fencing", &masters);
 }
 
 #[test]

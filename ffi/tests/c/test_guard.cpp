@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -211,6 +212,25 @@ static void guard_expiry() {
     CHECK(next && client.release(*next) == urls.size());
 }
 
+// A fenced client's guards carry increasing tokens; an unfenced one's carry none.
+static void guard_fencing() {
+    redlock::Options options = redlock::default_options();
+    options.fencing = 1;
+    redlock::Client fenced(urls, options);
+    fenced.wait_connected(5s);
+    std::uint64_t previous = 0;
+    for (int i = 0; i < 3; i++) {
+        redlock::Guard guard(fenced, "cpp:fenced", 10s);
+        std::optional<std::uint64_t> token = guard.fencing_token();
+        CHECK(token.has_value() && *token > previous);
+        CHECK(token == guard.lock().fencing_token());
+        previous = token.value_or(previous);
+    }
+    redlock::Client plain = connected_client();
+    redlock::Guard guard(plain, "cpp:unfenced", 10s);
+    CHECK(!guard.fencing_token().has_value());
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         std::fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
@@ -219,7 +239,7 @@ int main(int argc, char **argv) {
     urls.assign(argv + 2, argv + argc);
     const std::map<std::string, void (*)()> cases = {
         {"guard_scope", guard_scope}, {"errors", errors}, {"guard_wait", guard_wait},
-        {"guard_expiry", guard_expiry}};
+        {"guard_expiry", guard_expiry}, {"guard_fencing", guard_fencing}};
     auto found = cases.find(argv[1]);
     if (found == cases.end()) {
         std::fprintf(stderr, "unknown case %s\n", argv[1]);

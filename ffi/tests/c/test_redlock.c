@@ -400,7 +400,7 @@ static void invalid_input(void) {
     CHECK_OPTION_REFUSED(drift_factor, 1.5, "drift_factor 1.5");
     CHECK_OPTION_REFUSED(instance_timeout_ms, 0, "instance_timeout_ms 0");
     CHECK_OPTION_REFUSED(disable_local_handoff, 2, "disable_local_handoff 2");
-    CHECK_OPTION_REFUSED(reserved, 1, "reserved 1");
+    CHECK_OPTION_REFUSED(fencing, 2, "fencing 2");
 #undef CHECK_OPTION_REFUSED
     CHECK(refused == NULL);
 }
@@ -654,7 +654,7 @@ static void constants(void) {
     CHECK(opts.fanout == REDLOCK_FANOUT_CONCURRENT && opts.retry_count == 3);
     CHECK(opts.retry_delay_ms == 200 && opts.instance_timeout_ms == 50);
     CHECK(opts.drift_factor == 0.01 && opts.quorum == 0 && opts.max_extensions == 1000);
-    CHECK(opts.disable_local_handoff == 0 && opts.reserved == 0);
+    CHECK(opts.disable_local_handoff == 0 && opts.fencing == 0);
     CHECK(opts.struct_size == sizeof(redlock_options));
     CHECK(strcmp(redlock_version(), REDLOCK_VERSION) == 0);
     CHECK(strcmp(redlock_outcome_str(REDLOCK_OUTCOME_NOT_AWAITED), "not_awaited") == 0);
