@@ -227,6 +227,17 @@ pub(crate) fn local_handoff(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
             ))
         })
 }
+/// `fencing`: a bool, and only a bool.
+pub(crate) fn fencing(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    obj.cast::<pyo3::types::PyBool>()
+        .map(|b| b.is_true())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "fencing must be a bool (True or False), got {}",
+                type_name(obj)
+            ))
+        })
+}
 /// `quorum`: None or a non-negative int (the core checks the range [N/2+1, N]).
 pub(crate) fn quorum(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     if obj.is_none() {
@@ -249,6 +260,7 @@ pub(crate) struct ClientArgs {
     pub quorum: Option<usize>,
     pub max_extensions: u32,
     pub local_handoff: bool,
+    pub fencing: bool,
 }
 
 impl ClientArgs {
@@ -263,7 +275,8 @@ impl ClientArgs {
             .drift_factor(self.drift_factor)
             .instance_timeout(self.instance_timeout)
             .max_extensions(self.max_extensions)
-            .local_handoff(self.local_handoff);
+            .local_handoff(self.local_handoff)
+            .fencing(self.fencing);
         if let Some(quorum) = self.quorum {
             builder = builder.quorum(quorum);
         }

@@ -35,6 +35,8 @@ use crate::twins::client_methods;
 /// max_extensions: how many times one lock may be extended.
 /// local_handoff: True (default): tasks of this client waiting for the same resource take
 ///     turns, and a release wakes the next one at once instead of after its retry delay.
+/// fencing: True: every lock carries a fencing token (``Lock.fencing_token``), at the cost
+///     of one more round trip per acquire (see the fencing page of the book).
 ///
 /// Every operation is a coroutine (``await`` it, or
 /// hand it to ``asyncio.create_task``, a ``TaskGroup`` or ``asyncio.wait_for``): nothing

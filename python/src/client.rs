@@ -17,6 +17,7 @@ pub(crate) struct Info {
     pub fanout: &'static str,
     pub quorum: usize,
     pub local_handoff: bool,
+    pub fencing: bool,
     settings: String,
 }
 
@@ -28,6 +29,7 @@ impl Info {
             fanout: settings.fanout.as_str(),
             quorum: settings.quorum,
             local_handoff: settings.local_handoff,
+            fencing: settings.fencing,
             settings: format!(
                 "fanout='{}', quorum={}, retry_count={}, retry_delay={}, instance_timeout={}",
                 settings.fanout,

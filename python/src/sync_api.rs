@@ -34,6 +34,8 @@ use crate::twins::client_methods;
 /// max_extensions: how many times one lock may be extended (by hand or in the background).
 /// local_handoff: True (default): threads of this client waiting for the same resource take
 ///     turns, and a release wakes the next one at once instead of after its retry delay.
+/// fencing: True: every lock carries a fencing token (``Lock.fencing_token``), at the cost
+///     of one more round trip per acquire (see the fencing page of the book).
 ///
 /// Creating a client does no I/O: connections open in the background (see
 /// ``wait_connected()``). One client is safe to share between threads: every call releases

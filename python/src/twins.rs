@@ -22,11 +22,12 @@ macro_rules! client_methods {
                                 fanout = redlock_core::DEFAULT_FANOUT.as_str(),
                                 quorum = None,
                                 max_extensions = redlock_core::DEFAULT_MAX_EXTENSIONS,
-                                local_handoff = true),
+                                local_handoff = true,
+                                fencing = false),
                    text_signature = "(masters, *, retry_count=3, retry_delay=0.2, \
                                      drift_factor=0.01, instance_timeout=0.05, \
                                      fanout='concurrent', quorum=None, max_extensions=1000, \
-                                     local_handoff=True)")]
+                                     local_handoff=True, fencing=False)")]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 py: Python<'_>,
@@ -39,6 +40,7 @@ macro_rules! client_methods {
                 #[pyo3(from_py_with = args::quorum)] quorum: Option<usize>,
                 #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
                 #[pyo3(from_py_with = args::local_handoff)] local_handoff: bool,
+                #[pyo3(from_py_with = args::fencing)] fencing: bool,
             ) -> PyResult<Self> {
                 let args = args::ClientArgs {
                     masters,
@@ -50,6 +52,7 @@ macro_rules! client_methods {
                     quorum,
                     max_extensions,
                     local_handoff,
+                    fencing,
                 };
                 guarded(|| Self::build(py, args))
             }
@@ -97,6 +100,11 @@ macro_rules! client_methods {
             fn local_handoff(&self) -> bool {
                 self.slot.info.local_handoff
             }
+            /// Whether this client's locks carry fencing tokens.
+            #[getter]
+            fn fencing(&self) -> bool {
+                self.slot.info.fencing
+            }
 
             fn __repr__(&self) -> String {
                 self.slot.describe($name)
@@ -123,6 +131,14 @@ macro_rules! lock_methods {
             #[getter]
             fn token(&self) -> String {
                 self.held.current().token().to_string()
+            }
+            /// The fencing token (an int) of a client made with ``fencing=True``: above the
+            /// token of every lock of this resource returned before this one's acquire began.
+            /// Send it with every write to the protected resource, which refuses a token below
+            /// the highest it has seen. None without fencing.
+            #[getter]
+            fn fencing_token(&self) -> Option<u64> {
+                self.held.current().fencing_token()
             }
             /// Seconds the keys were last set or renewed for.
             #[getter]

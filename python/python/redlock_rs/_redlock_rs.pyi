@@ -138,6 +138,10 @@ class _LockState:
     def token(self) -> str:
         """The random token that proves ownership (40 hex characters). Keep it secret."""
     @property
+    def fencing_token(self) -> Optional[int]:
+        """The fencing token of a client made with fencing=True (above the token of every lock
+        of this resource returned before this one's acquire began); None without fencing."""
+    @property
     def ttl(self) -> float:
         """Seconds the keys were last set or renewed for."""
     @property
@@ -214,6 +218,7 @@ class _Client:
         quorum: Optional[int] = None,
         max_extensions: int = 1000,
         local_handoff: bool = True,
+        fencing: bool = False,
     ) -> Self:
         """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def connected_masters(self) -> int:
@@ -238,6 +243,9 @@ class _Client:
     @property
     def local_handoff(self) -> bool:
         """Whether a release by this client wakes its next waiter for the same resource."""
+    @property
+    def fencing(self) -> bool:
+        """Whether this client's locks carry fencing tokens."""
 
 @final
 class Redlock(_Client):
@@ -253,6 +261,8 @@ class Redlock(_Client):
     max_extensions: how many times one lock may be extended.
     local_handoff: True (default): threads of this client waiting for the same resource take
         turns, and a release wakes the next one at once instead of after its retry delay.
+    fencing: True: every lock carries a fencing token (Lock.fencing_token), at the cost of one
+        more round trip per acquire.
 
     Creating a client does no I/O. One client is safe to share between threads. ``with
     Redlock(...) as redlock:`` closes it at the end of the block.
