@@ -150,6 +150,23 @@ async fn the_counter_is_its_own_key_without_ttl_and_extend_keeps_the_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_usage_the_book_shows() -> Result<(), redlock_core::Error> {
+    let m = masters(3);
+    let urls = m.urls();
+    // ANCHOR: usage
+    let redlock = Redlock::builder(urls).fencing(true).build()?;
+    let lock = redlock
+        .acquire("orders:42", Duration::from_secs(10))
+        .await?;
+    let token: u64 = lock.fencing_token().expect("built with fencing(true)");
+    // ... send `token` with every write to the protected resource ...
+    redlock.release(&lock).await?;
+    // ANCHOR_END: usage
+    assert_eq!(token, 1);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unfenced_lock_has_no_token_and_touches_no_counter() {
     let m = masters(3);
     let redlock = client(&m, FanOut::Concurrent).await;

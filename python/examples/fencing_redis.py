@@ -41,6 +41,7 @@ class FencedStore:
         return cast(Optional[bytes], self._storage.hget(record, "value"))
 
 
+# ANCHOR: client
 def update_order(redlock: Redlock, store: FencedStore, order: str, status: str) -> bool:
     """The client side: hold the lock, and send its fencing token with the write."""
     with redlock.lock(f"lock:{order}", ttl=10.0) as lock:
@@ -48,3 +49,4 @@ def update_order(redlock: Redlock, store: FencedStore, order: str, status: str) 
         assert token is not None, "the client needs Redlock(..., fencing=True)"
         stored = store.write(order, status, token)
     return stored
+# ANCHOR_END: client

@@ -71,6 +71,7 @@ static void turns(void) {
         uint64_t previous = 0;
         for (int turn = 0; turn < 60; turn++) {
             redlock_client *client = clients[turn % 3];
+            /* ANCHOR: usage */
             redlock_lock *lock = NULL;
             CHECK_STATUS(redlock_acquire(client, resource, 10000, &lock), REDLOCK_OK);
             if (lock == NULL) {
@@ -78,6 +79,8 @@ static void turns(void) {
             }
             uint64_t token = 0;
             CHECK_STATUS(redlock_lock_fencing_token(lock, &token), REDLOCK_OK);
+            /* ... send `token` with every write to the protected resource ... */
+            /* ANCHOR_END: usage */
             CHECK(token > previous);
             previous = token;
             CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);
