@@ -23,8 +23,7 @@ use std::sync::LazyLock;
 use crate::vote::FailureKind;
 
 use super::failure::Failure;
-use super::scripts::{judge, Judged, Op};
-use super::wire::{decimal, Reply};
+use super::wire::decimal;
 
 /// What follows a resource's name in its counter key.
 pub(crate) const COUNTER_SUFFIX: &[u8] = b"\xfffence";
@@ -123,35 +122,20 @@ pub(crate) fn encode_fence(out: &mut Vec<u8>, value: u64, resource: &str, token:
     encode_script(out, FENCE.get_hash(), resource, token, value, id);
 }
 
-/// Judges the reply to round 1: a grant is this request's id, `:`, and the counter.
-pub(crate) fn judge_fenced_lock(op: Op, id: &[u8], reply: Reply) -> Judged {
-    let Reply::Bulk(bytes) = reply else {
-        // A denial (`0`), an error reply, or a stray reply: judged like any script's.
-        return judge(op, id, reply);
-    };
-    let counter = bytes
-        .strip_prefix(id)
-        .and_then(|rest| rest.strip_prefix(b":"));
-    let Some(counter) = counter else {
-        return Judged::Broken(Failure::new(
-            FailureKind::Protocol,
-            format!(
-                "unexpected reply to fenced acquire: {reply} (not this request's answer; \
-                 connection replaced)"
-            ),
-        ));
-    };
-    match parse_counter(counter) {
-        Some(value) => Judged::Counted(value),
-        None => Judged::Failed(Failure::new(
+/// Reads a bulk reply to round 1: `None` when it is not this request's grant (`"<id>:..."`),
+/// else the counter, or the failure of a counter that is not one.
+pub(crate) fn parse_grant(id: &[u8], bytes: &[u8]) -> Option<Result<u64, Failure>> {
+    let counter = bytes.strip_prefix(id)?.strip_prefix(b":")?;
+    Some(parse_counter(counter).ok_or_else(|| {
+        Failure::new(
             FailureKind::Server,
             format!(
                 "the fencing counter of this resource holds {:?}, not a decimal number below \
                  2^64 - 1: fix or delete that key",
                 String::from_utf8_lossy(&counter[..counter.len().min(40)])
             ),
-        )),
-    }
+        )
+    }))
 }
 
 /// A counter as the scripts store it: canonical decimal, below `u64::MAX` (so that the next
@@ -175,24 +159,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_grant_is_the_requests_id_then_the_counter() {
-        let op = Op::FencedLock { ttl_ms: 1000 };
-        let judge = |reply| judge_fenced_lock(op, b"17", reply);
-        assert_eq!(judge(Reply::Bulk(b"17:0")), Judged::Counted(0));
-        assert_eq!(judge(Reply::Bulk(b"17:42")), Judged::Counted(42));
-        assert_eq!(judge(Reply::Int(0)), Judged::Answer(false));
-        // Another request's grant, a bare id, a plain SET's answer: shifted replies.
-        for stray in [
-            Reply::Bulk(b"16:42"),
-            Reply::Bulk(b"17"),
-            Reply::Bulk(b"1:7"),
-            Reply::Status(b"OK"),
-            Reply::Nil,
-        ] {
-            assert!(
-                matches!(judge(stray), Judged::Broken(ref f) if f.kind == FailureKind::Protocol),
-                "{stray:?}"
-            );
+    fn counters_are_canonical_decimals_below_the_largest_u64() {
+        assert_eq!(parse_grant(b"17", b"17:0"), Some(Ok(0)));
+        assert_eq!(parse_grant(b"17", b"17:42"), Some(Ok(42)));
+        assert_eq!(
+            parse_grant(b"17", b"17:18446744073709551614"),
+            Some(Ok(u64::MAX - 1))
+        );
+        for other in [&b"16:42"[..], b"17", b"1:7", b"x17:1"] {
+            assert_eq!(parse_grant(b"17", other), None, "{other:?}");
         }
         for garbage in [
             &b"17:"[..],
@@ -201,15 +176,11 @@ mod tests {
             b"17:-1",
             b"17:18446744073709551615",
         ] {
-            match judge(Reply::Bulk(garbage)) {
-                Judged::Failed(f) => assert!(f.cause.contains("fencing counter"), "{f:?}"),
+            match parse_grant(b"17", garbage) {
+                Some(Err(f)) => assert!(f.cause.contains("fencing counter"), "{f:?}"),
                 other => panic!("{garbage:?}: {other:?}"),
             }
         }
-        assert_eq!(
-            judge(Reply::Bulk(b"17:18446744073709551614")),
-            Judged::Counted(u64::MAX - 1)
-        );
     }
 
     #[test]

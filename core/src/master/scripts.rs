@@ -190,8 +190,13 @@ fn not_this_requests(op: &str, reply: Reply) -> Failure {
 
 /// Judges `reply` to a script request `op` (extend, release) that carried id `id`.
 pub(crate) fn judge(op: Op, id: &[u8], reply: Reply) -> Judged {
-    if let (Op::FencedLock { .. }, Reply::Bulk(_)) = (op, reply) {
-        return super::fence::judge_fenced_lock(op, id, reply);
+    if let (Op::FencedLock { .. }, Reply::Bulk(bytes)) = (op, reply) {
+        // A grant is this request's id, `:`, and the resource's counter.
+        return match super::fence::parse_grant(id, bytes) {
+            Some(Ok(counter)) => Judged::Counted(counter),
+            Some(Err(failure)) => Judged::Failed(failure),
+            None => Judged::Broken(not_this_requests(op.name(), reply)),
+        };
     }
     match reply {
         Reply::Bulk(bytes) if bytes == id => Judged::Answer(true),
@@ -301,6 +306,29 @@ mod tests {
             Judged::Failed(f) => assert!(f.cause.contains("'echo'"), "{f:?}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_fenced_grant_is_the_requests_id_then_the_counter() {
+        let op = Op::FencedLock { ttl_ms: 1000 };
+        assert_eq!(judge(op, b"17", Reply::Bulk(b"17:42")), Judged::Counted(42));
+        assert_eq!(judge(op, b"17", Reply::Int(0)), Judged::Answer(false));
+        // Another request's grant, a bare id, a plain SET's answer: shifted replies.
+        for stray in [
+            Reply::Bulk(b"16:42"),
+            Reply::Bulk(b"17"),
+            Reply::Status(b"OK"),
+            Reply::Nil,
+        ] {
+            assert!(
+                matches!(judge(op, b"17", stray), Judged::Broken(ref f) if f.kind == FailureKind::Protocol),
+                "{stray:?}"
+            );
+        }
+        assert!(matches!(
+            judge(op, b"17", Reply::Bulk(b"17:x")),
+            Judged::Failed(ref f) if f.cause.contains("fencing counter")
+        ));
     }
 
     #[test]
