@@ -1,3 +1,4 @@
+# ANCHOR: store
 """A Redis resource that checks fencing tokens: a write is stored only if its token is at
 least the highest token stored for that record, so a holder that paused past its lock's
 validity cannot overwrite what the next holder wrote.
@@ -39,6 +40,8 @@ class FencedStore:
 
     def read(self, record: str) -> Optional[bytes]:
         return cast(Optional[bytes], self._storage.hget(record, "value"))
+
+# ANCHOR_END: store
 
 
 # ANCHOR: client
