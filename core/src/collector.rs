@@ -127,6 +127,12 @@ impl Collector {
         }
     }
 
+    /// Whether the answers so far decide the round by the quorum rule, without waiting.
+    pub(crate) fn is_decided(&self) -> bool {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        self.rule.decided(state.tally)
+    }
+
     /// Whether master `i` answered, without waiting.
     pub(crate) fn has_answered(&self, i: usize) -> bool {
         self.state

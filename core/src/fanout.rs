@@ -182,14 +182,25 @@ pub(crate) async fn round_counted<M: Borrow<Master>>(
                 WakeWhen::EachAnswer,
                 counted,
             ));
+            // Round 2 of a fenced acquire stops waiting once decided, like concurrent
+            // fan-out: the remaining masters that granted round 1 still get the request, sent
+            // at once and not awaited (one master after another for the whole list is round
+            // 1's rule, the algorithm's step list).
+            let stop_early = stop == Stop::WhenDecided && matches!(request.op, Op::Fence { .. });
+            let mut decided = false;
             let mut waited = Vec::with_capacity(masters.len());
             for (i, master) in masters.iter().enumerate() {
                 let sent = Instant::now();
                 submit(master, &each, i, sent);
+                if decided {
+                    waited.push((sent, false));
+                    continue;
+                }
                 let answered =
                     wait_decided(masters, i..i + 1, &each, sent, timeout, each.answered(i)).await;
                 let timed_out = !answered;
                 waited.push((sent, timed_out));
+                decided = stop_early && each.is_decided();
             }
             if let Some(queued) = request.on_queued {
                 queued();

@@ -150,6 +150,27 @@ async fn the_counter_is_its_own_key_without_ttl_and_extend_keeps_the_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_round_two_reaches_every_granting_master_though_decided_at_quorum() {
+    let m = masters(5);
+    let redlock = fenced(&m, FanOut::Sequential).await;
+    let lock = redlock.acquire("everywhere", TTL).await.unwrap();
+    assert_eq!(
+        lock.vote().granted() + lock.vote().not_awaited(),
+        5,
+        "{:?}",
+        lock.vote()
+    );
+    let token = lock.fencing_token().unwrap();
+    // Round 1 went through every master; round 2 stopped waiting at the quorum, yet every
+    // master that granted gets the new counter.
+    eventually("every master's counter", Duration::from_secs(5), || {
+        (0..5).all(|i| counter(&m, i, "everywhere") == Some(token))
+    })
+    .await;
+    redlock.release(&lock).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_usage_the_book_shows() -> Result<(), redlock_core::Error> {
     let m = masters(3);
     let urls = m.urls();
