@@ -177,12 +177,15 @@ pub struct RunArgs {
     /// Exit 0 even when a fan-out mode won no lock at all (otherwise exit 1).
     #[arg(long)]
     pub allow_no_locks: bool,
-    /// Inject a fault into the local masters (repeatable), times from each mode's start:
-    /// kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
+    /// Inject a fault into the local masters (repeatable): kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
+    /// Times count from the start of each mode's measured window (after --warmup), the clock
+    /// of the per-second intervals and of the outage line; a fault at 0s is in place from the
+    /// mode's start, warm-up included.
     #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::master::spec::FaultSpec::parse)]
     pub faults: Vec<crate::faults::master::spec::FaultSpec>,
-    /// Break the load clients themselves (repeatable): crash@T (the first client to win the
+    /// Break the load clients themselves (repeatable; times from the measured window's start,
+    /// as --fault): crash@T (the first client to win the
     /// lock at or after T dies holding it; setnx-expire: between SETNX and EXPIRE),
     /// clock:C:±OFFSET (client C's wall clock is off; read by setnx-getset).
     #[arg(long = "client-fault", value_name = "SPEC", value_parser = WorkerFault::parse)]
