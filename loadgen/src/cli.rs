@@ -306,6 +306,11 @@ pub struct CapacityArgs {
     /// Steps per fan-out mode (the confirming repeat included).
     #[arg(long, value_name = "N", default_value = "10", value_parser = clap::value_parser!(u32).range(1..=50))]
     pub max_steps: u32,
+    /// Once the search is over, run the answer's step N more times and report the spread
+    /// (min/median/max of p99 and success) across every run at that rate (not counted in
+    /// --max-steps; each takes one step's time).
+    #[arg(long, value_name = "N", default_value = "0", value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub repeat: u32,
     /// Clients the open-loop schedule of each step is spread over (enough that a free one is
     /// there when a slot comes due: rate × acquire latency).
     #[arg(long, value_name = "C", default_value = "512", value_parser = parse_clients)]

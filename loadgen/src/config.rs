@@ -66,6 +66,8 @@ pub struct RunConfig {
     pub command_line: String,
     /// `run --client-fault`: faults of the load clients themselves.
     pub worker_faults: WorkerFaultPlan,
+    /// What the progress lines name before the mode (e.g. a capacity step and its rate).
+    pub progress_label: Option<String>,
 }
 
 /// Default measured time and warm-up of a `run`, and of each `sweep` level.
@@ -94,6 +96,7 @@ impl RunConfig {
             quiet: w.quiet,
             command_line: command_line(),
             worker_faults: WorkerFaultPlan::default(),
+            progress_label: None,
         }
     }
 

@@ -264,7 +264,10 @@ async fn run_mode(
     drop(tx);
     if !cfg.quiet {
         eprintln!(
-            "{}: load running ({:?} warm-up, then {:?} measured)",
+            "{}{}: load running ({:?} warm-up, then {:?} measured)",
+            cfg.progress_label
+                .as_ref()
+                .map_or(String::new(), |label| format!("{label}: ")),
             if lock.votes() {
                 format!("{} fan-out", fanout.as_str())
             } else {
