@@ -320,7 +320,7 @@ fn an_outage_is_counted_unavailable_and_reported_where_it_happened() {
         // The kill is applied at or after +1 s and the masters answer again at or after +3 s;
         // one whole second (the third) saw no lock at all.
         assert!((1.0..2.0).contains(&from), "{fanout}: {outage}");
-        assert!(to >= 3.0 && to <= 4.0, "{fanout}: {outage}");
+        assert!((3.0..=4.0).contains(&to), "{fanout}: {outage}");
         assert_eq!(outage["until_end"], false, "{fanout}: {outage}");
         let line = format!("outage     {fanout}: no lock acquired from +{from:.1} s to +{to:.1} s");
         assert!(stdout.contains(&line), "{line:?} missing from:\n{stdout}");
