@@ -273,3 +273,76 @@ fn an_objective_no_rate_meets_exits_1_with_the_answer_in_words() {
     assert!(out.contains("concurrent: no rate met p99<1µs"), "{out}");
     assert!(err.contains("no rate met the objective"), "{err}");
 }
+
+/// `--repeat N` runs the answer's step N more times once the search is over (outside the step
+/// budget) and reports the spread across every run at that rate; a passing repeat confirms it.
+#[test]
+fn repeats_of_the_answer_give_its_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let out = loadgen(&[
+        "capacity",
+        "--spawn",
+        "3",
+        "--fanout",
+        "concurrent",
+        "--slo",
+        "p99<150ms",
+        "--start-rate",
+        "3",
+        "--min-rate",
+        "1",
+        "--max-steps",
+        "1",
+        "--repeat",
+        "2",
+        "--clients",
+        "1",
+        "--hold",
+        "200ms",
+        "--duration",
+        "1s",
+        "--warmup",
+        "200ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{report}", out.status);
+    let result = read_json(&json);
+    assert_schema_valid(&result);
+    let steps = result["steps"].as_array().unwrap();
+    let phases: Vec<(&str, f64)> = steps
+        .iter()
+        .map(|s| (s["phase"].as_str().unwrap(), f(s, "rate_asked_per_s")))
+        .collect();
+    assert_eq!(phases, [("bracket", 3.0), ("repeat", 3.0), ("repeat", 3.0)]);
+    let answer = &result["answers"][0];
+    assert_eq!(answer["rate_per_s"], 3.0, "{report}");
+    let repeat_passed = steps[1..].iter().any(|s| s["passed"] == true);
+    assert_eq!(answer["confirmed"], repeat_passed);
+    let spread = &answer["spread"];
+    assert_eq!(spread["runs"], 3);
+    let passed = steps.iter().filter(|s| s["passed"] == true).count();
+    assert_eq!(spread["passed"].as_u64(), Some(passed as u64));
+    for figure in ["acquire_p99_ms", "success_rate"] {
+        let r = &spread[figure];
+        assert!(
+            f(r, "min") <= f(r, "median") && f(r, "median") <= f(r, "max"),
+            "{figure}: {r}"
+        );
+    }
+    let p99s: Vec<f64> = steps
+        .iter()
+        .map(|s| {
+            hist(&s["result"]["modes"][0]["latency"]["acquire"]).quantile(0.99) as f64 / 1000.0
+        })
+        .collect();
+    let max = p99s.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        (f(&spread["acquire_p99_ms"], "max") - max).abs() < 0.001,
+        "{spread} vs {p99s:?}"
+    );
+    assert!(report.contains("3 runs at that rate"), "{report}");
+}
