@@ -177,12 +177,15 @@ pub struct RunArgs {
     /// Exit 0 even when a fan-out mode won no lock at all (otherwise exit 1).
     #[arg(long)]
     pub allow_no_locks: bool,
-    /// Inject a fault into the local masters (repeatable), times from each mode's start:
-    /// kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
+    /// Inject a fault into the local masters (repeatable): kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
+    /// Times count from the start of each mode's measured window (after --warmup), the clock
+    /// of the per-second intervals and of the outage line; a fault at 0s is in place from the
+    /// mode's start, warm-up included.
     #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::master::spec::FaultSpec::parse)]
     pub faults: Vec<crate::faults::master::spec::FaultSpec>,
-    /// Break the load clients themselves (repeatable): crash@T (the first client to win the
+    /// Break the load clients themselves (repeatable; times from the measured window's start,
+    /// as --fault): crash@T (the first client to win the
     /// lock at or after T dies holding it; setnx-expire: between SETNX and EXPIRE),
     /// clock:C:±OFFSET (client C's wall clock is off; read by setnx-getset).
     #[arg(long = "client-fault", value_name = "SPEC", value_parser = WorkerFault::parse)]
@@ -303,6 +306,11 @@ pub struct CapacityArgs {
     /// Steps per fan-out mode (the confirming repeat included).
     #[arg(long, value_name = "N", default_value = "10", value_parser = clap::value_parser!(u32).range(1..=50))]
     pub max_steps: u32,
+    /// Once the search is over, run the answer's step N more times and report the spread
+    /// (min/median/max of p99 and success) across every run at that rate (not counted in
+    /// --max-steps; each takes one step's time).
+    #[arg(long, value_name = "N", default_value = "0", value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub repeat: u32,
     /// Clients the open-loop schedule of each step is spread over (enough that a free one is
     /// there when a slot comes due: rate × acquire latency).
     #[arg(long, value_name = "C", default_value = "512", value_parser = parse_clients)]

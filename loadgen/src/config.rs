@@ -66,6 +66,8 @@ pub struct RunConfig {
     pub command_line: String,
     /// `run --client-fault`: faults of the load clients themselves.
     pub worker_faults: WorkerFaultPlan,
+    /// What the progress lines name before the mode (e.g. a capacity step and its rate).
+    pub progress_label: Option<String>,
 }
 
 /// Default measured time and warm-up of a `run`, and of each `sweep` level.
@@ -94,6 +96,7 @@ impl RunConfig {
             quiet: w.quiet,
             command_line: command_line(),
             worker_faults: WorkerFaultPlan::default(),
+            progress_label: None,
         }
     }
 
@@ -134,7 +137,19 @@ fn random_seed() -> u64 {
 
 /// The process's command line, shell-quoted where needed, passwords in URLs redacted.
 fn command_line() -> String {
-    std::env::args()
+    shown_command_line(std::env::args())
+}
+
+/// Flags whose values are master or coordinator URLs (comma-separated lists included).
+const URL_FLAGS: [&str; 2] = ["--masters", "--coordinator"];
+
+/// `args` as a shell line: the program by its file name, each argument quoted where needed.
+/// Redaction applies to URLs only: the values of [`URL_FLAGS`] and any comma-separated piece
+/// with a scheme (`://`). Everything else — fault specs such as `kill:3@2s` included — is
+/// shown as typed.
+fn shown_command_line(args: impl IntoIterator<Item = String>) -> String {
+    let mut url_value_next = false;
+    args.into_iter()
         .enumerate()
         .map(|(i, arg)| {
             let arg = if i == 0 {
@@ -142,11 +157,15 @@ fn command_line() -> String {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or(arg)
+            } else if std::mem::take(&mut url_value_next) {
+                redact_list(&arg, true)
+            } else if let Some((flag, value)) =
+                arg.split_once('=').filter(|(f, _)| f.starts_with("--"))
+            {
+                format!("{flag}={}", redact_list(value, URL_FLAGS.contains(&flag)))
             } else {
-                arg.split(',')
-                    .map(redlock_core::redact_url)
-                    .collect::<Vec<_>>()
-                    .join(",")
+                url_value_next = URL_FLAGS.contains(&arg.as_str());
+                redact_list(&arg, false)
             };
             if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '\'') {
                 format!("'{}'", arg.replace('\'', r"'\''"))
@@ -156,4 +175,62 @@ fn command_line() -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Redacts the URLs of a comma-separated list: every piece when `all_urls`, else the pieces
+/// that carry a scheme.
+fn redact_list(list: &str, all_urls: bool) -> String {
+    list.split(',')
+        .map(|piece| {
+            if all_urls || piece.contains("://") {
+                redlock_core::redact_url(piece)
+            } else {
+                piece.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_command_line;
+
+    fn shown(args: &[&str]) -> String {
+        shown_command_line(args.iter().map(|a| a.to_string()))
+    }
+
+    #[test]
+    fn fault_specs_are_shown_as_typed() {
+        let line = shown(&[
+            "/usr/bin/redlock-loadgen",
+            "run",
+            "--fault",
+            "kill:3@2s",
+            "--fault=pause:m1,m2@5s-8s",
+            "--client-fault",
+            "pause:1:200ms@500ms",
+        ]);
+        assert_eq!(
+            line,
+            "redlock-loadgen run --fault kill:3@2s --fault=pause:m1,m2@5s-8s --client-fault pause:1:200ms@500ms"
+        );
+    }
+
+    #[test]
+    fn passwords_in_urls_are_redacted() {
+        let line = shown(&[
+            "redlock-loadgen",
+            "--masters",
+            "redis://u:secret1@127.0.0.1:7000,u:secret2@127.0.0.1:7001",
+            "--coordinator=redis://:secret3@127.0.0.1:7002",
+            "--json",
+            "out.json",
+        ]);
+        for secret in ["secret1", "secret2", "secret3"] {
+            assert!(!line.contains(secret), "{line}");
+        }
+        assert!(line.contains("127.0.0.1:7001"), "{line}");
+        assert!(line.ends_with("--json out.json"), "{line}");
+    }
 }

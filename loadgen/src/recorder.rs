@@ -242,9 +242,17 @@ impl Recorder {
             Err(Failure::Other) => c.other_errors += 1,
         }
         self.stats.latency.acquire.record_duration(latency);
+        let at_ms = done
+            .saturating_duration_since(self.measure_start)
+            .as_millis() as u64;
         let interval = self.interval_at(done);
         interval.acquire_calls += 1;
-        interval.acquired += u64::from(result.is_ok());
+        if result.is_ok() {
+            interval.acquired += 1;
+            interval.first_acquired_ms =
+                Some(interval.first_acquired_ms.map_or(at_ms, |f| f.min(at_ms)));
+            interval.last_acquired_ms = interval.last_acquired_ms.max(Some(at_ms));
+        }
         interval.acquire.record_duration(latency);
     }
 

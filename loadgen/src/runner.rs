@@ -59,11 +59,12 @@ pub trait RunHooks {
     }
     /// The mode's ownership windows (ns from its warm-up's start), before they are checked.
     fn windows(&mut self, _fanout: FanOut, _windows: &[Window]) {}
-    /// `since_epoch` counts from the start of the mode's warm-up.
+    /// `since_measure_start` counts from the start of the measured window (zero during the
+    /// warm-up): the clock of fault times and of the per-second intervals.
     fn tick(
         &mut self,
         _fanout: FanOut,
-        _since_epoch: Duration,
+        _since_measure_start: Duration,
         _target: &Target,
     ) -> Result<(), LoadgenError> {
         Ok(())
@@ -238,7 +239,7 @@ async fn run_mode(
             crash: cfg
                 .worker_faults
                 .crash_at
-                .map(|at| Arc::new(CrashPlan::new(epoch + at))),
+                .map(|at| Arc::new(CrashPlan::new(clock.measure_start + at))),
             clock_offsets: cfg.worker_faults.clock_offsets.clone(),
         },
     };
@@ -263,7 +264,10 @@ async fn run_mode(
     drop(tx);
     if !cfg.quiet {
         eprintln!(
-            "{}: load running ({:?} warm-up, then {:?} measured)",
+            "{}{}: load running ({:?} warm-up, then {:?} measured)",
+            cfg.progress_label
+                .as_ref()
+                .map_or(String::new(), |label| format!("{label}: ")),
             if lock.votes() {
                 format!("{} fan-out", fanout.as_str())
             } else {
@@ -314,7 +318,11 @@ async fn run_mode(
         if now >= deadline && !hard_stop.is_set() {
             hard_stop.set();
         }
-        hooks.tick(fanout, now - epoch, target)?;
+        hooks.tick(
+            fanout,
+            now.saturating_duration_since(clock.measure_start),
+            target,
+        )?;
         let measured = (now >= clock.measure_start)
             .then(|| ((now - clock.measure_start).min(cfg.duration), cfg.duration));
         progress.tick(now, ((now - epoch).min(cfg.warmup), cfg.warmup), measured);

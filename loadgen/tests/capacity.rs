@@ -104,7 +104,146 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
         "the knee is marked when there is one"
     );
     let csv = std::fs::read_to_string(&csv).unwrap();
-    assert_eq!(csv.lines().count(), 1 + steps.len(), "{csv}");
+    // One row per step, then one per answer.
+    assert_eq!(csv.lines().count(), 1 + steps.len() + 1, "{csv}");
+}
+
+/// A planner's view of a search the step budget cut short: one client holding each lock
+/// 200 ms can start at most 5 acquires/s, so 3/s meets a 150 ms p99 and 6/s cannot (its
+/// slots fall ~33 ms further behind each). With two steps the answer is 3/s, unconfirmed: it
+/// states the bracket and the flags that narrow it, prints a `run` command that reproduces
+/// its step (run here: same workload), and the CSV has the verdicts in a column of their own
+/// and the answer as a row.
+#[test]
+fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("c.json"), dir.path().join("c.csv"));
+    let out = loadgen(&[
+        "capacity",
+        "--spawn",
+        "3",
+        "--fanout",
+        "concurrent",
+        "--slo",
+        "p99<150ms",
+        "--start-rate",
+        "3",
+        "--min-rate",
+        "1",
+        "--max-steps",
+        "2",
+        "--clients",
+        "1",
+        "--hold",
+        "200ms",
+        "--duration",
+        "2s",
+        "--warmup",
+        "200ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let report = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{report}\n{}",
+        out.status,
+        text(&out.stderr)
+    );
+    let result = read_json(&json);
+    assert_schema_valid(&result);
+    let steps = result["steps"].as_array().unwrap();
+    let verdicts: Vec<(f64, bool)> = steps
+        .iter()
+        .map(|s| (f(s, "rate_asked_per_s"), s["passed"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(verdicts, [(3.0, true), (6.0, false)], "{report}");
+
+    let answer = &result["answers"][0];
+    assert_eq!(answer["rate_per_s"], 3.0);
+    assert_eq!(answer["confirmed"], false);
+    assert_eq!(answer["highest_passed_per_s"], 3.0);
+    assert_eq!(answer["lowest_failed_per_s"], 6.0);
+    let narrow = answer["narrow_with"].as_str().unwrap();
+    assert!(
+        narrow.starts_with("--start-rate 3 --max-rate 6 --max-steps "),
+        "{narrow}"
+    );
+    let statement = answer["statement"].as_str().unwrap();
+    assert!(
+        statement.contains("3/s passed, 6/s failed") && statement.contains(narrow),
+        "{statement}"
+    );
+    let reproduce = answer["reproduce"].as_str().unwrap();
+    assert!(
+        report.contains(&format!("reproduce: {reproduce}")),
+        "{report}"
+    );
+
+    // The reproducer runs the answer's step again: same workload, timing and seed.
+    let flags: Vec<&str> = reproduce
+        .strip_prefix("redlock-loadgen ")
+        .expect("a redlock-loadgen command")
+        .split_whitespace()
+        .collect();
+    let again_json = dir.path().join("again.json");
+    let mut args = flags.clone();
+    args.extend(["-q", "--json", again_json.to_str().unwrap()]);
+    let again = loadgen(&args);
+    assert!(
+        again.status.success(),
+        "{reproduce}: {}",
+        text(&again.stderr)
+    );
+    let again = read_json(&again_json);
+    let (step_config, run_config) = (&steps[0]["result"]["config"], &again["config"]);
+    for key in [
+        "fanouts",
+        "load",
+        "clients",
+        "rate_per_s",
+        "resources",
+        "key_dist",
+        "hold_min_us",
+        "hold_max_us",
+        "ttl_ms",
+        "retry_count",
+        "retry_delay_ms",
+        "instance_timeout_ms",
+        "quorum",
+        "duration_s",
+        "warmup_s",
+        "seed",
+    ] {
+        assert_eq!(step_config[key], run_config[key], "{key}: {reproduce}");
+    }
+    assert_eq!(again["masters"].as_array().unwrap().len(), 3, "{reproduce}");
+
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let column = |name: &str| rows[0].iter().position(|c| *c == name).unwrap();
+    let (row, phase, rate, verdict) = (
+        column("row"),
+        column("phase"),
+        column("rate"),
+        column("verdict"),
+    );
+    let cells: Vec<[&str; 4]> = rows[1..]
+        .iter()
+        .map(|r| [r[row], r[phase], r[rate], r[verdict]])
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ["step", "bracket", "3", "pass"],
+            ["step", "bracket", "6", "fail"],
+            ["answer", "", "3", "unconfirmed"],
+        ],
+        "{csv}"
+    );
 }
 
 #[test]
@@ -133,4 +272,77 @@ fn an_objective_no_rate_meets_exits_1_with_the_answer_in_words() {
     );
     assert!(out.contains("concurrent: no rate met p99<1µs"), "{out}");
     assert!(err.contains("no rate met the objective"), "{err}");
+}
+
+/// `--repeat N` runs the answer's step N more times once the search is over (outside the step
+/// budget) and reports the spread across every run at that rate; a passing repeat confirms it.
+#[test]
+fn repeats_of_the_answer_give_its_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let out = loadgen(&[
+        "capacity",
+        "--spawn",
+        "3",
+        "--fanout",
+        "concurrent",
+        "--slo",
+        "p99<150ms",
+        "--start-rate",
+        "3",
+        "--min-rate",
+        "1",
+        "--max-steps",
+        "1",
+        "--repeat",
+        "2",
+        "--clients",
+        "1",
+        "--hold",
+        "200ms",
+        "--duration",
+        "1s",
+        "--warmup",
+        "200ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{report}", out.status);
+    let result = read_json(&json);
+    assert_schema_valid(&result);
+    let steps = result["steps"].as_array().unwrap();
+    let phases: Vec<(&str, f64)> = steps
+        .iter()
+        .map(|s| (s["phase"].as_str().unwrap(), f(s, "rate_asked_per_s")))
+        .collect();
+    assert_eq!(phases, [("bracket", 3.0), ("repeat", 3.0), ("repeat", 3.0)]);
+    let answer = &result["answers"][0];
+    assert_eq!(answer["rate_per_s"], 3.0, "{report}");
+    let repeat_passed = steps[1..].iter().any(|s| s["passed"] == true);
+    assert_eq!(answer["confirmed"], repeat_passed);
+    let spread = &answer["spread"];
+    assert_eq!(spread["runs"], 3);
+    let passed = steps.iter().filter(|s| s["passed"] == true).count();
+    assert_eq!(spread["passed"].as_u64(), Some(passed as u64));
+    for figure in ["acquire_p99_ms", "success_rate"] {
+        let r = &spread[figure];
+        assert!(
+            f(r, "min") <= f(r, "median") && f(r, "median") <= f(r, "max"),
+            "{figure}: {r}"
+        );
+    }
+    let p99s: Vec<f64> = steps
+        .iter()
+        .map(|s| {
+            hist(&s["result"]["modes"][0]["latency"]["acquire"]).quantile(0.99) as f64 / 1000.0
+        })
+        .collect();
+    let max = p99s.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        (f(&spread["acquire_p99_ms"], "max") - max).abs() < 0.001,
+        "{spread} vs {p99s:?}"
+    );
+    assert!(report.contains("3 runs at that rate"), "{report}");
 }

@@ -41,7 +41,7 @@ fn faults_are_applied_on_schedule_and_logged_in_text_and_json() {
         "--clients",
         "4",
         "--warmup",
-        "0s",
+        "300ms",
         "--duration",
         "1500ms",
         "--quiet",
@@ -249,5 +249,80 @@ fn an_outage_without_contention_counts_as_unavailable_never_as_split_votes() {
         let answered = m["granted"].as_u64().unwrap() + m["denied"].as_u64().unwrap();
         assert_eq!(m["round_trip"]["count"].as_u64().unwrap(), answered, "{m}");
         assert!(m["errors"].as_u64().unwrap() > 0, "{m}");
+    }
+}
+
+/// A majority killed for two seconds under no contention at all (one client): every attempt
+/// the outage cost is counted unavailable, never a split vote or a clean loss; the killed
+/// masters' round trips hold answered requests only; the fault spec is shown as typed; and
+/// the outage line sits where the fault was, on the measured window's clock (the warm-up is
+/// not counted: the kill at 1s never shows before +1.0 s).
+#[test]
+fn an_outage_is_counted_unavailable_and_reported_where_it_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("k.json");
+    let out = loadgen(&[
+        "run",
+        "--clients",
+        "1",
+        "--resources",
+        "10000",
+        "--warmup",
+        "500ms",
+        "--duration",
+        "4s",
+        "--fault",
+        "kill:3@1s-3s",
+        "--json",
+        json_path.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("--fault kill:3@1s-3s"), "{stdout}");
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let errors = schema_errors(&result);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(
+        result["config"]["command_line"]
+            .as_str()
+            .unwrap()
+            .contains("--fault kill:3@1s-3s"),
+        "{}",
+        result["config"]["command_line"]
+    );
+    let modes = result["modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 2);
+    for mode in modes {
+        let counts = &mode["counts"];
+        let fanout = mode["fanout"].as_str().unwrap();
+        assert_eq!(counts["split_votes"], 0, "{fanout}: {counts}");
+        assert_eq!(counts["clean_losses"], 0, "{fanout}: {counts}");
+        assert!(
+            counts["unavailable_attempts"].as_u64().unwrap() > 0,
+            "{fanout}: {counts}"
+        );
+        for master in mode["masters"].as_array().unwrap() {
+            let answered = master["granted"].as_u64().unwrap() + master["denied"].as_u64().unwrap();
+            assert_eq!(
+                master["round_trip"]["count"], answered,
+                "{fanout}: {master}"
+            );
+        }
+        let outages = mode["outages"].as_array().unwrap();
+        assert_eq!(outages.len(), 1, "{fanout}: {outages:?}");
+        let outage = &outages[0];
+        let (from, to) = (
+            outage["from_s"].as_f64().unwrap(),
+            outage["to_s"].as_f64().unwrap(),
+        );
+        // The kill is applied at or after +1 s and the masters answer again at or after +3 s;
+        // one whole second (the third) saw no lock at all.
+        assert!((1.0..2.0).contains(&from), "{fanout}: {outage}");
+        assert!((3.0..=4.0).contains(&to), "{fanout}: {outage}");
+        assert_eq!(outage["until_end"], false, "{fanout}: {outage}");
+        let line = format!("outage     {fanout}: no lock acquired from +{from:.1} s to +{to:.1} s");
+        assert!(stdout.contains(&line), "{line:?} missing from:\n{stdout}");
     }
 }

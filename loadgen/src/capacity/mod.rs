@@ -2,5 +2,6 @@
 //! picks each step's rate, [`slo`] says whether a step met the objective, [`crate::model::capacity`]
 //! keeps the steps and answers.
 
+pub mod reproduce;
 pub mod search;
 pub mod slo;

@@ -16,6 +16,8 @@ pub enum Phase {
     Bracket,
     Bisect,
     Confirm,
+    /// A `--repeat` run of the answer's rate, once the search is over (it moves no answer).
+    Repeat,
 }
 
 impl Phase {
@@ -24,6 +26,7 @@ impl Phase {
             Phase::Bracket => "bracket",
             Phase::Bisect => "bisect",
             Phase::Confirm => "confirm",
+            Phase::Repeat => "repeat",
         }
     }
 }
@@ -134,6 +137,9 @@ impl Search {
 
     /// Records a step's verdict.
     pub fn record(&mut self, phase: Phase, rate: f64, passed: bool) {
+        if phase == Phase::Repeat {
+            return;
+        }
         self.steps += 1;
         match (phase, passed) {
             (Phase::Confirm, true) => self.confirmed = true,

@@ -80,7 +80,8 @@ pub fn parse_share(text: &str) -> Result<f64, String> {
     if !(0.0..=1.0).contains(&value) {
         return Err(format!("{text:?}: a share is between 0% and 100%"));
     }
-    Ok(value)
+    // 99.9 / 100 is 0.9990000000000001 in binary: keep what was meant (results print it).
+    Ok((value * 1e9).round() / 1e9)
 }
 
 /// What a step must show to pass.
@@ -152,7 +153,8 @@ mod tests {
             let err = Slo::parse(bad).unwrap_err();
             assert!(err.contains(bad), "{bad}: {err}");
         }
-        assert!((parse_share("99.9%").unwrap() - 0.999).abs() < 1e-12);
+        assert_eq!(parse_share("99.9%").unwrap().to_string(), "0.999");
+        assert_eq!(parse_share("5%").unwrap().to_string(), "0.05");
         assert_eq!(parse_share("0.5").unwrap(), 0.5);
         assert!(parse_share("120%").unwrap_err().contains("120%"));
     }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::shared::{check_agent_target, say, target, Session};
-use crate::capacity::search::{Plan, Search};
+use crate::capacity::search::{Phase, Plan, Search};
 use crate::capacity::slo::Objective;
 use crate::cli::CapacityArgs;
 use crate::config::{Load, RunConfig};
@@ -81,15 +81,23 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         say(
             base.quiet,
             &format!(
-                "capacity search: objective {} and success ≥ {:.3}%; at most {} steps of {:?} warm-up + {:?} measured per fan-out mode; seed {}",
+                "capacity search: objective {} and success ≥ {:.3}%; at most {} steps of {:?} warm-up + {:?} measured per fan-out mode{}; seed {}",
                 objective.slo,
                 100.0 * objective.min_success,
                 plan.max_steps,
                 base.warmup,
                 base.duration,
+                if args.repeat > 0 {
+                    format!(", then {} repeat(s) of the answer's step", args.repeat)
+                } else {
+                    String::new()
+                },
                 base.seed
             ),
         );
+        if let Some(warning) = shared_machine_warning(&target) {
+            outputs.print_report(&format!("{warning}\n"))?;
+        }
         let mut printed_header = false;
         for (lock, fanout) in base.modes() {
             // The mode's name: the fan-out for Redlock, the algorithm for a baseline.
@@ -100,7 +108,19 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
             };
             let mut search = Search::new(plan);
             let mut n = 0;
-            while let Some((phase, rate)) = search.next_step() {
+            let mut repeats_left = args.repeat;
+            loop {
+                // The search's steps, then the repeats of its answer.
+                let (phase, rate) = match search.next_step() {
+                    Some(step) => step,
+                    None => match search.answer().0 {
+                        Some(rate) if repeats_left > 0 => {
+                            repeats_left -= 1;
+                            (Phase::Repeat, rate)
+                        }
+                        _ => break,
+                    },
+                };
                 if signals.stop.is_set() {
                     break;
                 }
@@ -114,6 +134,11 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 );
                 cfg.locks = vec![lock];
                 cfg.fanouts = vec![fanout];
+                cfg.progress_label = Some(format!(
+                    "step {} ({}, {rate:.0} acquires/s)",
+                    n + 1,
+                    phase.as_str()
+                ));
                 let mut no_hooks = NoHooks;
                 let hooks: &mut dyn runner::RunHooks = match agent.as_mut() {
                     Some(a) => a,
@@ -170,13 +195,18 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 search.record(phase, rate, step.passed);
                 steps.push(step);
             }
-            let (best, confirmed, limit) = search.answer();
+            let (best, mut confirmed, limit) = search.answer();
+            // A passing --repeat of the answer confirms it as a confirming step would.
+            confirmed |= steps
+                .iter()
+                .any(|s| s.fanout == label && s.phase == Phase::Repeat && s.passed && Some(s.rate) == best);
             if agent.is_some() {
                 all_answers.push(answer(
                     label,
                     &all_steps,
-                    search.answer(),
+                    (best, confirmed, limit),
                     &objective,
+                    &plan,
                 ));
             }
             answers.push(answer(
@@ -184,6 +214,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 &steps,
                 (best.map(|r| r / share), confirmed, limit),
                 &objective,
+                &plan,
             ));
             if signals.stop.is_set() {
                 break;
@@ -222,12 +253,42 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         ))?;
     }
     outputs.print_report(&format!(
-        "{}\n{}\n",
+        "{}\n{}\n{}\n",
         table::answers(shown.as_ref().unwrap_or(&result)),
-        sweep_table::LEGEND
+        sweep_table::LEGEND,
+        table::LEGEND
     ))?;
     write_outputs(&result, &outputs, base.quiet)?;
     finish(&result)
+}
+
+/// The warning printed when the masters run on the generator's machine (local masters, or
+/// URLs on a loopback address): they share its cores, so the answer measures this machine.
+fn shared_machine_warning(target: &crate::target::Target) -> Option<String> {
+    let loopback = |url: &str| {
+        let host = url
+            .split("://")
+            .nth(1)
+            .unwrap_or(url)
+            .rsplit('@')
+            .next()
+            .unwrap_or("");
+        host.starts_with("127.")
+            || host.starts_with("localhost")
+            || host.starts_with("[::1]")
+            || url.starts_with("unix:")
+            || url.contains("+unix:")
+    };
+    let why = if target.local.is_some() {
+        "the masters are local (started by this command)"
+    } else if target.urls.iter().any(|u| loopback(u)) {
+        "the masters are on a loopback address"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "warning: {why}: they share this machine's cores with the load generator, so the answer is this machine's, not that of masters on their own hosts (point --masters at them)"
+    ))
 }
 
 /// Writes `--json`, `--csv` and `--plot`.
@@ -241,16 +302,7 @@ pub fn write_outputs(
         say(quiet, &format!("wrote {}", dest.describe()));
     }
     if let Some(dest) = &outputs.csv {
-        let rows: Vec<_> = result
-            .steps
-            .iter()
-            .map(|s| (format!("{}:{}", s.phase.as_str(), s.rate), &s.report))
-            .collect();
-        dest.write(&crate::render::csv::render(
-            "step",
-            &rows,
-            &outputs.percentiles,
-        ))?;
+        dest.write(&crate::render::csv::capacity(result, &outputs.percentiles))?;
         say(quiet, &format!("wrote {}", dest.describe()));
     }
     if let Some(dest) = &outputs.plot {

@@ -15,8 +15,8 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 /// One client fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkerFault {
-    /// `crash@T`: the first client to win the lock at or after T (from the mode's start) dies
-    /// holding it; `setnx-expire` dies between its SETNX and its EXPIRE.
+    /// `crash@T`: the first client to win the lock at or after T (from the measured window's
+    /// start) dies holding it; `setnx-expire` dies between its SETNX and its EXPIRE.
     Crash { at: Duration },
     /// `clock:C:±OFFSET`: client C's wall clock is off by OFFSET (read by `setnx-getset`).
     Clock { client: u32, offset_ms: i64 },

@@ -270,6 +270,7 @@ fn merge_capacity(
                 &steps,
                 (best, confirmed, limit),
                 &first.objective,
+                &first.plan,
             )
         })
         .collect();

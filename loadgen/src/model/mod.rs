@@ -30,6 +30,7 @@ pub mod capacity;
 pub mod document;
 pub mod header;
 pub mod mode;
+pub mod outage;
 pub mod report;
 pub mod scenarios;
 pub mod sweep;

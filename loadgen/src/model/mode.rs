@@ -148,6 +148,12 @@ pub struct Interval {
     /// Attempts that failed with no denial (schema version 2 results: absent, read as 0).
     #[serde(default)]
     pub unavailable_attempts: u64,
+    /// When the second's first and last locks were acquired, ms from the start of the measured
+    /// window (absent: none was; they sharpen the edges of an [`super::outage::Outage`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_acquired_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_acquired_ms: Option<u64>,
     /// p99 of `acquire`, µs (derived).
     pub acquire_p99_us: u64,
     /// Whole-acquire latency of the calls that completed in this second, µs.
@@ -163,6 +169,11 @@ impl Interval {
         self.attempts += other.attempts;
         self.split_votes += other.split_votes;
         self.unavailable_attempts += other.unavailable_attempts;
+        self.first_acquired_ms = match (self.first_acquired_ms, other.first_acquired_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_acquired_ms = self.last_acquired_ms.max(other.last_acquired_ms);
         self.acquire.add(&other.acquire);
     }
 }
@@ -303,6 +314,9 @@ pub struct ModeStats {
     pub fairness: Fairness,
     /// Per-second series of the measured window, indexed by second.
     pub intervals: Vec<Interval>,
+    /// Where no lock was acquired while masters were missing (derived from `intervals`).
+    #[serde(default)]
+    pub outages: Vec<super::outage::Outage>,
 }
 
 impl ModeStats {
@@ -321,6 +335,7 @@ impl ModeStats {
             vote_patterns: BTreeMap::new(),
             fairness: Fairness::default(),
             intervals: Vec::new(),
+            outages: Vec::new(),
         }
     }
 
@@ -377,6 +392,7 @@ impl ModeStats {
         for i in &mut self.intervals {
             i.acquire_p99_us = i.acquire.quantile(0.99);
         }
+        self.outages = super::outage::find(&self.intervals, self.duration);
         for (index, m) in self.masters.iter_mut().enumerate() {
             m.index = index;
         }

@@ -1,15 +1,15 @@
 //! `capacity --plot FILE.svg`: acquire p50 and p99 against the throughput each step reached,
 //! per fan-out mode, with the objective's bounds as horizontal lines and the knee (the answer)
-//! marked.
+//! marked. Steps that met the objective are filled dots, steps that missed it crosses.
 
 use plotters::prelude::*;
 
-use super::chart::{self, log_range, workload_title, Axes, PALETTE};
+use super::chart::{self, log_range, Axes, PALETTE};
 use super::percentiles::label;
 use crate::model::capacity::CapacityResult;
 
-/// (acquires/s, p50 ms, p99 ms) of a step.
-type Point = (f64, f64, f64);
+/// (acquires/s, p50 ms, p99 ms, met the objective) of a step.
+type Point = (f64, f64, f64, bool);
 
 /// The points of each step of `fanout`, by throughput.
 fn points(result: &CapacityResult, fanout: &str) -> Vec<Point> {
@@ -17,13 +17,14 @@ fn points(result: &CapacityResult, fanout: &str) -> Vec<Point> {
         .steps
         .iter()
         .filter(|s| s.fanout == fanout)
-        .filter_map(|s| s.report.modes.first())
-        .filter(|m| m.latency.acquire.count() > 0)
-        .map(|m| {
+        .filter_map(|s| s.report.modes.first().map(|m| (m, s.passed)))
+        .filter(|(m, _)| m.latency.acquire.count() > 0)
+        .map(|(m, passed)| {
             (
                 m.acquires_per_s(),
                 m.latency.acquire.quantile(0.5) as f64 / 1000.0,
                 m.latency.acquire.quantile(0.99) as f64 / 1000.0,
+                passed,
             )
         })
         .collect();
@@ -53,10 +54,7 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
             .flat_map(|(_, p)| p.iter().flat_map(|p| [p.1, p.2]))
             .chain(bounds.iter().map(|b| b.1)),
     );
-    let title = match result.steps.first() {
-        Some(step) => workload_title("capacity: latency against throughput", &step.report),
-        None => "Redlock capacity: no step ran".to_string(),
-    };
+    let title = title(result);
     let axes = Axes {
         x: "throughput reached (acquires/s)",
         y: "acquire latency (ms, from the intended start)",
@@ -78,8 +76,21 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                     width,
                     format!("{fanout} acquire {what}"),
                 )?;
-                c.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(chart::error)?;
+                let passed = pts.iter().map(|p| p.3);
+                c.draw_series(
+                    line.iter()
+                        .zip(passed.clone())
+                        .filter(|s| s.1)
+                        .map(|(&p, _)| Circle::new(p, 3 + width as i32, color.filled())),
+                )
+                .map_err(chart::error)?;
+                c.draw_series(
+                    line.iter()
+                        .zip(passed)
+                        .filter(|s| !s.1)
+                        .map(|(&p, _)| Cross::new(p, 4 + width as i32, color.stroke_width(2))),
+                )
+                .map_err(chart::error)?;
             }
             // The knee: the answer's throughput and p99.
             let answer = result.answers.iter().find(|a| a.fanout == *fanout);
@@ -120,4 +131,21 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
         }
         Ok(())
     })
+}
+
+/// A title short enough for the chart's width: the workload in a few words; the full
+/// configuration is in the JSON and the text report.
+fn title(result: &CapacityResult) -> String {
+    let Some(step) = result.steps.first() else {
+        return "Redlock capacity: no step ran".to_string();
+    };
+    let r = &step.report;
+    format!(
+        "Redlock capacity ({}): {} {}masters, {} resources, {} clients; dot = met, cross = missed",
+        result.objective.slo,
+        r.masters.len(),
+        if r.local_masters { "local " } else { "" },
+        r.config.resources,
+        r.config.clients,
+    )
 }

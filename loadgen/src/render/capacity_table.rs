@@ -16,11 +16,20 @@ pub fn header(p: &Percentiles) -> String {
     }
     let _ = write!(
         out,
-        "{:>9}{:>15}{:>9}  verdict",
-        "success", "late/dropped", "gen CPU"
+        "{:>9}{:>15}{:>15}{:>9}  verdict",
+        "success", "lost/retries", "late/dropped", "gen CPU"
     );
     out
 }
+
+/// What the steps table's columns and marks mean (printed under the answers).
+pub const LEGEND: &str = "lost/retries: attempts that did not win / attempts after the first of \
+their call (each waits a retry delay, up to --retry-delay: the p99 cliff once collisions start). \
+`!` marks a generator-bound step, by one rule for every step: more than 1% of the slots started over 1 ms late although a client was \
+free, or slots were late or dropped while the generator used 80% of the cores or more, or every \
+client was busy when the rate needs more of them than --clients (rate × time per cycle). Late \
+starts with every client busy and enough clients mean the masters did not keep up: no mark. A \
+marked step's reasons are printed under its row.";
 
 /// One step's row (`n`: its number within its fan-out mode).
 pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
@@ -52,11 +61,17 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
     } else {
         format!("FAIL: {}", step.failures.join("; "))
     };
+    let c = &m.counts;
     let _ = writeln!(
         out,
-        "{:>8.3}%{:>15}{:>9}  {verdict}",
+        "{:>8.3}%{:>15}{:>15}{:>9}  {verdict}",
         100.0 * m.acquire_success_rate(),
-        format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots),
+        format!(
+            "{}/{}",
+            c.attempts.saturating_sub(c.attempts_won),
+            c.attempts.saturating_sub(c.acquire_calls)
+        ),
+        format!("{}/{}", c.late_starts, c.dropped_slots),
         format!(
             "{:.0}%{}",
             100.0 * m.generator.cpu.core_share(),
@@ -67,6 +82,11 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
             }
         ),
     );
+    if m.generator.judgement.generator_bound {
+        for reason in &m.generator.judgement.reasons {
+            let _ = writeln!(out, "{:>16}! {reason}", "");
+        }
+    }
     out
 }
 
@@ -98,6 +118,9 @@ pub fn answers(result: &CapacityResult) -> String {
         String::from("\ncapacity (highest open-loop acquire rate meeting the objective):\n");
     for a in &result.answers {
         let _ = writeln!(out, "  {}", a.statement);
+        if !a.reproduce.is_empty() {
+            let _ = writeln!(out, "    reproduce: {}", a.reproduce);
+        }
     }
     out
 }

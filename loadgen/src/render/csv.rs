@@ -4,26 +4,135 @@
 use std::fmt::Write as _;
 
 use super::percentiles::Percentiles;
+use crate::model::capacity::CapacityResult;
+use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 
 /// One line per mode of each `(label, report)`; `level` names the label column.
 pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> String {
     let mut out = String::new();
-    let mut head = vec![
-        level.to_string(),
-        "fanout".into(),
-        "load".into(),
-        "rate_asked_per_s".into(),
-        "clients".into(),
-        "resources".into(),
-        "duration_s".into(),
-        "started_per_s".into(),
-        "acquires_per_s".into(),
-        "acquire_calls".into(),
-        "acquire_success_rate".into(),
-        "quorum_success_rate".into(),
-        "split_votes".into(),
-    ];
+    let mut head = vec![level.to_string()];
+    head.extend(figure_names(p));
+    let _ = writeln!(out, "{}", head.join(","));
+    for (label, report) in rows {
+        for m in &report.modes {
+            let mut cells = vec![quote(label)];
+            cells.extend(figures(report, m, p));
+            let _ = writeln!(out, "{}", cells.join(","));
+        }
+    }
+    out
+}
+
+/// A capacity search: one row per step (`row` = `step`), then one per answer (`row` =
+/// `answer`, with the figures of the answer's step); `phase`, the rate asked for and the
+/// `verdict` (`pass`/`fail` for a step; `confirmed`, `unconfirmed` or `none` for an answer) in
+/// columns of their own, `note` saying why a step failed or what bracket an answer knows.
+pub fn capacity(result: &CapacityResult, p: &Percentiles) -> String {
+    let mut out = String::new();
+    let mut head: Vec<String> = ["row", "step", "phase", "rate", "verdict", "note"]
+        .map(String::from)
+        .to_vec();
+    head.extend(figure_names(p));
+    let _ = writeln!(out, "{}", head.join(","));
+    let mut numbers: Vec<(&str, usize)> = Vec::new();
+    let mut answer_steps: Vec<(&str, usize)> = Vec::new();
+    for step in &result.steps {
+        let n = match numbers.iter_mut().find(|(f, _)| *f == step.fanout) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                numbers.push((&step.fanout, 1));
+                1
+            }
+        };
+        let answered = result
+            .answers
+            .iter()
+            .any(|a| a.fanout == step.fanout && a.rate_per_s == Some(step.rate) && step.passed);
+        if answered {
+            answer_steps.retain(|(f, _)| *f != step.fanout);
+            answer_steps.push((&step.fanout, n));
+        }
+        let Some(m) = step.report.modes.first() else {
+            continue;
+        };
+        let mut cells = vec![
+            "step".to_string(),
+            n.to_string(),
+            step.phase.as_str().to_string(),
+            step.rate.to_string(),
+            if step.passed { "pass" } else { "fail" }.to_string(),
+            quote(&step.failures.join("; ")),
+        ];
+        cells.extend(figures(&step.report, m, p));
+        let _ = writeln!(out, "{}", cells.join(","));
+    }
+    for a in &result.answers {
+        let verdict = match (a.rate_per_s, a.confirmed) {
+            (None, _) => "none",
+            (Some(_), true) => "confirmed",
+            (Some(_), false) => "unconfirmed",
+        };
+        let note = match (a.highest_passed_per_s, a.lowest_failed_per_s) {
+            (Some(lo), Some(hi)) => format!("between {lo} (passed) and {hi} (failed)"),
+            (Some(lo), None) => format!("{lo} passed; no higher rate failed"),
+            _ => String::new(),
+        };
+        let step_number = answer_steps
+            .iter()
+            .find(|(f, _)| *f == a.fanout)
+            .map(|s| s.1);
+        let mut cells = vec![
+            "answer".to_string(),
+            step_number.map(|n| n.to_string()).unwrap_or_default(),
+            String::new(),
+            a.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
+            verdict.to_string(),
+            quote(&note),
+        ];
+        let answer_step = a.rate_per_s.and_then(|r| {
+            result
+                .steps
+                .iter()
+                .rev()
+                .find(|s| s.fanout == a.fanout && s.rate == r && s.passed)
+        });
+        match answer_step.and_then(|s| s.report.modes.first().map(|m| (s, m))) {
+            Some((s, m)) => cells.extend(figures(&s.report, m, p)),
+            None => {
+                cells.push(a.fanout.clone());
+                cells.extend(std::iter::repeat_n(
+                    String::new(),
+                    figure_names(p).len() - 1,
+                ));
+            }
+        }
+        let _ = writeln!(out, "{}", cells.join(","));
+    }
+    out
+}
+
+/// The names of the figure columns, in the order [`figures`] writes them.
+fn figure_names(p: &Percentiles) -> Vec<String> {
+    let mut head: Vec<String> = [
+        "fanout",
+        "load",
+        "rate_asked_per_s",
+        "clients",
+        "resources",
+        "duration_s",
+        "started_per_s",
+        "acquires_per_s",
+        "acquire_calls",
+        "acquire_success_rate",
+        "quorum_success_rate",
+        "split_votes",
+    ]
+    .map(String::from)
+    .to_vec();
     head.extend(p.labels().iter().map(|l| format!("acquire_{l}_ms")));
     head.extend(
         [
@@ -31,6 +140,9 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
             "attempt_p99_ms",
             "start_lag_p99_ms",
             "pacing_lag_p99_ms",
+            "lost_attempts",
+            "retries",
+            "unavailable_attempts",
             "late_starts",
             "dropped_slots",
             "generator_cpu_per_cycle_us",
@@ -40,44 +152,45 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
         ]
         .map(String::from),
     );
-    let _ = writeln!(out, "{}", head.join(","));
-    for (label, report) in rows {
-        let c = &report.config;
-        for m in &report.modes {
-            let ms =
-                |h: &crate::hist::Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
-            let mut cells = vec![
-                quote(label),
-                m.label().to_string(),
-                c.load.clone(),
-                c.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
-                c.clients.to_string(),
-                c.resources.to_string(),
-                format!("{:.3}", m.duration.as_secs_f64()),
-                format!("{:.1}", m.started_per_s()),
-                format!("{:.1}", m.acquires_per_s()),
-                m.counts.acquire_calls.to_string(),
-                format!("{:.6}", m.acquire_success_rate()),
-                format!("{:.6}", m.quorum_success_rate()),
-                m.counts.split_votes.to_string(),
-            ];
-            cells.extend(p.cells_ms(&m.latency.acquire));
-            cells.extend([
-                ms(&m.latency.attempt, 0.5),
-                ms(&m.latency.attempt, 0.99),
-                ms(&m.latency.start_lag, 0.99),
-                ms(&m.latency.pacing_lag, 0.99),
-                m.counts.late_starts.to_string(),
-                m.counts.dropped_slots.to_string(),
-                format!("{:.1}", m.cpu_per_cycle_us()),
-                format!("{:.4}", m.generator.cpu.core_share()),
-                m.generator.judgement.generator_bound.to_string(),
-                m.counts.violations.to_string(),
-            ]);
-            let _ = writeln!(out, "{}", cells.join(","));
-        }
-    }
-    out
+    head
+}
+
+/// The figures of mode `m` of `report`.
+fn figures(report: &Report, m: &ModeStats, p: &Percentiles) -> Vec<String> {
+    let c = &report.config;
+    let ms = |h: &crate::hist::Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
+    let mut cells = vec![
+        m.label().to_string(),
+        c.load.clone(),
+        c.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
+        c.clients.to_string(),
+        c.resources.to_string(),
+        format!("{:.3}", m.duration.as_secs_f64()),
+        format!("{:.1}", m.started_per_s()),
+        format!("{:.1}", m.acquires_per_s()),
+        m.counts.acquire_calls.to_string(),
+        format!("{:.6}", m.acquire_success_rate()),
+        format!("{:.6}", m.quorum_success_rate()),
+        m.counts.split_votes.to_string(),
+    ];
+    cells.extend(p.cells_ms(&m.latency.acquire));
+    let n = &m.counts;
+    cells.extend([
+        ms(&m.latency.attempt, 0.5),
+        ms(&m.latency.attempt, 0.99),
+        ms(&m.latency.start_lag, 0.99),
+        ms(&m.latency.pacing_lag, 0.99),
+        n.attempts.saturating_sub(n.attempts_won).to_string(),
+        n.attempts.saturating_sub(n.acquire_calls).to_string(),
+        n.unavailable_attempts.to_string(),
+        n.late_starts.to_string(),
+        n.dropped_slots.to_string(),
+        format!("{:.1}", m.cpu_per_cycle_us()),
+        format!("{:.4}", m.generator.cpu.core_share()),
+        m.generator.judgement.generator_bound.to_string(),
+        n.violations.to_string(),
+    ]);
+    cells
 }
 
 /// A CSV field, quoted when it needs to be.

@@ -118,7 +118,7 @@ pub fn fault_log(events: &[FaultEvent]) -> String {
     if events.is_empty() {
         return out;
     }
-    out.push_str("\nfaults applied (time from the start of each mode, warm-up included)\n");
+    out.push_str("\nfaults applied (time from the start of each mode's measured window, after its warm-up)\n");
     for e in events {
         let _ = writeln!(
             out,

@@ -448,6 +448,27 @@ pub fn judgements(report: &Report) -> String {
     out
 }
 
+/// One line per outage: where no lock was acquired while masters were missing (times from the
+/// measured window's start, the clock of the fault specs).
+pub fn outages(out: &mut String, modes: &[&ModeStats]) {
+    for m in modes {
+        for o in &m.outages {
+            let until = if o.until_end {
+                format!("the end (+{:.1} s)", o.to_s)
+            } else {
+                format!("+{:.1} s", o.to_s)
+            };
+            let _ = writeln!(
+                out,
+                "outage     {}: no lock acquired from +{:.1} s to {until} ({} attempts unavailable)",
+                m.label(),
+                o.from_s,
+                o.unavailable_attempts
+            );
+        }
+    }
+}
+
 fn masters(out: &mut String, modes: &[&ModeStats]) {
     let _ = writeln!(out, "\nper master (acquire attempts: granted / denied / not awaited; any op: errors / timeouts)");
     for m in modes {
@@ -520,6 +541,7 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
         return out;
     }
     counts(&mut out, &modes);
+    outages(&mut out, &modes);
     latency(&mut out, &modes, percentiles);
     masters(&mut out, &modes);
     patterns(&mut out, &modes);

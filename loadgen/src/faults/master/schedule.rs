@@ -20,7 +20,9 @@ use crate::target::Target;
 pub struct FaultEvent {
     /// Fan-out mode that was running.
     pub fanout: String,
-    /// When it was applied, in ms from the start of that mode (warm-up included).
+    /// When it was applied, in ms from the start of that mode's measured window (the clock of
+    /// the fault specs and of the per-second intervals; a fault due at 0 applies before the
+    /// warm-up and is logged at 0).
     pub at_ms: f64,
     /// The spec it belongs to (`heal` for the clean-up at the end of a mode).
     pub fault: String,
@@ -326,11 +328,11 @@ impl RunHooks for FaultSchedule {
     fn tick(
         &mut self,
         fanout: FanOut,
-        since_epoch: Duration,
+        since_measure_start: Duration,
         target: &Target,
     ) -> Result<(), LoadgenError> {
-        self.last_tick = since_epoch;
-        self.apply_due(fanout, since_epoch, target)
+        self.last_tick = since_measure_start;
+        self.apply_due(fanout, since_measure_start, target)
     }
 
     fn mode_done(&mut self, fanout: FanOut, target: &Target) -> Result<(), LoadgenError> {

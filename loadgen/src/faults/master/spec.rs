@@ -13,8 +13,8 @@
 //!
 //! `WHO` is a count `N` — the first N masters in configured order (masters 0, 1, …) — or an
 //! explicit list `mI,mJ` of master indices (e.g. `m3,m4`), to hit chosen masters such as the
-//! ones a holder owns. Times count from the start of each fan-out mode (warm-up included) and
-//! are durations like `500ms`, `3s`, `1m`.
+//! ones a holder owns. Times count from the start of each fan-out mode's measured window (after
+//! its warm-up) and are durations like `500ms`, `3s`, `1m`.
 
 use std::fmt;
 use std::time::Duration;

@@ -1,0 +1,97 @@
+//! The `redlock-loadgen run` command that reproduces one capacity step: the same masters
+//! (local ones started afresh), rate, clients, resources, fan-out, timing, client settings and
+//! seed, so a planner can check an answer, or watch it with `--json` and `--plot`.
+
+use crate::model::capacity::Step;
+
+/// Defaults of `run` that the command leaves out.
+const DEFAULT_SPAWN: usize = 5;
+
+/// A duration in µs as the shortest flag value that says it exactly.
+fn duration_us(us: u64) -> String {
+    if us % 1_000_000 == 0 {
+        format!("{}s", us / 1_000_000)
+    } else if us % 1000 == 0 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+fn duration_ms(ms: f64) -> String {
+    duration_us((ms * 1000.0).round() as u64)
+}
+
+/// The command for `step` (masters with any password redacted: set REDLOCK_LOADGEN_MASTERS
+/// to pass real ones).
+pub fn run_command(step: &Step) -> String {
+    let report = &step.report;
+    let c = &report.config;
+    let mut flags = vec!["redlock-loadgen run".to_string()];
+    if report.local_masters {
+        if report.masters.len() != DEFAULT_SPAWN {
+            flags.push(format!("--spawn {}", report.masters.len()));
+        }
+    } else {
+        let urls: Vec<&str> = report.masters.iter().map(|m| m.url.as_str()).collect();
+        flags.push(format!("--masters {}", urls.join(",")));
+    }
+    let lock = c.locks.first().map_or("redlock", String::as_str);
+    if lock == "redlock" {
+        flags.push(format!("--fanout {}", step.fanout));
+    } else {
+        flags.push(format!("--lock {lock}"));
+    }
+    flags.push(format!(
+        "--rate {} --clients {} --resources {}",
+        c.rate_per_s.unwrap_or(step.rate),
+        c.clients,
+        c.resources
+    ));
+    if c.key_dist != "uniform" {
+        flags.push(format!("--key-dist {}", c.key_dist));
+    }
+    if c.hold_max_us > 0 {
+        flags.push(if c.hold_min_us == c.hold_max_us {
+            format!("--hold {}", duration_us(c.hold_min_us))
+        } else {
+            format!(
+                "--hold {}..{}",
+                duration_us(c.hold_min_us),
+                duration_us(c.hold_max_us)
+            )
+        });
+    }
+    if c.extends_per_hold > 0 {
+        flags.push(format!("--extend {}", c.extends_per_hold));
+    }
+    flags.push(format!("--ttl {}", duration_us(c.ttl_ms * 1000)));
+    flags.push(format!(
+        "--retry-count {} --retry-delay {} --instance-timeout {}",
+        c.retry_count,
+        duration_ms(c.retry_delay_ms),
+        duration_ms(c.instance_timeout_ms)
+    ));
+    if let Some(q) = c.quorum {
+        flags.push(format!("--quorum {q}"));
+    }
+    flags.push(format!(
+        "--warmup {} --duration {} --seed {}",
+        duration_ms(c.warmup_s * 1000.0),
+        duration_ms(c.duration_s * 1000.0),
+        c.seed
+    ));
+    flags.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration_us;
+
+    #[test]
+    fn durations_are_written_in_the_largest_exact_unit() {
+        assert_eq!(duration_us(3_000_000), "3s");
+        assert_eq!(duration_us(200_000), "200ms");
+        assert_eq!(duration_us(1_500), "1500us");
+    }
+}
