@@ -1,8 +1,7 @@
 //! The generator's judgement of itself: did the open-loop schedule run as asked, and were the
 //! figures limited by this machine (or by too few clients) rather than by the masters?
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::model::mode::Judgement;
 use crate::model::mode::ModeStats;
 
 /// Share of the machine's cores above which the generator's CPU counts as saturated.
@@ -10,17 +9,6 @@ pub const CPU_SATURATED: f64 = 0.8;
 /// Dropped slots above this share of the scheduled ones: the target rate was missed; late
 /// starts above it are reported.
 pub const MISSED_SHARE: f64 = 0.01;
-
-/// What the generator says about one mode's measurement.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Judgement {
-    /// Open loop: the rate asked for was not reached (dropped slots > 1% of the schedule).
-    pub target_missed: bool,
-    /// The figures measure this machine (or the generator's settings), not the masters.
-    pub generator_bound: bool,
-    /// Why, in words (empty when neither applies).
-    pub reasons: Vec<String>,
-}
 
 /// Clients an open-loop schedule at `rate_per_s` keeps busy (Little's law): the rate times
 /// the mean time a client spends on one cycle once started (acquire − start lag, hold,

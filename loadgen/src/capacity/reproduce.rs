@@ -2,7 +2,7 @@
 //! (local ones started afresh), rate, clients, resources, fan-out, timing, client settings and
 //! seed, so a planner can check an answer, or watch it with `--json` and `--plot`.
 
-use crate::model::capacity::Step;
+use crate::model::report::Report;
 
 /// Defaults of `run` that the command leaves out.
 const DEFAULT_SPAWN: usize = 5;
@@ -22,10 +22,9 @@ fn duration_ms(ms: f64) -> String {
     duration_us((ms * 1000.0).round() as u64)
 }
 
-/// The command for `step` (masters with any password redacted: set REDLOCK_LOADGEN_MASTERS
-/// to pass real ones).
-pub fn run_command(step: &Step) -> String {
-    let report = &step.report;
+/// The command for the step that ran `report` in `fanout` at `rate` (masters with any
+/// password redacted: set REDLOCK_LOADGEN_MASTERS to pass real ones).
+pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
     let c = &report.config;
     let mut flags = vec!["redlock-loadgen run".to_string()];
     if report.local_masters {
@@ -38,13 +37,13 @@ pub fn run_command(step: &Step) -> String {
     }
     let lock = c.locks.first().map_or("redlock", String::as_str);
     if lock == "redlock" {
-        flags.push(format!("--fanout {}", step.fanout));
+        flags.push(format!("--fanout {}", fanout));
     } else {
         flags.push(format!("--lock {lock}"));
     }
     flags.push(format!(
         "--rate {} --clients {} --resources {}",
-        c.rate_per_s.unwrap_or(step.rate),
+        c.rate_per_s.unwrap_or(rate),
         c.clients,
         c.resources
     ));

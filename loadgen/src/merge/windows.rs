@@ -5,6 +5,7 @@
 //! is shifted by that start's distance from the earliest one, rounded to whole seconds (so a
 //! second of the merged series may mix parts up to half a second apart).
 
+pub use crate::model::mode::overlap;
 use crate::model::mode::ModeStats;
 
 /// The measured windows of `m` (`[from, to)`, ms since the Unix epoch): its parts' when it is
@@ -38,13 +39,6 @@ pub fn union_ms(windows: &[(u64, u64)]) -> u64 {
     total + current.map_or(0, |(a, b)| b - a)
 }
 
-/// The time every window covers, if any.
-pub fn overlap(windows: &[(u64, u64)]) -> Option<(u64, u64)> {
-    let from = windows.iter().map(|w| w.0).max()?;
-    let to = windows.iter().map(|w| w.1).min()?;
-    (from < to).then_some((from, to))
-}
-
 /// Adds `parts` (one fan-out mode each) on one wall-clock timeline: counts and histograms add
 /// exactly, the per-second series are aligned by their windows' starts, and the duration is
 /// the union of the windows (so rates are per second of the union).
@@ -74,31 +68,6 @@ pub fn merge_modes(parts: &[&ModeStats]) -> ModeStats {
     merged.duration = std::time::Duration::from_millis(union_ms(&all_windows));
     merged.windows_unix_ms = all_windows;
     merged
-}
-
-/// Merged results: locks acquired per second over the whole seconds of the merged series that
-/// lie inside the time every part was measuring (`None` for a single run, or when there is
-/// no such second).
-pub fn rate_while_all_measured(m: &ModeStats) -> Option<f64> {
-    if m.windows_unix_ms.len() < 2 {
-        return None;
-    }
-    let (from, to) = overlap(&m.windows_unix_ms)?;
-    let base = m.measured_from_unix_ms;
-    let inside: Vec<u64> = m
-        .intervals
-        .iter()
-        .enumerate()
-        .filter(|(s, _)| {
-            let start = base + *s as u64 * 1000;
-            start >= from && start + 1000 <= to
-        })
-        .map(|(_, i)| i.acquired)
-        .collect();
-    if inside.is_empty() {
-        return None;
-    }
-    Some(inside.iter().sum::<u64>() as f64 / inside.len() as f64)
 }
 
 #[cfg(test)]
@@ -144,7 +113,7 @@ mod tests {
             m.intervals.iter().map(|i| i.acquired).collect::<Vec<_>>(),
             [100, 150, 150, 100]
         );
-        assert_eq!(rate_while_all_measured(&m), Some(150.0));
+        assert_eq!(m.rate_while_all_measured(), Some(150.0));
         assert_eq!(overlap(&m.windows_unix_ms), Some((11_000, 13_000)));
     }
 
@@ -155,7 +124,7 @@ mod tests {
         let m = merge_modes(&[&a, &b]);
         assert_eq!(m.duration, Duration::from_secs(14));
         assert_eq!(overlap(&m.windows_unix_ms), None);
-        assert_eq!(rate_while_all_measured(&m), None);
+        assert_eq!(m.rate_while_all_measured(), None);
         assert_eq!(union_ms(&[(0, 5), (3, 8), (10, 12)]), 10);
     }
 }

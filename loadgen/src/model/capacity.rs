@@ -270,7 +270,9 @@ pub fn answer(
         highest_passed_per_s: rate,
         lowest_failed_per_s: lowest_failed,
         narrow_with,
-        reproduce: reproduced.map(reproduce::run_command).unwrap_or_default(),
+        reproduce: reproduced
+            .map(|s| reproduce::run_command(&s.report, &s.fanout, s.rate))
+            .unwrap_or_default(),
         spread,
     }
 }

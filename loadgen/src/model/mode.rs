@@ -10,7 +10,6 @@ use std::time::Duration;
 use redlock_core::FanOut;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::generator::Judgement;
 use crate::hist::Hist;
 use crate::locks::LockAlgorithm;
 
@@ -382,6 +381,31 @@ impl ModeStats {
         }
     }
 
+    /// Merged results: locks acquired per second over the whole seconds of the merged series
+    /// that lie inside the time every part was measuring (`None` for a single run, or when
+    /// there is no such second).
+    pub fn rate_while_all_measured(&self) -> Option<f64> {
+        if self.windows_unix_ms.len() < 2 {
+            return None;
+        }
+        let (from, to) = overlap(&self.windows_unix_ms)?;
+        let base = self.measured_from_unix_ms;
+        let inside: Vec<u64> = self
+            .intervals
+            .iter()
+            .enumerate()
+            .filter(|(s, _)| {
+                let start = base + *s as u64 * 1000;
+                start >= from && start + 1000 <= to
+            })
+            .map(|(_, i)| i.acquired)
+            .collect();
+        if inside.is_empty() {
+            return None;
+        }
+        Some(inside.iter().sum::<u64>() as f64 / inside.len() as f64)
+    }
+
     /// Fills in every derived figure (rates, shares, fairness, indexes, interval p99s, the
     /// generator's judgement) from the measurements. Called whenever a result is built: after
     /// a run, a merge, or reading a file (derived figures are recomputed, never read).
@@ -398,7 +422,7 @@ impl ModeStats {
         }
         self.rates = Rates {
             acquires_per_s: self.acquires_per_s(),
-            acquires_per_s_while_all_measured: crate::merge::windows::rate_while_all_measured(self),
+            acquires_per_s_while_all_measured: self.rate_while_all_measured(),
             started_per_s: self.started_per_s(),
             acquire_calls_per_s: self.acquire_calls_per_s(),
             attempts_per_s: self.attempts_per_s(),
@@ -563,6 +587,39 @@ mod pattern_list {
             *map.entry(e.pattern).or_default() += e.attempts;
         }
         Ok(map)
+    }
+}
+
+/// What the generator says about one mode's measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    /// Open loop: the rate asked for was not reached (dropped slots > 1% of the schedule).
+    pub target_missed: bool,
+    /// The figures measure this machine (or the generator's settings), not the masters.
+    pub generator_bound: bool,
+    /// Why, in words (empty when neither applies).
+    pub reasons: Vec<String>,
+}
+
+/// The time every window covers, if any.
+pub fn overlap(windows: &[(u64, u64)]) -> Option<(u64, u64)> {
+    let from = windows.iter().map(|w| w.0).max()?;
+    let to = windows.iter().map(|w| w.1).min()?;
+    (from < to).then_some((from, to))
+}
+
+impl super::outage::Second for Interval {
+    fn acquired(&self) -> u64 {
+        self.acquired
+    }
+    fn unavailable_attempts(&self) -> u64 {
+        self.unavailable_attempts
+    }
+    fn first_acquired_ms(&self) -> Option<u64> {
+        self.first_acquired_ms
+    }
+    fn last_acquired_ms(&self) -> Option<u64> {
+        self.last_acquired_ms
     }
 }
 
