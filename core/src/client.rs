@@ -6,6 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tracing::Instrument;
+
 use crate::argument::InvalidArgument;
 use crate::config::{check_resource, check_ttl, RedlockBuilder, Settings};
 use crate::error::{Error, LostReason, Result};
@@ -14,6 +16,7 @@ use crate::handoff::{Handoff, Ticket};
 use crate::lock::Lock;
 use crate::master::{Master, Op};
 use crate::quorum::Quorum;
+use crate::telemetry::{RoundKind, Telemetry};
 use crate::validity::{drift, fill_token, jittered, validity};
 use crate::vote::Vote;
 
@@ -37,6 +40,8 @@ struct Inner {
     admission: tokio::sync::Semaphore,
     /// Lines of this client's tasks waiting for the same resource (`handoff.rs`).
     handoff: Handoff,
+    /// Spans, events and (feature `otel`) metrics (`telemetry/`).
+    telemetry: Telemetry,
 }
 
 /// Rounds (acquire attempts, extends, releases, cleanups) of one client talking to the
@@ -154,8 +159,14 @@ impl RedlockBuilder {
             .enumerate()
             .map(|(i, url)| Master::new(i, url, settings.instance_timeout))
             .collect::<Result<Vec<_>>>()?;
+        let telemetry = Telemetry::new(
+            &masters,
+            settings.fanout.as_str(),
+            self.trace_resource_names,
+        );
         Ok(Redlock {
             inner: Arc::new(Inner {
+                telemetry,
                 masters,
                 settings,
                 admission: tokio::sync::Semaphore::new(MAX_ROUNDS_IN_FLIGHT),
@@ -281,6 +292,33 @@ impl Redlock {
     where
         C: std::future::Future<Output = ()>,
     {
+        let telemetry = &self.inner.telemetry;
+        let mut watch = telemetry.acquire_started(resource);
+        let span = watch.span().clone();
+        let mut seen = |vote: &Vote| {
+            telemetry.attempt_finished(&mut watch, vote);
+            observer(vote);
+        };
+        let result = self
+            .acquire_attempts(resource, ttl, retry, &mut seen, cancel)
+            .instrument(span)
+            .await;
+        telemetry.acquire_finished(watch, &result);
+        result
+    }
+
+    /// The attempts of an acquire (see [`acquire_cancellable`](Self::acquire_cancellable)).
+    async fn acquire_attempts<C>(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        retry: Retry,
+        observer: &mut (dyn FnMut(&Vote) + Send),
+        cancel: C,
+    ) -> Result<Option<Lock>>
+    where
+        C: std::future::Future<Output = ()>,
+    {
         let call_started = Instant::now();
         check_resource(resource)?;
         let settings = &self.inner.settings;
@@ -387,12 +425,20 @@ impl Redlock {
         ttl: Duration,
     ) -> (Vote, Option<u64>) {
         if self.inner.settings.fencing {
-            return self.fenced_attempt(resource, token, ttl).await;
+            // Telemetry sees the merged vote: one request per master, both rounds together.
+            let (vote, fencing_token) = self.fenced_attempt(resource, token, ttl).await;
+            self.inner
+                .telemetry
+                .round_finished(RoundKind::Acquire, &vote);
+            return (vote, fencing_token);
         }
         let op = Op::Lock {
             ttl_ms: ttl.as_millis() as u64,
         };
         let vote = self.round(op, resource, token, Stop::WhenDecided).await;
+        self.inner
+            .telemetry
+            .round_finished(RoundKind::Acquire, &vote);
         (self.with_validity(vote, ttl), None)
     }
 
@@ -466,8 +512,18 @@ impl Redlock {
     }
 
     async fn unlock_all(&self, resource: &Arc<str>, token: &Arc<str>) -> Vote {
-        self.round(Op::Unlock, resource, token, Stop::AfterAll)
-            .await
+        let vote = self
+            .round(Op::Unlock, resource, token, Stop::AfterAll)
+            .await;
+        self.inner
+            .telemetry
+            .round_finished(RoundKind::Cleanup, &vote);
+        vote
+    }
+
+    /// This client's spans, events and metrics.
+    pub(crate) fn telemetry(&self) -> &Telemetry {
+        &self.inner.telemetry
     }
 
     /// Renews `lock` to `ttl` on every master that still holds its token. Succeeds iff a
@@ -475,6 +531,23 @@ impl Redlock {
     /// Never re-creates a key that is gone. Fails with `LockLost` when the lock is not held
     /// (or the extension bound is reached), `Unavailable` when too few masters answered.
     pub async fn extend(&self, lock: &mut Lock, ttl: Duration) -> Result<()> {
+        let telemetry = &self.inner.telemetry;
+        let watch = telemetry.extend_started(&lock.resource);
+        let result = self
+            .extend_round(lock, ttl)
+            .instrument(watch.span().clone())
+            .await;
+        telemetry.extend_finished(&watch, &result.as_ref().map(|()| &lock.vote));
+        if let Err(Error::LockLost { reason, .. }) = &result {
+            if *reason != LostReason::ExtensionLimit {
+                telemetry.lock_lost(&lock.resource, *reason);
+            }
+        }
+        result
+    }
+
+    /// The round of an extend (see [`extend`](Self::extend)).
+    async fn extend_round(&self, lock: &mut Lock, ttl: Duration) -> Result<()> {
         let settings = &self.inner.settings;
         let ttl = check_ttl(ttl, settings.drift_factor)?;
         if lock.extensions >= settings.max_extensions {
@@ -490,6 +563,9 @@ impl Redlock {
         let vote = self
             .round(op, &lock.resource, &lock.token, Stop::WhenDecided)
             .await;
+        self.inner
+            .telemetry
+            .round_finished(RoundKind::Extend, &vote);
         let vote = self.with_validity(vote, ttl);
         if self.quorum().reached(vote.granted()) {
             if let Some(validity) = vote.validity {
@@ -526,6 +602,18 @@ impl Redlock {
     /// foreign lock is not an error (0 released). Waits for every master, bounded by the
     /// per-master timeout.
     pub async fn release(&self, lock: &Lock) -> Result<Vote> {
+        let telemetry = &self.inner.telemetry;
+        let watch = telemetry.release_started(&lock.resource);
+        let vote = self
+            .release_round(lock)
+            .instrument(watch.span().clone())
+            .await;
+        telemetry.release_finished(&watch, &vote);
+        Ok(vote)
+    }
+
+    /// The round of a release (see [`release`](Self::release)).
+    async fn release_round(&self, lock: &Lock) -> Vote {
         // This client's next waiter for the resource may ask as soon as the deletes are
         // queued: each master sends its SET after this release's delete. (Whatever the vote,
         // the key is then gone or was never ours; the waiter's own vote decides.)
@@ -539,7 +627,10 @@ impl Redlock {
                 Some(&hand_off),
             )
             .await;
-        Ok(vote)
+        self.inner
+            .telemetry
+            .round_finished(RoundKind::Release, &vote);
+        vote
     }
 
     /// Releases `lock` at the end of a scope that acted as its owner (a `with` block, a C++
@@ -549,6 +640,11 @@ impl Redlock {
     /// [`Lock::check_still_valid`].
     pub async fn release_scoped(&self, lock: &Lock) -> Result<Vote> {
         let checked = lock.check_still_valid();
+        if checked.is_err() {
+            self.inner
+                .telemetry
+                .lock_lost(&lock.resource, LostReason::ExpiredBeforeRelease);
+        }
         Lock::end_of_scope(checked, self.release(lock).await)
     }
 }

@@ -114,6 +114,7 @@ pub struct RedlockBuilder {
     pub(crate) max_extensions: u32,
     pub(crate) local_handoff: bool,
     pub(crate) fencing: bool,
+    pub(crate) trace_resource_names: bool,
 }
 
 impl fmt::Debug for RedlockBuilder {
@@ -130,6 +131,7 @@ impl fmt::Debug for RedlockBuilder {
             .field("max_extensions", &self.max_extensions)
             .field("local_handoff", &self.local_handoff)
             .field("fencing", &self.fencing)
+            .field("trace_resource_names", &self.trace_resource_names)
             .finish()
     }
 }
@@ -147,6 +149,7 @@ impl RedlockBuilder {
             max_extensions: DEFAULT_MAX_EXTENSIONS,
             local_handoff: true,
             fencing: false,
+            trace_resource_names: false,
         }
     }
     /// Fan-out mode (default: concurrent).
@@ -201,6 +204,13 @@ impl RedlockBuilder {
     /// the book): each master keeps one counter key per resource ever fenced, without a TTL.
     pub fn fencing(mut self, on: bool) -> Self {
         self.fencing = on;
+        self
+    }
+
+    /// Resource names in `tracing` spans and lost-lock events (default off: a resource name
+    /// may carry user data). Never in metrics.
+    pub fn trace_resource_names(mut self, on: bool) -> Self {
+        self.trace_resource_names = on;
         self
     }
 

@@ -32,6 +32,7 @@ mod lock;
 mod master;
 pub mod quorum;
 mod redact;
+mod telemetry;
 pub mod validity;
 mod vote;
 mod watchdog;

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::client::Redlock;
 use crate::error::{Error, LostReason, Result};
@@ -89,15 +90,19 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
         let deadline = lock.valid_until();
         let mut renewed = lock.clone();
         let ttl = lock.ttl();
+        let telemetry = client.telemetry();
+        let watch = telemetry.renew_started(lock.resource());
         // A renewal that has not finished by the deadline is too late: the lock is lost then.
         let extended = tokio::select! {
             biased;
-            result = client.extend(&mut renewed, ttl) => result,
+            result = client.extend(&mut renewed, ttl).instrument(watch.span().clone()) => result,
             () = tokio::time::sleep_until(deadline.into()) => {
+                telemetry.lock_lost(lock.resource(), LostReason::Expired);
                 mark_lost(&tx, LostReason::Expired);
                 return;
             }
         };
+        telemetry.renew_finished(&watch, &extended.as_ref().map(|()| renewed.vote()));
         match extended {
             Ok(()) => {
                 if !commit(&tx, &renewed) {
@@ -114,6 +119,7 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
                 // so at the deadline; the update below wakes `lost()` waiters).
                 tx.send_modify(|s| s.at_expiry = LostReason::ExtensionLimit);
                 tokio::time::sleep_until(deadline.into()).await;
+                telemetry.lock_lost(lock.resource(), LostReason::ExtensionLimit);
                 mark_lost(&tx, LostReason::ExtensionLimit);
                 return;
             }
@@ -127,6 +133,7 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
                 // Too few masters answered: retry while the current validity lasts.
                 let remaining = lock.remaining();
                 if remaining.is_zero() {
+                    telemetry.lock_lost(lock.resource(), LostReason::Expired);
                     mark_lost(&tx, LostReason::Expired);
                     return;
                 }

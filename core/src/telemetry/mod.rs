@@ -1,0 +1,332 @@
+//! What a client tells the people running it: `tracing` spans and events (always compiled,
+//! free when no subscriber listens) and, with the `otel` feature, OpenTelemetry metrics
+//! (`otel.rs`). DESIGN §9 names every span, field, instrument and attribute.
+//!
+//! Privacy: a lock's token and a URL's password never reach this module's output (addresses
+//! are the redacted URLs; failure causes are the vote's, which never hold a password);
+//! resource names go into spans only when the client was built with
+//! [`crate::RedlockBuilder::trace_resource_names`], and never into metrics.
+
+#[cfg(feature = "otel")]
+use std::time::Instant;
+
+use tracing::field::Empty;
+use tracing::Span;
+
+use crate::error::{Error, LostReason, Result};
+use crate::lock::Lock;
+use crate::master::Master;
+use crate::vote::{Outcome, Verdict, Vote};
+
+#[cfg(feature = "otel")]
+mod otel;
+
+/// Which operation a round served (the cleanup after a lost attempt is its own kind: its
+/// failures are reported at DEBUG, the attempt's own already said the master failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoundKind {
+    Acquire,
+    Extend,
+    Release,
+    Cleanup,
+}
+
+impl RoundKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            RoundKind::Acquire => "acquire",
+            RoundKind::Extend => "extend",
+            RoundKind::Release => "release",
+            RoundKind::Cleanup => "cleanup",
+        }
+    }
+}
+
+/// One client's telemetry: built once with the client.
+pub(crate) struct Telemetry {
+    resource_in_spans: bool,
+    fanout: &'static str,
+    /// Redacted master URLs, in configured order (the `address` of WARN events).
+    addresses: Vec<Box<str>>,
+    #[cfg(feature = "otel")]
+    metrics: otel::Metrics,
+}
+
+impl Telemetry {
+    pub(crate) fn new(masters: &[Master], fanout: &'static str, resource_in_spans: bool) -> Self {
+        Telemetry {
+            resource_in_spans,
+            fanout,
+            addresses: masters.iter().map(|m| Box::from(m.display())).collect(),
+            #[cfg(feature = "otel")]
+            metrics: otel::Metrics::new(masters, fanout),
+        }
+    }
+
+    /// Starts watching an acquire: its span (enter it while the acquire runs) and clock.
+    pub(crate) fn acquire_started(&self, resource: &str) -> Watch {
+        let span = tracing::info_span!(
+            "redlock.acquire",
+            fanout = self.fanout,
+            attempts = Empty,
+            granted = Empty,
+            denied = Empty,
+            failed = Empty,
+            outcome = Empty,
+            resource = Empty,
+        );
+        self.watch(span, resource)
+    }
+
+    pub(crate) fn extend_started(&self, resource: &str) -> Watch {
+        let span = tracing::info_span!(
+            "redlock.extend",
+            fanout = self.fanout,
+            attempts = 1,
+            granted = Empty,
+            denied = Empty,
+            failed = Empty,
+            outcome = Empty,
+            resource = Empty,
+        );
+        self.watch(span, resource)
+    }
+
+    pub(crate) fn release_started(&self, resource: &str) -> Watch {
+        let span = tracing::info_span!(
+            "redlock.release",
+            fanout = self.fanout,
+            attempts = 1,
+            granted = Empty,
+            denied = Empty,
+            failed = Empty,
+            outcome = Empty,
+            resource = Empty,
+        );
+        self.watch(span, resource)
+    }
+
+    pub(crate) fn renew_started(&self, resource: &str) -> Watch {
+        let span = tracing::info_span!(
+            "redlock.renew",
+            fanout = self.fanout,
+            attempts = 1,
+            granted = Empty,
+            denied = Empty,
+            failed = Empty,
+            outcome = Empty,
+            resource = Empty,
+        );
+        self.watch(span, resource)
+    }
+
+    fn watch(&self, span: Span, resource: &str) -> Watch {
+        if self.resource_in_spans {
+            span.record("resource", resource);
+        }
+        Watch {
+            span,
+            #[cfg(feature = "otel")]
+            started: Instant::now(),
+            attempts: 0,
+        }
+    }
+
+    /// A round is over: a WARN event per failed master (DEBUG for a cleanup round), and with
+    /// `otel` the per-request metrics.
+    pub(crate) fn round_finished(&self, kind: RoundKind, vote: &Vote) {
+        #[cfg(feature = "otel")]
+        self.metrics.round_finished(kind, vote);
+        for m in vote.masters() {
+            if !matches!(m.outcome, Outcome::Failed(_) | Outcome::TimedOut) {
+                continue;
+            }
+            let address = self.addresses.get(m.master).map_or("?", |a| a);
+            let cause = m.error.as_deref().unwrap_or("");
+            let kind_of_failure = failure_kind(m.outcome);
+            if kind == RoundKind::Cleanup {
+                tracing::debug!(
+                    target: "redlock",
+                    master = m.master,
+                    address,
+                    operation = kind.as_str(),
+                    error.type = kind_of_failure,
+                    cause,
+                    "master failed"
+                );
+            } else {
+                tracing::warn!(
+                    target: "redlock",
+                    master = m.master,
+                    address,
+                    operation = kind.as_str(),
+                    error.type = kind_of_failure,
+                    cause,
+                    "master failed"
+                );
+            }
+        }
+    }
+
+    /// An acquire attempt's vote is in.
+    pub(crate) fn attempt_finished(&self, watch: &mut Watch, vote: &Vote) {
+        watch.attempts += 1;
+        #[cfg(feature = "otel")]
+        self.metrics.attempt_finished(vote.verdict());
+        #[cfg(not(feature = "otel"))]
+        let _ = vote;
+    }
+
+    /// An acquire is over (`Ok(None)`: cancelled).
+    pub(crate) fn acquire_finished(&self, watch: Watch, result: &Result<Option<Lock>>) {
+        let outcome = match result {
+            Ok(Some(lock)) => {
+                counts(&watch.span, lock.vote());
+                "acquired"
+            }
+            Ok(None) => "cancelled",
+            Err(Error::NotAcquired { vote, .. }) => {
+                counts(&watch.span, vote);
+                "not_acquired"
+            }
+            Err(Error::Unavailable { vote, .. }) => {
+                counts(&watch.span, vote);
+                "unavailable"
+            }
+            Err(_) => "error",
+        };
+        watch.span.record("attempts", watch.attempts);
+        watch.span.record("outcome", outcome);
+        #[cfg(feature = "otel")]
+        if outcome != "error" {
+            self.metrics
+                .acquire_finished(outcome, watch.started.elapsed());
+        }
+    }
+
+    /// An extend is over.
+    pub(crate) fn extend_finished(
+        &self,
+        watch: &Watch,
+        result: &std::result::Result<&Vote, &Error>,
+    ) {
+        let outcome = extend_outcome(&watch.span, result);
+        #[cfg(feature = "otel")]
+        if outcome != "error" {
+            self.metrics.extend_finished(watch.started.elapsed());
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = outcome;
+    }
+
+    /// An auto-extend renewal is over (its extend recorded the metrics).
+    pub(crate) fn renew_finished(
+        &self,
+        watch: &Watch,
+        result: &std::result::Result<&Vote, &Error>,
+    ) {
+        extend_outcome(&watch.span, result);
+    }
+
+    /// A release is over.
+    pub(crate) fn release_finished(&self, watch: &Watch, vote: &Vote) {
+        counts(&watch.span, vote);
+        let outcome = if vote.granted() > 0 {
+            "released"
+        } else if vote.failed() > 0 {
+            "unconfirmed"
+        } else {
+            "not_held"
+        };
+        watch.span.record("outcome", outcome);
+        #[cfg(feature = "otel")]
+        self.metrics.release_finished(watch.started.elapsed());
+    }
+
+    /// A held lock was found lost: a WARN event (its resource only when opted in).
+    pub(crate) fn lock_lost(&self, resource: &str, reason: LostReason) {
+        #[cfg(feature = "otel")]
+        self.metrics.lock_lost();
+        let why = lost_reason_name(reason);
+        if self.resource_in_spans {
+            tracing::warn!(target: "redlock", reason = why, resource, "lock lost: {reason}");
+        } else {
+            tracing::warn!(target: "redlock", reason = why, "lock lost: {reason}");
+        }
+    }
+}
+
+/// The span and clock of one operation.
+pub(crate) struct Watch {
+    span: Span,
+    /// Only metrics need the clock.
+    #[cfg(feature = "otel")]
+    started: Instant,
+    attempts: u32,
+}
+
+impl Watch {
+    /// The span to run the operation in.
+    pub(crate) fn span(&self) -> &Span {
+        &self.span
+    }
+}
+
+/// Records an extend's outcome and counts on its span; returns the outcome.
+fn extend_outcome(span: &Span, result: &std::result::Result<&Vote, &Error>) -> &'static str {
+    let outcome = match result {
+        Ok(vote) => {
+            counts(span, vote);
+            "extended"
+        }
+        Err(Error::Unavailable { vote, .. }) => {
+            counts(span, vote);
+            "unavailable"
+        }
+        Err(Error::LockLost { vote, .. }) => {
+            if let Some(vote) = vote {
+                counts(span, vote);
+            }
+            "lost"
+        }
+        Err(_) => "error",
+    };
+    span.record("outcome", outcome);
+    outcome
+}
+
+fn counts(span: &Span, vote: &Vote) {
+    span.record("granted", vote.granted());
+    span.record("denied", vote.denied());
+    span.record("failed", vote.failed());
+}
+
+/// The `error.type` of a failed master: the failure kind, or `timeout`.
+pub(crate) fn failure_kind(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Failed(kind) => kind.as_str(),
+        Outcome::TimedOut => "timeout",
+        _ => "",
+    }
+}
+
+/// `redlock.attempt.result` of a verdict (DESIGN §9).
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+pub(crate) fn attempt_result(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Won => "won",
+        Verdict::SplitVote => "split",
+        Verdict::CleanLoss => "clean_loss",
+        Verdict::Expired => "expired",
+        _ => "unavailable",
+    }
+}
+
+fn lost_reason_name(reason: LostReason) -> &'static str {
+    match reason {
+        LostReason::NotHeld => "not_held",
+        LostReason::Expired => "expired",
+        LostReason::ExtensionLimit => "extension_limit",
+        LostReason::ExpiredBeforeRelease => "expired_before_release",
+    }
+}

@@ -1,0 +1,279 @@
+//! `tracing` spans and events of the client (DESIGN §9), seen by a capturing subscriber,
+//! against real local masters that require a password: won, contended and unavailable
+//! acquisitions, extends, releases, lost locks. No token, password or (unless opted in)
+//! resource name in any span field or event.
+
+mod common;
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redlock_core::{FanOut, Redlock, RedlockBuilder};
+use redlock_local::LocalMasters;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::Layer;
+
+const PASSWORD: &str = "s3cret-Pa55";
+const RESOURCE: &str = "spans:orders:42";
+
+/// A span as finally recorded, or an event.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    name: String,
+    level: Option<Level>,
+    /// The span an event happened in.
+    parent: Option<String>,
+    fields: Vec<(String, String)>,
+}
+
+impl Seen {
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Visit for Seen {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.fields
+            .push((field.name().to_string(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.fields
+            .push((field.name().to_string(), value.to_string()));
+    }
+}
+
+/// Keeps every span (fields as recorded by the time it closes) and every event.
+#[derive(Clone, Default)]
+struct Capture {
+    spans: Arc<Mutex<Vec<Seen>>>,
+    events: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut seen = Seen {
+            name: attrs.metadata().name().to_string(),
+            ..Seen::default()
+        };
+        attrs.record(&mut seen);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(seen);
+        }
+    }
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            if let Some(seen) = span.extensions_mut().get_mut::<Seen>() {
+                values.record(seen);
+            }
+        }
+    }
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let mut seen = Seen {
+            name: event.metadata().target().to_string(),
+            level: Some(*event.metadata().level()),
+            parent: ctx.event_span(event).map(|s| s.name().to_string()),
+            ..Seen::default()
+        };
+        event.record(&mut seen);
+        self.events.lock().unwrap().push(seen);
+    }
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(&id) {
+            if let Some(seen) = span.extensions().get::<Seen>() {
+                self.spans.lock().unwrap().push(seen.clone());
+            }
+        }
+    }
+}
+
+impl Capture {
+    fn spans(&self, name: &str) -> Vec<Seen> {
+        let spans = self.spans.lock().unwrap();
+        spans.iter().filter(|s| s.name == name).cloned().collect()
+    }
+    fn warnings(&self) -> Vec<Seen> {
+        let events = self.events.lock().unwrap();
+        events
+            .iter()
+            .filter(|e| e.level == Some(Level::WARN))
+            .cloned()
+            .collect()
+    }
+    /// Every field of every span and event: none may hold a secret.
+    fn assert_never_shows(&self, secrets: &[&str]) {
+        let spans = self.spans.lock().unwrap();
+        let events = self.events.lock().unwrap();
+        for seen in spans.iter().chain(events.iter()) {
+            for (key, value) in &seen.fields {
+                for secret in secrets {
+                    assert!(
+                        !value.contains(secret),
+                        "{} field {key} = {value:?} shows {secret:?}",
+                        seen.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Runs `test` on a current-thread runtime with `capture` as the subscriber (every task of
+/// the test, the masters' connection tasks included, runs on this thread).
+fn with_capture<F: std::future::Future<Output = ()>>(capture: &Capture, test: impl FnOnce() -> F) {
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(test());
+}
+
+fn builder(masters: &LocalMasters) -> RedlockBuilder {
+    Redlock::builder(masters.urls())
+        .fanout(FanOut::Concurrent)
+        .retry_count(1)
+        .retry_delay(Duration::from_millis(10))
+}
+
+#[test]
+fn won_and_contended_acquires_have_spans_with_the_vote_and_no_secret() {
+    let masters = LocalMasters::start_with_password(3, PASSWORD).expect("masters");
+    let capture = Capture::default();
+    let mut tokens = Vec::new();
+    with_capture(&capture, || async {
+        let holder = common::connected(builder(&masters)).await;
+        let rival = common::connected(builder(&masters)).await;
+        let mut lock = holder
+            .acquire(RESOURCE, Duration::from_secs(10))
+            .await
+            .expect("won");
+        tokens.push(lock.token().to_string());
+        let err = rival
+            .acquire(RESOURCE, Duration::from_secs(10))
+            .await
+            .expect_err("contended");
+        assert!(err.is_not_acquired(), "{err}");
+        holder
+            .extend(&mut lock, Duration::from_secs(10))
+            .await
+            .expect("extended");
+        holder.release(&lock).await.expect("released");
+    });
+
+    let acquires = capture.spans("redlock.acquire");
+    assert_eq!(acquires.len(), 2, "{acquires:?}");
+    let won = &acquires[0];
+    assert_eq!(won.field("outcome"), Some("acquired"), "{won:?}");
+    assert_eq!(won.field("fanout"), Some("concurrent"));
+    assert_eq!(won.field("attempts"), Some("1"));
+    assert_eq!(won.field("failed"), Some("0"));
+    let granted: usize = won.field("granted").expect("granted").parse().unwrap();
+    assert!(granted >= 2, "{won:?}");
+    let lost = &acquires[1];
+    assert_eq!(lost.field("outcome"), Some("not_acquired"), "{lost:?}");
+    assert_eq!(
+        lost.field("attempts"),
+        Some("2"),
+        "retry_count 1: two attempts"
+    );
+    assert_eq!(lost.field("granted"), Some("0"));
+    let denied: usize = lost.field("denied").expect("denied").parse().unwrap();
+    assert!(denied >= 2, "{lost:?}");
+    assert!(won.field("resource").is_none(), "resource names are opt-in");
+
+    let extends = capture.spans("redlock.extend");
+    assert_eq!(extends.len(), 1);
+    assert_eq!(extends[0].field("outcome"), Some("extended"));
+    let releases = capture.spans("redlock.release");
+    assert_eq!(releases.len(), 1);
+    assert_eq!(releases[0].field("outcome"), Some("released"));
+    assert_eq!(releases[0].field("granted"), Some("3"));
+
+    assert!(capture.warnings().is_empty(), "{:?}", capture.warnings());
+    let mut secrets = vec![PASSWORD, RESOURCE];
+    secrets.extend(tokens.iter().map(String::as_str));
+    capture.assert_never_shows(&secrets);
+}
+
+#[test]
+fn an_unavailable_acquire_warns_once_per_failed_master_with_its_redacted_address() {
+    let masters = LocalMasters::start_with_password(3, PASSWORD).expect("masters");
+    let capture = Capture::default();
+    with_capture(&capture, || async {
+        let client = common::connected(builder(&masters).retry_count(0)).await;
+        masters.kill(1).expect("kill");
+        masters.kill(2).expect("kill");
+        let err = client
+            .acquire(RESOURCE, Duration::from_secs(10))
+            .await
+            .expect_err("two of three masters are down");
+        assert!(err.is_unavailable(), "{err}");
+    });
+
+    let acquires = capture.spans("redlock.acquire");
+    assert_eq!(acquires.len(), 1);
+    assert_eq!(acquires[0].field("outcome"), Some("unavailable"));
+    assert_eq!(acquires[0].field("failed"), Some("2"), "{:?}", acquires[0]);
+    let warnings = capture.warnings();
+    let failed: Vec<&Seen> = warnings
+        .iter()
+        .filter(|w| w.field("operation") == Some("acquire"))
+        .collect();
+    assert_eq!(failed.len(), 2, "one WARN per failed master: {warnings:?}");
+    for (warning, position) in failed.iter().zip(["1", "2"]) {
+        assert_eq!(warning.field("master"), Some(position), "{warning:?}");
+        assert_eq!(warning.parent.as_deref(), Some("redlock.acquire"));
+        let port = masters.port(position.parse().unwrap()).unwrap();
+        let address = warning.field("address").expect("address");
+        assert!(address.contains(&format!(":{port}")), "{address}");
+        assert!(address.contains("***"), "password redacted: {address}");
+        assert!(warning.field("error.type").is_some_and(|t| !t.is_empty()));
+        assert!(warning.field("cause").is_some_and(|c| !c.is_empty()));
+    }
+    capture.assert_never_shows(&[PASSWORD, RESOURCE]);
+}
+
+#[test]
+fn resource_names_appear_only_when_opted_in_and_a_lost_lock_warns() {
+    let masters = LocalMasters::start_with_password(3, PASSWORD).expect("masters");
+    let capture = Capture::default();
+    with_capture(&capture, || async {
+        let client = common::connected(builder(&masters).trace_resource_names(true)).await;
+        let mut lock = client
+            .acquire(RESOURCE, Duration::from_secs(10))
+            .await
+            .expect("won");
+        for i in 0..3 {
+            common::del(&masters, i, RESOURCE);
+        }
+        let err = client
+            .extend(&mut lock, Duration::from_secs(10))
+            .await
+            .expect_err("the keys are gone");
+        assert!(err.is_lock_lost(), "{err}");
+    });
+
+    let acquires = capture.spans("redlock.acquire");
+    assert_eq!(acquires[0].field("resource"), Some(RESOURCE));
+    let extends = capture.spans("redlock.extend");
+    assert_eq!(extends[0].field("outcome"), Some("lost"));
+    let lost: Vec<Seen> = capture
+        .warnings()
+        .into_iter()
+        .filter(|w| w.field("reason").is_some())
+        .collect();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!(lost[0].field("reason"), Some("not_held"));
+    assert_eq!(lost[0].field("resource"), Some(RESOURCE));
+    capture.assert_never_shows(&[PASSWORD]);
+}
