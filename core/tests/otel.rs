@@ -91,11 +91,15 @@ fn values_of(metric: &Metric, key: &str) -> BTreeSet<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn won_contended_and_unavailable_acquires_are_recorded_under_the_semantic_names() {
+    // ANCHOR: provider
+    // Install the meter provider before building the client: a client takes its instruments
+    // from the global provider once, when it is built.
     let exporter = InMemoryMetricExporter::default();
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(exporter.clone()).build())
         .build();
     opentelemetry::global::set_meter_provider(provider.clone());
+    // ANCHOR_END: provider
 
     let masters = LocalMasters::start_with_password(3, PASSWORD).expect("masters");
     let builder = || {
@@ -180,7 +184,10 @@ async fn won_contended_and_unavailable_acquires_are_recorded_under_the_semantic_
         values_of(requests, "server.address"),
         BTreeSet::from(["127.0.0.1".to_string()])
     );
-    assert!(!values_of(requests, "error.type").is_empty(), "failed requests say why");
+    assert!(
+        !values_of(requests, "error.type").is_empty(),
+        "failed requests say why"
+    );
 
     let failures = find(&all, "redlock.master.failures");
     let failed_ports = values_of(failures, "server.port");

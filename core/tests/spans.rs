@@ -248,7 +248,9 @@ fn resource_names_appear_only_when_opted_in_and_a_lost_lock_warns() {
     let masters = LocalMasters::start_with_password(3, PASSWORD).expect("masters");
     let capture = Capture::default();
     with_capture(&capture, || async {
+        // ANCHOR: opt_in
         let client = common::connected(builder(&masters).trace_resource_names(true)).await;
+        // ANCHOR_END: opt_in
         let mut lock = client
             .acquire(RESOURCE, Duration::from_secs(10))
             .await
