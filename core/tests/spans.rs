@@ -26,7 +26,7 @@ const RESOURCE: &str = "spans:orders:42";
 struct Seen {
     name: String,
     level: Option<Level>,
-    /// The span an event happened in.
+    /// The span an event happened in, or a span's parent.
     parent: Option<String>,
     fields: Vec<(String, String)>,
 }
@@ -66,6 +66,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
         };
         attrs.record(&mut seen);
         if let Some(span) = ctx.span(id) {
+            seen.parent = span.parent().map(|p| p.name().to_string());
             span.extensions_mut().insert(seen);
         }
     }
@@ -278,4 +279,50 @@ fn resource_names_appear_only_when_opted_in_and_a_lost_lock_warns() {
     assert_eq!(lost[0].field("reason"), Some("not_held"));
     assert_eq!(lost[0].field("resource"), Some(RESOURCE));
     capture.assert_never_shows(&[PASSWORD]);
+}
+
+#[test]
+fn each_background_renewal_has_a_renew_span_around_its_extend() {
+    let masters = LocalMasters::start_with_password(3, PASSWORD).expect("masters");
+    let capture = Capture::default();
+    with_capture(&capture, || async {
+        let client = common::connected(builder(&masters)).await;
+        let lock = client
+            .acquire(RESOURCE, Duration::from_secs(2))
+            .await
+            .expect("won");
+        let guard = client.auto_extend(lock);
+        common::eventually("a renewal", Duration::from_secs(10), || {
+            guard.lock().extensions() >= 1
+        })
+        .await;
+        guard.release().await.expect("released");
+    });
+
+    let renewals = capture.spans("redlock.renew");
+    assert!(!renewals.is_empty());
+    assert_eq!(
+        renewals[0].field("outcome"),
+        Some("extended"),
+        "{renewals:?}"
+    );
+    // Concurrent fan-out stops listening once a quorum (2 of 3) renewed.
+    let granted: usize = renewals[0]
+        .field("granted")
+        .expect("granted")
+        .parse()
+        .unwrap();
+    assert!(granted >= 2, "{renewals:?}");
+    assert!(renewals[0].field("resource").is_none());
+    let inside: Vec<Seen> = capture
+        .spans("redlock.extend")
+        .into_iter()
+        .filter(|s| s.parent.as_deref() == Some("redlock.renew"))
+        .collect();
+    assert_eq!(
+        inside.len(),
+        renewals.len(),
+        "one extend inside each renewal"
+    );
+    capture.assert_never_shows(&[PASSWORD, RESOURCE]);
 }
