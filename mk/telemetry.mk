@@ -4,7 +4,7 @@
 .PHONY: test-otel
 
 test-otel: deps-redis ## The `otel` feature: clippy, and metrics collected by the OpenTelemetry SDK from real masters
-	$(CARGO) clippy -p redlock-core --all-targets --features otel --locked -- -D warnings
+	$(CARGO) clippy -p redlock-core -p redlock-bench --all-targets --features redlock-core/otel,redlock-bench/otel --locked -- -D warnings
 	$(CARGO) test -p redlock-core --features otel --locked --test otel --test spans
 
 TEST_TARGETS += test-otel

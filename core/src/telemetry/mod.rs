@@ -16,31 +16,14 @@ use tracing::Span;
 use crate::error::{Error, LostReason, Result};
 use crate::lock::Lock;
 use crate::master::Master;
-use crate::vote::{Outcome, Verdict, Vote};
+use crate::vote::{Outcome, Vote};
 
+mod names;
 #[cfg(feature = "otel")]
 mod otel;
 
-/// Which operation a round served (the cleanup after a lost attempt is its own kind: its
-/// failures are reported at DEBUG, the attempt's own already said the master failed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RoundKind {
-    Acquire,
-    Extend,
-    Release,
-    Cleanup,
-}
-
-impl RoundKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            RoundKind::Acquire => "acquire",
-            RoundKind::Extend => "extend",
-            RoundKind::Release => "release",
-            RoundKind::Cleanup => "cleanup",
-        }
-    }
-}
+use names::failure_kind;
+pub(crate) use names::RoundKind;
 
 /// One client's telemetry: built once with the client.
 pub(crate) struct Telemetry {
@@ -299,27 +282,6 @@ fn counts(span: &Span, vote: &Vote) {
     span.record("granted", vote.granted());
     span.record("denied", vote.denied());
     span.record("failed", vote.failed());
-}
-
-/// The `error.type` of a failed master: the failure kind, or `timeout`.
-pub(crate) fn failure_kind(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Failed(kind) => kind.as_str(),
-        Outcome::TimedOut => "timeout",
-        _ => "",
-    }
-}
-
-/// `redlock.attempt.result` of a verdict (DESIGN §9).
-#[cfg_attr(not(feature = "otel"), allow(dead_code))]
-pub(crate) fn attempt_result(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Won => "won",
-        Verdict::SplitVote => "split",
-        Verdict::CleanLoss => "clean_loss",
-        Verdict::Expired => "expired",
-        _ => "unavailable",
-    }
 }
 
 fn lost_reason_name(reason: LostReason) -> &'static str {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
 use opentelemetry::KeyValue;
 
-use super::{attempt_result, failure_kind, RoundKind};
+use super::names::{attempt_result, failure_kind, RoundKind};
 use crate::master::Master;
 use crate::vote::{Outcome, Verdict, Vote};
 
