@@ -163,6 +163,7 @@ impl RedlockBuilder {
             &masters,
             settings.fanout.as_str(),
             self.trace_resource_names,
+            self.metrics_sink,
         );
         Ok(Redlock {
             inner: Arc::new(Inner {

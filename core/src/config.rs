@@ -115,6 +115,7 @@ pub struct RedlockBuilder {
     pub(crate) local_handoff: bool,
     pub(crate) fencing: bool,
     pub(crate) trace_resource_names: bool,
+    pub(crate) metrics_sink: Option<std::sync::Arc<dyn crate::telemetry::MetricsSink>>,
 }
 
 impl fmt::Debug for RedlockBuilder {
@@ -132,6 +133,7 @@ impl fmt::Debug for RedlockBuilder {
             .field("local_handoff", &self.local_handoff)
             .field("fencing", &self.fencing)
             .field("trace_resource_names", &self.trace_resource_names)
+            .field("metrics_sink", &self.metrics_sink.is_some())
             .finish()
     }
 }
@@ -150,6 +152,7 @@ impl RedlockBuilder {
             local_handoff: true,
             fencing: false,
             trace_resource_names: false,
+            metrics_sink: None,
         }
     }
     /// Fan-out mode (default: concurrent).
@@ -211,6 +214,13 @@ impl RedlockBuilder {
     /// may carry user data). Never in metrics.
     pub fn trace_resource_names(mut self, on: bool) -> Self {
         self.trace_resource_names = on;
+        self
+    }
+
+    /// Sends every measurement of the client (DESIGN §9) to `sink` as well: how a binding
+    /// records them in its own language's metrics.
+    pub fn metrics_sink(mut self, sink: std::sync::Arc<dyn crate::telemetry::MetricsSink>) -> Self {
+        self.metrics_sink = Some(sink);
         self
     }
 

@@ -7,7 +7,7 @@
 //! resource names go into spans only when the client was built with
 //! [`crate::RedlockBuilder::trace_resource_names`], and never into metrics.
 
-#[cfg(feature = "otel")]
+use std::sync::Arc;
 use std::time::Instant;
 
 use tracing::field::Empty;
@@ -21,9 +21,11 @@ use crate::vote::{Outcome, Vote};
 mod names;
 #[cfg(feature = "otel")]
 mod otel;
+mod sink;
 
 use names::failure_kind;
 pub(crate) use names::RoundKind;
+pub use sink::{Measurement, MetricsSink};
 
 /// One client's telemetry: built once with the client.
 pub(crate) struct Telemetry {
@@ -31,14 +33,22 @@ pub(crate) struct Telemetry {
     fanout: &'static str,
     /// Redacted master URLs, in configured order (the `address` of WARN events).
     addresses: Vec<Box<str>>,
+    /// A binding's receiver of the measurements.
+    sink: Option<Arc<dyn MetricsSink>>,
     #[cfg(feature = "otel")]
     metrics: otel::Metrics,
 }
 
 impl Telemetry {
-    pub(crate) fn new(masters: &[Master], fanout: &'static str, resource_in_spans: bool) -> Self {
+    pub(crate) fn new(
+        masters: &[Master],
+        fanout: &'static str,
+        resource_in_spans: bool,
+        sink: Option<Arc<dyn MetricsSink>>,
+    ) -> Self {
         Telemetry {
             resource_in_spans,
+            sink,
             fanout,
             addresses: masters.iter().map(|m| Box::from(m.display())).collect(),
             #[cfg(feature = "otel")]
@@ -107,10 +117,11 @@ impl Telemetry {
         if self.resource_in_spans {
             span.record("resource", resource);
         }
+        // Only metrics need the clock.
+        let timed = cfg!(feature = "otel") || self.sink.is_some();
         Watch {
             span,
-            #[cfg(feature = "otel")]
-            started: Instant::now(),
+            started: timed.then(Instant::now),
             attempts: 0,
         }
     }
@@ -120,6 +131,9 @@ impl Telemetry {
     pub(crate) fn round_finished(&self, kind: RoundKind, vote: &Vote) {
         #[cfg(feature = "otel")]
         self.metrics.round_finished(kind, vote);
+        if let Some(sink) = &self.sink {
+            requests(sink.as_ref(), kind, vote);
+        }
         for m in vote.masters() {
             if !matches!(m.outcome, Outcome::Failed(_) | Outcome::TimedOut) {
                 continue;
@@ -156,8 +170,10 @@ impl Telemetry {
         watch.attempts += 1;
         #[cfg(feature = "otel")]
         self.metrics.attempt_finished(vote.verdict());
-        #[cfg(not(feature = "otel"))]
-        let _ = vote;
+        if let Some(sink) = &self.sink {
+            let result = names::attempt_result(vote.verdict());
+            sink.record(Measurement::Attempt { result });
+        }
     }
 
     /// An acquire is over (`Ok(None)`: cancelled).
@@ -180,10 +196,17 @@ impl Telemetry {
         };
         watch.span.record("attempts", watch.attempts);
         watch.span.record("outcome", outcome);
+        if outcome == "error" {
+            return;
+        }
+        let seconds = watch.seconds();
         #[cfg(feature = "otel")]
-        if outcome != "error" {
-            self.metrics
-                .acquire_finished(outcome, watch.started.elapsed());
+        self.metrics.acquire_finished(outcome, seconds);
+        if let Some(sink) = &self.sink {
+            if outcome == "acquired" {
+                sink.record(Measurement::LocksHeld { delta: 1 });
+            }
+            sink.record(Measurement::Acquire { outcome, seconds });
         }
     }
 
@@ -193,13 +216,15 @@ impl Telemetry {
         watch: &Watch,
         result: &std::result::Result<&Vote, &Error>,
     ) {
-        let outcome = extend_outcome(&watch.span, result);
-        #[cfg(feature = "otel")]
-        if outcome != "error" {
-            self.metrics.extend_finished(watch.started.elapsed());
+        if extend_outcome(&watch.span, result) == "error" {
+            return;
         }
-        #[cfg(not(feature = "otel"))]
-        let _ = outcome;
+        let seconds = watch.seconds();
+        #[cfg(feature = "otel")]
+        self.metrics.extend_finished(seconds);
+        if let Some(sink) = &self.sink {
+            sink.record(Measurement::Extend { seconds });
+        }
     }
 
     /// An auto-extend renewal is over (its extend recorded the metrics).
@@ -222,14 +247,22 @@ impl Telemetry {
             "not_held"
         };
         watch.span.record("outcome", outcome);
+        let seconds = watch.seconds();
         #[cfg(feature = "otel")]
-        self.metrics.release_finished(watch.started.elapsed());
+        self.metrics.release_finished(seconds);
+        if let Some(sink) = &self.sink {
+            sink.record(Measurement::LocksHeld { delta: -1 });
+            sink.record(Measurement::Release { seconds });
+        }
     }
 
     /// A held lock was found lost: a WARN event (its resource only when opted in).
     pub(crate) fn lock_lost(&self, resource: &str, reason: LostReason) {
         #[cfg(feature = "otel")]
         self.metrics.lock_lost();
+        if let Some(sink) = &self.sink {
+            sink.record(Measurement::LockLost);
+        }
         let why = lost_reason_name(reason);
         if self.resource_in_spans {
             tracing::warn!(target: "redlock", reason = why, resource, "lock lost: {reason}");
@@ -242,13 +275,16 @@ impl Telemetry {
 /// The span and clock of one operation.
 pub(crate) struct Watch {
     span: Span,
-    /// Only metrics need the clock.
-    #[cfg(feature = "otel")]
-    started: Instant,
+    /// When the operation started, if metrics are recorded.
+    started: Option<Instant>,
     attempts: u32,
 }
 
 impl Watch {
+    fn seconds(&self) -> f64 {
+        self.started.map_or(0.0, |at| at.elapsed().as_secs_f64())
+    }
+
     /// The span to run the operation in.
     pub(crate) fn span(&self) -> &Span {
         &self.span
@@ -276,6 +312,26 @@ fn extend_outcome(span: &Span, result: &std::result::Result<&Vote, &Error>) -> &
     };
     span.record("outcome", outcome);
     outcome
+}
+
+/// One `Request` measurement per master that answered, failed or timed out.
+fn requests(sink: &dyn MetricsSink, kind: RoundKind, vote: &Vote) {
+    let operation = kind.operation_name();
+    for m in vote.masters() {
+        let error_type = match m.outcome {
+            Outcome::Granted | Outcome::Denied => None,
+            Outcome::Failed(_) | Outcome::TimedOut => Some(failure_kind(m.outcome)),
+            // No answer was waited for: nothing measured.
+            _ => continue,
+        };
+        let took = m.round_trip.unwrap_or(vote.elapsed());
+        sink.record(Measurement::Request {
+            master: m.master,
+            operation,
+            seconds: took.as_secs_f64(),
+            error_type,
+        });
+    }
 }
 
 fn counts(span: &Span, vote: &Vote) {

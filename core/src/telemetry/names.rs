@@ -21,6 +21,14 @@ impl RoundKind {
             RoundKind::Cleanup => "cleanup",
         }
     }
+
+    /// `db.operation.name` of its requests: an acquire's `SET`, else a script's `EVALSHA`.
+    pub(crate) fn operation_name(self) -> &'static str {
+        match self {
+            RoundKind::Acquire => "SET",
+            _ => "EVALSHA",
+        }
+    }
 }
 
 /// The `error.type` of a failed master: the failure kind, or `timeout`.
@@ -33,7 +41,6 @@ pub(crate) fn failure_kind(outcome: Outcome) -> &'static str {
 }
 
 /// `redlock.attempt.result` of a verdict (DESIGN §9).
-#[cfg_attr(not(feature = "otel"), allow(dead_code))]
 pub(crate) fn attempt_result(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Won => "won",

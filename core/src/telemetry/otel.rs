@@ -2,8 +2,6 @@
 //! as DESIGN §9 says. Instruments are created once per client and each master's attributes
 //! once per client, so recording allocates only for a failed request's `error.type`.
 
-use std::time::Duration;
-
 use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
 use opentelemetry::KeyValue;
 
@@ -112,8 +110,8 @@ impl Metrics {
             let Some(attributes) = self.masters.get(m.master) else {
                 continue;
             };
-            let base = match kind {
-                RoundKind::Acquire => &attributes.set,
+            let base = match kind.operation_name() {
+                "SET" => &attributes.set,
                 _ => &attributes.script,
             };
             match m.outcome {
@@ -143,21 +141,20 @@ impl Metrics {
         self.attempts.add(1, &self.results[i]);
     }
 
-    pub(super) fn acquire_finished(&self, outcome: &str, took: Duration) {
+    pub(super) fn acquire_finished(&self, outcome: &str, seconds: f64) {
         let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(3);
-        self.acquire_duration
-            .record(took.as_secs_f64(), &self.outcomes[i]);
+        self.acquire_duration.record(seconds, &self.outcomes[i]);
         if i == 0 {
             self.locks_held.add(1, &[]);
         }
     }
 
-    pub(super) fn extend_finished(&self, took: Duration) {
-        self.extend_duration.record(took.as_secs_f64(), &[]);
+    pub(super) fn extend_finished(&self, seconds: f64) {
+        self.extend_duration.record(seconds, &[]);
     }
 
-    pub(super) fn release_finished(&self, took: Duration) {
-        self.release_duration.record(took.as_secs_f64(), &[]);
+    pub(super) fn release_finished(&self, seconds: f64) {
+        self.release_duration.record(seconds, &[]);
         self.locks_held.add(-1, &[]);
     }
 
