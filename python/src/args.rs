@@ -261,6 +261,8 @@ pub(crate) struct ClientArgs {
     pub max_extensions: u32,
     pub local_handoff: bool,
     pub fencing: bool,
+    /// An OpenTelemetry `MeterProvider`; `None`: the global one (when installed).
+    pub meter_provider: Option<Py<PyAny>>,
 }
 
 impl ClientArgs {
@@ -268,6 +270,8 @@ impl ClientArgs {
     /// timeout) and names the bad one.
     pub(crate) fn builder(self, py: Python<'_>) -> PyResult<RedlockBuilder> {
         let fanout: FanOut = self.fanout.parse().map_err(|e| to_py_err(py, e))?;
+        let sink =
+            crate::metrics::sink(py, self.meter_provider.as_ref(), &self.masters, self.fanout)?;
         let mut builder = Redlock::builder(self.masters)
             .fanout(fanout)
             .retry_count(self.retry_count)
@@ -279,6 +283,9 @@ impl ClientArgs {
             .fencing(self.fencing);
         if let Some(quorum) = self.quorum {
             builder = builder.quorum(quorum);
+        }
+        if let Some(sink) = sink {
+            builder = builder.metrics_sink(sink);
         }
         Ok(builder)
     }

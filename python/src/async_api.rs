@@ -37,6 +37,9 @@ use crate::twins::client_methods;
 ///     turns, and a release wakes the next one at once instead of after its retry delay.
 /// fencing: True: every lock carries a fencing token (``Lock.fencing_token``), at the cost
 ///     of one more round trip per acquire (see the fencing page of the book).
+/// meter_provider: an OpenTelemetry ``MeterProvider`` to record metrics into (meter
+///     ``redlock_rs``); None: the global one, if one was set before this client was created.
+///     Needs ``pip install 'redlock-rs[otel]'``; without it nothing is recorded.
 ///
 /// Every operation is a coroutine (``await`` it, or
 /// hand it to ``asyncio.create_task``, a ``TaskGroup`` or ``asyncio.wait_for``): nothing

@@ -8,6 +8,7 @@
 //! - `carried`: what stops an operation early (an exception from its logging, `close()`);
 //! - `errors`: the exception tree and the one mapping from core errors;
 //! - `logging`: the `redlock_rs` logger;
+//! - `metrics`: OpenTelemetry metrics through Python's API, when it is installed;
 //! - `twins`: what the sync and async classes share (constructor, accessors), written once;
 //! - `args`, `vote`, `held`: argument conversion, vote objects, lock state.
 
@@ -22,6 +23,7 @@ mod errors;
 mod held;
 mod logging;
 mod loop_wakeup;
+mod metrics;
 mod outbox;
 mod process;
 mod runtime;

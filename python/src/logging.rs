@@ -70,6 +70,14 @@ pub(crate) fn take_raised() -> Option<PyErr> {
     RAISED.with_borrow_mut(Option::take)
 }
 
+/// Keeps `err`, raised by Python code this thread ran for an operation (e.g. its metrics),
+/// for [`take_raised`], as a record's exception is kept (an earlier one wins).
+pub(crate) fn keep_raised(err: PyErr) {
+    RAISED.with_borrow_mut(|raised| {
+        raised.get_or_insert(err);
+    });
+}
+
 /// Emits one record from any thread (attaching if needed). Errors inside a handler are
 /// logging's own business (its handlers report them); an exception that leaves the logger
 /// is kept for [`take_raised`], and until then this thread emits nothing more.

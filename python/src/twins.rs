@@ -23,11 +23,12 @@ macro_rules! client_methods {
                                 quorum = None,
                                 max_extensions = redlock_core::DEFAULT_MAX_EXTENSIONS,
                                 local_handoff = true,
-                                fencing = false),
+                                fencing = false,
+                                meter_provider = None),
                    text_signature = "(masters, *, retry_count=3, retry_delay=0.2, \
                                      drift_factor=0.01, instance_timeout=0.05, \
                                      fanout='concurrent', quorum=None, max_extensions=1000, \
-                                     local_handoff=True, fencing=False)")]
+                                     local_handoff=True, fencing=False, meter_provider=None)")]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 py: Python<'_>,
@@ -41,6 +42,7 @@ macro_rules! client_methods {
                 #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
                 #[pyo3(from_py_with = args::local_handoff)] local_handoff: bool,
                 #[pyo3(from_py_with = args::fencing)] fencing: bool,
+                meter_provider: Option<Py<PyAny>>,
             ) -> PyResult<Self> {
                 let args = args::ClientArgs {
                     masters,
@@ -53,6 +55,7 @@ macro_rules! client_methods {
                     max_extensions,
                     local_handoff,
                     fencing,
+                    meter_provider,
                 };
                 guarded(|| Self::build(py, args))
             }

@@ -219,6 +219,7 @@ class _Client:
         max_extensions: int = 1000,
         local_handoff: bool = True,
         fencing: bool = False,
+        meter_provider: Optional[Any] = None,
     ) -> Self:
         """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def connected_masters(self) -> int:

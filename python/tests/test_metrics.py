@@ -1,0 +1,165 @@
+"""Metrics through OpenTelemetry's API (DESIGN §9), collected by the SDK's InMemoryMetricReader
+from won, contended and unavailable acquisitions on password-protected masters; and
+redlock_rs without opentelemetry installed."""
+
+import asyncio
+import sys
+from typing import Any, Callable
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+import redlock_rs
+from conftest import LocalMasters
+
+PASSWORD = "metrics-Pa55word"
+Points = dict[str, tuple[str, list[tuple[dict[str, Any], float]]]]
+
+
+def _protected_urls(masters: LocalMasters) -> list[str]:
+    """Masters 0-2 with a password; their URLs carry it."""
+    for index in range(3):
+        assert masters.command(index, "CONFIG", "SET", "requirepass", PASSWORD) == "OK"
+    return [url.replace("redis://", f"redis://:{PASSWORD}@") for url in masters.urls[:3]]
+
+
+def _number(point: Any) -> float:
+    """A histogram point's count, or a sum's value."""
+    count = getattr(point, "count", None)
+    return float(count if count is not None else point.value)
+
+
+def _points(reader: InMemoryMetricReader) -> Points:
+    """Instrument name -> (unit, [(attributes, count or value)]) of the meter redlock_rs."""
+    found: Points = {}
+    data = reader.get_metrics_data()
+    assert data is not None
+    for resource_metrics in data.resource_metrics:
+        for scope_metrics in resource_metrics.scope_metrics:
+            if scope_metrics.scope.name != "redlock_rs":
+                continue
+            for metric in scope_metrics.metrics:
+                points = [(dict(p.attributes or {}), _number(p)) for p in metric.data.data_points]
+                found[metric.name] = (metric.unit or "", points)
+    return found
+
+
+def _values(points: Points, name: str, key: str) -> set[Any]:
+    assert name in points, f"no {name} among {sorted(points)}"
+    return {attributes[key] for attributes, _ in points[name][1] if key in attributes}
+
+
+def _assert_no_secret(points: Points, secrets: list[str]) -> None:
+    for name, (_, data) in points.items():
+        for attributes, _ in data:
+            for key, value in attributes.items():
+                for secret in secrets:
+                    assert secret not in str(value), (name, key, value)
+
+
+def test_won_contended_and_unavailable_acquires_are_recorded(fresh_masters: LocalMasters) -> None:
+    urls = _protected_urls(fresh_masters)
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    holder = redlock_rs.Redlock(urls, retry_count=0, meter_provider=provider)
+    rival = redlock_rs.Redlock(urls, retry_count=0, meter_provider=provider)
+    lock = holder.acquire("py:metrics", ttl=10.0)
+    with pytest.raises(redlock_rs.NotAcquired):
+        rival.acquire("py:metrics", ttl=10.0)
+    lock.extend(10.0)
+    assert lock.release() == 3
+    fresh_masters.kill(1)
+    fresh_masters.kill(2)
+    with pytest.raises(redlock_rs.Unavailable):
+        rival.acquire("py:metrics", ttl=10.0)
+
+    points = _points(reader)
+    assert points["redlock.acquire.duration"][0] == "s"
+    assert _values(points, "redlock.acquire.duration", "redlock.outcome") == {"acquired", "not_acquired", "unavailable"}
+    assert _values(points, "redlock.acquire.duration", "redlock.fanout") == {"concurrent"}
+    assert {"won", "clean_loss", "unavailable"} <= _values(points, "redlock.attempts", "redlock.attempt.result")
+    for name in ("redlock.extend.duration", "redlock.release.duration"):
+        assert points[name][0] == "s"
+        assert sum(n for _, n in points[name][1]) == 1, name
+    assert sum(v for _, v in points["redlock.locks.held"][1]) == 0
+    requests = "db.client.operation.duration"
+    assert points[requests][0] == "s"
+    assert _values(points, requests, "db.system.name") == {"redis"}
+    assert _values(points, requests, "db.operation.name") == {"SET", "EVALSHA"}
+    assert _values(points, requests, "server.port") == set(fresh_masters.ports[:3])
+    assert _values(points, requests, "server.address") == {"127.0.0.1"}
+    assert _values(points, "redlock.master.failures", "server.port") == set(fresh_masters.ports[1:3])
+    _assert_no_secret(points, [PASSWORD, "py:metrics", lock.token])
+
+
+async def test_the_asyncio_client_records_from_the_runtime(fresh_masters: LocalMasters) -> None:
+    urls = _protected_urls(fresh_masters)
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    client = redlock_rs.AsyncRedlock(urls, meter_provider=provider)
+    lock = await client.acquire("py:metrics:async", ttl=10.0)
+    await lock.release()
+    await asyncio.sleep(0)
+    points = _points(reader)
+    assert _values(points, "redlock.acquire.duration", "redlock.outcome") == {"acquired"}
+    assert _values(points, "db.client.operation.duration", "server.port") == set(fresh_masters.ports[:3])
+    _assert_no_secret(points, [PASSWORD, "py:metrics:async", lock.token])
+
+
+WITHOUT_OPENTELEMETRY = """
+import os, sys
+sys.modules["opentelemetry"] = None  # import opentelemetry now raises ImportError
+import redlock_rs
+urls = os.environ["REDLOCK_URLS"].split(",")
+client = redlock_rs.Redlock(urls)
+lock = client.acquire("py:metrics:none", ttl=10.0)
+print("released", lock.release())
+try:
+    redlock_rs.Redlock(urls, meter_provider=object())
+except ImportError as e:
+    print("import error:", e)
+"""
+
+
+def test_redlock_rs_works_without_opentelemetry(
+    masters: LocalMasters, python_script: Callable[[str, list[str]], Any]
+) -> None:
+    proc = python_script(WITHOUT_OPENTELEMETRY, masters.urls)
+    out, err = proc.communicate(timeout=30.0)
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    assert "released 5" in lines, out + err
+    assert any("redlock-rs[otel]" in line for line in lines if line.startswith("import error:")), out
+    assert sys.modules.get("opentelemetry") is not None
+
+
+GLOBAL_PROVIDER = """
+import os
+from opentelemetry import metrics
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+import redlock_rs
+urls = os.environ["REDLOCK_URLS"].split(",")
+before = redlock_rs.Redlock(urls)  # no global provider yet: records nothing
+reader = InMemoryMetricReader()
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+after = redlock_rs.Redlock(urls)  # meter_provider=None: the global one
+before.acquire("py:metrics:global:before", ttl=10.0).release()
+after.acquire("py:metrics:global:after", ttl=10.0).release()
+data = reader.get_metrics_data()
+for rm in data.resource_metrics:
+    for sm in rm.scope_metrics:
+        for m in sm.metrics:
+            if m.name == "redlock.acquire.duration":
+                print("acquires", sum(p.count for p in m.data.data_points))
+"""
+
+
+def test_the_global_meter_provider_set_before_the_client_is_used(
+    masters: LocalMasters, python_script: Callable[[str, list[str]], Any]
+) -> None:
+    proc = python_script(GLOBAL_PROVIDER, masters.urls)
+    out, err = proc.communicate(timeout=30.0)
+    assert proc.returncode == 0, err
+    assert out.splitlines() == ["acquires 1"], out + err
