@@ -60,9 +60,11 @@ def _assert_no_secret(points: Points, secrets: list[str]) -> None:
 
 def test_won_contended_and_unavailable_acquires_are_recorded(fresh_masters: LocalMasters) -> None:
     urls = _protected_urls(fresh_masters)
+    # ANCHOR: provider
     reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader])
     holder = redlock_rs.Redlock(urls, retry_count=0, meter_provider=provider)
+    # ANCHOR_END: provider
     rival = redlock_rs.Redlock(urls, retry_count=0, meter_provider=provider)
     lock = holder.acquire("py:metrics", ttl=10.0)
     with pytest.raises(redlock_rs.NotAcquired):
