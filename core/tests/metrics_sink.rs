@@ -111,3 +111,34 @@ async fn the_sink_sees_every_operation_attempt_and_request() {
         "only the killed masters failed"
     );
 }
+
+#[tokio::test]
+async fn a_fenced_acquire_is_measured_once_per_master_and_operation() {
+    let masters = LocalMasters::start(3).expect("masters");
+    let sink = Arc::new(Collected::default());
+    let client = common::connected(
+        Redlock::builder(masters.urls())
+            .fanout(FanOut::Sequential)
+            .fencing(true)
+            .metrics_sink(sink.clone()),
+    )
+    .await;
+    let lock = client
+        .acquire("sink:fenced", Duration::from_secs(10))
+        .await
+        .expect("won");
+    assert!(lock.fencing_token().is_some());
+    client.release(&lock).await.expect("released");
+    let seen = sink.0.lock().unwrap().clone();
+    let requests = |operation: &str| {
+        seen.iter()
+            .filter(|m| matches!(m, Measurement::Request { operation: o, .. } if *o == operation))
+            .count()
+    };
+    // One measurement per master whose answer the fenced attempt waited for (both rounds
+    // together; round 2 stops waiting at quorum), and one per master for the release.
+    let acquired = requests("SET");
+    assert!((2..=3).contains(&acquired), "{seen:?}");
+    assert_eq!(requests("EVALSHA"), 3, "{seen:?}");
+    assert!(seen.contains(&Measurement::Attempt { result: "won" }));
+}
