@@ -133,6 +133,10 @@ pub struct WorkloadArgs {
     /// most 10m.
     #[arg(long, value_name = "DURATION", value_parser = parse_warmup)]
     pub warmup: Option<Duration>,
+    /// Length of one interval of the over-time figures (counts and latency histograms per
+    /// interval, in the JSON, `--hlog` and `--html`), 100ms to 1m.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
+    pub interval: Duration,
     /// Seed of the workload's random choices (resources, hold times); printed in the report.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -158,6 +162,13 @@ pub struct OutputArgs {
     /// throughput with the objective and the knee).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Write the per-interval latency histograms as an HdrHistogram interval log (run, merge,
+    /// collect; read by HistogramLogProcessor and HistogramLogAnalyzer).
+    #[arg(long, value_name = "FILE.hlog")]
+    pub hlog: Option<PathBuf>,
+    /// Write a self-contained HTML report (charts inline, nothing fetched when viewed).
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
     /// Latency columns of the tables, e.g. 50,90,99,99.9,99.99 (default 50,90,99,99.9).
     #[arg(long, value_name = "P,...", value_parser = Percentiles::parse)]
     pub percentiles: Option<Percentiles>,
@@ -369,6 +380,19 @@ fn parse_measured_duration(text: &str) -> Result<Duration, String> {
     if d > MAX_MEASURED {
         return Err(format!(
             "{text:?}: at most 1h per run (the per-second series keeps one latency histogram per second; merge consecutive runs for longer)"
+        ));
+    }
+    Ok(d)
+}
+
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < Duration::from_millis(100) || d > Duration::from_secs(60) {
+        return Err(format!("{text:?}: an interval is 100ms to 1m"));
+    }
+    if d.subsec_nanos() % 1_000_000 != 0 {
+        return Err(format!(
+            "{text:?}: an interval is a whole number of milliseconds"
         ));
     }
     Ok(d)

@@ -60,6 +60,8 @@ pub struct RunConfig {
     pub quorum: Option<usize>,
     pub duration: Duration,
     pub warmup: Duration,
+    /// Length of one interval of the over-time figures.
+    pub interval: Duration,
     pub seed: u64,
     pub quiet: bool,
     /// The command line, for the report.
@@ -92,6 +94,7 @@ impl RunConfig {
             quorum: w.quorum.map(|q| q as usize),
             duration: w.duration.unwrap_or(timing.0),
             warmup: w.warmup.unwrap_or(timing.1),
+            interval: w.interval,
             seed: w.seed.unwrap_or_else(random_seed),
             quiet: w.quiet,
             command_line: command_line(),

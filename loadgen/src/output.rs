@@ -53,6 +53,8 @@ pub struct Outputs {
     pub json: Option<Dest>,
     pub csv: Option<Dest>,
     pub plot: Option<Dest>,
+    pub hlog: Option<Dest>,
+    pub html: Option<Dest>,
     pub hgrm: Option<PathBuf>,
     pub percentiles: Percentiles,
 }
@@ -72,16 +74,19 @@ impl Outputs {
             json: dest("--json", &args.json)?,
             csv: dest("--csv", &args.csv)?,
             plot: dest("--plot", &args.plot)?,
+            hlog: dest("--hlog", &args.hlog)?,
+            html: dest("--html", &args.html)?,
             hgrm: args.hgrm.clone(),
             percentiles: args.percentiles.clone().unwrap_or_default(),
         };
-        let to_stdout = [&outputs.json, &outputs.csv, &outputs.plot]
+        let to_stdout = outputs
+            .destinations()
             .iter()
             .filter(|d| matches!(d, Some(Dest::Stdout)))
             .count();
         if to_stdout > 1 {
             return Err(LoadgenError::Usage(
-                "only one of --json, --csv and --plot can write to standard output (-)".into(),
+                "only one of --json, --csv, --plot, --hlog and --html can write to standard output (-)".into(),
             ));
         }
         if let Some(dir) = &outputs.hgrm {
@@ -90,9 +95,23 @@ impl Outputs {
         Ok(outputs)
     }
 
+    fn destinations(&self) -> [&Option<Dest>; 5] {
+        [&self.json, &self.csv, &self.plot, &self.hlog, &self.html]
+    }
+
+    /// Refuses `--hlog` for a command whose result has no intervals of its own to log.
+    pub fn refuse_hlog(&self, command: &str) -> Result<(), LoadgenError> {
+        if self.hlog.is_some() {
+            return Err(LoadgenError::Usage(format!(
+                "{command} does not write --hlog (run, merge and collect of runs, and report of a run do)"
+            )));
+        }
+        Ok(())
+    }
+
     /// True when an output takes standard output (the text report then goes to stderr).
     pub fn stdout_taken(&self) -> bool {
-        [&self.json, &self.csv, &self.plot]
+        self.destinations()
             .iter()
             .any(|d| matches!(d, Some(Dest::Stdout)))
     }

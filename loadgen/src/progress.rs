@@ -14,35 +14,40 @@ pub struct Progress {
     enabled: bool,
     fanout: FanOut,
     totals: Interval,
-    /// Locks acquired in each second received so far (for the last complete second's rate).
+    /// Whole-acquire latency so far.
+    acquire: Hist,
+    /// Length of an interval of the reports received.
+    interval: Duration,
+    /// Locks acquired in each interval received so far (for the last complete one's rate).
     acquired_per_second: Vec<u64>,
     last_print: Option<Instant>,
     printed: bool,
 }
 
 impl Progress {
-    pub fn new(fanout: FanOut, quiet: bool) -> Progress {
+    pub fn new(fanout: FanOut, quiet: bool, interval: Duration) -> Progress {
         Progress {
+            interval,
             enabled: !quiet && std::io::stderr().is_terminal(),
             fanout,
-            totals: Interval {
-                acquire: Hist::new(),
-                ..Interval::default()
-            },
+            totals: Interval::default(),
+            acquire: Hist::new(),
             acquired_per_second: Vec::new(),
             last_print: None,
             printed: false,
         }
     }
 
-    /// Adds a worker's finished second.
-    pub fn add(&mut self, second: usize, interval: &Interval) {
+    /// Adds a task's finished interval.
+    pub fn add(&mut self, index: usize, interval: &Interval) {
         if self.enabled {
-            self.totals.add(interval);
-            if self.acquired_per_second.len() <= second {
-                self.acquired_per_second.resize(second + 1, 0);
+            self.totals.acquire_calls += interval.acquire_calls;
+            self.totals.acquired += interval.acquired;
+            self.acquire.add(&interval.acquire.unpack());
+            if self.acquired_per_second.len() <= index {
+                self.acquired_per_second.resize(index + 1, 0);
             }
-            self.acquired_per_second[second] += interval.acquired;
+            self.acquired_per_second[index] += interval.acquired;
         }
     }
 
@@ -73,14 +78,12 @@ impl Progress {
                 let t = &self.totals;
                 // Throughput of the last complete second (workers report a second once they
                 // are past it); success and p99 over everything so far.
-                let last_second = (elapsed.as_secs() as usize).checked_sub(1);
-                let rate = last_second
+                let last = ((elapsed.as_nanos() / self.interval.as_nanos().max(1)) as usize)
+                    .checked_sub(1);
+                let rate = last
                     .map(|s| {
-                        self.acquired_per_second
-                            .get(s)
-                            .copied()
-                            .unwrap_or(0)
-                            .to_string()
+                        let n = self.acquired_per_second.get(s).copied().unwrap_or(0);
+                        format!("{:.0}", n as f64 / self.interval.as_secs_f64())
                     })
                     .unwrap_or_else(|| "-".into());
                 format!(
@@ -90,7 +93,7 @@ impl Progress {
                     total.as_secs_f64(),
                     rate,
                     100.0 * crate::model::mode::ratio(t.acquired, t.acquire_calls),
-                    t.acquire.quantile(0.99) as f64 / 1000.0
+                    self.acquire.quantile(0.99) as f64 / 1000.0
                 )
             }
         };

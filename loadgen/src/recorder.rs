@@ -8,6 +8,7 @@ use redlock_core::{Error, ErrorKind, FanOut, Outcome, Verdict, Vote};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::checker::Window;
+use crate::hist::{Hist, PackedHist};
 use crate::locks::baseline::{Attempt, AttemptResult, Released};
 use crate::locks::master::RequestError;
 use crate::model::mode::{Interval, ModeStats, VotePattern};
@@ -15,8 +16,19 @@ use crate::model::mode::{Interval, ModeStats, VotePattern};
 /// An open-loop operation that starts later than this after its intended start is "late".
 pub const LATE_AFTER: Duration = Duration::from_millis(1);
 
-/// A finished second of one worker: (second index, its counts).
+/// A finished interval of one task: (its index, its counts and histograms).
 pub type IntervalReport = (usize, Interval);
+
+/// The interval being recorded: counts, and live histograms packed when it is sent.
+#[derive(Debug)]
+struct OpenInterval {
+    index: usize,
+    counts: Interval,
+    acquire: Hist,
+    attempt: Hist,
+    release: Hist,
+    round_trip: Vec<Hist>,
+}
 
 /// Why an acquire call returned no lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +75,8 @@ pub struct Recorder {
     epoch: Instant,
     measure_start: Instant,
     n_masters: u64,
-    current: Option<(usize, Interval)>,
+    interval: Duration,
+    current: Option<OpenInterval>,
     intervals: UnboundedSender<IntervalReport>,
 }
 
@@ -74,6 +87,7 @@ impl Recorder {
         workers: usize,
         epoch: Instant,
         measure_start: Instant,
+        interval: Duration,
         intervals: UnboundedSender<IntervalReport>,
     ) -> Recorder {
         let mut stats = ModeStats::new(fanout, n_masters);
@@ -84,28 +98,40 @@ impl Recorder {
             epoch,
             measure_start,
             n_masters: n_masters as u64,
+            interval,
             current: None,
             intervals,
         }
     }
 
-    /// The counts of the second `at` falls in (flushing the previous second when it changed).
-    fn interval_at(&mut self, at: Instant) -> &mut Interval {
-        let second = at.saturating_duration_since(self.measure_start).as_secs() as usize;
-        if self.current.as_ref().is_some_and(|(s, _)| *s != second) {
+    /// The interval `at` falls in (flushing the previous one when it changed).
+    fn interval_at(&mut self, at: Instant) -> &mut OpenInterval {
+        let elapsed = at.saturating_duration_since(self.measure_start);
+        let index = (elapsed.as_nanos() / self.interval.as_nanos().max(1)) as usize;
+        if self.current.as_ref().is_some_and(|i| i.index != index) {
             self.flush_interval();
         }
-        &mut self
-            .current
-            .get_or_insert_with(|| (second, Interval::default()))
-            .1
+        let n_masters = self.n_masters as usize;
+        self.current.get_or_insert_with(|| OpenInterval {
+            index,
+            counts: Interval::default(),
+            acquire: Hist::new(),
+            attempt: Hist::new(),
+            release: Hist::new(),
+            round_trip: vec![Hist::new(); n_masters],
+        })
     }
 
-    /// Sends the current second to the control loop.
+    /// Sends the current interval to the control loop.
     pub fn flush_interval(&mut self) {
-        if let Some(report) = self.current.take() {
+        if let Some(open) = self.current.take() {
+            let mut interval = open.counts;
+            interval.acquire = PackedHist::pack(&open.acquire);
+            interval.attempt = PackedHist::pack(&open.attempt);
+            interval.release = PackedHist::pack(&open.release);
+            interval.round_trip = open.round_trip.iter().map(PackedHist::pack).collect();
             // The receiver only goes away when the run is over: nothing left to report to.
-            let _ = self.intervals.send(report);
+            let _ = self.intervals.send((open.index, interval));
         }
     }
 
@@ -173,10 +199,22 @@ impl Recorder {
             }
         }
         *self.stats.vote_patterns.entry(pattern).or_default() += 1;
-        let interval = self.interval_at(vote.completed());
-        interval.attempts += 1;
-        interval.split_votes += u64::from(verdict == Verdict::SplitVote);
-        interval.unavailable_attempts += u64::from(verdict == Verdict::Unavailable);
+        let open = self.interval_at(vote.completed());
+        open.attempt.record_duration(vote.elapsed());
+        for m in vote.masters() {
+            if let (Some(rtt), Outcome::Granted | Outcome::Denied, Some(h)) =
+                (m.round_trip, &m.outcome, open.round_trip.get_mut(m.master))
+            {
+                h.record_duration(rtt);
+            }
+        }
+        let i = &mut open.counts;
+        i.attempts += 1;
+        i.attempts_won += u64::from(verdict == Verdict::Won);
+        i.split_votes += u64::from(verdict == Verdict::SplitVote);
+        i.clean_losses += u64::from(verdict == Verdict::CleanLoss);
+        i.expired_attempts += u64::from(verdict == Verdict::Expired);
+        i.unavailable_attempts += u64::from(verdict == Verdict::Unavailable);
     }
 
     /// An open-loop operation started `lag` after its intended start; `no_free_worker`: its
@@ -245,15 +283,20 @@ impl Recorder {
         let at_ms = done
             .saturating_duration_since(self.measure_start)
             .as_millis() as u64;
-        let interval = self.interval_at(done);
-        interval.acquire_calls += 1;
-        if result.is_ok() {
-            interval.acquired += 1;
-            interval.first_acquired_ms =
-                Some(interval.first_acquired_ms.map_or(at_ms, |f| f.min(at_ms)));
-            interval.last_acquired_ms = interval.last_acquired_ms.max(Some(at_ms));
+        let open = self.interval_at(done);
+        open.acquire.record_duration(latency);
+        let i = &mut open.counts;
+        i.acquire_calls += 1;
+        match result {
+            Ok(_) => {
+                i.acquired += 1;
+                i.first_acquired_ms = Some(i.first_acquired_ms.map_or(at_ms, |f| f.min(at_ms)));
+                i.last_acquired_ms = i.last_acquired_ms.max(Some(at_ms));
+            }
+            Err(Failure::NotAcquired) => i.not_acquired += 1,
+            Err(Failure::Unavailable) => i.unavailable += 1,
+            Err(Failure::Other) => i.other_errors += 1,
         }
-        interval.acquire.record_duration(latency);
     }
 
     /// A release and its vote.
@@ -269,6 +312,7 @@ impl Recorder {
         }
         self.stats.latency.release.record_duration(latency);
         self.count_failures(vote);
+        self.interval_released(latency);
     }
 
     /// An extend; `vote` is its vote when one was made.
@@ -354,9 +398,19 @@ impl Recorder {
             m.round_trip.record_duration(rtt);
         }
         self.stats.latency.attempt.record_duration(attempt.elapsed);
-        let interval = self.interval_at(Instant::now());
-        interval.attempts += 1;
-        interval.unavailable_attempts += u64::from(failed);
+        let open = self.interval_at(Instant::now());
+        open.attempt.record_duration(attempt.elapsed);
+        if let (Some(rtt), Some(h)) = (attempt.first_round_trip, open.round_trip.first_mut()) {
+            h.record_duration(rtt);
+        }
+        let i = &mut open.counts;
+        i.attempts += 1;
+        i.attempts_won += u64::from(matches!(
+            attempt.result,
+            AttemptResult::Acquired(_) | AttemptResult::Crashed
+        ));
+        i.clean_losses += u64::from(matches!(attempt.result, AttemptResult::Denied));
+        i.unavailable_attempts += u64::from(failed);
     }
 
     /// The end of a baseline's acquire call.
@@ -392,6 +446,14 @@ impl Recorder {
             }
         }
         self.stats.latency.release.record_duration(latency);
+        self.interval_released(latency);
+    }
+
+    /// A release that ended now, in the current interval.
+    fn interval_released(&mut self, latency: Duration) {
+        let open = self.interval_at(Instant::now());
+        open.release.record_duration(latency);
+        open.counts.releases += 1;
     }
 
     /// A worker died holding the lock (the crash fault); counted even during the warm-up.

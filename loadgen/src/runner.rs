@@ -255,6 +255,7 @@ async fn run_mode(
                 members.len(),
                 epoch,
                 clock.measure_start,
+                cfg.interval,
                 tx.clone(),
             );
             rec.stats.lock = lock;
@@ -280,7 +281,7 @@ async fn run_mode(
 
     let mut stats = ModeStats::new(fanout, n_masters);
     stats.lock = lock;
-    let mut progress = Progress::new(fanout, cfg.quiet);
+    let mut progress = Progress::new(fanout, cfg.quiet, cfg.interval);
     let mut stopped_at = None;
     let mut cpu_start: Option<CpuSample> = None;
     let mut cpu = GeneratorCpu::default();
@@ -354,10 +355,11 @@ async fn run_mode(
     if let Some(slots) = &slots {
         count_slots(&mut stats, slots, measured_end);
     }
-    // Seconds past the measured window only hold operations that were in flight at its end.
-    let seconds = stats.duration.as_secs_f64().ceil() as usize;
-    if stats.intervals.len() > seconds {
-        let tail: Vec<_> = stats.intervals.drain(seconds.max(1)..).collect();
+    // Intervals past the measured window only hold operations that were in flight at its end.
+    stats.interval_ms = cfg.interval.as_millis() as u64;
+    let n_intervals = (stats.duration.as_secs_f64() / cfg.interval.as_secs_f64()).ceil() as usize;
+    if stats.intervals.len() > n_intervals {
+        let tail: Vec<_> = stats.intervals.drain(n_intervals.max(1)..).collect();
         if let Some(last) = stats.intervals.last_mut() {
             tail.iter().for_each(|t| last.add(t));
         }

@@ -123,8 +123,9 @@ fn runs_that_measured_together_merge_into_union_and_overlap_rates() {
         .unwrap()
         .iter()
         .filter(|i| {
-            let start = base + u(i, "second") * 1000;
-            start >= from && start + 1000 <= to
+            let step = u(&mm, "interval_ms");
+            let start = base + u(i, "index") * step;
+            start >= from && start + step <= to
         })
         .map(|i| u(i, "acquired"))
         .collect();
@@ -262,11 +263,54 @@ fn sweeps_merge_level_by_level() {
     );
 }
 
-/// The previous schema version (2: no `unavailable_attempts`) still merges with the current
-/// one, with a note that its outage attempts count as contention; any other version is
-/// refused naming it.
+/// The current result in the shape an older schema version wrote: version 3 kept one-second
+/// intervals (`second`) with the acquire histogram alone; version 2 also had no
+/// `unavailable_attempts`.
+fn downgrade(current: &Value, version: u32) -> Value {
+    let mut old = current.clone();
+    old["schema_version"] = version.into();
+    for mode in old["modes"].as_array_mut().unwrap() {
+        let mode = mode.as_object_mut().unwrap();
+        mode.remove("interval_ms");
+        if version < 3 {
+            mode["counts"]
+                .as_object_mut()
+                .unwrap()
+                .remove("unavailable_attempts");
+        }
+        for i in mode["intervals"].as_array_mut().unwrap() {
+            let i = i.as_object_mut().unwrap();
+            let index = i.remove("index").unwrap();
+            i.insert("second".into(), index);
+            for key in [
+                "not_acquired",
+                "unavailable",
+                "other_errors",
+                "attempts_won",
+                "clean_losses",
+                "expired_attempts",
+                "releases",
+                "acquire_p50_us",
+                "acquire_p999_us",
+                "attempt_hdr",
+                "release_hdr",
+                "round_trip_hdr",
+            ] {
+                i.remove(key);
+            }
+            if version < 3 {
+                i.remove("unavailable_attempts");
+            }
+        }
+    }
+    old
+}
+
+/// The previous schema versions (3: one-second intervals with the acquire histogram alone;
+/// 2: also no `unavailable_attempts`) still merge with the current one, with a note saying
+/// what they lack; any other version is refused naming it.
 #[test]
-fn a_result_of_the_previous_schema_version_merges_and_an_unknown_one_is_refused() {
+fn a_result_of_the_previous_schema_versions_merges_and_an_unknown_one_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (current, other) = (
         path(dir.path(), "current.json"),
@@ -288,49 +332,48 @@ fn a_result_of_the_previous_schema_version_merges_and_an_unknown_one_is_refused(
             s(file),
         ]);
     }
-    let mut old = read_json(&current);
-    assert_eq!(old["schema_version"], 3);
-    old["schema_version"] = 2.into();
-    for mode in old["modes"].as_array_mut().unwrap() {
-        mode["counts"]
-            .as_object_mut()
-            .unwrap()
-            .remove("unavailable_attempts");
-        for i in mode["intervals"].as_array_mut().unwrap() {
-            i.as_object_mut().unwrap().remove("unavailable_attempts");
+    let current = read_json(&current);
+    assert_eq!(current["schema_version"], 4);
+    let other_json = read_json(&other);
+    let count = |v: &Value, key: &str| u(&v["modes"][0]["counts"], key);
+    for version in [3, 2] {
+        let old = downgrade(&current, version);
+        let file = path(dir.path(), &format!("v{version}.json"));
+        std::fs::write(&file, old.to_string()).unwrap();
+        let merged = path(dir.path(), "merged.json");
+        // The two runs ran one after the other: their windows never overlap.
+        let report = succeed(&[
+            "merge",
+            s(&file),
+            s(&other),
+            "--allow-disjoint",
+            "--json",
+            s(&merged),
+        ]);
+        assert!(
+            report.contains("MERGE NOTE") && report.contains(&format!("schema version {version}")),
+            "{report}"
+        );
+        let merged = read_json(&merged);
+        assert_schema_valid(&merged);
+        assert_eq!(merged["schema_version"], 4);
+        assert_eq!(
+            count(&merged, "acquired"),
+            count(&current, "acquired") + count(&other_json, "acquired")
+        );
+        let intervals = merged["modes"][0]["intervals"].as_array().unwrap();
+        let per_interval: u64 = intervals.iter().map(|i| u(i, "acquired")).sum();
+        assert_eq!(per_interval, count(&merged, "acquired"));
+        if version == 2 {
+            // Version 2 had no such count: it adds nothing.
+            assert_eq!(
+                count(&merged, "unavailable_attempts"),
+                count(&other_json, "unavailable_attempts")
+            );
         }
     }
-    let v2 = path(dir.path(), "v2.json");
-    std::fs::write(&v2, old.to_string()).unwrap();
-    let merged = path(dir.path(), "merged.json");
-    // The two runs ran one after the other: their windows never overlap.
-    let report = succeed(&[
-        "merge",
-        s(&v2),
-        s(&other),
-        "--allow-disjoint",
-        "--json",
-        s(&merged),
-    ]);
-    assert!(
-        report.contains("MERGE NOTE") && report.contains("schema version 2"),
-        "{report}"
-    );
-    let merged = read_json(&merged);
-    assert_schema_valid(&merged);
-    assert_eq!(merged["schema_version"], 3);
-    let count = |v: &Value, key: &str| u(&v["modes"][0]["counts"], key);
-    let other_json = read_json(&other);
-    assert_eq!(
-        count(&merged, "acquired"),
-        count(&old, "acquired") + count(&other_json, "acquired")
-    );
-    // Version 2 had no such count: it adds nothing.
-    assert_eq!(
-        count(&merged, "unavailable_attempts"),
-        count(&other_json, "unavailable_attempts")
-    );
 
+    let mut old = downgrade(&current, 3);
     old["schema_version"] = 1.into();
     let v1 = path(dir.path(), "v1.json");
     std::fs::write(&v1, old.to_string()).unwrap();

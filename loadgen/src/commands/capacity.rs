@@ -28,6 +28,7 @@ pub const DEFAULT_RESOURCES: u32 = 10_000;
 /// Runs the search in each selected fan-out mode, prints the steps and the answers.
 pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
+    outputs.refuse_hlog("capacity")?;
     if args.min_rate > args.max_rate || args.start_rate > args.max_rate {
         return Err(LoadgenError::Usage(format!(
             "--min-rate {} and --start-rate {} must not exceed --max-rate {}",

@@ -12,7 +12,7 @@ use crate::error::LoadgenError;
 use crate::faults::client::WorkerFaultPlan;
 use crate::model::report::Report;
 use crate::output::Outputs;
-use crate::render::{csv, hgrm, json, plot, text};
+use crate::render::{csv, hgrm, hlog, html, json, plot, text};
 use crate::runner;
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
@@ -98,7 +98,7 @@ fn run_as_agent(
     check(&report, args.allow_no_locks)
 }
 
-/// Writes `--json`, `--csv`, `--hgrm` and `--plot` of a run report.
+/// Writes `--json`, `--csv`, `--hgrm`, `--plot`, `--hlog` and `--html` of a run report.
 pub fn write_outputs(report: &Report, out: &Outputs, quiet: bool) -> Result<(), LoadgenError> {
     if let Some(dest) = &out.json {
         dest.write(&json::render(report))?;
@@ -120,6 +120,15 @@ pub fn write_outputs(report: &Report, out: &Outputs, quiet: bool) -> Result<(), 
     }
     if let Some(dest) = &out.plot {
         dest.write(&plot::render(report).map_err(LoadgenError::Failed)?)?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dest) = &out.hlog {
+        let log = hlog::render(report).map_err(LoadgenError::Failed)?;
+        dest.write(&String::from_utf8_lossy(&log))?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dest) = &out.html {
+        dest.write(&html::run_page(report).map_err(LoadgenError::Failed)?)?;
         say(quiet, &format!("wrote {}", dest.describe()));
     }
     Ok(())

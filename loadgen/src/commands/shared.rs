@@ -145,5 +145,5 @@ pub fn refuse_run_only_outputs(command: &str, outputs: &Outputs) -> Result<(), L
             "{command} does not write --hgrm (run does)"
         )));
     }
-    Ok(())
+    outputs.refuse_hlog(command)
 }

@@ -52,6 +52,8 @@ pub fn differences(a: &Report, b: &Report) -> Vec<String> {
         y.instance_timeout_ms.to_string(),
     );
     check("quorum", opt(x.quorum), opt(y.quorum));
+    let interval_ms = |r: &Report| r.modes.first().map(|m| m.interval_ms);
+    check("interval_ms", opt(interval_ms(a)), opt(interval_ms(b)));
     check(
         "masters",
         a.masters.len().to_string(),

@@ -51,10 +51,12 @@ pub fn merge_modes(parts: &[&ModeStats]) -> ModeStats {
         .unwrap_or(0);
     let mut merged = ModeStats::new(first.fanout, first.masters.len());
     merged.lock = first.lock;
+    merged.interval_ms = first.interval_ms;
     let mut all_windows = Vec::new();
     for m in parts {
         merged.add_measurements(m);
-        let shift = ((m.measured_from_unix_ms - base) as f64 / 1000.0).round() as usize;
+        let interval_ms = first.interval_ms.max(1) as f64;
+        let shift = ((m.measured_from_unix_ms - base) as f64 / interval_ms).round() as usize;
         merged.add_intervals(
             m.intervals
                 .iter()

@@ -138,10 +138,16 @@ pub fn parse(text: &str) -> Result<Document, String> {
     if version != SCHEMA_VERSION {
         let header = doc.header_mut();
         header.schema_version = SCHEMA_VERSION;
-        header.note([format!(
-            "run {} was written with schema version {version}: its attempts that failed without a denial (an outage) count as split votes or clean losses, not as unavailable attempts",
-            header.run_id
-        )]);
+        let run = header.run_id.clone();
+        let mut notes = vec![format!(
+            "run {run} was written with schema version {version}: its intervals hold the acquire histogram alone (no attempt, release or round-trip histograms per interval)"
+        )];
+        if version < 3 {
+            notes.push(format!(
+                "run {run} was written with schema version {version}: its attempts that failed without a denial (an outage) count as split votes or clean losses, not as unavailable attempts"
+            ));
+        }
+        header.note(notes);
     }
     Ok(doc)
 }

@@ -8,11 +8,13 @@ use serde::{Deserialize, Serialize};
 use crate::signals::Signal;
 
 /// Version of the result format written; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Versions `merge` (and `collect`) read. Version 2 had no `unavailable_attempts`: its
 /// attempts that failed without a denial were counted as split votes or clean losses.
-pub const READABLE_SCHEMA_VERSIONS: [u32; 2] = [2, 3];
+/// Versions 2 and 3 kept one-second intervals with the acquire histogram alone (`second`,
+/// no `interval_ms`, no attempt, release or round-trip histograms per interval).
+pub const READABLE_SCHEMA_VERSIONS: [u32; 3] = [2, 3, 4];
 
 /// What a result file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

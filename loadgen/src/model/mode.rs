@@ -10,7 +10,7 @@ use std::time::Duration;
 use redlock_core::FanOut;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::hist::Hist;
+use crate::hist::{Hist, PackedHist};
 use crate::locks::LockAlgorithm;
 
 macro_rules! counts {
@@ -135,45 +135,104 @@ pub struct VotePattern {
     pub not_awaited: u16,
 }
 
-/// One second of the measured window.
+/// One interval of the measured window (`interval_ms` long, 1 s by default): what completed in
+/// it. Histograms are kept packed ([`PackedHist`]) so an hour of intervals stays small.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
-    /// Seconds since the start of the measured window (its index in `intervals`).
-    pub second: usize,
+    /// Its position in the measured window (starts at `index × interval_ms`; schema version
+    /// 2 and 3 results: `second`).
+    #[serde(alias = "second")]
+    pub index: usize,
     pub acquire_calls: u64,
     pub acquired: u64,
+    /// Acquire calls that lost to contention.
+    #[serde(default)]
+    pub not_acquired: u64,
+    /// Acquire calls refused because too few masters answered.
+    #[serde(default)]
+    pub unavailable: u64,
+    /// Acquire calls that failed otherwise.
+    #[serde(default)]
+    pub other_errors: u64,
     pub attempts: u64,
+    #[serde(default)]
+    pub attempts_won: u64,
     pub split_votes: u64,
+    #[serde(default)]
+    pub clean_losses: u64,
     /// Attempts that failed with no denial (schema version 2 results: absent, read as 0).
     #[serde(default)]
     pub unavailable_attempts: u64,
-    /// When the second's first and last locks were acquired, ms from the start of the measured
-    /// window (absent: none was; they sharpen the edges of an [`super::outage::Outage`]).
+    #[serde(default)]
+    pub expired_attempts: u64,
+    #[serde(default)]
+    pub releases: u64,
+    /// When the interval's first and last locks were acquired, ms from the start of the
+    /// measured window (absent: none was; they sharpen the edges of an
+    /// [`super::outage::Outage`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_acquired_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_acquired_ms: Option<u64>,
-    /// p99 of `acquire`, µs (derived).
+    /// p50, p99 and p99.9 of `acquire`, µs (derived).
+    #[serde(default)]
+    pub acquire_p50_us: u64,
     pub acquire_p99_us: u64,
-    /// Whole-acquire latency of the calls that completed in this second, µs.
-    #[serde(rename = "acquire_hdr", with = "crate::hist::hdr_only")]
-    pub acquire: Hist,
+    #[serde(default)]
+    pub acquire_p999_us: u64,
+    /// Whole-acquire latency of the calls that completed in this interval, µs.
+    #[serde(rename = "acquire_hdr")]
+    pub acquire: PackedHist,
+    /// Attempts that completed in this interval, µs.
+    #[serde(rename = "attempt_hdr", default)]
+    pub attempt: PackedHist,
+    /// Releases that completed in this interval, µs.
+    #[serde(rename = "release_hdr", default)]
+    pub release: PackedHist,
+    /// Per master (in `masters` order): round trips of its answered attempt requests, µs.
+    #[serde(rename = "round_trip_hdr", default)]
+    pub round_trip: Vec<PackedHist>,
 }
 
 impl Interval {
-    /// Adds the counts and the histogram of `other` (the second stays this one's).
+    /// Adds the counts and the histograms of `other` (the index stays this one's).
     pub fn add(&mut self, other: &Interval) {
         self.acquire_calls += other.acquire_calls;
         self.acquired += other.acquired;
+        self.not_acquired += other.not_acquired;
+        self.unavailable += other.unavailable;
+        self.other_errors += other.other_errors;
         self.attempts += other.attempts;
+        self.attempts_won += other.attempts_won;
         self.split_votes += other.split_votes;
+        self.clean_losses += other.clean_losses;
         self.unavailable_attempts += other.unavailable_attempts;
         self.first_acquired_ms = match (self.first_acquired_ms, other.first_acquired_ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         self.last_acquired_ms = self.last_acquired_ms.max(other.last_acquired_ms);
+        self.expired_attempts += other.expired_attempts;
+        self.releases += other.releases;
         self.acquire.add(&other.acquire);
+        self.attempt.add(&other.attempt);
+        self.release.add(&other.release);
+        if self.round_trip.len() < other.round_trip.len() {
+            self.round_trip
+                .resize(other.round_trip.len(), PackedHist::default());
+        }
+        for (mine, theirs) in self.round_trip.iter_mut().zip(&other.round_trip) {
+            mine.add(theirs);
+        }
+    }
+
+    /// Bytes its histograms hold in memory.
+    pub fn packed_size(&self) -> usize {
+        [&self.acquire, &self.attempt, &self.release]
+            .into_iter()
+            .chain(&self.round_trip)
+            .map(PackedHist::size)
+            .sum()
     }
 }
 
@@ -311,7 +370,10 @@ pub struct ModeStats {
     #[serde(with = "pattern_list")]
     pub vote_patterns: BTreeMap<VotePattern, u64>,
     pub fairness: Fairness,
-    /// Per-second series of the measured window, indexed by second.
+    /// Length of one interval of `intervals`, ms (schema version 2 and 3 results: 1000).
+    #[serde(default = "one_second_ms")]
+    pub interval_ms: u64,
+    /// The measured window interval by interval, indexed by interval.
     pub intervals: Vec<Interval>,
     /// Where no lock was acquired while masters were missing (derived from `intervals`).
     #[serde(default)]
@@ -333,6 +395,7 @@ impl ModeStats {
             masters: vec![MasterStats::default(); n_masters],
             vote_patterns: BTreeMap::new(),
             fairness: Fairness::default(),
+            interval_ms: one_second_ms(),
             intervals: Vec::new(),
             outages: Vec::new(),
         }
@@ -367,56 +430,66 @@ impl ModeStats {
             .extend_from_slice(&other.fairness.acquired_per_worker);
     }
 
-    /// Adds intervals given as (second, interval).
+    /// Adds intervals given as (index, interval).
     pub fn add_intervals(&mut self, intervals: impl IntoIterator<Item = (usize, Interval)>) {
-        for (second, interval) in intervals {
-            while self.intervals.len() <= second {
+        for (index, interval) in intervals {
+            while self.intervals.len() <= index {
                 let next = Interval {
-                    second: self.intervals.len(),
+                    index: self.intervals.len(),
                     ..Interval::default()
                 };
                 self.intervals.push(next);
             }
-            self.intervals[second].add(&interval);
+            self.intervals[index].add(&interval);
         }
     }
 
-    /// Merged results: locks acquired per second over the whole seconds of the merged series
-    /// that lie inside the time every part was measuring (`None` for a single run, or when
-    /// there is no such second).
+    /// Merged results: locks acquired per second over the whole intervals of the merged
+    /// series that lie inside the time every part was measuring (`None` for a single run, or when
+    /// there is no such interval).
     pub fn rate_while_all_measured(&self) -> Option<f64> {
         if self.windows_unix_ms.len() < 2 {
             return None;
         }
         let (from, to) = overlap(&self.windows_unix_ms)?;
         let base = self.measured_from_unix_ms;
+        let step = self.interval_ms.max(1);
         let inside: Vec<u64> = self
             .intervals
             .iter()
             .enumerate()
             .filter(|(s, _)| {
-                let start = base + *s as u64 * 1000;
-                start >= from && start + 1000 <= to
+                let start = base + *s as u64 * step;
+                start >= from && start + step <= to
             })
             .map(|(_, i)| i.acquired)
             .collect();
         if inside.is_empty() {
             return None;
         }
-        Some(inside.iter().sum::<u64>() as f64 / inside.len() as f64)
+        let seconds = inside.len() as f64 * step as f64 / 1000.0;
+        Some(inside.iter().sum::<u64>() as f64 / seconds)
+    }
+
+    /// Length of one interval.
+    pub fn interval(&self) -> Duration {
+        Duration::from_millis(self.interval_ms.max(1))
     }
 
     /// Fills in every derived figure (rates, shares, fairness, indexes, interval p99s, the
     /// generator's judgement) from the measurements. Called whenever a result is built: after
     /// a run, a merge, or reading a file (derived figures are recomputed, never read).
     pub fn derive(&mut self, judgement: Judgement) {
-        // Place every interval at its second (a file's intervals may come in any order).
+        // Place every interval at its index (a file's intervals may come in any order).
         let intervals = std::mem::take(&mut self.intervals);
-        self.add_intervals(intervals.into_iter().map(|i| (i.second, i)));
+        self.add_intervals(intervals.into_iter().map(|i| (i.index, i)));
         for i in &mut self.intervals {
-            i.acquire_p99_us = i.acquire.quantile(0.99);
+            let acquire = i.acquire.unpack();
+            i.acquire_p50_us = acquire.quantile(0.50);
+            i.acquire_p99_us = acquire.quantile(0.99);
+            i.acquire_p999_us = acquire.quantile(0.999);
         }
-        self.outages = super::outage::find(&self.intervals, self.duration);
+        self.outages = super::outage::find(&self.intervals, self.duration, self.interval());
         for (index, m) in self.masters.iter_mut().enumerate() {
             m.index = index;
         }
@@ -518,6 +591,10 @@ impl ModeStats {
         }
         sum * sum / (n * squares)
     }
+}
+
+fn one_second_ms() -> u64 {
+    1000
 }
 
 /// `num / den`, 0 when there is nothing to divide.

@@ -1,6 +1,6 @@
 //! Outages: stretches of a mode's measured window in which no lock was acquired while attempts
 //! failed for want of masters (no denial: an outage, not contention). Found from the
-//! per-second intervals, their edges sharpened by each second's first and last acquisition.
+//! intervals, their edges sharpened by each interval's first and last acquisition.
 
 use std::time::Duration;
 
@@ -40,13 +40,14 @@ fn is_out(i: &impl Second) -> bool {
     i.acquired() == 0 && i.unavailable_attempts() > 0
 }
 
-/// The outages of `intervals` (indexed by second) over a measured window of `measured`: each
-/// a maximal run of outage seconds (so an outage is found when it covers at least one whole
-/// second of the series).
-pub fn find<S: Second>(intervals: &[S], measured: Duration) -> Vec<Outage> {
+/// The outages of `intervals` (each `interval` long) over a measured window of `measured`:
+/// each a maximal run of outage intervals (so an outage is found when it covers at least one
+/// whole interval of the series).
+pub fn find<S: Second>(intervals: &[S], measured: Duration, interval: Duration) -> Vec<Outage> {
     let window_s = measured.as_secs_f64();
-    // Seconds past the window only hold operations that were in flight at its end.
-    let seconds = (window_s.ceil() as usize).min(intervals.len());
+    let step = interval.as_secs_f64().max(1e-3);
+    // Intervals past the window only hold operations that were in flight at its end.
+    let seconds = ((window_s / step).ceil() as usize).min(intervals.len());
     let intervals = &intervals[..seconds];
     let mut outages = Vec::new();
     let mut second = 0;
@@ -64,8 +65,8 @@ pub fn find<S: Second>(intervals: &[S], measured: Duration) -> Vec<Outage> {
             .and_then(|s| intervals[s].last_acquired_ms());
         let after = intervals.get(second).and_then(|i| i.first_acquired_ms());
         outages.push(Outage {
-            from_s: before.map_or(first as f64, |ms| ms as f64 / 1e3),
-            to_s: after.map_or((second as f64).min(window_s), |ms| ms as f64 / 1e3),
+            from_s: before.map_or(first as f64 * step, |ms| ms as f64 / 1e3),
+            to_s: after.map_or((second as f64 * step).min(window_s), |ms| ms as f64 / 1e3),
             until_end: after.is_none() && intervals[second..].iter().all(|i| i.acquired() == 0),
             unavailable_attempts: intervals[first..second]
                 .iter()
@@ -101,7 +102,7 @@ mod tests {
             second(0, 40, None),
             second(7, 2, Some((4100, 4900))),
         ];
-        let outages = find(&series, Duration::from_secs(5));
+        let outages = find(&series, Duration::from_secs(5), Duration::from_secs(1));
         assert_eq!(
             outages,
             vec![Outage {
@@ -120,7 +121,7 @@ mod tests {
             second(0, 9, None),
             second(0, 9, None),
         ];
-        let outages = find(&series, Duration::from_millis(2500));
+        let outages = find(&series, Duration::from_millis(2500), Duration::from_secs(1));
         assert_eq!(outages.len(), 1);
         assert_eq!(outages[0].from_s, 0.9);
         assert_eq!(outages[0].to_s, 2.5);
@@ -140,6 +141,6 @@ mod tests {
             contended,
             Interval::default(),
         ];
-        assert!(find(&series, Duration::from_secs(3)).is_empty());
+        assert!(find(&series, Duration::from_secs(3), Duration::from_secs(1)).is_empty());
     }
 }

@@ -48,9 +48,27 @@ where
     X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    svg_sized((1100, 650), title, axes, x, y, draw)
+}
+
+/// [`svg`] on a canvas of `size` pixels.
+pub fn svg_sized<X, Y>(
+    size: (u32, u32),
+    title: &str,
+    axes: Axes<'_>,
+    x: X,
+    y: Y,
+    draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> Result<(), String>,
+) -> Result<String, String>
+where
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (1100, 650)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(error)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 15))

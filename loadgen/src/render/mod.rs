@@ -5,6 +5,8 @@ pub mod capacity_table;
 pub mod chart;
 pub mod csv;
 pub mod hgrm;
+pub mod hlog;
+pub mod html;
 pub mod json;
 pub mod percentiles;
 pub mod plot;

@@ -8,10 +8,10 @@ use crate::hist::Hist;
 use crate::model::report::Report;
 
 /// The percentile axis runs to 99.999% (1/(1-p) = 10^5).
-const X_MAX: f64 = 1e5;
+pub const X_MAX: f64 = 1e5;
 
 /// (1/(1-q), latency ms) points of `h`, HdrHistogram-plotter style.
-fn curve(h: &Hist) -> Vec<(f64, f64)> {
+pub fn curve(h: &Hist) -> Vec<(f64, f64)> {
     h.inner()
         .iter_quantiles(5)
         .map(|v| {
@@ -21,7 +21,7 @@ fn curve(h: &Hist) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn percentile_label(x: &f64) -> String {
+pub fn percentile_label(x: &f64) -> String {
     let p = 100.0 * (1.0 - 1.0 / x);
     let text = format!("{p:.3}");
     format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))

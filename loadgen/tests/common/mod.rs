@@ -226,15 +226,54 @@ pub fn assert_consistent(mode: &Value, n_masters: u64, workers: u64) {
     for key in [
         "acquire_calls",
         "acquired",
+        "not_acquired",
+        "unavailable",
+        "other_errors",
         "attempts",
+        "attempts_won",
         "split_votes",
+        "clean_losses",
         "unavailable_attempts",
+        "expired_attempts",
+        "releases",
     ] {
         let sum: u64 = intervals.iter().map(|i| u(i, key)).sum();
         assert_eq!(
             sum,
             u(c, key),
-            "{name}: per-second {key} add up to the total"
+            "{name}: per-interval {key} add up to the total"
+        );
+    }
+    let interval_count = |i: &Value, key: &str| {
+        Hist::decode(i[key].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{name}: {key}: {e}"))
+            .count()
+    };
+    for (key, total) in [
+        ("acquire_hdr", &mode["latency"]["acquire"]),
+        ("attempt_hdr", &mode["latency"]["attempt"]),
+        ("release_hdr", &mode["latency"]["release"]),
+    ] {
+        let sum: u64 = intervals.iter().map(|i| interval_count(i, key)).sum();
+        assert_eq!(
+            sum,
+            u(total, "count"),
+            "{name}: per-interval {key} add up to the whole run's"
+        );
+    }
+    for (m, master) in mode["masters"].as_array().unwrap().iter().enumerate() {
+        let sum: u64 = intervals
+            .iter()
+            .map(|i| {
+                Hist::decode(i["round_trip_hdr"][m].as_str().unwrap())
+                    .unwrap()
+                    .count()
+            })
+            .sum();
+        assert_eq!(
+            sum,
+            u(&master["round_trip"], "count"),
+            "{name}: master {m}'s per-interval round trips add up"
         );
     }
     let rate = f(&mode["rates"], "acquires_per_s");

@@ -1,0 +1,152 @@
+//! `--hlog FILE`: the per-interval histograms as an HdrHistogram interval log, the format
+//! HdrHistogram's `HistogramLogProcessor` and HistogramLogAnalyzer read. Values are µs.
+//!
+//! Every interval of every mode writes its acquire histogram untagged (so the log read without
+//! `-tag` holds every acquire call of the result) and each histogram tagged
+//! `<mode>.<histogram>`: `concurrent.acquire`, `concurrent.attempt`, `concurrent.release`,
+//! `concurrent.round_trip.m0` … (`sequential.…` for the other fan-out, the algorithm's name
+//! for a baseline). Timestamps are seconds since the earliest measured window's start
+//! (`BaseTime` and `StartTime`); empty histograms are left out.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+
+use crate::hist::{Hist, PackedHist};
+use crate::model::mode::ModeStats;
+use crate::model::report::Report;
+
+/// The tag of histogram `what` of mode `label`.
+pub fn tag(label: &str, what: &str) -> String {
+    format!("{label}.{what}")
+}
+
+/// The log's text.
+pub fn render(report: &Report) -> Result<Vec<u8>, String> {
+    render_modes(&report.header.run_id, &report.modes)
+}
+
+/// The log of `modes` (of the result `run_id`).
+pub fn render_modes(run_id: &str, modes: &[ModeStats]) -> Result<Vec<u8>, String> {
+    let base_ms = modes
+        .iter()
+        .map(|m| m.measured_from_unix_ms)
+        .min()
+        .unwrap_or(0);
+    let base = UNIX_EPOCH + Duration::from_millis(base_ms);
+    let mut out = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    {
+        let mut log = IntervalLogWriterBuilder::new()
+            .add_comment(&format!(
+                "redlock-loadgen {} run {}: per-interval latency histograms in microseconds",
+                env!("CARGO_PKG_VERSION"),
+                run_id
+            ))
+            .add_comment("untagged: acquire of every mode; tagged <mode>.<histogram>")
+            .with_start_time(base)
+            .with_base_time(base)
+            .with_max_value_divisor(1.0)
+            .begin_log_with(&mut out, &mut serializer)
+            .map_err(|e| format!("writing the interval log: {e}"))?;
+        let mut modes: Vec<_> = modes.iter().collect();
+        modes.sort_by_key(|m| m.measured_from_unix_ms);
+        for m in modes {
+            let step = m.interval();
+            let offset = Duration::from_millis(m.measured_from_unix_ms - base_ms);
+            let label = m.label();
+            for interval in &m.intervals {
+                let start = offset + step * interval.index as u32;
+                let named = [
+                    (None, &interval.acquire),
+                    (Some(tag(label, "acquire")), &interval.acquire),
+                    (Some(tag(label, "attempt")), &interval.attempt),
+                    (Some(tag(label, "release")), &interval.release),
+                ]
+                .into_iter()
+                .chain(
+                    interval
+                        .round_trip
+                        .iter()
+                        .enumerate()
+                        .map(|(i, h)| (Some(tag(label, &format!("round_trip.m{i}"))), h)),
+                );
+                for (name, packed) in named {
+                    write(&mut log, start, step, name.as_deref(), packed)?;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn write<W: std::io::Write>(
+    log: &mut hdrhistogram::serialization::interval_log::IntervalLogWriter<
+        '_,
+        '_,
+        W,
+        V2DeflateSerializer,
+    >,
+    start: Duration,
+    length: Duration,
+    name: Option<&str>,
+    packed: &PackedHist,
+) -> Result<(), String> {
+    let h: Hist = packed.unpack();
+    if h.count() == 0 {
+        return Ok(());
+    }
+    let tag = match name {
+        Some(name) => Some(Tag::new(name).ok_or_else(|| format!("{name:?} is not a valid tag"))?),
+        None => None,
+    };
+    log.write_histogram(h.inner(), start, length, tag)
+        .map_err(|e| format!("writing the interval log: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use redlock_core::FanOut;
+
+    use super::*;
+    use crate::model::mode::Interval;
+
+    #[test]
+    fn each_interval_is_written_untagged_and_tagged_at_its_time() {
+        let mut mode = ModeStats::new(FanOut::Concurrent, 1);
+        mode.measured_from_unix_ms = 1_700_000_000_000;
+        mode.interval_ms = 500;
+        let mut h = Hist::new();
+        h.record(250);
+        h.record(900);
+        let interval = Interval {
+            acquire: PackedHist::pack(&h),
+            round_trip: vec![PackedHist::pack(&h)],
+            ..Interval::default()
+        };
+        mode.add_intervals([(3, interval)]);
+        let text = render_modes("r1", &[mode]).unwrap();
+        let mut seen = Vec::new();
+        for entry in IntervalLogIterator::new(&text) {
+            if let LogEntry::Interval(i) = entry.unwrap() {
+                seen.push((
+                    i.tag().map(|t| t.as_str().to_string()),
+                    i.start_timestamp(),
+                    i.duration(),
+                ));
+            }
+        }
+        let at = Duration::from_millis(1500);
+        let length = Duration::from_millis(500);
+        assert_eq!(
+            seen,
+            [
+                (None, at, length),
+                (Some("concurrent.acquire".into()), at, length),
+                (Some("concurrent.round_trip.m0".into()), at, length),
+            ]
+        );
+    }
+}
