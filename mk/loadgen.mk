@@ -10,8 +10,9 @@ loadgen-build: deps-rust
 	@test -x $(LOADGEN_BIN) || echo "Building redlock-loadgen in release mode: the first build compiles every dependency and takes a few minutes (later builds take seconds)." >&2
 	$(CARGO) build --release --locked -p redlock-loadgen
 
-loadgen-run: deps-redis loadgen-build ## Load generator default: 5 local masters, sequential vs concurrent fan-out side by side
-	$(LOADGEN)
+loadgen-run: deps-redis loadgen-build ## Load generator default: 5 local masters, sequential vs concurrent fan-out side by side (+ report.html)
+	$(LOADGEN) --html report.html
+	@echo "HTML report: $(CURDIR)/report.html"
 
 loadgen-sweep: deps-redis loadgen-build ## Contention table: sweep --clients 1,4,16,64 on one resource, both modes (about 1 minute)
 	$(LOADGEN) sweep --clients 1,4,16,64

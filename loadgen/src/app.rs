@@ -4,7 +4,7 @@
 
 use crate::cli::{Cli, Command};
 use crate::commands::shared::Session;
-use crate::commands::{capacity, collect, merge, run, scenarios, sweep};
+use crate::commands::{capacity, collect, merge, report, run, scenarios, sweep};
 use crate::error::LoadgenError;
 
 /// Runs the parsed command line. `Ok` means exit code 0.
@@ -14,6 +14,7 @@ pub fn execute(cli: Cli) -> Result<(), LoadgenError> {
         Command::Sweep(args) => sweep::command(args, &Session::start()?),
         Command::Capacity(args) => capacity::command(args, &Session::start()?),
         Command::Merge(args) => merge::command(args),
+        Command::Report(args) => report::command(args),
         Command::Collect(args) => collect::command(args, &Session::start()?),
         Command::Scenarios(args) if args.list => scenarios::list(&args),
         Command::Scenarios(args) => scenarios::command(args, &Session::start()?),

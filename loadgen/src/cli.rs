@@ -68,6 +68,10 @@ pub enum Command {
     /// their merge (exactly as `merge`), one line per agent, and the cross-agent safety check.
     #[command(after_help = EXIT_CODES_HELP)]
     Collect(CollectArgs),
+    /// Render a saved result (`--json` of run, sweep, capacity, merge or collect) again: its
+    /// text report, and the files asked for (--html, --hlog, --plot, --csv, --hgrm).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Report(ReportArgs),
     /// Run the fixed fault matrix (negative controls included) and print one verdict table.
     #[command(after_help = EXIT_CODES_HELP)]
     Scenarios(ScenariosArgs),
@@ -243,6 +247,15 @@ pub struct MergeArgs {
     /// Merge results whose measured windows never overlapped (flagged in the report).
     #[arg(long)]
     pub allow_disjoint: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result file written by `--json`.
+    #[arg(value_name = "RESULT.json")]
+    pub input: PathBuf,
     #[command(flatten)]
     pub output: OutputArgs,
 }

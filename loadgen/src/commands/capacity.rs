@@ -292,7 +292,7 @@ fn shared_machine_warning(target: &crate::target::Target) -> Option<String> {
     ))
 }
 
-/// Writes `--json`, `--csv` and `--plot`.
+/// Writes `--json`, `--csv`, `--plot` and `--html`.
 pub fn write_outputs(
     result: &CapacityResult,
     outputs: &Outputs,
@@ -308,6 +308,11 @@ pub fn write_outputs(
     }
     if let Some(dest) = &outputs.plot {
         dest.write(&plot::render(result).map_err(LoadgenError::Failed)?)?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dest) = &outputs.html {
+        let page = crate::render::html::capacity_page(result).map_err(LoadgenError::Failed)?;
+        dest.write(&page)?;
         say(quiet, &format!("wrote {}", dest.describe()));
     }
     Ok(())

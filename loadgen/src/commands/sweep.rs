@@ -121,7 +121,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     Ok(())
 }
 
-/// Writes `--json` and `--csv` of a sweep.
+/// Writes `--json`, `--csv` and `--html` of a sweep.
 pub fn write_sweep_outputs(
     sweep: &SweepResult,
     outputs: &Outputs,
@@ -138,6 +138,11 @@ pub fn write_sweep_outputs(
             .map(|l| (l.level.clone(), &l.report))
             .collect();
         dest.write(&csv::render("level", &rows, &outputs.percentiles))?;
+        say(quiet, &format!("wrote {}", dest.describe()));
+    }
+    if let Some(dest) = &outputs.html {
+        let page = render::html::sweep_page(sweep).map_err(LoadgenError::Failed)?;
+        dest.write(&page)?;
         say(quiet, &format!("wrote {}", dest.describe()));
     }
     Ok(())

@@ -9,6 +9,8 @@ use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
 use redlock_loadgen::hist::Hist;
 use serde_json::Value;
 
+pub mod browser;
+
 pub fn loadgen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
         .args(args)

@@ -147,7 +147,10 @@ where
     Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
 {
     let shade = RGBColor(255, 140, 0);
-    for (mode, windows) in faults {
+    // One label under the other when several modes' windows are drawn on one chart.
+    let step = (y_hi - y_lo) * 0.07;
+    for (k, (mode, windows)) in faults.iter().enumerate() {
+        let label_y = if k == 0 { y_hi } else { y_hi - step * k as f64 };
         for (from, to, what) in windows {
             c.draw_series(std::iter::once(Rectangle::new(
                 [(*from, y_lo), (*to, y_hi)],
@@ -161,7 +164,7 @@ where
             };
             c.draw_series(std::iter::once(Text::new(
                 text,
-                (*from, y_hi),
+                (*from, label_y),
                 ("sans-serif", 14).into_font().color(&RGBColor(150, 70, 0)),
             )))
             .map_err(chart::error)?;
@@ -271,13 +274,16 @@ pub fn sweep_curves(sweep: &SweepResult) -> Result<[String; 2], String> {
         0f64..y_max * 1.15,
         |c| draw_all(c, throughput),
     )?;
-    let (lo, hi) = log_range(p99.iter().flat_map(|(_, p)| p.iter().map(|p| p.1)));
+    let p99_max = p99
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .fold(0.001f64, f64::max);
     let b = chart::svg_sized(
         SIZE,
         "Sweep: acquire p99 at each level",
-        axes("acquire p99 (ms, log)"),
+        axes("acquire p99 (ms)"),
         0f64..x_max,
-        (lo..hi).log_scale(),
+        0f64..p99_max * 1.15,
         |c| draw_all(c, p99),
     )?;
     Ok([a, b])

@@ -25,7 +25,7 @@ th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}\
 .warn{background:#fff0e0;border:1px solid #e0a060;padding:.6em 1em;font-weight:bold}\
 .ok{color:#1a7f37}.bad{color:#b42318;font-weight:bold}\
 .chart svg{width:100%;height:auto;border:1px solid #eee}\
-.bar{display:inline-block;height:.8em;background:#1f77b4;vertical-align:middle}\
+.config td{text-align:left}.bar{display:inline-block;height:.8em;background:#1f77b4;vertical-align:middle}\
 pre{white-space:pre-wrap;background:#f7f7f7;padding:.6em}";
 
 /// Text with `<`, `>`, `&` and quotes escaped.
@@ -154,6 +154,9 @@ fn run_sections(out: &mut String, report: &Report) -> Result<(), String> {
     Ok(())
 }
 
+/// The fault log's name for the clean-up that ends every fault when a mode ends.
+const END_OF_MODE: &str = "end of mode";
+
 /// The fault windows of each mode, seconds into its measured window: each fault spec from its
 /// first action to its last (or to the mode's clean-up, or the window's end).
 pub fn fault_windows(report: &Report) -> Vec<(String, Vec<FaultWindow>)> {
@@ -168,12 +171,12 @@ pub fn fault_windows(report: &Report) -> Vec<(String, Vec<FaultWindow>)> {
             .collect();
         let heal = events
             .iter()
-            .find(|e| e.fault == "heal")
+            .find(|e| e.fault == END_OF_MODE)
             .map(|e| at_s(e, warmup_s));
         let mut windows = Vec::new();
         let mut specs: Vec<&str> = Vec::new();
         for e in &events {
-            if e.fault != "heal" && !specs.contains(&e.fault.as_str()) {
+            if e.fault != END_OF_MODE && !specs.contains(&e.fault.as_str()) {
                 specs.push(&e.fault);
             }
         }

@@ -298,6 +298,7 @@ pub fn capacity_steps(out: &mut String, result: &CapacityResult) {
 pub fn configuration(out: &mut String, report: &Report) {
     out.push_str("<h2>Configuration</h2>\n");
     let _ = writeln!(out, "<pre>{}</pre>", escape(&report.config.command_line));
+    out.push_str("<div class=\"config\">");
     head(out, &["setting", "value"]);
     let config = serde_json::to_value(&report.config).unwrap_or_default();
     if let Some(fields) = config.as_object() {
@@ -336,7 +337,7 @@ pub fn configuration(out: &mut String, report: &Report) {
             ],
         );
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
     for note in &h.merge_notes {
         let _ = writeln!(out, "<p>merge note: {}</p>", escape(note));
     }
