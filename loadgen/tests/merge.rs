@@ -123,7 +123,7 @@ fn runs_that_measured_together_merge_into_union_and_overlap_rates() {
         .unwrap()
         .iter()
         .filter(|i| {
-            let step = u(&mm, "interval_ms");
+            let step = u(mm, "interval_ms");
             let start = base + u(i, "index") * step;
             start >= from && start + step <= to
         })

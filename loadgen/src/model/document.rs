@@ -158,7 +158,12 @@ fn readable_version(v: &serde_json::Value) -> Result<u32, String> {
         .and_then(|n| u32::try_from(n).ok())
         .filter(|n| READABLE_SCHEMA_VERSIONS.contains(n))
         .ok_or_else(|| {
-            let readable = READABLE_SCHEMA_VERSIONS.map(|n| n.to_string()).join(" and ");
+            let names = READABLE_SCHEMA_VERSIONS.map(|n| n.to_string());
+            let readable = match names.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
+            };
             format!("field schema_version: {v} is not supported (this redlock-loadgen reads {readable})")
         })
 }

@@ -16,6 +16,9 @@ const SIZE: (u32, u32) = (1100, 420);
 /// A fault window of one mode, seconds into its measured window: (from, to, what).
 pub type FaultWindow = (f64, f64, String);
 
+/// A named line drawn in pieces (a gap where an interval has no value).
+type Segmented = (String, Vec<Vec<(f64, f64)>>);
+
 /// Seconds from the start of `m`'s measured window to the start of each interval, and each
 /// interval's length (the last one may be cut short by the window's end).
 fn interval_spans(m: &ModeStats) -> Vec<(f64, f64)> {
@@ -74,7 +77,7 @@ pub fn throughput(
 /// p50, p99 and p99.9 of the whole acquire in each interval of `m`, on a log latency axis.
 pub fn latency_over_time(m: &ModeStats, faults: &[FaultWindow]) -> Result<String, String> {
     let spans = interval_spans(m);
-    let series: Vec<(String, Vec<Vec<(f64, f64)>>)> = [("p50", 0usize), ("p99", 1), ("p99.9", 2)]
+    let series: Vec<Segmented> = [("p50", 0usize), ("p99", 1), ("p99.9", 2)]
         .into_iter()
         .map(|(name, which)| {
             let mut segments = vec![Vec::new()];

@@ -110,9 +110,9 @@ fn generator_warning(out: &mut String, modes: &[ModeStats]) {
     for m in modes {
         let j = &m.generator.judgement;
         if j.generator_bound || j.target_missed {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<p class=\"warn\">{}: {} — {}</p>\n",
+                "<p class=\"warn\">{}: {} — {}</p>",
                 escape(m.label()),
                 if j.generator_bound {
                     "GENERATOR-BOUND: these figures measure the load generator, not the masters"
