@@ -362,6 +362,10 @@ pub struct ScenariosArgs {
     /// Write every row (expectation, verdict, fault log, full result) as one JSON array.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report: the verdicts, each row's throughput over time with
+    /// its faults shaded.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,

@@ -96,8 +96,9 @@ fn a_run_with_a_fault_writes_an_html_report_a_browser_renders_and_an_hlog_with_t
 }
 
 #[test]
-fn the_reports_of_a_sweep_and_a_capacity_search_render_in_a_browser() {
+fn the_reports_of_a_sweep_a_capacity_search_and_the_scenarios_render_in_a_browser() {
     let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios.html");
     let (sweep, capacity) = (
         dir.path().join("sweep.html"),
         dir.path().join("capacity.html"),
@@ -152,4 +153,20 @@ fn the_reports_of_a_sweep_and_a_capacity_search_render_in_a_browser() {
     );
     let dom = check_in_browser(&capacity, "capacity", 1);
     assert!(dom.contains("Steps against the objective"));
+
+    succeed(&[
+        "scenarios",
+        "--only",
+        "2 killed",
+        "--fanout",
+        "concurrent",
+        "--quiet",
+        "--html",
+        scenarios.to_str().unwrap(),
+    ]);
+    let dom = check_in_browser(&scenarios, "scenarios", 1);
+    assert!(
+        dom.contains("2 killed") && dom.contains("kill:2@"),
+        "the fault is named"
+    );
 }

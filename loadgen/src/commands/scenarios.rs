@@ -77,13 +77,20 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
     let table_rows: Vec<Row> = outcomes.iter().map(|o| o.row.clone()).collect();
     print!("{}", table::render(&table_rows));
     let failed = outcomes.iter().filter(|o| !o.passed).count();
+    let result = ScenariosResult {
+        header: Header::new(Kind::Scenarios, new_run_id(), started_unix_s),
+        rows: outcomes,
+    };
+    let write = |path: &std::path::Path, text: &str| {
+        std::fs::write(path, text)
+            .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))
+    };
     if let Some(path) = &args.json {
-        let result = ScenariosResult {
-            header: Header::new(Kind::Scenarios, new_run_id(), started_unix_s),
-            rows: outcomes,
-        };
-        std::fs::write(path, to_text(&result))
-            .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))?;
+        write(path, &to_text(&result))?;
+    }
+    if let Some(path) = &args.html {
+        let page = crate::render::html::scenarios_page(&result).map_err(LoadgenError::Failed)?;
+        write(path, &page)?;
     }
     match failed {
         0 => Ok(()),

@@ -133,8 +133,7 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
             eprintln!("redlock-loadgen: warning: {what}; the rate while all measured is undefined");
             notes.push(format!("disjoint windows: {what}"));
         }
-        let stats: Vec<&crate::model::mode::ModeStats> = of_mode.iter().map(|(_, m)| *m).collect();
-        modes.push(windows::merge_modes(&stats));
+        modes.push(windows::merge_modes(&of_mode));
     }
     let header = Header::merged(
         Kind::Run,

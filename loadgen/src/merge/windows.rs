@@ -6,7 +6,7 @@
 //! second of the merged series may mix parts up to half a second apart).
 
 pub use crate::model::mode::overlap;
-use crate::model::mode::ModeStats;
+use crate::model::mode::{ModeStats, PartSeries};
 
 /// The measured windows of `m` (`[from, to)`, ms since the Unix epoch): its parts' when it is
 /// a merge, else its own.
@@ -42,18 +42,18 @@ pub fn union_ms(windows: &[(u64, u64)]) -> u64 {
 /// Adds `parts` (one fan-out mode each) on one wall-clock timeline: counts and histograms add
 /// exactly, the per-second series are aligned by their windows' starts, and the duration is
 /// the union of the windows (so rates are per second of the union).
-pub fn merge_modes(parts: &[&ModeStats]) -> ModeStats {
-    let first = parts[0];
+pub fn merge_modes(parts: &[(&str, &ModeStats)]) -> ModeStats {
+    let first = parts[0].1;
     let base = parts
         .iter()
-        .map(|m| m.measured_from_unix_ms)
+        .map(|(_, m)| m.measured_from_unix_ms)
         .min()
         .unwrap_or(0);
     let mut merged = ModeStats::new(first.fanout, first.masters.len());
     merged.lock = first.lock;
     merged.interval_ms = first.interval_ms;
     let mut all_windows = Vec::new();
-    for m in parts {
+    for &(name, m) in parts {
         merged.add_measurements(m);
         let interval_ms = first.interval_ms.max(1) as f64;
         let shift = ((m.measured_from_unix_ms - base) as f64 / interval_ms).round() as usize;
@@ -65,6 +65,7 @@ pub fn merge_modes(parts: &[&ModeStats]) -> ModeStats {
                 .map(|(s, i)| (s + shift, i)),
         );
         all_windows.extend(windows(m));
+        merged.part_series.extend(PartSeries::of(name, m, shift));
     }
     merged.measured_from_unix_ms = base;
     merged.duration = std::time::Duration::from_millis(union_ms(&all_windows));
@@ -103,7 +104,7 @@ mod tests {
         // A measured 4 s at 100/s; B started 1 s later and measured 2 s at 50/s.
         let a = part(10_000, &[100, 100, 100, 100]);
         let b = part(11_000, &[50, 50]);
-        let m = merge_modes(&[&a, &b]);
+        let m = merge_modes(&[("a", &a), ("b", &b)]);
         assert_eq!(m.counts.acquired, 500);
         assert_eq!(
             m.duration,
@@ -116,6 +117,16 @@ mod tests {
             [100, 150, 150, 100]
         );
         assert_eq!(m.rate_while_all_measured(), Some(150.0));
+        // Each part's own series stays, placed on the merged timeline.
+        let parts: Vec<(&str, usize, &[u64])> = m
+            .part_series
+            .iter()
+            .map(|p| (p.name.as_str(), p.first_index, p.acquired.as_slice()))
+            .collect();
+        assert_eq!(
+            parts,
+            [("a", 0, &[100, 100, 100, 100][..]), ("b", 1, &[50, 50][..])]
+        );
         assert_eq!(overlap(&m.windows_unix_ms), Some((11_000, 13_000)));
     }
 
@@ -123,7 +134,7 @@ mod tests {
     fn runs_one_after_the_other_never_measured_together() {
         let a = part(0, &[10; 10]);
         let b = part(20_000, &[10; 4]);
-        let m = merge_modes(&[&a, &b]);
+        let m = merge_modes(&[("a", &a), ("b", &b)]);
         assert_eq!(m.duration, Duration::from_secs(14));
         assert_eq!(overlap(&m.windows_unix_ms), None);
         assert_eq!(m.rate_while_all_measured(), None);

@@ -378,6 +378,51 @@ pub struct ModeStats {
     /// Where no lock was acquired while masters were missing (derived from `intervals`).
     #[serde(default)]
     pub outages: Vec<super::outage::Outage>,
+    /// Merged results: each part's own series, on the merged timeline (absent for one run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub part_series: Vec<PartSeries>,
+}
+
+/// One part of a merged result (a file, an agent) over time: what it measured in each interval,
+/// placed on the merged result's intervals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PartSeries {
+    /// The file (or agent) it came from.
+    pub name: String,
+    /// Its first interval's index in the merged `intervals`.
+    pub first_index: usize,
+    /// Locks acquired in each of its intervals.
+    pub acquired: Vec<u64>,
+    /// Acquire p99 of each of its intervals, µs (0: no call completed).
+    pub acquire_p99_us: Vec<u64>,
+}
+
+impl PartSeries {
+    /// The series of `m` (one run, or each part of `m` when it is a merge itself), shifted
+    /// by `shift` intervals and named after `name`.
+    pub fn of(name: &str, m: &ModeStats, shift: usize) -> Vec<PartSeries> {
+        if !m.part_series.is_empty() {
+            return m
+                .part_series
+                .iter()
+                .map(|p| PartSeries {
+                    name: format!("{name}: {}", p.name),
+                    first_index: p.first_index + shift,
+                    ..p.clone()
+                })
+                .collect();
+        }
+        vec![PartSeries {
+            name: name.to_string(),
+            first_index: shift,
+            acquired: m.intervals.iter().map(|i| i.acquired).collect(),
+            acquire_p99_us: m
+                .intervals
+                .iter()
+                .map(|i| i.acquire.unpack().quantile(0.99))
+                .collect(),
+        }]
+    }
 }
 
 impl ModeStats {
@@ -398,6 +443,7 @@ impl ModeStats {
             interval_ms: one_second_ms(),
             intervals: Vec::new(),
             outages: Vec::new(),
+            part_series: Vec::new(),
         }
     }
 

@@ -23,7 +23,7 @@ type Segmented = (String, Vec<Vec<(f64, f64)>>);
 /// interval's length (the last one may be cut short by the window's end).
 fn interval_spans(m: &ModeStats) -> Vec<(f64, f64)> {
     let step = m.interval().as_secs_f64();
-    let end = m.duration.as_secs_f64().max(step);
+    let end = time_axis_end(m);
     m.intervals
         .iter()
         .map(|i| {
@@ -31,6 +31,18 @@ fn interval_spans(m: &ModeStats) -> Vec<(f64, f64)> {
             (from, (end - from).clamp(step / 10.0, step))
         })
         .collect()
+}
+
+/// Where the time axis of `m` ends, seconds: its measured window, or for a merged result the
+/// span of its intervals (the parts' windows may lie apart).
+fn time_axis_end(m: &ModeStats) -> f64 {
+    let step = m.interval().as_secs_f64();
+    let end = if m.windows_unix_ms.len() > 1 {
+        m.intervals.len() as f64 * step
+    } else {
+        m.duration.as_secs_f64()
+    };
+    end.max(step)
 }
 
 /// Locks acquired per second in each interval, per mode, with the fault windows shaded.
@@ -48,7 +60,7 @@ pub fn throughput(
             .zip(interval_spans(m))
             .map(|(i, (from, length))| (from + length / 2.0, i.acquired as f64 / length))
             .collect();
-        x_max = x_max.max(m.duration.as_secs_f64());
+        x_max = x_max.max(time_axis_end(m));
         y_max = points.iter().map(|p| p.1).fold(y_max, f64::max);
         series.push((m.label().to_string(), points));
     }
@@ -117,7 +129,7 @@ pub fn latency_over_time(m: &ModeStats, faults: &[FaultWindow]) -> Result<String
         SIZE,
         &title,
         axes,
-        0f64..m.duration.as_secs_f64().max(0.001),
+        0f64..time_axis_end(m),
         (y_min..y_max).log_scale(),
         |c| {
             shade_faults(c, &named, (y_min, y_max))?;
@@ -315,4 +327,149 @@ where
         chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
     }
     Ok(())
+}
+
+/// Colours of the masters' lines (more than the shared palette: up to eight masters apart).
+const MASTER_COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Each master's p99 round trip per interval of `m` (answered requests only), log axis.
+pub fn round_trips_over_time(
+    m: &ModeStats,
+    faults: &[FaultWindow],
+) -> Result<Option<String>, String> {
+    let spans = interval_spans(m);
+    let n_masters = m.masters.len();
+    let mut series: Vec<Segmented> = (0..n_masters)
+        .map(|i| (format!("master #{i} p99"), vec![Vec::new()]))
+        .collect();
+    for (interval, (from, length)) in m.intervals.iter().zip(&spans) {
+        for (master, (_, segments)) in series.iter_mut().enumerate() {
+            let h = interval
+                .round_trip
+                .get(master)
+                .map(|p| p.unpack())
+                .unwrap_or_default();
+            if h.count() == 0 {
+                segments.push(Vec::new());
+            } else if let Some(last) = segments.last_mut() {
+                last.push((from + length / 2.0, h.quantile(0.99) as f64 / 1000.0));
+            }
+        }
+    }
+    for (_, segments) in &mut series {
+        segments.retain(|s| !s.is_empty());
+    }
+    if series.iter().all(|(_, s)| s.is_empty()) {
+        return Ok(None);
+    }
+    let (y_min, y_max) = log_range(
+        series
+            .iter()
+            .flat_map(|(_, s)| s.iter().flatten().map(|p| p.1)),
+    );
+    let axes = Axes {
+        x: "seconds into the measured window",
+        y: "round trip p99 (ms, log)",
+        x_labels: None,
+        margin_right: 30,
+    };
+    let title = format!(
+        "{}: each master's round-trip p99 over time (answered requests; shaded: faults)",
+        m.label()
+    );
+    let named = [(m.label().to_string(), faults.to_vec())];
+    chart::svg_sized(
+        SIZE,
+        &title,
+        axes,
+        0f64..time_axis_end(m),
+        (y_min..y_max).log_scale(),
+        |c| {
+            shade_faults(c, &named, (y_min, y_max))?;
+            for (i, (label, segments)) in series.into_iter().enumerate() {
+                let color = MASTER_COLOURS[i % MASTER_COLOURS.len()];
+                let mut label = Some(label);
+                for points in segments {
+                    match label.take() {
+                        Some(l) => chart::line(c, points, color, 2, l)?,
+                        None => {
+                            c.draw_series(LineSeries::new(points, color.stroke_width(2)))
+                                .map_err(chart::error)?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        },
+    )
+    .map(Some)
+}
+
+/// Merged results: each part's locks acquired per second over the merged timeline of `m`.
+pub fn parts_over_time(m: &ModeStats) -> Result<Option<String>, String> {
+    if m.part_series.is_empty() {
+        return Ok(None);
+    }
+    let step = m.interval().as_secs_f64();
+    let series: Vec<(String, Vec<(f64, f64)>)> = m
+        .part_series
+        .iter()
+        .map(|p| {
+            let points = p
+                .acquired
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    (
+                        (p.first_index + i) as f64 * step + step / 2.0,
+                        n as f64 / step,
+                    )
+                })
+                .collect();
+            (p.name.clone(), points)
+        })
+        .collect();
+    let x_max = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.0 + step / 2.0))
+        .fold(step, f64::max);
+    let y_max = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .fold(1.0, f64::max);
+    let axes = Axes {
+        x: "seconds since the earliest part started measuring",
+        y: "locks acquired per second",
+        x_labels: None,
+        margin_right: 30,
+    };
+    chart::svg_sized(
+        SIZE,
+        &format!("{}: each part's throughput over time", m.label()),
+        axes,
+        0f64..x_max,
+        0f64..y_max * 1.15,
+        |c| {
+            for (i, (label, points)) in series.into_iter().enumerate() {
+                chart::line(
+                    c,
+                    points,
+                    MASTER_COLOURS[i % MASTER_COLOURS.len()],
+                    2,
+                    label,
+                )?;
+            }
+            Ok(())
+        },
+    )
+    .map(Some)
 }

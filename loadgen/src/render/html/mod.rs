@@ -13,7 +13,10 @@ use crate::model::sweep::SweepResult;
 use crate::render::text;
 
 pub mod charts;
+mod scenarios;
 mod tables;
+
+pub use scenarios::scenarios_page;
 
 use charts::FaultWindow;
 
@@ -131,12 +134,12 @@ fn run_sections(out: &mut String, report: &Report) -> Result<(), String> {
     out.push_str("<h2>Over time</h2>\n");
     chart(out, &charts::throughput(report, &faults)?);
     for m in &report.modes {
-        let windows = faults
-            .iter()
-            .find(|(label, _)| label == m.label())
-            .map(|(_, w)| w.clone())
-            .unwrap_or_default();
-        chart(out, &charts::latency_over_time(m, &windows)?);
+        chart(out, &charts::latency_over_time(m, &windows_of(&faults, m))?);
+    }
+    for m in &report.modes {
+        if let Some(svg) = charts::parts_over_time(m)? {
+            chart(out, &svg);
+        }
     }
     tables::fault_log(out, report);
     out.push_str("<h2>Latency by percentile</h2>\n");
@@ -149,9 +152,23 @@ fn run_sections(out: &mut String, report: &Report) -> Result<(), String> {
     tables::counts(out, &report.modes);
     tables::vote_patterns(out, &report.modes);
     tables::masters(out, report);
+    for m in &report.modes {
+        if let Some(svg) = charts::round_trips_over_time(m, &windows_of(&faults, m))? {
+            chart(out, &svg);
+        }
+    }
     tables::generator(out, &report.modes);
     tables::configuration(out, report);
     Ok(())
+}
+
+/// The fault windows of mode `m`.
+fn windows_of(faults: &[(String, Vec<FaultWindow>)], m: &ModeStats) -> Vec<FaultWindow> {
+    faults
+        .iter()
+        .find(|(label, _)| label == m.label())
+        .map(|(_, w)| w.clone())
+        .unwrap_or_default()
 }
 
 /// The fault log's name for the clean-up that ends every fault when a mode ends.
@@ -163,6 +180,12 @@ pub fn fault_windows(report: &Report) -> Vec<(String, Vec<FaultWindow>)> {
     let warmup_s = report.config.warmup_s;
     let mut out: Vec<(String, Vec<FaultWindow>)> = Vec::new();
     for m in &report.modes {
+        // A merged result's parts started at different times: fault times, counted from
+        // each part's own start, have no single place on its timeline.
+        if m.windows_unix_ms.len() > 1 {
+            out.push((m.label().to_string(), Vec::new()));
+            continue;
+        }
         let end = m.duration.as_secs_f64();
         let events: Vec<&FaultEvent> = report
             .faults
