@@ -170,3 +170,35 @@ fn the_reports_of_a_sweep_a_capacity_search_and_the_scenarios_render_in_a_browse
         "the fault is named"
     );
 }
+
+/// 2 clients cannot start a million acquires a second: the page says the figures measure the
+/// generator, in a warning right below the answer.
+#[test]
+fn a_generator_bound_run_is_flagged_at_the_top_of_its_html_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("bound.html");
+    succeed(&[
+        "run",
+        "--spawn",
+        "3",
+        "--fanout",
+        "concurrent",
+        "--rate",
+        "1000000",
+        "--clients",
+        "2",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let top = page.split("<h2>").next().unwrap();
+    assert!(
+        top.contains("class=\"warn\"") && top.contains("GENERATOR-BOUND"),
+        "{top}"
+    );
+}
