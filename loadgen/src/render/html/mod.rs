@@ -177,7 +177,6 @@ const END_OF_MODE: &str = "end of mode";
 /// The fault windows of each mode, seconds into its measured window: each fault spec from its
 /// first action to its last (or to the mode's clean-up, or the window's end).
 pub fn fault_windows(report: &Report) -> Vec<(String, Vec<FaultWindow>)> {
-    let warmup_s = report.config.warmup_s;
     let mut out: Vec<(String, Vec<FaultWindow>)> = Vec::new();
     for m in &report.modes {
         // A merged result's parts started at different times: fault times, counted from
@@ -195,7 +194,7 @@ pub fn fault_windows(report: &Report) -> Vec<(String, Vec<FaultWindow>)> {
         let heal = events
             .iter()
             .find(|e| e.fault == END_OF_MODE)
-            .map(|e| at_s(e, warmup_s));
+            .map(|e| at_s(e));
         let mut windows = Vec::new();
         let mut specs: Vec<&str> = Vec::new();
         for e in &events {
@@ -207,7 +206,7 @@ pub fn fault_windows(report: &Report) -> Vec<(String, Vec<FaultWindow>)> {
             let times: Vec<f64> = events
                 .iter()
                 .filter(|e| e.fault == spec)
-                .map(|e| at_s(e, warmup_s))
+                .map(|e| at_s(e))
                 .collect();
             let from = times.first().copied().unwrap_or(0.0).clamp(0.0, end);
             let last = times.last().copied().unwrap_or(from);
@@ -230,10 +229,9 @@ pub fn fault_windows(report: &Report) -> Vec<(String, Vec<FaultWindow>)> {
     out
 }
 
-/// When fault event `e` was applied, seconds into its mode's measured window (events are
-/// logged from the start of the mode, warm-up included).
-fn at_s(e: &FaultEvent, warmup_s: f64) -> f64 {
-    e.at_ms / 1000.0 - warmup_s
+/// When fault event `e` was applied, seconds into its mode's measured window.
+fn at_s(e: &FaultEvent) -> f64 {
+    e.at_ms / 1000.0
 }
 
 /// The report of a sweep: its curves, then each level's answer line.

@@ -242,7 +242,7 @@ pub fn fault_log(out: &mut String, report: &Report) {
             out,
             &[
                 escape(&e.fanout),
-                num(e.at_ms / 1000.0 - report.config.warmup_s, 2),
+                num(e.at_ms / 1000.0, 2),
                 escape(&e.fault),
                 escape(&e.action),
             ],
