@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::{chart, charts, escape, fault_windows, page};
+use super::charts;
+use super::faults::fault_windows;
+use super::markup::{chart, escape, num, page};
 use crate::model::scenarios::ScenariosResult;
 
 /// The page.
@@ -43,7 +45,7 @@ pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
             "<tr><td>{}</td><td>{}</td><td>{verdict}</td><td>{}</td><td>{}</td></tr>",
             escape(&o.scenario),
             escape(&o.expected),
-            super::num(m.map_or(0.0, |m| m.acquires_per_s()), 1),
+            num(m.map_or(0.0, |m| m.acquires_per_s()), 1),
             o.result.violations()
         );
     }

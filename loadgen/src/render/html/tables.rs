@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{escape, num, pct};
+use super::markup::{escape, num, pct};
 use crate::hist::Hist;
 use crate::model::capacity::CapacityResult;
 use crate::model::mode::ModeStats;
