@@ -13,6 +13,14 @@ use crate::render::plot::{curve, percentile_label, X_MAX};
 /// Width and height of a chart, px (scaled down to the page's width).
 const SIZE: (u32, u32) = (1100, 420);
 
+/// A log latency axis from the powers of ten `lo` and `hi` ([`log_range`]): at least two
+/// decades (over one decade plotters labels odd fractions), starting just below its lowest
+/// power of ten so that one gets its label too.
+fn log_axis(lo: f64, hi: f64) -> std::ops::Range<f64> {
+    let lo = if hi / lo < 99.0 { lo / 10.0 } else { lo };
+    lo * 0.999..hi
+}
+
 /// A fault window of one mode, seconds into its measured window: (from, to, what).
 pub type FaultWindow = (f64, f64, String);
 
@@ -130,9 +138,9 @@ pub fn latency_over_time(m: &ModeStats, faults: &[FaultWindow]) -> Result<String
         &title,
         axes,
         0f64..time_axis_end(m),
-        (y_min..y_max).log_scale(),
+        log_axis(y_min, y_max).log_scale(),
         |c| {
-            shade_faults(c, &named, (y_min, y_max))?;
+            shade_faults(c, &named, (log_axis(y_min, y_max).start, y_max))?;
             for (i, (label, segments)) in series.into_iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
                 let mut label = Some(label);
@@ -218,7 +226,7 @@ pub fn spectrum(report: &Report, what: &str) -> Result<Option<String>, String> {
         &format!("{what} latency by percentile"),
         axes,
         (1f64..X_MAX).log_scale(),
-        (y_min..y_max).log_scale(),
+        log_axis(y_min, y_max).log_scale(),
         |c| {
             for (i, (label, points)) in series.into_iter().enumerate() {
                 chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
@@ -392,9 +400,9 @@ pub fn round_trips_over_time(
         &title,
         axes,
         0f64..time_axis_end(m),
-        (y_min..y_max).log_scale(),
+        log_axis(y_min, y_max).log_scale(),
         |c| {
-            shade_faults(c, &named, (y_min, y_max))?;
+            shade_faults(c, &named, (log_axis(y_min, y_max).start, y_max))?;
             for (i, (label, segments)) in series.into_iter().enumerate() {
                 let color = MASTER_COLOURS[i % MASTER_COLOURS.len()];
                 let mut label = Some(label);
