@@ -15,7 +15,6 @@ use super::run::{lock_keys, lock_keys_left, run_with_faults, wait_until_keys_exp
 use crate::cli::parse_run_flags;
 use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::error::LoadgenError;
-use crate::faults::client::WorkerFaultPlan;
 use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 use crate::render::scenarios::Row;
@@ -288,12 +287,13 @@ pub fn run_scenario(
             workers: args.clients,
         },
         RUN_TIMING,
-    );
+    )
+    .with_run_flags(&args)
+    .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
     cfg.quiet = true;
     cfg.command_line = format!("redlock-loadgen run {flags}");
-    cfg.worker_faults = WorkerFaultPlan::new(&args.client_faults, args.clients)
-        .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
     let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
+    target.attach_storage(&cfg)?;
     let (result, faults) =
         rt.block_on(run_with_faults(&cfg, &mut target, &args.faults, signals))?;
     if let Some(signal) = result.interrupted {

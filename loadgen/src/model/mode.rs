@@ -316,6 +316,9 @@ pub struct ModeStats {
     /// Where no lock was acquired while masters were missing (derived from `intervals`).
     #[serde(default)]
     pub outages: Vec<super::outage::Outage>,
+    /// Fencing tokens and the protected resource's writes (absent: neither was used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fencing: Option<super::fencing::FencingStats>,
 }
 
 impl ModeStats {
@@ -335,6 +338,7 @@ impl ModeStats {
             fairness: Fairness::default(),
             intervals: Vec::new(),
             outages: Vec::new(),
+            fencing: None,
         }
     }
 
@@ -351,6 +355,7 @@ impl ModeStats {
     pub fn add_measurements(&mut self, other: &ModeStats) {
         self.generator.cpu.add(&other.generator.cpu);
         self.counts.add(&other.counts);
+        super::fencing::add_optional(&mut self.fencing, &other.fencing);
         self.latency.add(&other.latency);
         if self.masters.len() < other.masters.len() {
             self.masters
