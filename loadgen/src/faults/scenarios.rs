@@ -46,6 +46,11 @@ pub enum Expect {
     Recovers,
     /// Clocks that disagree: two holders at once, and a holder's DEL removed the other's lock.
     TwoHolders,
+    /// A holder paused past its validity wrote anyway and the unfenced storage stored it
+    /// (negative control: stale writes accepted > 0).
+    StaleAccepted,
+    /// The same pause with fencing: the late write refused, none stored, tokens in order.
+    StaleRejected,
 }
 
 impl Expect {
@@ -62,6 +67,8 @@ impl Expect {
             Expect::Stuck => "stuck lock: none after crash",
             Expect::Recovers => "locks after crash, 0 viol.",
             Expect::TwoHolders => "violations and foreign DEL",
+            Expect::StaleAccepted => "stale writes accepted (breaks)",
+            Expect::StaleRejected => "stale writes all rejected",
         }
     }
 }
@@ -150,6 +157,26 @@ fn baseline_rows() -> Vec<Scenario> {
     ]
 }
 
+/// What fencing is for: 4 clients on one lock with a 500 ms TTL; at 500 ms client 0 stops for
+/// 1.5 s between its validity check and its write to the storage, so the write lands a second
+/// after its lock expired and others have held it since.
+fn fencing_rows() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: "redlock: holder pause",
+            about: "a holder stops past its TTL, then writes",
+            flags: "--clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
+            expect: Expect::StaleAccepted,
+        },
+        Scenario {
+            name: "redlock fenced: holder pause",
+            about: "the same pause, writes checked by token",
+            flags: "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
+            expect: Expect::StaleRejected,
+        },
+    ]
+}
+
 /// The matrix, in the order it runs.
 pub fn matrix() -> Vec<Scenario> {
     let live = |name, about, fault: &'static str| Scenario {
@@ -205,6 +232,7 @@ pub fn matrix() -> Vec<Scenario> {
     ]
     .into_iter()
     .chain(baseline_rows())
+    .chain(fencing_rows())
     .collect()
 }
 
@@ -475,6 +503,39 @@ pub fn judge(
             c.violations, c.foreign_releases
         )),
         Expect::TwoHolders => Ok(()),
+        Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
+    }
+}
+
+/// The holder-pause rows: the paused holder's late write, stored or refused.
+fn judge_stale_writes(expect: Expect, mode: &ModeStats) -> Result<(), String> {
+    let c = &mode.counts;
+    let f = mode.fencing.clone().unwrap_or_default();
+    if c.violations > 0 {
+        return Err(format!("{} violation(s)", c.violations));
+    }
+    let stale = f.stale_writes_accepted + f.stale_writes_rejected;
+    if stale == 0 {
+        return Err(format!(
+            "no stale write: the paused holder never wrote after its lock expired ({} writes)",
+            f.storage_writes
+        ));
+    }
+    match expect {
+        Expect::StaleAccepted if f.stale_writes_accepted == 0 => Err(format!(
+            "{} stale write(s), none stored: the unfenced storage refused them",
+            f.stale_writes_rejected
+        )),
+        Expect::StaleRejected if !f.fenced => Err("the run was not fenced".into()),
+        Expect::StaleRejected if f.stale_writes_accepted > 0 => Err(format!(
+            "{} stale write(s) stored despite fencing",
+            f.stale_writes_accepted
+        )),
+        Expect::StaleRejected if f.token_order_violations > 0 => Err(format!(
+            "{} token order violation(s)",
+            f.token_order_violations
+        )),
+        _ => Ok(()),
     }
 }
 
