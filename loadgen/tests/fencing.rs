@@ -115,3 +115,16 @@ fn with_fencing_the_same_late_write_is_refused() {
     assert_eq!(u(&f, "token_order_violations"), 0, "{f}");
     assert!(u(&f, "tokens_issued") > 0, "{f}");
 }
+
+#[test]
+fn quorums_of_3_of_5_meeting_in_an_emptied_master_issue_tokens_out_of_order() {
+    let f = scenario_fencing("fenced: quorums meet in an emptied master");
+    assert!(u(&f, "token_order_violations") > 0, "{f}");
+}
+
+#[test]
+fn quorums_of_4_of_5_keep_the_order_with_two_shared_masters_emptied() {
+    let f = scenario_fencing("fenced 4 of 5: two shared masters emptied");
+    assert_eq!(u(&f, "token_order_violations"), 0, "{f}");
+    assert!(u(&f, "tokens_issued") > 0, "{f}");
+}

@@ -51,6 +51,10 @@ pub enum Expect {
     StaleAccepted,
     /// The same pause with fencing: the late write refused, none stored, tokens in order.
     StaleRejected,
+    /// Fencing's stated assumption broken: tokens came out of order (negative control).
+    TokensOutOfOrder,
+    /// The same kind of schedule within the assumption: tokens in order, locks after it.
+    TokensInOrder,
 }
 
 impl Expect {
@@ -69,6 +73,8 @@ impl Expect {
             Expect::TwoHolders => "violations and foreign DEL",
             Expect::StaleAccepted => "stale writes accepted (breaks)",
             Expect::StaleRejected => "stale writes all rejected",
+            Expect::TokensOutOfOrder => "tokens out of order (breaks)",
+            Expect::TokensInOrder => "tokens in order, locks go on",
         }
     }
 }
@@ -173,6 +179,24 @@ fn fencing_rows() -> Vec<Scenario> {
             about: "the same pause, writes checked by token",
             flags: "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
             expect: Expect::StaleRejected,
+        },
+        // Two quorums that meet only in masters restarted empty between them: the first locks
+        // go through m0-m2 (m3, m4 down), then m0, m1 die, m2 restarts empty, and m3, m4 come
+        // back empty, so the later locks go through m2-m4, where no counter survived.
+        Scenario {
+            name: "fenced: quorums meet in an emptied master",
+            about: "3 of 5; the one shared master restarts empty",
+            flags: "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m3,m4@0s-1500ms --fault kill:m0,m1@1s --fault restart:m2@1200ms",
+            expect: Expect::TokensOutOfOrder,
+        },
+        // Quorum 4 of 5: two quorums share 3 masters, so 2 may restart empty. First locks
+        // through m0-m3 (m4 down), then m0 dies and m1, m2 restart empty: the later locks go
+        // through m1-m4, and m3 still holds the counter.
+        Scenario {
+            name: "fenced 4 of 5: two shared masters emptied",
+            about: "quorum 4; 2 of the 3 shared masters restart empty",
+            flags: "--fencing --quorum 4 --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m4@0s-1500ms --fault kill:m0@1s --fault restart:m1,m2@1200ms",
+            expect: Expect::TokensInOrder,
         },
     ]
 }
@@ -504,6 +528,33 @@ pub fn judge(
         )),
         Expect::TwoHolders => Ok(()),
         Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
+        Expect::TokensOutOfOrder | Expect::TokensInOrder => judge_token_order(expect, mode),
+    }
+}
+
+/// The quorum-overlap rows: tokens before and after the masters they met in lost their data.
+fn judge_token_order(expect: Expect, mode: &ModeStats) -> Result<(), String> {
+    let f = mode.fencing.clone().unwrap_or_default();
+    if !f.fenced || f.tokens_issued == 0 {
+        return Err(format!(
+            "{} token(s) issued (fenced: {}): nothing to order",
+            f.tokens_issued, f.fenced
+        ));
+    }
+    // The later quorum is only complete in the last second: locks there are the later ones.
+    let last_second = mode.intervals.last().map_or(0, |i| i.acquired);
+    if last_second == 0 {
+        return Err("no lock acquired in the last second, after the fault".into());
+    }
+    match expect {
+        Expect::TokensOutOfOrder if f.token_order_violations == 0 => {
+            Err("tokens stayed in order: the emptied masters kept a counter after all".into())
+        }
+        Expect::TokensInOrder if f.token_order_violations > 0 => Err(format!(
+            "{} token order violation(s)",
+            f.token_order_violations
+        )),
+        _ => Ok(()),
     }
 }
 
