@@ -264,9 +264,7 @@ async fn cycle(
             let in_order = protected.order.completed(resource, floor, token);
             task.with(|r| r.token_issued(in_order));
         }
-        if !write_while_held(setup, protected, task, &lock, resource, faults).await {
-            return true; // the end-of-run grace cut the pause short
-        }
+        write_while_held(setup, protected, task, &lock, resource, faults).await;
     }
 
     let hold = choices.hold();
@@ -307,7 +305,8 @@ async fn cycle(
 
 /// The holder's write to the protected resource: checks that its lock is still valid, stops
 /// there when a pause is due (the fault), then writes (resource, token). A write sent after
-/// the validity ended is stale. `false` when the end-of-run grace cut the pause short.
+/// the validity ended is stale. A pause cut short by the end-of-run grace writes nothing (the
+/// lock is still released).
 async fn write_while_held(
     setup: &WorkerSetup,
     protected: &Protected,
@@ -315,13 +314,13 @@ async fn write_while_held(
     lock: &Lock,
     resource: u32,
     faults: &WorkerFaults,
-) -> bool {
+) {
     if !lock.is_valid() {
-        return true; // the holder knows it lost the lock: it does not write
+        return; // the holder knows it lost the lock: it does not write
     }
     let pause = faults.pause_now();
     if !pause.is_zero() && !hold_for(setup, pause).await {
-        return false;
+        return;
     }
     // The fencing token when fenced; an unfenced write stores the lock's own token.
     let value = lock
@@ -331,7 +330,6 @@ async fn write_while_held(
     let written = protected.storage.write(resource, &value).await;
     let stale = storage::is_stale(sent, lock.valid_until());
     task.with(|r| r.stored(&written, stale));
-    true
 }
 
 /// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run
