@@ -47,3 +47,38 @@ pub fn add_optional(mine: &mut Option<FencingStats>, other: &Option<FencingStats
         mine.get_or_insert_with(FencingStats::default).add(theirs);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fencing_figures_add_up_and_stay_absent_when_no_part_has_them() {
+        let part = FencingStats {
+            fenced: true,
+            tokens_issued: 5,
+            token_order_violations: 1,
+            storage_writes: 4,
+            storage_writes_rejected: 2,
+            stale_writes_accepted: 1,
+            stale_writes_rejected: 2,
+            storage_errors: 1,
+        };
+        let mut merged = None;
+        add_optional(&mut merged, &None);
+        assert_eq!(merged, None);
+        add_optional(&mut merged, &Some(part.clone()));
+        add_optional(&mut merged, &Some(part));
+        let merged = merged.unwrap();
+        assert!(merged.fenced);
+        assert_eq!(
+            (merged.tokens_issued, merged.token_order_violations),
+            (10, 2)
+        );
+        assert_eq!(
+            (merged.stale_writes_accepted, merged.stale_writes_rejected),
+            (2, 4)
+        );
+        assert_eq!((merged.storage_writes, merged.storage_errors), (8, 2));
+    }
+}
