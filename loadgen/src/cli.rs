@@ -202,9 +202,20 @@ pub struct RunArgs {
     /// Break the load clients themselves (repeatable; times from the measured window's start,
     /// as --fault): crash@T (the first client to win the
     /// lock at or after T dies holding it; setnx-expire: between SETNX and EXPIRE),
-    /// clock:C:±OFFSET (client C's wall clock is off; read by setnx-getset).
+    /// clock:C:±OFFSET (client C's wall clock is off; read by setnx-getset),
+    /// pause:C:D@T (the first lock client C holds at or after T, it stops for D between its
+    /// validity check and its write to the --storage).
     #[arg(long = "client-fault", value_name = "SPEC", value_parser = WorkerFault::parse)]
     pub client_faults: Vec<WorkerFault>,
+    /// Redlock with fencing tokens: the report adds the tokens issued and the token order
+    /// violations, and holders write through the storage's token check.
+    #[arg(long)]
+    pub fencing: bool,
+    /// The protected resource, a Redis each holder writes (resource, token) to while it
+    /// believes it holds the lock (default with --fencing or a pause: one more local
+    /// redis-server). Writes carry a token check only with --fencing.
+    #[arg(long, value_name = "URL", value_parser = MasterUrl)]
+    pub storage: Option<String>,
     #[command(flatten)]
     pub agents: AgentArgs,
     #[command(flatten)]

@@ -6,7 +6,8 @@ use std::time::Duration;
 use redlock_core::FanOut;
 
 use crate::cli::values::{HoldSpec, KeyDist};
-use crate::cli::WorkloadArgs;
+use crate::cli::{RunArgs, WorkloadArgs};
+use crate::error::LoadgenError;
 use crate::faults::client::WorkerFaultPlan;
 use crate::locks::LockAlgorithm;
 
@@ -70,6 +71,11 @@ pub struct RunConfig {
     pub worker_faults: WorkerFaultPlan,
     /// What the progress lines name before the mode (e.g. a capacity step and its rate).
     pub progress_label: Option<String>,
+    /// `run --fencing`: the Redlock client issues fencing tokens, and writes are checked.
+    pub fencing: bool,
+    /// `run --storage URL`: the protected resource (`None`: a local one is started when
+    /// [`RunConfig::writes_storage`]).
+    pub storage: Option<String>,
 }
 
 /// Default measured time and warm-up of a `run`, and of each `sweep` level.
@@ -100,14 +106,45 @@ impl RunConfig {
             command_line: command_line(),
             worker_faults: WorkerFaultPlan::default(),
             progress_label: None,
+            fencing: false,
+            storage: None,
         }
     }
 
+    /// Applies `run`'s own flags: client faults, `--fencing`, `--storage`.
+    pub fn with_run_flags(mut self, args: &RunArgs) -> Result<RunConfig, LoadgenError> {
+        self.worker_faults =
+            WorkerFaultPlan::new(&args.client_faults, args.clients).map_err(LoadgenError::Usage)?;
+        self.fencing = args.fencing;
+        self.storage = args.storage.clone();
+        Ok(self)
+    }
+
+    /// Whether holders write to a protected resource: fenced runs, a given storage, and
+    /// holder pauses (whose late writes are the point).
+    pub fn writes_storage(&self) -> bool {
+        self.fencing || self.storage.is_some() || !self.worker_faults.pauses.is_empty()
+    }
+
     /// What the single-master baselines cannot do, refused up front.
-    pub fn check_locks(&self) -> Result<(), crate::error::LoadgenError> {
+    pub fn check_locks(&self) -> Result<(), LoadgenError> {
+        if self.writes_storage() {
+            if let Some(b) = self.locks.iter().find(|l| !l.votes()) {
+                let flag = if self.fencing {
+                    "--fencing"
+                } else if self.storage.is_some() {
+                    "--storage"
+                } else {
+                    "--client-fault pause"
+                };
+                return Err(LoadgenError::Usage(format!(
+                    "{flag} with --lock {b}: fencing tokens and the protected resource are Redlock's only (--lock redlock)"
+                )));
+            }
+        }
         if self.extends_per_hold > 0 {
             if let Some(b) = self.locks.iter().find(|l| !l.votes()) {
-                return Err(crate::error::LoadgenError::Usage(format!(
+                return Err(LoadgenError::Usage(format!(
                     "--extend {} with --lock {b}: only redlock extends its locks",
                     self.extends_per_hold
                 )));
@@ -144,7 +181,7 @@ fn command_line() -> String {
 }
 
 /// Flags whose values are master or coordinator URLs (comma-separated lists included).
-const URL_FLAGS: [&str; 2] = ["--masters", "--coordinator"];
+const URL_FLAGS: [&str; 3] = ["--masters", "--coordinator", "--storage"];
 
 /// `args` as a shell line: the program by its file name, each argument quoted where needed.
 /// Redaction applies to URLs only: the values of [`URL_FLAGS`] and any comma-separated piece

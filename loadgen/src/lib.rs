@@ -33,5 +33,6 @@ pub mod recorder;
 pub mod render;
 pub mod runner;
 pub mod signals;
+pub mod storage;
 pub mod target;
 pub mod worker;

@@ -12,6 +12,7 @@ use crate::hist::{Hist, PackedHist};
 use crate::locks::baseline::{Attempt, AttemptResult, Released};
 use crate::locks::master::RequestError;
 use crate::model::mode::{Interval, ModeStats, VotePattern};
+use crate::storage::Written;
 
 /// An open-loop operation that starts later than this after its intended start is "late".
 pub const LATE_AFTER: Duration = Duration::from_millis(1);
@@ -459,6 +460,29 @@ impl Recorder {
     /// A worker died holding the lock (the crash fault); counted even during the warm-up.
     pub fn crashed(&mut self) {
         self.stats.counts.crashed_clients += 1;
+    }
+
+    /// A lock acquired with a fencing token; `in_order`: above every token completed before
+    /// its acquisition began. Counted even during the warm-up (a safety figure).
+    pub fn token_issued(&mut self, in_order: bool) {
+        let f = self.stats.fencing.get_or_insert_with(Default::default);
+        f.tokens_issued += 1;
+        f.token_order_violations += u64::from(!in_order);
+    }
+
+    /// A holder's write to the protected resource; `stale`: sent after its lock's validity
+    /// had ended. Counted even during the warm-up.
+    pub fn stored(&mut self, written: &Written, stale: bool) {
+        let f = self.stats.fencing.get_or_insert_with(Default::default);
+        f.storage_writes += 1;
+        match written {
+            Written::Stored => f.stale_writes_accepted += u64::from(stale),
+            Written::Refused => {
+                f.storage_writes_rejected += 1;
+                f.stale_writes_rejected += u64::from(stale);
+            }
+            Written::Failed(_) => f.storage_errors += 1,
+        }
     }
 
     /// A lock won after a worker died holding one; counted even during the warm-up.

@@ -12,14 +12,16 @@ use crate::checker::{count_violations, Window};
 use crate::config::{Load, RunConfig};
 use crate::cpu::CpuSample;
 use crate::error::LoadgenError;
-use crate::faults::client::CrashPlan;
+use crate::faults::client::{CrashPlan, PausePlan};
 use crate::locks::baseline::Baseline;
 use crate::locks::setup::{self, LockSetup};
 use crate::locks::LockAlgorithm;
+use crate::model::fencing::FencingStats;
 use crate::model::mode::{GeneratorCpu, ModeStats};
 use crate::pacing::Stop;
 use crate::progress::Progress;
 use crate::recorder::Recorder;
+use crate::storage::{Protected, Storage, TokenOrder};
 use crate::target::Target;
 use crate::worker::{run_task, Clock, Slots, WorkerSetup};
 
@@ -174,7 +176,8 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
         // The workers stand for separate clients competing for the locks: none may learn
         // from another's release in-process (the core's local hand-off), or the contention
         // measured would be that of one cooperating process, not of N clients.
-        .local_handoff(false);
+        .local_handoff(false)
+        .fencing(cfg.fencing);
     if let Some(q) = cfg.quorum {
         builder = builder.quorum(q);
     }
@@ -183,6 +186,27 @@ fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, L
     // than a run of failed calls.
     redlock.check_ttl(cfg.ttl)?;
     Ok(redlock)
+}
+
+/// The protected resource and the token order of one mode (`None`: the run writes nowhere).
+fn protected(cfg: &RunConfig, target: &Target) -> Result<Option<Arc<Protected>>, LoadgenError> {
+    let Some(storage) = &target.storage else {
+        return Ok(None);
+    };
+    let storage = Storage::new(&storage.url, cfg.fencing, cfg.instance_timeout)
+        .map_err(LoadgenError::Usage)?;
+    Ok(Some(Arc::new(Protected {
+        storage,
+        order: TokenOrder::new(cfg.resources),
+    })))
+}
+
+/// The empty fencing figures of a mode that issues tokens or writes to a storage.
+fn fencing_stats(cfg: &RunConfig) -> Option<FencingStats> {
+    cfg.writes_storage().then(|| FencingStats {
+        fenced: cfg.fencing,
+        ..FencingStats::default()
+    })
 }
 
 async fn run_mode(
@@ -241,7 +265,19 @@ async fn run_mode(
                 .crash_at
                 .map(|at| Arc::new(CrashPlan::new(clock.measure_start + at))),
             clock_offsets: cfg.worker_faults.clock_offsets.clone(),
+            pauses: cfg
+                .worker_faults
+                .pauses
+                .iter()
+                .map(|&(client, length, at)| {
+                    (
+                        client,
+                        Arc::new(PausePlan::new(clock.measure_start + at, length)),
+                    )
+                })
+                .collect(),
         },
+        protected: protected(cfg, target)?,
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let workers = cfg.load.workers();
@@ -259,6 +295,7 @@ async fn run_mode(
                 tx.clone(),
             );
             rec.stats.lock = lock;
+            rec.stats.fencing = fencing_stats(cfg);
             tokio::spawn(run_task(setup.clone(), members, rec))
         })
         .collect();
@@ -281,6 +318,7 @@ async fn run_mode(
 
     let mut stats = ModeStats::new(fanout, n_masters);
     stats.lock = lock;
+    stats.fencing = fencing_stats(cfg);
     let mut progress = Progress::new(fanout, cfg.quiet, cfg.interval);
     let mut stopped_at = None;
     let mut cpu_start: Option<CpuSample> = None;

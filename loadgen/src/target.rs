@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use redlock_local::{LocalError, LocalMasters};
 
+use crate::config::RunConfig;
 use crate::error::LoadgenError;
 
 /// Masters started when neither `--masters` nor `--spawn` is given.
@@ -21,6 +22,16 @@ pub struct Target {
     pub local: Option<LocalMasters>,
     /// `redis_version` of each master, or "unknown".
     pub redis_versions: Vec<String>,
+    /// The protected resource of a fencing run (`--storage`, or a local one).
+    pub storage: Option<StorageTarget>,
+}
+
+/// The Redis that plays the protected resource.
+#[derive(Debug)]
+pub struct StorageTarget {
+    pub url: String,
+    /// The local redis-server started for it (no `--storage` given).
+    pub local: Option<LocalMasters>,
 }
 
 impl Target {
@@ -36,7 +47,32 @@ impl Target {
             urls: local.urls(),
             local: Some(local),
             redis_versions: Vec::new(),
+            storage: None,
         })
+    }
+
+    /// Sets up the protected resource when `cfg` writes to one: `--storage`, or one more
+    /// local redis-server.
+    pub fn attach_storage(&mut self, cfg: &RunConfig) -> Result<(), LoadgenError> {
+        if !cfg.writes_storage() {
+            return Ok(());
+        }
+        self.storage = Some(match &cfg.storage {
+            Some(url) => StorageTarget {
+                url: url.clone(),
+                local: None,
+            },
+            None => {
+                let local = LocalMasters::start(1).map_err(|e| {
+                    LoadgenError::Failed(format!("starting the local storage (--storage): {e}"))
+                })?;
+                StorageTarget {
+                    url: local.urls().remove(0),
+                    local: Some(local),
+                }
+            }
+        });
+        Ok(())
     }
 
     /// Existing masters.
@@ -45,6 +81,7 @@ impl Target {
             urls,
             local: None,
             redis_versions: Vec::new(),
+            storage: None,
         }
     }
 
@@ -77,6 +114,11 @@ impl Target {
             local
                 .flush_all()
                 .map_err(|e| LoadgenError::Failed(format!("flushing local masters: {e}")))?;
+        }
+        if let Some(local) = self.storage.as_ref().and_then(|s| s.local.as_ref()) {
+            local
+                .flush_all()
+                .map_err(|e| LoadgenError::Failed(format!("flushing the local storage: {e}")))?;
         }
         Ok(())
     }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use redlock_core::{Redlock, Retry, Vote};
+use redlock_core::{Lock, Redlock, Retry, Vote};
 
 use crate::config::RunConfig;
 use crate::faults::client::WorkerFaults;
@@ -24,6 +24,7 @@ use crate::locks::cycle::{self as baseline_cycle, Record};
 use crate::locks::setup::LockSetup;
 use crate::pacing::{self, Stop};
 use crate::recorder::{Recorder, WorkerState};
+use crate::storage::{self, Protected};
 
 /// The run's clock: the warm-up runs from `epoch` to `measure_start`, the measurement from
 /// `measure_start` to `end`. No operation starts at or after `end`.
@@ -110,6 +111,8 @@ pub struct WorkerSetup {
     pub hard_stop: Arc<Stop>,
     /// The lock algorithm when it is not Redlock, and the client-side faults.
     pub lock: LockSetup,
+    /// The protected resource and the token order (fenced or storage-writing runs).
+    pub protected: Option<Arc<Protected>>,
 }
 
 /// The recorder of one task. Only the workers of the task's task touch it, and a task is
@@ -220,6 +223,8 @@ async fn cycle(
     let resource = choices.resource();
     let key = &setup.keys[resource as usize];
     worker.begin_acquire();
+    // The highest token of the acquisitions completed before this one began.
+    let token_floor = setup.protected.as_ref().map(|p| p.order.floor(resource));
     let result = setup
         .redlock
         .acquire_cancellable(
@@ -254,6 +259,13 @@ async fn cycle(
     task.with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
     // Ownership starts when the holder learns it won.
     let owned_from = lock.vote().completed();
+    if let (Some(protected), Some(floor)) = (&setup.protected, token_floor) {
+        if let Some(token) = lock.fencing_token() {
+            let in_order = protected.order.completed(resource, floor, token);
+            task.with(|r| r.token_issued(in_order));
+        }
+        write_while_held(setup, protected, task, &lock, resource, faults).await;
+    }
 
     let hold = choices.hold();
     let pieces = cfg.extends_per_hold + 1;
@@ -289,6 +301,35 @@ async fn cycle(
         task.with(|r| r.released(worker, vote, latency));
     }
     true
+}
+
+/// The holder's write to the protected resource: checks that its lock is still valid, stops
+/// there when a pause is due (the fault), then writes (resource, token). A write sent after
+/// the validity ended is stale. A pause cut short by the end-of-run grace writes nothing (the
+/// lock is still released).
+async fn write_while_held(
+    setup: &WorkerSetup,
+    protected: &Protected,
+    task: &TaskRecorder,
+    lock: &Lock,
+    resource: u32,
+    faults: &WorkerFaults,
+) {
+    if !lock.is_valid() {
+        return; // the holder knows it lost the lock: it does not write
+    }
+    let pause = faults.pause_now();
+    if !pause.is_zero() && !hold_for(setup, pause).await {
+        return;
+    }
+    // The fencing token when fenced; an unfenced write stores the lock's own token.
+    let value = lock
+        .fencing_token()
+        .map_or_else(|| lock.token().to_string(), |t| t.to_string());
+    let sent = Instant::now();
+    let written = protected.storage.write(resource, &value).await;
+    let stale = storage::is_stale(sent, lock.valid_until());
+    task.with(|r| r.stored(&written, stale));
 }
 
 /// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run

@@ -9,7 +9,6 @@ use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::coordinator::agent::Agent;
 use crate::coordinator::Coordination;
 use crate::error::LoadgenError;
-use crate::faults::client::WorkerFaultPlan;
 use crate::model::report::Report;
 use crate::output::Outputs;
 use crate::render::{csv, hgrm, hlog, html, json, plot, text};
@@ -26,15 +25,14 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
             workers: args.clients,
         },
     };
-    let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING);
-    cfg.worker_faults =
-        WorkerFaultPlan::new(&args.client_faults, args.clients).map_err(LoadgenError::Usage)?;
+    let cfg = RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(&args)?;
     if let Some(coordination) = Coordination::from_args(&args.agents) {
         return run_as_agent(&args, &cfg, &coordination, &outputs, session);
     }
     let signals = &session.signals;
     let (result, faults) = session.rt.block_on(async {
         let mut target = target(&args.target)?;
+        target.attach_storage(&cfg)?;
         // Before anything connects: faults on the network path reroute the client via proxies.
         let mut schedule = crate::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
         target.probe_versions().await;
@@ -66,6 +64,11 @@ fn run_as_agent(
     if !args.faults.is_empty() {
         return Err(LoadgenError::Usage(
             "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
+        ));
+    }
+    if cfg.writes_storage() {
+        return Err(LoadgenError::Usage(
+            "--fencing, --storage and --client-fault pause do not combine with --coordinator (the token order is checked within one generator)".into(),
         ));
     }
     let signals = &session.signals;

@@ -15,7 +15,6 @@ use super::run::{lock_keys, lock_keys_left, run_with_faults, wait_until_keys_exp
 use crate::cli::parse_run_flags;
 use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::error::LoadgenError;
-use crate::faults::client::WorkerFaultPlan;
 use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 use crate::render::scenarios::Row;
@@ -47,6 +46,15 @@ pub enum Expect {
     Recovers,
     /// Clocks that disagree: two holders at once, and a holder's DEL removed the other's lock.
     TwoHolders,
+    /// A holder paused past its validity wrote anyway and the unfenced storage stored it
+    /// (negative control: stale writes accepted > 0).
+    StaleAccepted,
+    /// The same pause with fencing: the late write refused, none stored, tokens in order.
+    StaleRejected,
+    /// Fencing's stated assumption broken: tokens came out of order (negative control).
+    TokensOutOfOrder,
+    /// The same kind of schedule within the assumption: tokens in order, locks after it.
+    TokensInOrder,
 }
 
 impl Expect {
@@ -63,6 +71,10 @@ impl Expect {
             Expect::Stuck => "stuck lock: none after crash",
             Expect::Recovers => "locks after crash, 0 viol.",
             Expect::TwoHolders => "violations and foreign DEL",
+            Expect::StaleAccepted => "stale writes accepted (breaks)",
+            Expect::StaleRejected => "stale writes all rejected",
+            Expect::TokensOutOfOrder => "tokens out of order (breaks)",
+            Expect::TokensInOrder => "tokens in order, locks go on",
         }
     }
 }
@@ -151,6 +163,44 @@ fn baseline_rows() -> Vec<Scenario> {
     ]
 }
 
+/// What fencing is for: 4 clients on one lock with a 500 ms TTL; at 500 ms client 0 stops for
+/// 1.5 s between its validity check and its write to the storage, so the write lands a second
+/// after its lock expired and others have held it since.
+fn fencing_rows() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: "redlock: holder pause",
+            about: "a holder stops past its TTL, then writes",
+            flags: "--clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
+            expect: Expect::StaleAccepted,
+        },
+        Scenario {
+            name: "redlock fenced: holder pause",
+            about: "the same pause, writes checked by token",
+            flags: "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
+            expect: Expect::StaleRejected,
+        },
+        // Two quorums that meet only in masters restarted empty between them: the first locks
+        // go through m0-m2 (m3, m4 down), then m0, m1 die, m2 restarts empty, and m3, m4 come
+        // back empty, so the later locks go through m2-m4, where no counter survived.
+        Scenario {
+            name: "fenced: quorums meet in an emptied master",
+            about: "3 of 5; the one shared master restarts empty",
+            flags: "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m3,m4@0s-1500ms --fault kill:m0,m1@1s --fault restart:m2@1200ms",
+            expect: Expect::TokensOutOfOrder,
+        },
+        // Quorum 4 of 5: two quorums share 3 masters, so 2 may restart empty. First locks
+        // through m0-m3 (m4 down), then m0 dies and m1, m2 restart empty: the later locks go
+        // through m1-m4, and m3 still holds the counter.
+        Scenario {
+            name: "fenced 4 of 5: two shared masters emptied",
+            about: "quorum 4; 2 of the 3 shared masters restart empty",
+            flags: "--fencing --quorum 4 --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m4@0s-1500ms --fault kill:m0@1s --fault restart:m1,m2@1200ms",
+            expect: Expect::TokensInOrder,
+        },
+    ]
+}
+
 /// The matrix, in the order it runs.
 pub fn matrix() -> Vec<Scenario> {
     let live = |name, about, fault: &'static str| Scenario {
@@ -206,6 +256,7 @@ pub fn matrix() -> Vec<Scenario> {
     ]
     .into_iter()
     .chain(baseline_rows())
+    .chain(fencing_rows())
     .collect()
 }
 
@@ -288,12 +339,13 @@ pub fn run_scenario(
             workers: args.clients,
         },
         RUN_TIMING,
-    );
+    )
+    .with_run_flags(&args)
+    .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
     cfg.quiet = true;
     cfg.command_line = format!("redlock-loadgen run {flags}");
-    cfg.worker_faults = WorkerFaultPlan::new(&args.client_faults, args.clients)
-        .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
     let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
+    target.attach_storage(&cfg)?;
     let (result, faults) =
         rt.block_on(run_with_faults(&cfg, &mut target, &args.faults, signals))?;
     if let Some(signal) = result.interrupted {
@@ -475,6 +527,66 @@ pub fn judge(
             c.violations, c.foreign_releases
         )),
         Expect::TwoHolders => Ok(()),
+        Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
+        Expect::TokensOutOfOrder | Expect::TokensInOrder => judge_token_order(expect, mode),
+    }
+}
+
+/// The quorum-overlap rows: tokens before and after the masters they met in lost their data.
+fn judge_token_order(expect: Expect, mode: &ModeStats) -> Result<(), String> {
+    let f = mode.fencing.clone().unwrap_or_default();
+    if !f.fenced || f.tokens_issued == 0 {
+        return Err(format!(
+            "{} token(s) issued (fenced: {}): nothing to order",
+            f.tokens_issued, f.fenced
+        ));
+    }
+    // The later quorum is only complete in the last second: locks there are the later ones.
+    let last_second = mode.intervals.last().map_or(0, |i| i.acquired);
+    if last_second == 0 {
+        return Err("no lock acquired in the last second, after the fault".into());
+    }
+    match expect {
+        Expect::TokensOutOfOrder if f.token_order_violations == 0 => {
+            Err("tokens stayed in order: the emptied masters kept a counter after all".into())
+        }
+        Expect::TokensInOrder if f.token_order_violations > 0 => Err(format!(
+            "{} token order violation(s)",
+            f.token_order_violations
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The holder-pause rows: the paused holder's late write, stored or refused.
+fn judge_stale_writes(expect: Expect, mode: &ModeStats) -> Result<(), String> {
+    let c = &mode.counts;
+    let f = mode.fencing.clone().unwrap_or_default();
+    if c.violations > 0 {
+        return Err(format!("{} violation(s)", c.violations));
+    }
+    let stale = f.stale_writes_accepted + f.stale_writes_rejected;
+    if stale == 0 {
+        return Err(format!(
+            "no stale write: the paused holder never wrote after its lock expired ({} writes)",
+            f.storage_writes
+        ));
+    }
+    match expect {
+        Expect::StaleAccepted if f.stale_writes_accepted == 0 => Err(format!(
+            "{} stale write(s), none stored: the unfenced storage refused them",
+            f.stale_writes_rejected
+        )),
+        Expect::StaleRejected if !f.fenced => Err("the run was not fenced".into()),
+        Expect::StaleRejected if f.stale_writes_accepted > 0 => Err(format!(
+            "{} stale write(s) stored despite fencing",
+            f.stale_writes_accepted
+        )),
+        Expect::StaleRejected if f.token_order_violations > 0 => Err(format!(
+            "{} token order violation(s)",
+            f.token_order_violations
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::baseline::Baseline;
 use super::LockAlgorithm;
-use crate::faults::client::{CrashPlan, WorkerFaults};
+use crate::faults::client::{CrashPlan, PausePlan, WorkerFaults};
 
 /// Lock key of resource `index` for `algorithm`. Redlock keeps the shared names (several
 /// generators pointed at the same masters contend for the same locks); each baseline gets
@@ -26,6 +26,8 @@ pub struct LockSetup {
     pub crash: Option<Arc<CrashPlan>>,
     /// (worker index, clock offset in ms).
     pub clock_offsets: Vec<(u32, i64)>,
+    /// (worker index, its holder pause).
+    pub pauses: Vec<(u32, Arc<PausePlan>)>,
 }
 
 impl LockSetup {
@@ -39,6 +41,12 @@ impl LockSetup {
                 .map(|(_, ms)| *ms)
                 .sum(),
             crash: self.crash.clone(),
+            pauses: self
+                .pauses
+                .iter()
+                .filter(|(c, _)| *c == index)
+                .map(|(_, plan)| Arc::clone(plan))
+                .collect(),
         }
     }
 }

@@ -28,6 +28,7 @@
 
 pub mod capacity;
 pub mod document;
+pub mod fencing;
 pub mod header;
 pub mod mode;
 pub mod outage;

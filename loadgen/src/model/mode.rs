@@ -381,6 +381,9 @@ pub struct ModeStats {
     /// Merged results: each part's own series, on the merged timeline (absent for one run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub part_series: Vec<PartSeries>,
+    /// Fencing tokens and the protected resource's writes (absent: neither was used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fencing: Option<super::fencing::FencingStats>,
 }
 
 /// One part of a merged result (a file, an agent) over time: what it measured in each interval,
@@ -444,6 +447,7 @@ impl ModeStats {
             intervals: Vec::new(),
             outages: Vec::new(),
             part_series: Vec::new(),
+            fencing: None,
         }
     }
 
@@ -460,6 +464,7 @@ impl ModeStats {
     pub fn add_measurements(&mut self, other: &ModeStats) {
         self.generator.cpu.add(&other.generator.cpu);
         self.counts.add(&other.counts);
+        super::fencing::add_optional(&mut self.fencing, &other.fencing);
         self.latency.add(&other.latency);
         if self.masters.len() < other.masters.len() {
             self.masters

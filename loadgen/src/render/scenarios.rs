@@ -52,6 +52,18 @@ impl Row {
                 errors.push(format!("{n} {what}"));
             }
         }
+        // What fencing is for: late writes of a paused holder, and tokens out of order.
+        if let Some(f) = &m.fencing {
+            for (n, what) in [
+                (f.stale_writes_accepted, "stale writes stored"),
+                (f.stale_writes_rejected, "stale writes refused"),
+                (f.token_order_violations, "tokens out of order"),
+            ] {
+                if n > 0 {
+                    errors.push(format!("{n} {what}"));
+                }
+            }
+        }
         let vote_only = |figure: String| if m.lock.votes() { figure } else { "n/a".into() };
         Row {
             cells: vec![

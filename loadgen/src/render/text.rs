@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use super::percentiles::Percentiles;
 use crate::hist::Hist;
+use crate::model::fencing::FencingStats;
 use crate::model::mode::{ModeStats, VotePattern};
 use crate::model::report::Report;
 
@@ -335,7 +336,39 @@ fn lines() -> Vec<Line> {
             |m| m.counts.windows_checked.to_string(),
             None,
         ),
+        when("fencing tokens issued", fenced, |m| {
+            fencing(m, |f| f.tokens_issued)
+        }),
+        when("token order violations", fenced, |m| {
+            fencing(m, |f| f.token_order_violations)
+        }),
+        when("storage writes (refused)", writes_storage, |m| {
+            let f = m.fencing.clone().unwrap_or_default();
+            format!("{} ({})", f.storage_writes, f.storage_writes_rejected)
+        }),
+        when("stale writes accepted", writes_storage, |m| {
+            fencing(m, |f| f.stale_writes_accepted)
+        }),
+        when("stale writes rejected", writes_storage, |m| {
+            fencing(m, |f| f.stale_writes_rejected)
+        }),
+        when("storage write errors", writes_storage, |m| {
+            fencing(m, |f| f.storage_errors)
+        }),
     ]
+}
+
+fn fenced(m: &ModeStats) -> bool {
+    m.fencing.as_ref().is_some_and(|f| f.fenced)
+}
+
+fn writes_storage(m: &ModeStats) -> bool {
+    m.fencing.is_some()
+}
+
+/// A fencing figure of `m` (0 when the mode has none).
+fn fencing(m: &ModeStats, figure: impl Fn(&FencingStats) -> u64) -> String {
+    m.fencing.as_ref().map_or(0, figure).to_string()
 }
 
 fn counts(out: &mut String, modes: &[&ModeStats]) {
