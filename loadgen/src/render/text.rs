@@ -36,7 +36,7 @@ fn row(out: &mut String, modes: &[&ModeStats], line: &Line) {
     if let (Some(value), Some([seq, conc])) = (line.ratio, fanout_pair(modes)) {
         let (s, c) = (value(seq), value(conc));
         if s > 0.0 {
-            let _ = write!(out, "{:>12}", format!("{:.2}×", c / s));
+            let _ = write!(out, "{:>12}", ratio_text(c / s));
         }
     }
     out.push('\n');
@@ -589,13 +589,21 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
     out
 }
 
+/// A ratio as `0.44×`; below 0.1 with two significant digits (`0.00086×`), since a p99 ratio
+/// can be a thousandth and must not read as `0.00×`.
+fn ratio_text(r: f64) -> String {
+    if r > 0.0 && r < 0.1 {
+        let decimals = (-r.log10()).ceil() as usize + 1;
+        format!("{r:.decimals$}×")
+    } else {
+        format!("{r:.2}×")
+    }
+}
+
 /// The concurrent ÷ sequential block (latency and rates), when both modes were measured.
 pub fn comparison(report: &Report) -> Option<String> {
     let c = report.comparison.as_ref()?;
-    let f = |x: Option<f64>| {
-        x.map(|r| format!("{r:.2}×"))
-            .unwrap_or_else(|| "n/a".into())
-    };
+    let f = |x: Option<f64>| x.map(ratio_text).unwrap_or_else(|| "n/a".into());
     Some(format!(
         "\nconcurrent ÷ sequential: goodput {}, acquire p50 {}, acquire p99 {}, attempt p50 {}, attempt p99 {}, quorum success {}, split votes {}\n",
         f(c.acquires_per_s_ratio),
@@ -615,12 +623,7 @@ pub fn against_redlock(report: &Report) -> String {
     if rows.is_empty() {
         return out;
     }
-    // Three significant digits: a baseline's p99 can be a thousandth of Redlock's.
-    let f = |x: Option<f64>| match x {
-        Some(r) if r > 0.0 && r < 0.1 => format!("{r:.1e}×"),
-        Some(r) => format!("{r:.2}×"),
-        None => "n/a".into(),
-    };
+    let f = |x: Option<f64>| x.map(ratio_text).unwrap_or_else(|| "n/a".into());
     let _ = write!(out, "\n{:<LABEL$}", "÷ redlock (same fan-out)");
     for r in rows {
         let _ = write!(out, "{:>COL$}", r.lock);
@@ -643,4 +646,18 @@ pub fn against_redlock(report: &Report) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod ratio_tests {
+    use super::ratio_text;
+
+    #[test]
+    fn small_ratios_keep_two_significant_digits() {
+        assert_eq!(ratio_text(0.00086), "0.00086×");
+        assert_eq!(ratio_text(0.05), "0.050×");
+        assert_eq!(ratio_text(0.44), "0.44×");
+        assert_eq!(ratio_text(2.113), "2.11×");
+        assert_eq!(ratio_text(0.0), "0.00×");
+    }
 }
