@@ -39,6 +39,23 @@ pub(crate) struct Telemetry {
     metrics: otel::Metrics,
 }
 
+/// One operation's span with the DESIGN §9 fields; `tracing` needs the name as a literal, so
+/// the four operations share this macro rather than a function.
+macro_rules! operation_span {
+    ($name:literal, $fanout:expr, $attempts:expr) => {
+        tracing::info_span!(
+            $name,
+            fanout = $fanout,
+            attempts = $attempts,
+            granted = Empty,
+            denied = Empty,
+            failed = Empty,
+            outcome = Empty,
+            resource = Empty,
+        )
+    };
+}
+
 impl Telemetry {
     pub(crate) fn new(
         masters: &[Master],
@@ -58,59 +75,22 @@ impl Telemetry {
 
     /// Starts watching an acquire: its span (enter it while the acquire runs) and clock.
     pub(crate) fn acquire_started(&self, resource: &str) -> Watch {
-        let span = tracing::info_span!(
-            "redlock.acquire",
-            fanout = self.fanout,
-            attempts = Empty,
-            granted = Empty,
-            denied = Empty,
-            failed = Empty,
-            outcome = Empty,
-            resource = Empty,
-        );
-        self.watch(span, resource)
+        self.watch(
+            operation_span!("redlock.acquire", self.fanout, Empty),
+            resource,
+        )
     }
 
     pub(crate) fn extend_started(&self, resource: &str) -> Watch {
-        let span = tracing::info_span!(
-            "redlock.extend",
-            fanout = self.fanout,
-            attempts = 1,
-            granted = Empty,
-            denied = Empty,
-            failed = Empty,
-            outcome = Empty,
-            resource = Empty,
-        );
-        self.watch(span, resource)
+        self.watch(operation_span!("redlock.extend", self.fanout, 1), resource)
     }
 
     pub(crate) fn release_started(&self, resource: &str) -> Watch {
-        let span = tracing::info_span!(
-            "redlock.release",
-            fanout = self.fanout,
-            attempts = 1,
-            granted = Empty,
-            denied = Empty,
-            failed = Empty,
-            outcome = Empty,
-            resource = Empty,
-        );
-        self.watch(span, resource)
+        self.watch(operation_span!("redlock.release", self.fanout, 1), resource)
     }
 
     pub(crate) fn renew_started(&self, resource: &str) -> Watch {
-        let span = tracing::info_span!(
-            "redlock.renew",
-            fanout = self.fanout,
-            attempts = 1,
-            granted = Empty,
-            denied = Empty,
-            failed = Empty,
-            outcome = Empty,
-            resource = Empty,
-        );
-        self.watch(span, resource)
+        self.watch(operation_span!("redlock.renew", self.fanout, 1), resource)
     }
 
     fn watch(&self, span: Span, resource: &str) -> Watch {
