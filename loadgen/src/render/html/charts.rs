@@ -141,22 +141,36 @@ pub fn latency_over_time(m: &ModeStats, faults: &[FaultWindow]) -> Result<String
         log_axis(y_min, y_max).log_scale(),
         |c| {
             shade_faults(c, &named, (log_axis(y_min, y_max).start, y_max))?;
-            for (i, (label, segments)) in series.into_iter().enumerate() {
-                let color = PALETTE[i % PALETTE.len()];
-                let mut label = Some(label);
-                for points in segments {
-                    match label.take() {
-                        Some(l) => chart::line(c, points, color, 2, l)?,
-                        None => {
-                            c.draw_series(LineSeries::new(points, color.stroke_width(2)))
-                                .map_err(chart::error)?;
-                        }
-                    }
-                }
-            }
-            Ok(())
+            draw_segmented(c, series, &PALETTE)
         },
     )
+}
+
+/// Draws each series as its line segments (gaps where an interval had no data), one colour
+/// per series from `colours`, labelled once in the legend.
+fn draw_segmented<X, Y>(
+    c: &mut Chart<'_, '_, X, Y>,
+    series: Vec<Segmented>,
+    colours: &[RGBColor],
+) -> Result<(), String>
+where
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+{
+    for (i, (label, segments)) in series.into_iter().enumerate() {
+        let color = colours[i % colours.len()];
+        let mut label = Some(label);
+        for points in segments {
+            match label.take() {
+                Some(l) => chart::line(c, points, color, 2, l)?,
+                None => {
+                    c.draw_series(LineSeries::new(points, color.stroke_width(2)))
+                        .map_err(chart::error)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Shades each fault window and writes what it was at its top left.
@@ -403,20 +417,7 @@ pub fn round_trips_over_time(
         log_axis(y_min, y_max).log_scale(),
         |c| {
             shade_faults(c, &named, (log_axis(y_min, y_max).start, y_max))?;
-            for (i, (label, segments)) in series.into_iter().enumerate() {
-                let color = MASTER_COLOURS[i % MASTER_COLOURS.len()];
-                let mut label = Some(label);
-                for points in segments {
-                    match label.take() {
-                        Some(l) => chart::line(c, points, color, 2, l)?,
-                        None => {
-                            c.draw_series(LineSeries::new(points, color.stroke_width(2)))
-                                .map_err(chart::error)?;
-                        }
-                    }
-                }
-            }
-            Ok(())
+            draw_segmented(c, series, &MASTER_COLOURS)
         },
     )
     .map(Some)
