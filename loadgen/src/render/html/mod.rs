@@ -167,6 +167,15 @@ pub fn capacity_page(result: &CapacityResult) -> Result<String, String> {
         let _ = write!(out, "{}<br>", escape(&a.statement));
     }
     out.push_str("</div>\n");
+    // A planner checks an answer before planning on it: the command that repeats its step.
+    for a in result.answers.iter().filter(|a| !a.reproduce.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<p>Reproduce the {} answer's step:</p>\n<pre>{}</pre>",
+            escape(&a.fanout),
+            escape(&a.reproduce)
+        );
+    }
     out.push_str("<h2>Steps against the objective</h2>\n");
     chart(&mut out, &crate::render::capacity_plot::render(result)?);
     tables::capacity_steps(&mut out, result);
