@@ -3,7 +3,9 @@
 //!
 //! It talks to masters behind the client's back (checking keys, counting connections) and
 //! serves purpose-built test servers (a command received is an [`Reply::Array`] of bulk
-//! strings). The lock client itself speaks through redis-rs, never through this.
+//! strings). The lock client itself speaks through its own connections, never through this.
+//! Bytes are read by `redlock-resp`, the same bounded reader as the lock client's; this
+//! module only builds owned values from its frames.
 //!
 //! ```
 //! use redlock_local::resp::{self, Decoder, Reply};
@@ -18,6 +20,10 @@
 use std::fmt;
 use std::io::{self, Read};
 
+use redlock_resp::{
+    encode_command, push_array_header, push_bulk, push_error, push_integer, push_nil, push_status,
+    read_value, Frame, Limits,
+};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// One RESP2 value: a reply, or (an array of bulk strings) a command.
@@ -37,18 +43,23 @@ pub enum Reply {
     Array(Vec<Reply>),
 }
 
-/// Largest bulk string or array length accepted: a larger header is malformed here (these
-/// helpers never expect one), so a flooding peer cannot make a test allocate gigabytes.
-const MAX_LEN: usize = 64 * 1024 * 1024;
+/// What one value may claim. Far above anything these helpers expect (a test's keys, a
+/// master's `INFO`), and low enough that a flooding peer cannot make a test allocate
+/// gigabytes: a value over them is malformed here.
+const LIMITS: Limits = Limits {
+    max_line: 64 * 1024,
+    max_bulk: 64 * 1024 * 1024,
+    max_array: 1024 * 1024,
+    max_depth: 8,
+    max_value: 128 * 1024 * 1024,
+};
 
 /// The RESP encoding of a command: an array of bulk strings.
 pub fn encode<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
-    Reply::Array(
-        args.iter()
-            .map(|a| Reply::Bulk(a.as_ref().to_vec()))
-            .collect(),
-    )
-    .to_bytes()
+    let args: Vec<&[u8]> = args.iter().map(AsRef::as_ref).collect();
+    let mut out = Vec::new();
+    encode_command(&mut out, &args);
+    out
 }
 
 impl Reply {
@@ -66,17 +77,13 @@ impl Reply {
 
     fn write_to(&self, out: &mut Vec<u8>) {
         match self {
-            Reply::Status(s) => out.extend_from_slice(format!("+{s}\r\n").as_bytes()),
-            Reply::Error(e) => out.extend_from_slice(format!("-{e}\r\n").as_bytes()),
-            Reply::Integer(n) => out.extend_from_slice(format!(":{n}\r\n").as_bytes()),
-            Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
-            Reply::Bulk(bytes) => {
-                out.extend_from_slice(format!("${}\r\n", bytes.len()).as_bytes());
-                out.extend_from_slice(bytes);
-                out.extend_from_slice(b"\r\n");
-            }
+            Reply::Status(s) => push_status(out, s.as_bytes()),
+            Reply::Error(e) => push_error(out, e.as_bytes()),
+            Reply::Integer(n) => push_integer(out, *n),
+            Reply::Nil => push_nil(out),
+            Reply::Bulk(bytes) => push_bulk(out, bytes),
             Reply::Array(items) => {
-                out.extend_from_slice(format!("*{}\r\n", items.len()).as_bytes());
+                push_array_header(out, items.len());
                 items.iter().for_each(|item| item.write_to(out));
             }
         }
@@ -147,79 +154,36 @@ fn malformed(what: impl fmt::Display) -> io::Error {
 /// Decodes the first whole value in `buf`: `Ok(None)` while it is incomplete, else the value
 /// and how many bytes it took.
 pub fn decode(buf: &[u8]) -> io::Result<Option<(Reply, usize)>> {
-    decode_at(buf, 0)
-}
-
-fn decode_at(buf: &[u8], at: usize) -> io::Result<Option<(Reply, usize)>> {
-    let Some(line_len) = buf.get(at..).and_then(find_crlf) else {
+    let mut frames = Vec::new();
+    let Some(used) = read_value(buf, &LIMITS, |frame| frames.push(frame)).map_err(malformed)?
+    else {
         return Ok(None);
     };
-    let Some(&kind) = buf.get(at) else {
-        return Ok(None);
-    };
-    let line = &buf[at + 1..at + line_len];
-    let next = at + line_len + 2;
-    let text = || {
-        std::str::from_utf8(line)
-            .map(str::to_owned)
-            .map_err(|_| malformed("a line that is not UTF-8"))
-    };
-    let number = || -> io::Result<i64> {
-        std::str::from_utf8(line)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| {
-                malformed(format!(
-                    "{:?} is not a number",
-                    String::from_utf8_lossy(line)
-                ))
-            })
-    };
-    let length = || -> io::Result<Option<usize>> {
-        match number()? {
-            -1 => Ok(None),
-            n if (0..=MAX_LEN as i64).contains(&n) => Ok(Some(n as usize)),
-            n => Err(malformed(format!("length {n}"))),
-        }
-    };
-    match kind {
-        b'+' => Ok(Some((Reply::Status(text()?), next))),
-        b'-' => Ok(Some((Reply::Error(text()?), next))),
-        b':' => Ok(Some((Reply::Integer(number()?), next))),
-        b'$' => {
-            let Some(len) = length()? else {
-                return Ok(Some((Reply::Nil, next)));
-            };
-            let end = next + len;
-            if buf.len() < end + 2 {
-                return Ok(None);
-            }
-            if &buf[end..end + 2] != b"\r\n" {
-                return Err(malformed("a bulk string longer than its header says"));
-            }
-            Ok(Some((Reply::Bulk(buf[next..end].to_vec()), end + 2)))
-        }
-        b'*' => {
-            let Some(count) = length()? else {
-                return Ok(Some((Reply::Nil, next)));
-            };
-            let mut items = Vec::with_capacity(count.min(1024));
-            let mut at = next;
-            for _ in 0..count {
-                let Some((item, after)) = decode_at(buf, at)? else {
-                    return Ok(None);
-                };
-                items.push(item);
-                at = after;
-            }
-            Ok(Some((Reply::Array(items), at)))
-        }
-        other => Err(malformed(format!("type byte {:?}", char::from(other)))),
-    }
+    let reply = owned(&mut frames.into_iter())?;
+    Ok(Some((reply, used)))
 }
 
-fn find_crlf(buf: &[u8]) -> Option<usize> {
-    buf.windows(2).position(|w| w == b"\r\n")
+/// The owned value whose frames come next: a whole value, so an array's elements are all
+/// there (and nesting, so recursion, is bounded by `LIMITS.max_depth`).
+fn owned<'a>(frames: &mut impl Iterator<Item = Frame<'a>>) -> io::Result<Reply> {
+    let text = |line: &[u8]| {
+        String::from_utf8(line.to_vec()).map_err(|_| malformed("a line that is not UTF-8"))
+    };
+    Ok(
+        match frames
+            .next()
+            .ok_or_else(|| malformed("a value cut short"))?
+        {
+            Frame::Status(line) => Reply::Status(text(line)?),
+            Frame::Error(line) => Reply::Error(text(line)?),
+            Frame::Int(n) => Reply::Integer(n),
+            Frame::Bulk(bytes) => Reply::Bulk(bytes.to_vec()),
+            Frame::Nil => Reply::Nil,
+            Frame::Array(n) => {
+                Reply::Array((0..n).map(|_| owned(frames)).collect::<io::Result<_>>()?)
+            }
+        },
+    )
 }
 
 /// Whole values out of a byte stream: keeps what follows a value for the next one.
@@ -328,15 +292,49 @@ mod tests {
 
     #[test]
     fn malformed_input_is_an_error_naming_it() {
+        let deep = b"*1\r\n".repeat(LIMITS.max_depth + 1);
         for (bytes, says) in [
-            (&b"?x\r\n"[..], "type byte '?'"),
-            (b":x\r\n", "\"x\" is not a number"),
-            (b"$4000000000\r\n", "length 4000000000"),
-            (b"$1\r\nab\r\n", "longer than its header"),
+            (&b"?x\r\n"[..], "not a RESP value: starts with \"?x..\""),
+            (b":x\r\n", "not a number: \"x\""),
+            (b"+caf\xff\r\n", "a line that is not UTF-8"),
+            (b"$4000000000\r\n", "a bulk string of 4000000000 bytes"),
+            (b"$1\r\nab\r\n", "longer than its header says"),
+            (b"*4000000000\r\n", "an array of 4000000000 elements"),
+            (&deep, "arrays nested more than 8 deep"),
         ] {
             let error = decode(bytes).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+            assert!(error.to_string().starts_with("malformed RESP: "), "{error}");
             assert!(error.to_string().contains(says), "{bytes:?}: {error}");
         }
+    }
+
+    #[test]
+    fn nesting_up_to_the_limit_decodes_into_nested_arrays() {
+        let mut bytes = b"*1\r\n".repeat(LIMITS.max_depth - 1);
+        bytes.extend_from_slice(b"*2\r\n:1\r\n$-1\r\n");
+        let mut want = Reply::Array(vec![Reply::Integer(1), Reply::Nil]);
+        for _ in 1..LIMITS.max_depth {
+            want = Reply::Array(vec![want]);
+        }
+        assert_eq!(one(&bytes), want);
+        assert_eq!(want.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn the_decoder_refuses_a_hostile_header_before_buffering_for_it() {
+        let mut decoder = Decoder::default();
+        // Claims a gigabyte, sends a few bytes: refused at once, not waited for.
+        decoder.extend(b"*2\r\n$1073741824\r\nabc");
+        let error = decoder.next_reply().unwrap_err();
+        assert!(error.to_string().contains("1073741824 bytes"), "{error}");
+        let mut decoder = Decoder::default();
+        let mut nesting: &[u8] = &b"*1\r\n".repeat(1000);
+        let error = decoder.read(&mut nesting).unwrap_err();
+        assert!(
+            error.to_string().contains("nested more than 8 deep"),
+            "{error}"
+        );
     }
 
     #[test]

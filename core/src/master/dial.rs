@@ -9,6 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use redlock_resp::{encode_command, read_reply, Reply};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
@@ -16,7 +17,6 @@ use crate::vote::FailureKind;
 
 use super::failure::Failure;
 use super::scripts::{self, server_error};
-use super::wire::{encode, parse, Reply};
 
 /// Where a master is and how to log in. Holds the password: never printed.
 pub(crate) struct Target {
@@ -120,24 +120,26 @@ impl Target {
         let mut expect: Vec<Expect> = Vec::new();
         if let Some(password) = &self.password {
             match &self.username {
-                Some(user) => encode(&mut out, &[b"AUTH", user.as_bytes(), password.as_bytes()]),
-                None => encode(&mut out, &[b"AUTH", password.as_bytes()]),
+                Some(user) => {
+                    encode_command(&mut out, &[b"AUTH", user.as_bytes(), password.as_bytes()])
+                }
+                None => encode_command(&mut out, &[b"AUTH", password.as_bytes()]),
             }
             expect.push(Expect::Ok("AUTH"));
         }
         if self.db != 0 {
             let db = self.db.to_string();
-            encode(&mut out, &[b"SELECT", db.as_bytes()]);
+            encode_command(&mut out, &[b"SELECT", db.as_bytes()]);
             expect.push(Expect::Ok("SELECT"));
         }
         for (source, sha) in scripts::all() {
-            encode(&mut out, &[b"SCRIPT", b"LOAD", source.as_bytes()]);
+            encode_command(&mut out, &[b"SCRIPT", b"LOAD", source.as_bytes()]);
             expect.push(Expect::Sha(sha));
         }
         stream.write_all(&out).await.map_err(|e| io_failure(&e))?;
         let mut buf = Vec::with_capacity(512);
         for want in expect {
-            read_reply(stream, &mut buf, |reply| want.check(reply)).await?;
+            receive_reply(stream, &mut buf, |reply| want.check(reply)).await?;
         }
         if !buf.is_empty() {
             return Err(Failure::new(
@@ -175,20 +177,20 @@ impl Expect {
 
 /// Reads the next reply into `buf` and hands it to `check` (it borrows the buffer), then
 /// drops it from `buf`.
-async fn read_reply(
+async fn receive_reply(
     stream: &mut Stream,
     buf: &mut Vec<u8>,
     check: impl FnOnce(Reply<'_>) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     loop {
-        match parse(buf) {
+        match read_reply(buf) {
             Ok(Some((reply, used))) => {
                 let checked = check(reply);
                 buf.drain(..used);
                 return checked;
             }
             Ok(None) => {}
-            Err(e) => return Err(Failure::new(FailureKind::Protocol, e.0)),
+            Err(e) => return Err(Failure::new(FailureKind::Protocol, e.to_string())),
         }
         buf.reserve(512);
         match stream.read_buf(buf).await {

@@ -20,10 +20,11 @@
 
 use std::sync::LazyLock;
 
+use redlock_resp::{decimal, push_array_header, push_bulk, push_bulk_parts};
+
 use crate::vote::FailureKind;
 
 use super::failure::Failure;
-use super::wire::decimal;
 
 /// What follows a resource's name in its counter key.
 pub(crate) const COUNTER_SUFFIX: &[u8] = b"\xfffence";
@@ -66,40 +67,19 @@ fn encode_script(
     value: &[u8],
     id: &[u8],
 ) {
-    let counter_len = resource.len() + COUNTER_SUFFIX.len();
-    let mut digits = [0u8; 20];
-    out.extend_from_slice(b"*8\r\n");
+    push_array_header(out, 8);
     for arg in [
         b"EVALSHA".as_slice(),
         sha.as_bytes(),
         b"2",
         resource.as_bytes(),
     ] {
-        bulk(out, &[arg]);
+        push_bulk(out, arg);
     }
-    out.push(b'$');
-    out.extend_from_slice(decimal(&mut digits, counter_len as u64));
-    out.extend_from_slice(b"\r\n");
-    bulk_body(out, &[resource.as_bytes(), COUNTER_SUFFIX]);
+    push_bulk_parts(out, &[resource.as_bytes(), COUNTER_SUFFIX]);
     for arg in [token.as_bytes(), value, id] {
-        bulk(out, &[arg]);
+        push_bulk(out, arg);
     }
-}
-
-fn bulk(out: &mut Vec<u8>, parts: &[&[u8]]) {
-    let mut digits = [0u8; 20];
-    let len: usize = parts.iter().map(|p| p.len()).sum();
-    out.push(b'$');
-    out.extend_from_slice(decimal(&mut digits, len as u64));
-    out.extend_from_slice(b"\r\n");
-    bulk_body(out, parts);
-}
-
-fn bulk_body(out: &mut Vec<u8>, parts: &[&[u8]]) {
-    for part in parts {
-        out.extend_from_slice(part);
-    }
-    out.extend_from_slice(b"\r\n");
 }
 
 /// Appends round 1 of a fenced acquire.

@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use redlock_resp::{decimal, read_reply};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -18,7 +19,6 @@ use super::dial::{io_failure, Stream};
 use super::failure::Failure;
 use super::job::{Job, Queued, QUEUE_GRACE};
 use super::scripts::{encode_request, judge, judge_echo, judge_set, Judged, SetReply};
-use super::wire::{decimal, parse};
 
 /// Requests sent and not answered on one connection, at most. More wait in the queue (which
 /// is bounded too), so a master that stops answering holds a bounded amount of memory.
@@ -201,10 +201,10 @@ fn dispatch(
 ) -> Result<(), Failure> {
     let mut used = 0;
     let result = loop {
-        match parse(&incoming[used..]) {
+        match read_reply(&incoming[used..]) {
             Ok(None) => break Ok(()),
             Err(e) => {
-                let failure = Failure::new(FailureKind::Protocol, e.0);
+                let failure = Failure::new(FailureKind::Protocol, e.to_string());
                 if let Some(s) = sent.pop_front() {
                     s.job.fail(failure.clone());
                 }

@@ -16,10 +16,11 @@
 
 use std::sync::{Arc, LazyLock};
 
+use redlock_resp::{decimal, encode_command, Reply};
+
 use crate::vote::FailureKind;
 
 use super::failure::Failure;
-use super::wire::{decimal, encode, Reply};
 
 /// Compare-and-PEXPIRE: renews only a key that still holds our token; never re-creates it.
 const EXTEND_SOURCE: &str = r#"if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("pexpire", KEYS[1], ARGV[2]) return ARGV[3] end return 0"#;
@@ -82,7 +83,7 @@ pub(crate) fn encode_request(out: &mut Vec<u8>, op: Op, resource: &str, token: &
     match op {
         Op::Lock { ttl_ms } => {
             let ttl = decimal(&mut ttl, ttl_ms);
-            encode(
+            encode_command(
                 out,
                 &[
                     b"SET",
@@ -93,11 +94,11 @@ pub(crate) fn encode_request(out: &mut Vec<u8>, op: Op, resource: &str, token: &
                     ttl,
                 ],
             );
-            encode(out, &[b"ECHO", id]);
+            encode_command(out, &[b"ECHO", id]);
         }
         Op::Extend { ttl_ms } => {
             let ttl = decimal(&mut ttl, ttl_ms);
-            encode(
+            encode_command(
                 out,
                 &[
                     b"EVALSHA",
@@ -110,7 +111,7 @@ pub(crate) fn encode_request(out: &mut Vec<u8>, op: Op, resource: &str, token: &
                 ],
             );
         }
-        Op::Unlock => encode(
+        Op::Unlock => encode_command(
             out,
             &[
                 b"EVALSHA",
