@@ -6,10 +6,10 @@
 SDIST_DIR := target/sdist
 SDIST_VENV := target/sdist-venv
 
-package-check: package-check-crate package-check-sdist ## cargo publish --dry-run of redlock-core; the Python sdist installs and imports in a fresh venv
+package-check: package-check-crate package-check-sdist ## cargo publish --dry-run of redlock-resp and redlock-core; the Python sdist installs and imports in a fresh venv
 
 package-check-crate:
-	$(CARGO) publish --dry-run --locked --allow-dirty -p redlock-core
+	$(CARGO) publish --dry-run --locked --allow-dirty -p redlock-resp -p redlock-core
 
 # The sdist is built (debug profile, sharing target/ with the other builds to stay quick)
 # and installed by pip into a virtualenv of its own, with the maturin pinned for the tests.

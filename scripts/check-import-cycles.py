@@ -30,7 +30,7 @@ import re
 import sys
 from pathlib import Path
 
-WORKSPACE_CRATES = ["core", "ffi", "python", "local", "bench", "loadgen"]
+WORKSPACE_CRATES = ["resp", "core", "ffi", "python", "local", "local/process-cpu", "bench", "loadgen"]
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
