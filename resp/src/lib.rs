@@ -16,7 +16,13 @@
 //! ```
 //! use redlock_resp::{read_value, Frame, Limits};
 //!
-//! let limits = Limits { max_line: 1024, max_bulk: 1024, max_array: 16, max_depth: 2, max_value: 4096 };
+//! let limits = Limits {
+//!     max_line: 1024,
+//!     max_bulk: 1024,
+//!     max_array: 16,
+//!     max_depth: 2,
+//!     max_value: 4096,
+//! };
 //! let mut frames = Vec::new();
 //! let used = read_value(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", &limits, |f| frames.push(f)).unwrap();
 //! assert_eq!(used, Some(20));

@@ -11,11 +11,12 @@
 //!
 //! Bounded against a master that misbehaves: the queue holds at most `QUEUE_CAPACITY`
 //! requests (a full queue fails the request at once), a connection at most `MAX_IN_FLIGHT`
-//! unanswered ones, replies are size-checked from their header (`redlock_resp::read_reply`), a reply that is
-//! not its request's (`scripts.rs`) or a master silent for `silence` replaces the connection,
-//! and requests left waiting for a connection longer than `QUEUE_GRACE` are failed instead of
-//! sent late. A master that cannot be reached fails requests at once with its cause, and so
-//! does one whose connections keep breaking (replaced only after a back-off, `supervise`).
+//! unanswered ones, replies are size-checked from their header (`redlock_resp::read_reply`),
+//! a reply that is not its request's (`scripts.rs`) or a master silent for `silence` replaces
+//! the connection, and requests left waiting for a connection longer than `QUEUE_GRACE` are
+//! failed instead of sent late. A master that cannot be reached fails requests at once with
+//! its cause, and so does one whose connections keep breaking (replaced only after a
+//! back-off, `supervise`).
 
 mod dial;
 pub(crate) mod failure;
