@@ -1,5 +1,6 @@
 //! The pure parts of every acquire, without I/O: `micro/token` (20 bytes from the OS CSPRNG,
-//! hex-encoded) and `micro/validity` (drift allowance + validity window).
+//! hex-encoded), `micro/validity` (drift allowance + validity window) and `micro/replies`
+//! (reading what one master answers to an acquire + release).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -7,6 +8,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use redlock_core::validity::{drift, new_token, validity};
 use redlock_core::DEFAULT_DRIFT_FACTOR;
+use redlock_resp::{read_reply, Reply};
 
 fn micro(c: &mut Criterion) {
     let mut group = c.benchmark_group("micro");
@@ -22,6 +24,20 @@ fn micro(c: &mut Criterion) {
                 black_box(elapsed),
                 drift(ttl, black_box(DEFAULT_DRIFT_FACTOR)),
             )
+        });
+    });
+    group.bench_function("replies", |b| {
+        // SET's +OK, ECHO's request id, then the release script's answer: the request id.
+        let stream = b"+OK\r\n$7\r\n1000042\r\n$7\r\n1000043\r\n";
+        b.iter(|| {
+            let (mut used, mut bulk_bytes) = (0, 0);
+            while let Some((reply, n)) = read_reply(&black_box(stream)[used..]).unwrap() {
+                used += n;
+                if let Reply::Bulk(id) = reply {
+                    bulk_bytes += id.len();
+                }
+            }
+            bulk_bytes
         });
     });
     group.finish();
