@@ -1,5 +1,5 @@
-//! RESP2, the Redis wire protocol, read with every length bounded and written without
-//! allocating: the one parser of the Redlock Suite.
+//! RESP2, the Redis wire protocol, read with every length bounded and written into the
+//! caller's buffer: the one parser of the Redlock Suite.
 //!
 //! A peer is not always an honest Redis. Every reader here refuses bytes as soon as a header
 //! shows they break the [`Limits`] (a bulk string or a line too long, an array too long or
