@@ -52,7 +52,10 @@ pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;
 pub use master::counter_key as fencing_counter_key;
 pub use redact::{redact_url, redact_url_bytes};
-pub use telemetry::{Measurement, MetricsSink};
+pub use telemetry::{
+    AcquireCounts, AttemptCounts, ClientStats, LatencyHistogram, LatencySnapshot, MasterCounts,
+    Measurement, MetricsSink, StatsSnapshot,
+};
 pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
 pub use watchdog::AutoExtend;
 

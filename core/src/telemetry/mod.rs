@@ -18,14 +18,18 @@ use crate::lock::Lock;
 use crate::master::Master;
 use crate::vote::{Outcome, Vote};
 
+mod latency;
 mod names;
 #[cfg(feature = "otel")]
 mod otel;
 mod sink;
+mod stats;
 
+pub use latency::{LatencyHistogram, LatencySnapshot};
 use names::failure_kind;
 pub(crate) use names::RoundKind;
 pub use sink::{Measurement, MetricsSink};
+pub use stats::{AcquireCounts, AttemptCounts, ClientStats, MasterCounts, StatsSnapshot};
 
 /// One client's telemetry: built once with the client.
 pub(crate) struct Telemetry {
