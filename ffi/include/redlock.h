@@ -275,6 +275,130 @@ typedef struct redlock_options {
 } redlock_options;
 
 /**
+ * Requests to one master since the client was created.
+ */
+typedef struct redlock_master_stats {
+    /**
+     * Requests answered, failed or timed out (acquire, extend, release and the cleanup after
+     * a lost attempt; not those a concurrent round decided without waiting for).
+     */
+    uint64_t requests;
+    /**
+     * Of these, the ones that failed or timed out.
+     */
+    uint64_t failures;
+} redlock_master_stats;
+
+/**
+ * A client's figures since `redlock_client_new()` created it: the counters of the
+ * OpenTelemetry instruments of the Rust and Python surfaces (same definitions) and the
+ * quantiles of the acquire latency. Fill it with `redlock_client_stats()`.
+ *
+ * A plain struct the caller owns (no pointers). Before the call set `struct_size` to
+ * `sizeof(redlock_stats)` (`redlock_stats stats = {.struct_size = sizeof stats};`): the
+ * library fills the fields that fit in that many bytes and sets `struct_size` to the bytes it
+ * filled; your bytes past them are zeroed (a library older than your header does not know
+ * the fields added since). Fields are only ever appended.
+ */
+typedef struct redlock_stats {
+    /**
+     * In: bytes of the caller's struct (`sizeof(redlock_stats)`). Out: bytes filled.
+     */
+    size_t struct_size;
+    /**
+     * Acquire calls that returned a lock (`redlock.outcome` `acquired`).
+     */
+    uint64_t acquires_acquired;
+    /**
+     * Acquire calls lost to contention (`REDLOCK_NOT_ACQUIRED`).
+     */
+    uint64_t acquires_not_acquired;
+    /**
+     * Acquire calls that found too few masters (`REDLOCK_UNAVAILABLE`).
+     */
+    uint64_t acquires_unavailable;
+    /**
+     * Acquire calls cancelled (none from C today; kept for the same definitions).
+     */
+    uint64_t acquires_cancelled;
+    /**
+     * Attempts that won: a quorum with validity left (`redlock.attempt.result` `won`).
+     */
+    uint64_t attempts_won;
+    /**
+     * Attempts that were split votes.
+     */
+    uint64_t attempts_split;
+    /**
+     * Attempts that were clean losses (no master granted, some denied).
+     */
+    uint64_t attempts_clean_loss;
+    /**
+     * Attempts that won a quorum whose validity ran out.
+     */
+    uint64_t attempts_expired;
+    /**
+     * Attempts that failures and timeouts alone kept from a quorum.
+     */
+    uint64_t attempts_unavailable;
+    /**
+     * Extends that asked the masters (extended, lost or unavailable).
+     */
+    uint64_t extends;
+    /**
+     * Releases.
+     */
+    uint64_t releases;
+    /**
+     * Locks acquired and not yet released (a lock freed without a release stays counted).
+     */
+    int64_t locks_held;
+    /**
+     * Held locks found lost (e.g. an extend that found the lock gone).
+     */
+    uint64_t locks_lost;
+    /**
+     * Requests to all masters (the sum of `masters[i].requests`).
+     */
+    uint64_t master_requests;
+    /**
+     * Failed or timed-out requests to all masters (the sum of `masters[i].failures`).
+     */
+    uint64_t master_failures;
+    /**
+     * Acquire latency (the whole call: every attempt and wait, any outcome) in milliseconds,
+     * median. The quantiles are within 0.4 % of the exact values (log-linear histogram,
+     * values kept to the microsecond), never above `acquire_max_ms`; all 0 before the first
+     * acquire.
+     */
+    double acquire_p50_ms;
+    /**
+     * 90th percentile of the acquire latency, in milliseconds.
+     */
+    double acquire_p90_ms;
+    /**
+     * 99th percentile of the acquire latency, in milliseconds.
+     */
+    double acquire_p99_ms;
+    /**
+     * 99.9th percentile of the acquire latency, in milliseconds.
+     */
+    double acquire_p999_ms;
+    /**
+     * Longest acquire, in milliseconds (exact to the microsecond).
+     */
+    double acquire_max_ms;
+    /**
+     * Masters of the client; `masters[0 .. n_masters]` are filled, in configured order.
+     */
+    size_t n_masters;
+    /**
+     * Per-master requests; entries at `n_masters` and beyond are 0.
+     */
+    struct redlock_master_stats masters[REDLOCK_MAX_MASTERS];
+} redlock_stats;
+
+/**
  * One master's part of a vote.
  */
 typedef struct redlock_master_vote {
@@ -379,7 +503,8 @@ const char *redlock_last_error_message(void);
 /**
  * Creates a client over `n_urls` master URLs (`redis://[user:password@]host:port[/db]`,
  * `rediss://` for TLS) with `opts` (NULL: the defaults). Does no network I/O: connections
- * open in the background, so a master that is down does not make this fail or block.
+ * open in the background, so a master that is down does not make this fail or block. The
+ * client counts its operations from then on (`redlock_client_stats()`).
  *
  * On success writes a new handle to `*out` (free it with `redlock_client_free()`); on failure
  * leaves `*out` alone. `REDLOCK_INVALID_ARGUMENT` for a NULL `urls`, URL or `out`, a URL that
@@ -590,6 +715,22 @@ void redlock_lock_free(struct redlock_lock *lock);
  */
 enum redlock_status redlock_options_init(struct redlock_options *opts,
                                          size_t size);
+
+/**
+ * Fills `*out` with `client`'s figures since it was created (see `redlock_stats`): set
+ * `out->struct_size` to `sizeof(redlock_stats)` first. Safe to call from any thread while
+ * others use the client; the figures are read one by one, so operations in flight may show
+ * in some and not yet in others (e.g. an attempt counted before its acquire ended).
+ *
+ * `REDLOCK_INVALID_ARGUMENT` (and `*out` untouched) for a NULL `client` or `out`, or an
+ * `out->struct_size` smaller than `sizeof(size_t)` or over 65536 (an uninitialized struct).
+ *
+ * # Safety
+ * `client` must be NULL or a live client handle; `out` NULL or point to
+ * `out->struct_size` writable bytes.
+ */
+enum redlock_status redlock_client_stats(const struct redlock_client *client,
+                                         struct redlock_stats *out);
 
 /**
  * The name of a status (`"REDLOCK_NOT_ACQUIRED"`, ...), or `"REDLOCK_UNKNOWN_STATUS"` for a

@@ -1,11 +1,14 @@
 //! `redlock_client` and the operations: acquire, extend, release.
 
 use std::ffi::c_char;
+use std::sync::Arc;
 use std::time::Duration;
 
 use std::ffi::CStr;
 
-use redlock_core::{blocking, deadline_after, redact_url_bytes, Error, InvalidArgument, Lock};
+use redlock_core::{
+    blocking, deadline_after, redact_url_bytes, ClientStats, Error, InvalidArgument, Lock,
+};
 
 use crate::boundary::{self, non_null, utf8_arg, write_out};
 use crate::fork::Owner;
@@ -30,6 +33,8 @@ use crate::vote::{self, REDLOCK_MAX_MASTERS};
 pub struct redlock_client {
     inner: blocking::Redlock,
     owner: Owner,
+    /// The client's figures (`redlock_client_stats()`): its metrics sink.
+    stats: Arc<ClientStats>,
 }
 
 impl redlock_client {
@@ -38,18 +43,34 @@ impl redlock_client {
     pub fn blocking(&self) -> &blocking::Redlock {
         &self.inner
     }
+
+    /// The figures `redlock_client_stats()` reports.
+    pub(crate) fn stats(&self) -> &ClientStats {
+        &self.stats
+    }
 }
 
 /// Borrows a live client handle, or `InvalidArgument` when NULL or used after fork().
 ///
 /// # Safety
 /// `client` must be NULL or a live client handle.
-unsafe fn client_ref<'a>(client: *const redlock_client) -> Result<&'a blocking::Redlock, Error> {
+pub(crate) unsafe fn handle_ref<'a>(
+    client: *const redlock_client,
+) -> Result<&'a redlock_client, Error> {
     non_null(client, "client")?;
     // SAFETY: non-NULL live handle by the caller's contract.
     let client = unsafe { &*client };
     client.owner.check()?;
-    Ok(&client.inner)
+    Ok(client)
+}
+
+/// The Rust client behind a live handle (see [`handle_ref`]).
+///
+/// # Safety
+/// As for [`handle_ref`].
+unsafe fn client_ref<'a>(client: *const redlock_client) -> Result<&'a blocking::Redlock, Error> {
+    // SAFETY: forwarded contract.
+    Ok(&unsafe { handle_ref(client) }?.inner)
 }
 
 /// Reads master URL `urls[index]`, or `InvalidArgument` naming it; a URL that is not UTF-8 is
@@ -77,7 +98,8 @@ unsafe fn url_arg(url: *const c_char, index: usize) -> Result<String, Error> {
 
 /// Creates a client over `n_urls` master URLs (`redis://[user:password@]host:port[/db]`,
 /// `rediss://` for TLS) with `opts` (NULL: the defaults). Does no network I/O: connections
-/// open in the background, so a master that is down does not make this fail or block.
+/// open in the background, so a master that is down does not make this fail or block. The
+/// client counts its operations from then on (`redlock_client_stats()`).
 ///
 /// On success writes a new handle to `*out` (free it with `redlock_client_free()`); on failure
 /// leaves `*out` alone. `REDLOCK_INVALID_ARGUMENT` for a NULL `urls`, URL or `out`, a URL that
@@ -121,10 +143,16 @@ pub unsafe extern "C" fn redlock_client_new(
             unsafe { read_options(opts) }?
         };
         let owner = Owner::current();
+        let stats = Arc::new(ClientStats::new(urls.len()));
         let inner = opts
             .apply(blocking::Redlock::builder(urls))?
+            .metrics_sink(stats.clone())
             .build_blocking()?;
-        let handle = Box::into_raw(Box::new(redlock_client { inner, owner }));
+        let handle = Box::into_raw(Box::new(redlock_client {
+            inner,
+            owner,
+            stats,
+        }));
         // SAFETY: `out` is non-NULL and writable by the caller's contract.
         unsafe { write_out(out, handle) };
         Ok(())

@@ -15,6 +15,7 @@ mod client;
 mod fork;
 mod lock;
 mod options;
+mod stats;
 mod status;
 mod unwind;
 mod vote;
@@ -32,6 +33,7 @@ pub use lock::{
     redlock_lock_resource, redlock_lock_token, redlock_lock_validity_ms,
 };
 pub use options::{redlock_fanout, redlock_options, redlock_options_default, redlock_options_init};
+pub use stats::{redlock_client_stats, redlock_master_stats, redlock_stats};
 pub use status::{redlock_status, redlock_status_str, redlock_status_value};
 pub use vote::{
     redlock_failure, redlock_last_vote, redlock_lock_vote, redlock_master_vote, redlock_outcome,

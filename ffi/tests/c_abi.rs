@@ -37,7 +37,9 @@ struct Programs {
     test_c: PathBuf,
     test_cpp: PathBuf,
     test_fencing: PathBuf,
+    test_stats: PathBuf,
     basic: PathBuf,
+    stats: PathBuf,
     guard: PathBuf,
 }
 
@@ -111,7 +113,9 @@ fn programs() -> &'static Programs {
             test_c: out("test_redlock"),
             test_cpp: out("test_guard"),
             test_fencing: out("test_fencing"),
+            test_stats: out("test_stats"),
             basic: out("basic"),
+            stats: out("stats"),
             guard: out("guard"),
             _dir: dir,
         };
@@ -136,7 +140,15 @@ fn programs() -> &'static Programs {
             &lib,
             &programs.test_fencing,
         );
+        compile(
+            "cc",
+            "c11",
+            "tests/c/test_stats.c",
+            &lib,
+            &programs.test_stats,
+        );
         compile("cc", "c11", "examples/basic.c", &lib, &programs.basic);
+        compile("cc", "c11", "examples/stats.c", &lib, &programs.stats);
         compile("c++", "c++17", "examples/guard.cpp", &lib, &programs.guard);
         programs
     })
@@ -339,6 +351,31 @@ fn three_masters_killed_is_unavailable() {
 }
 
 #[test]
+fn stats_count_won_and_contended_acquisitions_with_ordered_quantiles() {
+    let masters = masters();
+    run_case(&programs().test_stats, "contention", &masters);
+}
+
+#[test]
+fn stats_count_unavailable_acquisitions_and_the_failed_masters() {
+    let masters = masters();
+    let _held = kill_first(&masters, 3);
+    run_case(&programs().test_stats, "unavailable", &masters);
+}
+
+#[test]
+fn stats_refuse_bad_arguments_and_fill_older_and_newer_structs() {
+    let masters = masters();
+    run_case(&programs().test_stats, "sizes", &masters);
+}
+
+#[test]
+fn stats_of_threads_sharing_a_client_lose_no_count() {
+    let masters = masters();
+    run_case(&programs().test_stats, "threads", &masters);
+}
+
+#[test]
 fn null_in_every_pointer_argument() {
     c_case("null_arguments");
 }
@@ -480,11 +517,12 @@ fn constants_and_layouts_match_the_header() {
     let masters = masters();
     let stdout = run_case(&programs().test_c, "constants", &masters);
     let expected = format!(
-        "sizes: options {} vote {} master_vote {} status {}",
+        "sizes: options {} vote {} master_vote {} status {} stats {}",
         size_of::<redlock::redlock_options>(),
         size_of::<redlock::redlock_vote>(),
         size_of::<redlock::redlock_master_vote>(),
         size_of::<redlock::redlock_status>(),
+        size_of::<redlock::redlock_stats>(),
     );
     assert!(
         stdout.contains(&expected),
@@ -553,6 +591,14 @@ fn examples_run() {
     assert!(basic.contains("locked orders:42"), "{basic}");
     // Without warm connections some masters may not have been asked yet: at least a quorum.
     assert!(released_on(&basic) >= min_released(), "{basic}");
+    let stats = run_example(&programs().stats, &masters);
+    assert!(
+        stats.contains("second acquire: REDLOCK_NOT_ACQUIRED")
+            && stats.contains("acquires: 1 acquired, 1 not acquired, 0 unavailable")
+            && stats.contains("locks: 0 held, 0 lost; 0 extends, 1 releases")
+            && stats.contains("  master 4: "),
+        "{stats}"
+    );
     let guard = run_example(&programs().guard, &masters);
     assert!(guard.contains("locked reports:nightly"), "{guard}");
     assert!(guard.contains("free again: released on"), "{guard}");

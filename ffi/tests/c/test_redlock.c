@@ -663,8 +663,9 @@ static void constants(void) {
     CHECK(strcmp(redlock_verdict_str(REDLOCK_VERDICT_UNAVAILABLE), "unavailable") == 0);
     CHECK(REDLOCK_VERDICT_CLEAN_LOSS == 3 && REDLOCK_VERDICT_UNAVAILABLE == 4);
     /* The driver compares these with the Rust layouts. */
-    printf("sizes: options %zu vote %zu master_vote %zu status %zu\n", sizeof(redlock_options),
-           sizeof(redlock_vote), sizeof(redlock_master_vote), sizeof(redlock_status));
+    printf("sizes: options %zu vote %zu master_vote %zu status %zu stats %zu\n",
+           sizeof(redlock_options), sizeof(redlock_vote), sizeof(redlock_master_vote),
+           sizeof(redlock_status), sizeof(redlock_stats));
 }
 
 /* 100 fresh clients, each locking at once (connections still opening): the lock reaches
