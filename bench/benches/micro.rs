@@ -1,14 +1,48 @@
 //! The pure parts of every acquire, without I/O: `micro/token` (20 bytes from the OS CSPRNG,
-//! hex-encoded), `micro/validity` (drift allowance + validity window) and `micro/replies`
-//! (reading what one master answers to an acquire + release).
+//! hex-encoded), `micro/validity` (drift allowance + validity window), `micro/replies`
+//! (reading what one master answers to an acquire + release), and
+//! `micro/client_stats_cycle`: what the C client's `ClientStats` sink costs per acquire +
+//! release cycle (its 15 measurements on 5 masters), alone and with another thread recording
+//! into the same sink at the same time (`_contended`).
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use redlock_core::validity::{drift, new_token, validity};
-use redlock_core::DEFAULT_DRIFT_FACTOR;
+use redlock_core::{ClientStats, Measurement, MetricsSink, DEFAULT_DRIFT_FACTOR};
 use redlock_resp::{read_reply, Reply};
+
+const MASTERS: usize = 5;
+
+/// The measurements of one acquire (won at the first attempt) and release on 5 masters.
+fn record_cycle(stats: &ClientStats) {
+    stats.record(Measurement::Attempt { result: "won" });
+    for master in 0..MASTERS {
+        stats.record(black_box(Measurement::Request {
+            master,
+            operation: "SET",
+            seconds: 0.000_1,
+            error_type: None,
+        }));
+    }
+    stats.record(Measurement::LocksHeld { delta: 1 });
+    stats.record(black_box(Measurement::Acquire {
+        outcome: "acquired",
+        seconds: 0.000_25,
+    }));
+    for master in 0..MASTERS {
+        stats.record(black_box(Measurement::Request {
+            master,
+            operation: "EVALSHA",
+            seconds: 0.000_1,
+            error_type: None,
+        }));
+    }
+    stats.record(Measurement::LocksHeld { delta: -1 });
+    stats.record(Measurement::Release { seconds: 0.000_1 });
+}
 
 fn micro(c: &mut Criterion) {
     let mut group = c.benchmark_group("micro");
@@ -39,6 +73,20 @@ fn micro(c: &mut Criterion) {
             }
             bulk_bytes
         });
+    });
+    let stats = ClientStats::new(MASTERS);
+    group.bench_function("client_stats_cycle", |b| b.iter(|| record_cycle(&stats)));
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                record_cycle(&stats);
+            }
+        });
+        group.bench_function("client_stats_cycle_contended", |b| {
+            b.iter(|| record_cycle(&stats))
+        });
+        stop.store(true, Ordering::Relaxed);
     });
     group.finish();
 }

@@ -1,7 +1,9 @@
 //! Client CPU per W2 cycle (16 tasks, distinct keys, one client, 5 local masters) with the
 //! core's telemetry off and, built with `--features otel`, on: recording into the
 //! OpenTelemetry SDK with a periodic reader exporting every second to an in-memory exporter
-//! (a live pipeline; the SDK's export thread is part of this process's CPU).
+//! (a live pipeline; the SDK's export thread is part of this process's CPU). Mode "stats"
+//! records into a `ClientStats` sink instead (what every C client does for
+//! `redlock_client_stats`).
 //!
 //! The phases alternate in one run on the same masters (off, on, off, on, ...), each a fixed
 //! number of seconds; the medians per mode are printed. Built without the feature, only "off"
@@ -15,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redlock_bench::client_cpu::process_cpu;
-use redlock_core::{FanOut, Redlock};
+use redlock_core::{ClientStats, FanOut, Redlock, RedlockBuilder};
 use redlock_local::LocalMasters;
 
 const TASKS: usize = 16;
@@ -54,7 +56,11 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 async fn client(masters: &LocalMasters) -> Redlock {
-    let client = Redlock::builder(masters.urls())
+    client_of(Redlock::builder(masters.urls())).await
+}
+
+async fn client_of(builder: RedlockBuilder) -> Redlock {
+    let client = builder
         .fanout(FanOut::Concurrent)
         .build()
         .expect("client");
@@ -79,6 +85,9 @@ fn main() {
     runtime.block_on(async {
         // Built while the global meter provider is the no-op one: its instruments are off.
         let off = client(&masters).await;
+        let stats = Arc::new(ClientStats::new(masters.len()));
+        let with_stats =
+            client_of(Redlock::builder(masters.urls()).metrics_sink(stats.clone())).await;
         #[cfg(feature = "otel")]
         let (on, provider) = {
             use opentelemetry_sdk::metrics::{
@@ -92,7 +101,10 @@ fn main() {
             opentelemetry::global::set_meter_provider(provider.clone());
             (client(&masters).await, provider)
         };
-        let mut modes: Vec<(&str, &Redlock, Vec<f64>, u64)> = vec![("off", &off, Vec::new(), 0)];
+        let mut modes: Vec<(&str, &Redlock, Vec<f64>, u64)> = vec![
+            ("off", &off, Vec::new(), 0),
+            ("stats", &with_stats, Vec::new(), 0),
+        ];
         #[cfg(feature = "otel")]
         modes.push(("on", &on, Vec::new(), 0));
         // Warm-up of each mode, not counted.
@@ -123,9 +135,14 @@ fn main() {
                 range.1
             );
         }
+        let ratio = median(modes[1].2.clone()) / median(modes[0].2.clone());
+        println!(
+            "stats / off: {ratio:.3}× ({} acquires counted)",
+            stats.snapshot().acquires.acquired
+        );
         #[cfg(feature = "otel")]
         {
-            let ratio = median(modes[1].2.clone()) / median(modes[0].2.clone());
+            let ratio = median(modes[2].2.clone()) / median(modes[0].2.clone());
             println!("on / off: {ratio:.3}×");
             provider.shutdown().expect("provider shutdown");
         }

@@ -62,9 +62,23 @@ impl LatencyHistogram {
     /// Counts one value (rounded to the microsecond).
     pub fn record(&self, value: Duration) {
         let nanos = value.as_nanos().min(u128::from(HIGHEST_US) * 1000) as u64;
-        let us = (nanos + 500) / 1000;
-        self.buckets[bucket_of(us.min(HIGHEST_US))].fetch_add(1, Relaxed);
-        self.max_us.fetch_max(us, Relaxed);
+        self.record_micros((nanos + 500) / 1000);
+    }
+
+    /// Counts one value given in seconds (a negative or NaN one as 0).
+    pub fn record_seconds(&self, seconds: f64) {
+        // `as` saturates: NaN and negatives become 0, huge values u64::MAX.
+        self.record_micros((seconds * 1e6).round() as u64);
+    }
+
+    fn record_micros(&self, us: u64) {
+        let us = us.min(HIGHEST_US);
+        self.buckets[bucket_of(us)].fetch_add(1, Relaxed);
+        // x86 has no atomic max (fetch_max is a compare-and-swap loop): skip it when the
+        // maximum stands, as it does for nearly every value.
+        if us > self.max_us.load(Relaxed) {
+            self.max_us.fetch_max(us, Relaxed);
+        }
     }
 
     /// The counts as they are now.
@@ -193,6 +207,10 @@ mod tests {
         assert_eq!(histogram.snapshot().max(), None);
         histogram.record(Duration::from_secs(100 * 3600));
         histogram.record(Duration::ZERO);
+        for odd in [f64::NAN, -1.0, f64::INFINITY, 1e300] {
+            histogram.record_seconds(odd);
+        }
+        assert_eq!(histogram.snapshot().count(), 6);
         let snapshot = histogram.snapshot();
         assert_eq!(snapshot.max(), Some(Duration::from_micros(HIGHEST_US)));
         assert_eq!(snapshot.quantile(0.0), Some(Duration::ZERO));

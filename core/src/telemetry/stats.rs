@@ -8,7 +8,6 @@
 //! operations are in flight may count an attempt whose acquire has not ended yet.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
 
 use super::latency::{LatencyHistogram, LatencySnapshot};
 use super::sink::{Measurement, MetricsSink};
@@ -89,15 +88,6 @@ impl ClientStats {
     }
 }
 
-/// `seconds` as a duration: 0 for a negative or NaN value, the longest one for a huge one.
-fn duration_of(seconds: f64) -> Duration {
-    Duration::try_from_secs_f64(seconds).unwrap_or(if seconds > 0.0 {
-        Duration::MAX
-    } else {
-        Duration::ZERO
-    })
-}
-
 fn load_all<const N: usize>(counters: &[AtomicU64; N]) -> [u64; N] {
     std::array::from_fn(|i| counters[i].load(Relaxed))
 }
@@ -119,7 +109,7 @@ impl MetricsSink for ClientStats {
         match measurement {
             Measurement::Acquire { outcome, seconds } => {
                 if count(&self.acquires, &OUTCOMES, outcome) {
-                    self.acquire_latency.record(duration_of(seconds));
+                    self.acquire_latency.record_seconds(seconds);
                 }
             }
             Measurement::Attempt { result } => {
@@ -230,6 +220,7 @@ impl StatsSnapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     /// Threads recording at once lose no count.
     #[test]
