@@ -60,10 +60,7 @@ async fn client(masters: &LocalMasters) -> Redlock {
 }
 
 async fn client_of(builder: RedlockBuilder) -> Redlock {
-    let client = builder
-        .fanout(FanOut::Concurrent)
-        .build()
-        .expect("client");
+    let client = builder.fanout(FanOut::Concurrent).build().expect("client");
     client.wait_connected(Duration::from_secs(5)).await;
     client
 }
