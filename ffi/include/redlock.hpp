@@ -40,6 +40,7 @@ namespace redlock {
 
 using Options = redlock_options;
 using Vote = redlock_vote;
+using Stats = redlock_stats;
 
 /// The library's defaults (redlock_options_default()).
 inline Options default_options() { return redlock_options_default(); }
@@ -220,6 +221,14 @@ public:
         detail::check(redlock_release(client_, lock.get()), true);
         Vote vote{};
         return redlock_last_vote(&vote) == REDLOCK_OK ? vote.granted : 0;
+    }
+    /// The client's figures since it was created (redlock_client_stats()): acquisitions by
+    /// outcome, attempts by result, requests per master, acquire latency quantiles (ms).
+    Stats stats() const {
+        Stats stats{};
+        stats.struct_size = sizeof stats;
+        detail::check(redlock_client_stats(client_, &stats));
+        return stats;
     }
     /// The C handle, still owned by this object.
     redlock_client *get() const noexcept { return client_; }

@@ -90,6 +90,12 @@ static void guard_scope() {
     CHECK(thrown.has_value());
     CHECK(thrown && other.release(*thrown) == urls.size());
 
+    // `other` lost one acquisition to the guard, then won and released two.
+    redlock::Stats stats = other.stats();
+    CHECK(stats.acquires_not_acquired == 1 && stats.acquires_acquired == 2);
+    CHECK(stats.releases == 2 && stats.locks_held == 0 && stats.n_masters == urls.size());
+    CHECK(stats.acquire_max_ms > 0 && stats.acquire_p50_ms <= stats.acquire_max_ms);
+
     // Moving a guard moves the ownership: one release, by the guard that ends last.
     {
         redlock::Guard first(client, "cpp:moved", 10s);
@@ -100,6 +106,8 @@ static void guard_scope() {
     }
     // Moving the client keeps the guards' handle valid.
     redlock::Client moved(std::move(client));
+    CHECK(expect_error(REDLOCK_INVALID_ARGUMENT, [&] { client.stats(); }).find("client is NULL") !=
+          std::string::npos);
     redlock::Guard guard(moved, "cpp:moved-client", 10s);
     CHECK(guard.release() >= 3);
 }
