@@ -216,6 +216,14 @@ pub struct RunArgs {
     /// redis-server). Writes carry a token check only with --fencing.
     #[arg(long, value_name = "URL", value_parser = MasterUrl)]
     pub storage: Option<String>,
+    /// Serve the running figures at http://ADDR/metrics in the Prometheus text format while
+    /// the run lasts (HOST:PORT, e.g. 127.0.0.1:9464; :PORT listens on every interface).
+    #[arg(long, value_name = "ADDR", value_parser = crate::exporter::server::parse_listen_address)]
+    pub prometheus: Option<std::net::SocketAddr>,
+    /// After the run, keep serving its final figures until one scrape has collected them, for
+    /// at most this long (set it above the scrape interval). Default: stop with the run.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration, requires = "prometheus")]
+    pub prometheus_linger: Duration,
     #[command(flatten)]
     pub agents: AgentArgs,
     #[command(flatten)]

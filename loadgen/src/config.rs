@@ -76,6 +76,8 @@ pub struct RunConfig {
     /// `run --storage URL`: the protected resource (`None`: a local one is started when
     /// [`RunConfig::writes_storage`]).
     pub storage: Option<String>,
+    /// `run --prometheus`: the running figures the exporter serves, fed by the control loop.
+    pub live: Option<std::sync::Arc<crate::exporter::LiveFigures>>,
 }
 
 /// Default measured time and warm-up of a `run`, and of each `sweep` level.
@@ -108,6 +110,7 @@ impl RunConfig {
             progress_label: None,
             fencing: false,
             storage: None,
+            live: None,
         }
     }
 

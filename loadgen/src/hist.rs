@@ -221,6 +221,11 @@ impl PackedHist {
     pub fn size(&self) -> usize {
         self.0.len()
     }
+
+    /// Whether it holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl Serialize for PackedHist {

@@ -18,6 +18,7 @@ pub mod config;
 pub mod coordinator;
 pub mod cpu;
 pub mod error;
+pub mod exporter;
 pub mod faults;
 pub mod generator;
 pub mod hist;

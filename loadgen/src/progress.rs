@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use redlock_core::FanOut;
 
 use crate::hist::Hist;
-use crate::model::mode::Interval;
+use crate::model::interval::Interval;
 
 /// Running totals of the seconds received so far, and the line showing them.
 #[derive(Debug)]

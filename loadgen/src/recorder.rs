@@ -2,6 +2,7 @@
 //! and hands its finished seconds to the run's control loop over a channel, once per second.
 //! Per-worker bookkeeping lives in [`WorkerState`].
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use redlock_core::{Error, ErrorKind, FanOut, Outcome, Verdict, Vote};
@@ -11,7 +12,8 @@ use crate::checker::Window;
 use crate::hist::{Hist, PackedHist};
 use crate::locks::baseline::{Attempt, AttemptResult, Released};
 use crate::locks::master::RequestError;
-use crate::model::mode::{Interval, ModeStats, VotePattern};
+use crate::model::interval::{CallOutcome, Interval, MasterFailures};
+use crate::model::mode::{ModeStats, VotePattern};
 use crate::storage::Written;
 
 /// An open-loop operation that starts later than this after its intended start is "late".
@@ -25,10 +27,35 @@ pub type IntervalReport = (usize, Interval);
 struct OpenInterval {
     index: usize,
     counts: Interval,
-    acquire: Hist,
+    /// Whole-acquire latency by how the call ended (their sum is the interval's `acquire`).
+    acquire: BTreeMap<CallOutcome, Hist>,
     attempt: Hist,
     release: Hist,
     round_trip: Vec<Hist>,
+    start_lag: Hist,
+    /// Failed requests by (master, failure kind).
+    failures: BTreeMap<(usize, &'static str), u64>,
+}
+
+/// The `error.type` of a request that timed out (DESIGN §9).
+const TIMEOUT: &str = "timeout";
+
+/// The `error.type` of a master's answer in a vote, `None` when it answered.
+fn failure_kind(outcome: &Outcome) -> Option<&'static str> {
+    match outcome {
+        Outcome::Granted | Outcome::Denied | Outcome::NotAwaited => None,
+        Outcome::TimedOut => Some(TIMEOUT),
+        Outcome::Failed(kind) => Some(kind.as_str()),
+        _ => Some("other"),
+    }
+}
+
+/// The `error.type` of a single-master baseline's failed request (its error is text only).
+fn request_failure_kind(e: &RequestError) -> &'static str {
+    match e {
+        RequestError::TimedOut => TIMEOUT,
+        RequestError::Failed(_) => "other",
+    }
 }
 
 /// Why an acquire call returned no lock.
@@ -116,10 +143,12 @@ impl Recorder {
         self.current.get_or_insert_with(|| OpenInterval {
             index,
             counts: Interval::default(),
-            acquire: Hist::new(),
+            acquire: BTreeMap::new(),
             attempt: Hist::new(),
             release: Hist::new(),
             round_trip: vec![Hist::new(); n_masters],
+            start_lag: Hist::new(),
+            failures: BTreeMap::new(),
         })
     }
 
@@ -127,7 +156,24 @@ impl Recorder {
     pub fn flush_interval(&mut self) {
         if let Some(open) = self.current.take() {
             let mut interval = open.counts;
-            interval.acquire = PackedHist::pack(&open.acquire);
+            let mut acquire = Hist::new();
+            for (outcome, h) in &open.acquire {
+                acquire.add(h);
+                interval
+                    .acquire_by_outcome
+                    .insert(*outcome, PackedHist::pack(h));
+            }
+            interval.acquire = PackedHist::pack(&acquire);
+            interval.start_lag = PackedHist::pack(&open.start_lag);
+            interval.failures = open
+                .failures
+                .iter()
+                .map(|(&(master, kind), &requests)| MasterFailures {
+                    master,
+                    error_type: kind.to_string(),
+                    requests,
+                })
+                .collect();
             interval.attempt = PackedHist::pack(&open.attempt);
             interval.release = PackedHist::pack(&open.release);
             interval.round_trip = open.round_trip.iter().map(PackedHist::pack).collect();
@@ -189,14 +235,10 @@ impl Recorder {
                     master.not_awaited += 1;
                     pattern.not_awaited += 1;
                 }
-                Outcome::TimedOut => {
-                    master.timeouts += 1;
-                    pattern.failed += 1;
-                }
-                _ => {
-                    master.errors += 1;
-                    pattern.failed += 1;
-                }
+                _ => pattern.failed += 1,
+            }
+            if let Some(kind) = failure_kind(&m.outcome) {
+                self.master_failed(m.master, kind, vote.completed());
             }
         }
         *self.stats.vote_patterns.entry(pattern).or_default() += 1;
@@ -225,6 +267,9 @@ impl Recorder {
             return;
         }
         self.stats.latency.start_lag.record_duration(lag);
+        self.interval_at(Instant::now())
+            .start_lag
+            .record_duration(lag);
         if !no_free_worker {
             self.stats.latency.pacing_lag.record_duration(lag);
         }
@@ -284,8 +329,17 @@ impl Recorder {
         let at_ms = done
             .saturating_duration_since(self.measure_start)
             .as_millis() as u64;
+        let outcome = match result {
+            Ok(_) => CallOutcome::Acquired,
+            Err(Failure::NotAcquired) => CallOutcome::NotAcquired,
+            Err(Failure::Unavailable) => CallOutcome::Unavailable,
+            Err(Failure::Other) => CallOutcome::Error,
+        };
         let open = self.interval_at(done);
-        open.acquire.record_duration(latency);
+        open.acquire
+            .entry(outcome)
+            .or_insert_with(Hist::new)
+            .record_duration(latency);
         let i = &mut open.counts;
         i.acquire_calls += 1;
         match result {
@@ -338,16 +392,29 @@ impl Recorder {
     }
 
     fn count_failures(&mut self, vote: &Vote) {
+        let now = Instant::now();
         for m in vote.masters() {
-            let Some(master) = self.stats.masters.get_mut(m.master) else {
-                continue;
-            };
-            match m.outcome {
-                Outcome::TimedOut => master.timeouts += 1,
-                Outcome::Failed(_) => master.errors += 1,
-                _ => {}
+            if let Some(kind) = failure_kind(&m.outcome) {
+                self.master_failed(m.master, kind, now);
             }
         }
+    }
+
+    /// A request to master `index` failed at `at` (`kind`: its `error.type`).
+    fn master_failed(&mut self, index: usize, kind: &'static str, at: Instant) {
+        let Some(master) = self.stats.masters.get_mut(index) else {
+            return;
+        };
+        if kind == TIMEOUT {
+            master.timeouts += 1;
+        } else {
+            master.errors += 1;
+        }
+        *self
+            .interval_at(at)
+            .failures
+            .entry((index, kind))
+            .or_default() += 1;
     }
 
     /// A lock (`token`) this worker owned from `from` until `until` (both monotonic).
@@ -386,12 +453,7 @@ impl Recorder {
             AttemptResult::Failed(e) => {
                 // No denial: the master was unreachable, not held by another (DESIGN §4).
                 c.unavailable_attempts += 1;
-                if let Some(m) = master {
-                    match e {
-                        RequestError::TimedOut => m.timeouts += 1,
-                        RequestError::Failed(_) => m.errors += 1,
-                    }
-                }
+                self.master_failed(0, request_failure_kind(e), Instant::now());
             }
         }
         let failed = matches!(attempt.result, AttemptResult::Failed(_));
@@ -440,11 +502,8 @@ impl Recorder {
         c.redis_commands += released.commands;
         c.partial_releases += u64::from(!released.deleted);
         c.foreign_releases += u64::from(released.foreign);
-        if let (Some(e), Some(m)) = (&released.error, self.stats.masters.first_mut()) {
-            match e {
-                RequestError::TimedOut => m.timeouts += 1,
-                RequestError::Failed(_) => m.errors += 1,
-            }
+        if let Some(e) = &released.error {
+            self.master_failed(0, request_failure_kind(e), Instant::now());
         }
         self.stats.latency.release.record_duration(latency);
         self.interval_released(latency);

@@ -319,6 +319,10 @@ async fn run_mode(
     let mut stats = ModeStats::new(fanout, n_masters);
     stats.lock = lock;
     stats.fencing = fencing_stats(cfg);
+    let live = cfg.live.as_deref();
+    if let Some(live) = live {
+        live.mode_started(lock, fanout);
+    }
     let mut progress = Progress::new(fanout, cfg.quiet, cfg.interval);
     let mut stopped_at = None;
     let mut cpu_start: Option<CpuSample> = None;
@@ -336,6 +340,9 @@ async fn run_mode(
         tokio::time::sleep_until(wake.into()).await;
         while let Ok((second, interval)) = rx.try_recv() {
             progress.add(second, &interval);
+            if let Some(live) = live {
+                live.add(&interval);
+            }
             stats.add_intervals([(second, interval)]);
         }
         let now = Instant::now();
@@ -351,6 +358,13 @@ async fn run_mode(
             if let Some(start) = &cpu_start {
                 cpu = start.until(&CpuSample::now());
             }
+        }
+        if let (Some(live), Some(start)) = (live, &cpu_start) {
+            live.set_cpu(if cpu_done {
+                cpu
+            } else {
+                start.until(&CpuSample::now())
+            });
         }
         // In-flight operations get the grace, then are cut short.
         let deadline = stopped_at.unwrap_or(clock.end).min(clock.end) + GRACE;
@@ -380,6 +394,9 @@ async fn run_mode(
         windows.extend(rec.windows);
     }
     while let Some((second, interval)) = rx.recv().await {
+        if let Some(live) = live {
+            live.add(&interval);
+        }
         stats.add_intervals([(second, interval)]);
     }
     hooks.mode_done(fanout, target)?;
@@ -387,6 +404,9 @@ async fn run_mode(
     stats.generator.cpu = cpu;
     stats.counts.windows_checked = windows.len() as u64;
     stats.counts.violations = count_violations(&mut windows);
+    if let Some(live) = live {
+        live.set_violations(stats.counts.violations);
+    }
     let measured_end = stopped_at.map_or(clock.end, |at| at.clamp(clock.measure_start, clock.end));
     stats.duration = measured_end - clock.measure_start;
     stats.measured_from_unix_ms = unix_ms(clock.measure_start);

@@ -1,6 +1,8 @@
 //! `redlock-loadgen run` (also the command line without a subcommand): one workload in each
 //! selected fan-out mode, faults included, and its report files.
 
+use std::sync::Arc;
+
 use super::shared::{
     check, check_agent_target, describe_run, say, target, warn_about_generator, Session,
 };
@@ -9,6 +11,8 @@ use crate::config::{Load, RunConfig, RUN_TIMING};
 use crate::coordinator::agent::Agent;
 use crate::coordinator::Coordination;
 use crate::error::LoadgenError;
+use crate::exporter::server::Exporter;
+use crate::exporter::LiveFigures;
 use crate::model::report::Report;
 use crate::output::Outputs;
 use crate::render::{csv, hgrm, hlog, html, json, plot, text};
@@ -25,13 +29,20 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
             workers: args.clients,
         },
     };
-    let cfg = RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(&args)?;
+    let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(&args)?;
+    // Bound before anything starts, so an address that cannot be used fails the command at once.
+    let exporter = start_exporter(&args, &mut cfg)?;
     if let Some(coordination) = Coordination::from_args(&args.agents) {
-        return run_as_agent(&args, &cfg, &coordination, &outputs, session);
+        let report = run_as_agent(&args, &cfg, &coordination, &outputs, session)?;
+        linger(exporter, &args, &cfg, session)?;
+        return check(&report, args.allow_no_locks);
     }
     let signals = &session.signals;
     let (result, faults) = session.rt.block_on(async {
         let mut target = target(&args.target)?;
+        if let Some(live) = &cfg.live {
+            live.set_masters(&target.display_urls());
+        }
         target.attach_storage(&cfg)?;
         // Before anything connects: faults on the network path reroute the client via proxies.
         let mut schedule = crate::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
@@ -46,20 +57,74 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);
     write_outputs(&report, &outputs, cfg.quiet)?;
+    linger(exporter, &args, &cfg, session)?;
     let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
     check(&report, no_locks_ok)
 }
 
+/// `--prometheus ADDR`: binds ADDR and serves the figures `cfg`'s run will add to.
+fn start_exporter(args: &RunArgs, cfg: &mut RunConfig) -> Result<Option<Exporter>, LoadgenError> {
+    let Some(address) = args.prometheus else {
+        return Ok(None);
+    };
+    let figures = Arc::new(LiveFigures::default());
+    let exporter = Exporter::start(address, Arc::clone(&figures))?;
+    say(
+        cfg.quiet,
+        &format!(
+            "serving the running figures at http://{}/metrics",
+            exporter.address()
+        ),
+    );
+    cfg.live = Some(figures);
+    Ok(Some(exporter))
+}
+
+/// The run is over: with `--prometheus-linger`, its final figures stay served until a scrape
+/// has collected them (or the linger ran out, or a signal came); then the server stops.
+fn linger(
+    exporter: Option<Exporter>,
+    args: &RunArgs,
+    cfg: &RunConfig,
+    session: &Session,
+) -> Result<(), LoadgenError> {
+    let Some(exporter) = exporter else {
+        return Ok(());
+    };
+    let figures = exporter.figures();
+    figures.finish();
+    let linger = args.prometheus_linger;
+    if linger.is_zero() || session.signals.stop.is_set() {
+        return Ok(());
+    }
+    say(
+        cfg.quiet,
+        &format!(
+            "serving the final figures at http://{}/metrics until a scrape collects them (at most {})",
+            exporter.address(),
+            humantime::format_duration(linger)
+        ),
+    );
+    let collected = figures.wait_for_final_scrape(linger, || session.signals.stop.is_set());
+    if !collected && !session.signals.stop.is_set() {
+        say(
+            cfg.quiet,
+            "no scrape collected the final figures within --prometheus-linger",
+        );
+    }
+    Ok(())
+}
+
 /// `run --coordinator URL --agents N`: joins, runs every fan-out mode starting together with
-/// the other agents, stores the result on the coordinator, then reports like `run`. Any
-/// failure after joining gives the run up for everybody.
+/// the other agents, stores the result on the coordinator, then reports like `run` (the
+/// caller checks the report). Any failure after joining gives the run up for everybody.
 fn run_as_agent(
     args: &RunArgs,
     cfg: &RunConfig,
     c: &Coordination,
     outputs: &Outputs,
     session: &Session,
-) -> Result<(), LoadgenError> {
+) -> Result<Report, LoadgenError> {
     check_agent_target(&args.target)?;
     if !args.faults.is_empty() {
         return Err(LoadgenError::Usage(
@@ -73,7 +138,11 @@ fn run_as_agent(
     }
     let signals = &session.signals;
     let report = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
+        let target = target(&args.target)?;
+        if let Some(live) = &cfg.live {
+            live.set_masters(&target.display_urls());
+        }
+        let mut target = target;
         let mut agent = Agent::join(c, "run", signals).await?;
         let outcome = async {
             target.probe_versions().await;
@@ -98,7 +167,7 @@ fn run_as_agent(
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);
     write_outputs(&report, outputs, cfg.quiet)?;
-    check(&report, args.allow_no_locks)
+    Ok(report)
 }
 
 /// Writes `--json`, `--csv`, `--hgrm`, `--plot`, `--hlog` and `--html` of a run report.

@@ -593,7 +593,8 @@ fn judge_stale_writes(expect: Expect, mode: &ModeStats) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::mode::{Interval, VotePattern};
+    use crate::model::interval::Interval;
+    use crate::model::mode::VotePattern;
 
     fn cfg() -> RunConfig {
         let run = parse_run_flags("--ttl 1s").unwrap();

@@ -80,7 +80,7 @@ mod tests {
     use redlock_core::FanOut;
 
     use super::*;
-    use crate::model::mode::Interval;
+    use crate::model::interval::Interval;
 
     fn part(from_ms: u64, per_second: &[u64]) -> ModeStats {
         let mut m = ModeStats::new(FanOut::Concurrent, 3);

@@ -30,6 +30,7 @@ pub mod capacity;
 pub mod document;
 pub mod fencing;
 pub mod header;
+pub mod interval;
 pub mod mode;
 pub mod outage;
 pub mod report;

@@ -10,7 +10,8 @@ use std::time::Duration;
 use redlock_core::FanOut;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::hist::{Hist, PackedHist};
+use super::interval::Interval;
+use crate::hist::Hist;
 use crate::locks::LockAlgorithm;
 
 macro_rules! counts {
@@ -133,107 +134,6 @@ pub struct VotePattern {
     /// Errors and timeouts.
     pub failed: u16,
     pub not_awaited: u16,
-}
-
-/// One interval of the measured window (`interval_ms` long, 1 s by default): what completed in
-/// it. Histograms are kept packed ([`PackedHist`]) so an hour of intervals stays small.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Interval {
-    /// Its position in the measured window (starts at `index × interval_ms`; schema version
-    /// 2 and 3 results: `second`).
-    #[serde(alias = "second")]
-    pub index: usize,
-    pub acquire_calls: u64,
-    pub acquired: u64,
-    /// Acquire calls that lost to contention.
-    #[serde(default)]
-    pub not_acquired: u64,
-    /// Acquire calls refused because too few masters answered.
-    #[serde(default)]
-    pub unavailable: u64,
-    /// Acquire calls that failed otherwise.
-    #[serde(default)]
-    pub other_errors: u64,
-    pub attempts: u64,
-    #[serde(default)]
-    pub attempts_won: u64,
-    pub split_votes: u64,
-    #[serde(default)]
-    pub clean_losses: u64,
-    /// Attempts that failed with no denial (schema version 2 results: absent, read as 0).
-    #[serde(default)]
-    pub unavailable_attempts: u64,
-    #[serde(default)]
-    pub expired_attempts: u64,
-    #[serde(default)]
-    pub releases: u64,
-    /// When the interval's first and last locks were acquired, ms from the start of the
-    /// measured window (absent: none was; they sharpen the edges of an
-    /// [`super::outage::Outage`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_acquired_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_acquired_ms: Option<u64>,
-    /// p50, p99 and p99.9 of `acquire`, µs (derived).
-    #[serde(default)]
-    pub acquire_p50_us: u64,
-    pub acquire_p99_us: u64,
-    #[serde(default)]
-    pub acquire_p999_us: u64,
-    /// Whole-acquire latency of the calls that completed in this interval, µs.
-    #[serde(rename = "acquire_hdr")]
-    pub acquire: PackedHist,
-    /// Attempts that completed in this interval, µs.
-    #[serde(rename = "attempt_hdr", default)]
-    pub attempt: PackedHist,
-    /// Releases that completed in this interval, µs.
-    #[serde(rename = "release_hdr", default)]
-    pub release: PackedHist,
-    /// Per master (in `masters` order): round trips of its answered attempt requests, µs.
-    #[serde(rename = "round_trip_hdr", default)]
-    pub round_trip: Vec<PackedHist>,
-}
-
-impl Interval {
-    /// Adds the counts and the histograms of `other` (the index stays this one's).
-    pub fn add(&mut self, other: &Interval) {
-        self.acquire_calls += other.acquire_calls;
-        self.acquired += other.acquired;
-        self.not_acquired += other.not_acquired;
-        self.unavailable += other.unavailable;
-        self.other_errors += other.other_errors;
-        self.attempts += other.attempts;
-        self.attempts_won += other.attempts_won;
-        self.split_votes += other.split_votes;
-        self.clean_losses += other.clean_losses;
-        self.unavailable_attempts += other.unavailable_attempts;
-        self.first_acquired_ms = match (self.first_acquired_ms, other.first_acquired_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.last_acquired_ms = self.last_acquired_ms.max(other.last_acquired_ms);
-        self.expired_attempts += other.expired_attempts;
-        self.releases += other.releases;
-        self.acquire.add(&other.acquire);
-        self.attempt.add(&other.attempt);
-        self.release.add(&other.release);
-        if self.round_trip.len() < other.round_trip.len() {
-            self.round_trip
-                .resize(other.round_trip.len(), PackedHist::default());
-        }
-        for (mine, theirs) in self.round_trip.iter_mut().zip(&other.round_trip) {
-            mine.add(theirs);
-        }
-    }
-
-    /// Bytes its histograms hold in memory.
-    pub fn packed_size(&self) -> usize {
-        [&self.acquire, &self.attempt, &self.release]
-            .into_iter()
-            .chain(&self.round_trip)
-            .map(PackedHist::size)
-            .sum()
-    }
 }
 
 /// The load generator's own CPU over the measured window (user + sys time of the process: every
@@ -734,21 +634,6 @@ pub fn overlap(windows: &[(u64, u64)]) -> Option<(u64, u64)> {
     let from = windows.iter().map(|w| w.0).max()?;
     let to = windows.iter().map(|w| w.1).min()?;
     (from < to).then_some((from, to))
-}
-
-impl super::outage::Second for Interval {
-    fn acquired(&self) -> u64 {
-        self.acquired
-    }
-    fn unavailable_attempts(&self) -> u64 {
-        self.unavailable_attempts
-    }
-    fn first_acquired_ms(&self) -> Option<u64> {
-        self.first_acquired_ms
-    }
-    fn last_acquired_ms(&self) -> Option<u64> {
-        self.last_acquired_ms
-    }
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ pub fn find<S: Second>(intervals: &[S], measured: Duration, interval: Duration) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::mode::Interval;
+    use crate::model::interval::Interval;
 
     fn second(acquired: u64, unavailable: u64, first_last_ms: Option<(u64, u64)>) -> Interval {
         Interval {

@@ -111,7 +111,7 @@ mod tests {
     use redlock_core::FanOut;
 
     use super::*;
-    use crate::model::mode::Interval;
+    use crate::model::interval::Interval;
 
     #[test]
     fn each_interval_is_written_untagged_and_tagged_at_its_time() {

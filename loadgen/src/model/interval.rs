@@ -1,0 +1,208 @@
+//! One interval of the measured window: what completed in it (DESIGN §4 "Intervals"). The
+//! run's control loop receives each task's finished intervals from its [`crate::recorder`],
+//! adds them into the result's series and hands the same intervals to the live exporter
+//! (`run --prometheus`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::hist::{Hist, PackedHist};
+
+/// One interval of the measured window (`interval_ms` long, 1 s by default): what completed in
+/// it. Histograms are kept packed ([`PackedHist`]) so an hour of intervals stays small.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Its position in the measured window (starts at `index × interval_ms`; schema version
+    /// 2 and 3 results: `second`).
+    #[serde(alias = "second")]
+    pub index: usize,
+    pub acquire_calls: u64,
+    pub acquired: u64,
+    /// Acquire calls that lost to contention.
+    #[serde(default)]
+    pub not_acquired: u64,
+    /// Acquire calls refused because too few masters answered.
+    #[serde(default)]
+    pub unavailable: u64,
+    /// Acquire calls that failed otherwise.
+    #[serde(default)]
+    pub other_errors: u64,
+    pub attempts: u64,
+    #[serde(default)]
+    pub attempts_won: u64,
+    pub split_votes: u64,
+    #[serde(default)]
+    pub clean_losses: u64,
+    /// Attempts that failed with no denial (schema version 2 results: absent, read as 0).
+    #[serde(default)]
+    pub unavailable_attempts: u64,
+    #[serde(default)]
+    pub expired_attempts: u64,
+    #[serde(default)]
+    pub releases: u64,
+    /// When the interval's first and last locks were acquired, ms from the start of the
+    /// measured window (absent: none was; they sharpen the edges of an
+    /// [`super::outage::Outage`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_acquired_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_acquired_ms: Option<u64>,
+    /// p50, p99 and p99.9 of `acquire`, µs (derived).
+    #[serde(default)]
+    pub acquire_p50_us: u64,
+    pub acquire_p99_us: u64,
+    #[serde(default)]
+    pub acquire_p999_us: u64,
+    /// Whole-acquire latency of the calls that completed in this interval, µs.
+    #[serde(rename = "acquire_hdr")]
+    pub acquire: PackedHist,
+    /// Attempts that completed in this interval, µs.
+    #[serde(rename = "attempt_hdr", default)]
+    pub attempt: PackedHist,
+    /// Releases that completed in this interval, µs.
+    #[serde(rename = "release_hdr", default)]
+    pub release: PackedHist,
+    /// Per master (in `masters` order): round trips of its answered attempt requests, µs.
+    #[serde(rename = "round_trip_hdr", default)]
+    pub round_trip: Vec<PackedHist>,
+    /// Open loop: the start lag (actual − intended start) of the operations that started in
+    /// this interval, µs (absent in closed loop).
+    #[serde(
+        rename = "start_lag_hdr",
+        default,
+        skip_serializing_if = "PackedHist::is_empty"
+    )]
+    pub start_lag: PackedHist,
+    /// Failed master requests of any operation (attempt, cleanup, release, extend), by master
+    /// and failure kind (absent: none failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<MasterFailures>,
+    /// `acquire` split by how the calls ended (`acquire` is their sum). Kept for the live
+    /// exporter, whose histogram is labelled by outcome; result files hold `acquire` only.
+    #[serde(skip)]
+    pub acquire_by_outcome: BTreeMap<CallOutcome, PackedHist>,
+}
+
+/// How an acquire call ended: the `redlock.outcome` of DESIGN §9 (a call cut off at the end of
+/// a run is counted in `cancelled_calls`, without a latency).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CallOutcome {
+    Acquired,
+    /// Lost to contention.
+    NotAcquired,
+    /// Too few masters answered.
+    Unavailable,
+    /// Any other error.
+    Error,
+}
+
+impl CallOutcome {
+    pub const ALL: [CallOutcome; 4] = [
+        CallOutcome::Acquired,
+        CallOutcome::NotAcquired,
+        CallOutcome::Unavailable,
+        CallOutcome::Error,
+    ];
+
+    /// Its `redlock.outcome` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Acquired => "acquired",
+            CallOutcome::NotAcquired => "not_acquired",
+            CallOutcome::Unavailable => "unavailable",
+            CallOutcome::Error => "error",
+        }
+    }
+}
+
+/// Failed requests to one master of one kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MasterFailures {
+    /// Its position in the result's `masters`.
+    pub master: usize,
+    /// The failure kind, as the core's `error.type`: `timeout`, `connection`, `server`,
+    /// `protocol`, `auth`, `tls`, `overloaded` or `other`.
+    pub error_type: String,
+    pub requests: u64,
+}
+
+impl Interval {
+    /// Adds the counts and the histograms of `other` (the index stays this one's).
+    pub fn add(&mut self, other: &Interval) {
+        self.acquire_calls += other.acquire_calls;
+        self.acquired += other.acquired;
+        self.not_acquired += other.not_acquired;
+        self.unavailable += other.unavailable;
+        self.other_errors += other.other_errors;
+        self.attempts += other.attempts;
+        self.attempts_won += other.attempts_won;
+        self.split_votes += other.split_votes;
+        self.clean_losses += other.clean_losses;
+        self.unavailable_attempts += other.unavailable_attempts;
+        self.first_acquired_ms = match (self.first_acquired_ms, other.first_acquired_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_acquired_ms = self.last_acquired_ms.max(other.last_acquired_ms);
+        self.expired_attempts += other.expired_attempts;
+        self.releases += other.releases;
+        self.acquire.add(&other.acquire);
+        self.attempt.add(&other.attempt);
+        self.release.add(&other.release);
+        if self.round_trip.len() < other.round_trip.len() {
+            self.round_trip
+                .resize(other.round_trip.len(), PackedHist::default());
+        }
+        for (mine, theirs) in self.round_trip.iter_mut().zip(&other.round_trip) {
+            mine.add(theirs);
+        }
+        self.start_lag.add(&other.start_lag);
+        for f in &other.failures {
+            match self
+                .failures
+                .iter_mut()
+                .find(|mine| mine.master == f.master && mine.error_type == f.error_type)
+            {
+                Some(mine) => mine.requests += f.requests,
+                None => self.failures.push(f.clone()),
+            }
+        }
+        for (outcome, h) in &other.acquire_by_outcome {
+            self.acquire_by_outcome.entry(*outcome).or_default().add(h);
+        }
+    }
+
+    /// `acquire_by_outcome`, unpacked (an empty histogram for an outcome none ended with).
+    pub fn acquire_of(&self, outcome: CallOutcome) -> Hist {
+        self.acquire_by_outcome
+            .get(&outcome)
+            .map_or_else(Hist::new, PackedHist::unpack)
+    }
+
+    /// Bytes its histograms hold in memory.
+    pub fn packed_size(&self) -> usize {
+        [&self.acquire, &self.attempt, &self.release, &self.start_lag]
+            .into_iter()
+            .chain(&self.round_trip)
+            .chain(self.acquire_by_outcome.values())
+            .map(PackedHist::size)
+            .sum()
+    }
+}
+
+impl super::outage::Second for Interval {
+    fn acquired(&self) -> u64 {
+        self.acquired
+    }
+    fn unavailable_attempts(&self) -> u64 {
+        self.unavailable_attempts
+    }
+    fn first_acquired_ms(&self) -> Option<u64> {
+        self.first_acquired_ms
+    }
+    fn last_acquired_ms(&self) -> Option<u64> {
+        self.last_acquired_ms
+    }
+}
