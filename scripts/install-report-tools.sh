@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the loadgen report tests use, where missing: headless Chromium (renders the
-# HTML reports) and Java with Maven, which fetches HdrHistogram's jar from Maven Central (its
-# HistogramLogProcessor reads the --hlog files back). Debian/Ubuntu via apt-get.
-# Usage: install-report-tools.sh chromium | hdrhistogram VERSION
+# Installs what the loadgen tests use, where missing: headless Chromium (renders the HTML
+# reports), Java with Maven, which fetches HdrHistogram's jar from Maven Central (its
+# HistogramLogProcessor reads the --hlog files back), and the Prometheus server (scrapes a
+# `run --prometheus`). Debian/Ubuntu via apt-get.
+# Usage: install-report-tools.sh chromium | hdrhistogram VERSION | prometheus
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -25,8 +26,11 @@ case "${1:-}" in
     command -v mvn >/dev/null || apt_install maven
     mvn -q dependency:get -Dartifact="org.hdrhistogram:HdrHistogram:${version}"
     ;;
+  prometheus)
+    command -v prometheus >/dev/null || apt_install prometheus
+    ;;
   *)
-    echo "usage: $0 chromium | hdrhistogram VERSION" >&2
+    echo "usage: $0 chromium | hdrhistogram VERSION | prometheus" >&2
     exit 2
     ;;
 esac
