@@ -280,7 +280,10 @@ fn a_scrape_mid_run_parses_and_serves_exactly_what_the_dashboard_queries() {
         "the run is still going"
     );
     let samples = parse_exposition(&text);
-    assert!(samples.iter().any(|(n, _, _)| n.ends_with("_bucket")), "{text}");
+    assert!(
+        samples.iter().any(|(n, _, _)| n.ends_with("_bucket")),
+        "{text}"
+    );
     assert!(!text.contains(PASSWORD), "the password is served:\n{text}");
     assert!(
         value_of(
@@ -411,12 +414,16 @@ fn a_real_prometheus_scrapes_a_run_and_holds_its_final_figures() {
     let (_masters, urls, dead) = masters();
     let ports = closed_ports(2);
     let (loadgen_port, prometheus_port) = (ports[0], ports[1]);
+    // The book's configuration (deploy/prometheus), pointed at this run, scraping every second.
+    let documented =
+        std::fs::read_to_string(repo().join("deploy/prometheus/prometheus.yml")).unwrap();
+    assert!(documented.contains("'127.0.0.1:9464'") && documented.contains("scrape_interval: 5s"));
     let config = dir.path().join("prometheus.yml");
     std::fs::write(
         &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: redlock-loadgen\n    static_configs:\n      - targets: ['127.0.0.1:{loadgen_port}']\n"
-        ),
+        documented
+            .replace("'127.0.0.1:9464'", &format!("'127.0.0.1:{loadgen_port}'"))
+            .replace("scrape_interval: 5s", "scrape_interval: 1s"),
     )
     .unwrap();
     let server = Command::new(prometheus)

@@ -4,6 +4,7 @@
 //!
 //! - [`header`]: what every result file shares (schema version, kind, tool, run id, start,
 //!   interruption, merge provenance);
+//! - [`interval`]: one interval of a mode's per-interval series ([`interval::Interval`]);
 //! - [`mode`]: what one fan-out mode measured ([`mode::ModeStats`]: counters, histograms, the
 //!   per-second series, and the figures derived from them);
 //! - [`report`]: a run's result ([`report::Report`]), also one level of a sweep, one step of
@@ -20,7 +21,8 @@
 //! 2. **the model**: its field in [`mode`] (a histogram or list also gets a line in
 //!    [`mode::ModeStats::add_measurements`]; a figure computed from others gets its line in
 //!    [`mode::ModeStats::derive`]) and its entry in `loadgen/schema.json`;
-//! 3. **each renderer that shows it** (`crate::render::{text, csv, hgrm, plot}`).
+//! 3. **each renderer that shows it** (`crate::render::{text, csv, hgrm, plot}`; the live
+//!    figures of `run --prometheus`, [`crate::exporter`], add up the same intervals).
 //!
 //! JSON needs nothing more: the field is serialised where it is declared. A field old files
 //! lack gets `#[serde(default)]`; a key that moves or changes meaning bumps
