@@ -278,6 +278,30 @@ pub fn assert_consistent(mode: &Value, n_masters: u64, workers: u64) {
             "{name}: master {m}'s per-interval round trips add up"
         );
     }
+    let start_lags: u64 = intervals
+        .iter()
+        .filter(|i| i.get("start_lag_hdr").is_some())
+        .map(|i| interval_count(i, "start_lag_hdr"))
+        .sum();
+    assert_eq!(
+        start_lags,
+        u(&l["start_lag"], "count"),
+        "{name}: per-interval start lags add up"
+    );
+    for (m, master) in mode["masters"].as_array().unwrap().iter().enumerate() {
+        let failed: u64 = intervals
+            .iter()
+            .filter_map(|i| i.get("failures"))
+            .flat_map(|list| list.as_array().unwrap())
+            .filter(|f| u(f, "master") == m as u64)
+            .map(|f| u(f, "requests"))
+            .sum();
+        assert_eq!(
+            failed,
+            u(master, "errors") + u(master, "timeouts"),
+            "{name}: master {m}'s per-interval failures add up"
+        );
+    }
     let rate = f(&mode["rates"], "acquires_per_s");
     let duration = f(mode, "duration_s");
     assert!((rate * duration - acquired as f64).abs() < 1e-6 * acquired as f64 + 1e-9);
