@@ -12,11 +12,13 @@ use crate::checker::{count_violations, Window};
 use crate::config::{Load, RunConfig};
 use crate::cpu::CpuSample;
 use crate::error::LoadgenError;
+use crate::exporter::LiveFigures;
 use crate::faults::client::{CrashPlan, PausePlan};
 use crate::locks::baseline::Baseline;
 use crate::locks::setup::{self, LockSetup};
 use crate::locks::LockAlgorithm;
 use crate::model::fencing::FencingStats;
+use crate::model::interval::Interval;
 use crate::model::mode::{GeneratorCpu, ModeStats};
 use crate::pacing::Stop;
 use crate::progress::Progress;
@@ -340,10 +342,7 @@ async fn run_mode(
         tokio::time::sleep_until(wake.into()).await;
         while let Ok((second, interval)) = rx.try_recv() {
             progress.add(second, &interval);
-            if let Some(live) = live {
-                live.add(&interval);
-            }
-            stats.add_intervals([(second, interval)]);
+            stats.add_intervals([(second, to_live(live, interval))]);
         }
         let now = Instant::now();
         if stopped_at.is_none() && stop.is_set() {
@@ -394,10 +393,7 @@ async fn run_mode(
         windows.extend(rec.windows);
     }
     while let Some((second, interval)) = rx.recv().await {
-        if let Some(live) = live {
-            live.add(&interval);
-        }
-        stats.add_intervals([(second, interval)]);
+        stats.add_intervals([(second, to_live(live, interval))]);
     }
     hooks.mode_done(fanout, target)?;
     hooks.windows(fanout, &windows);
@@ -423,6 +419,17 @@ async fn run_mode(
         }
     }
     Ok(stats)
+}
+
+/// Hands a task's finished interval to the live figures, and returns it as the run's series
+/// keeps it: without the split of its acquire histogram by outcome, which only the live
+/// figures read (result files hold the sum).
+fn to_live(live: Option<&LiveFigures>, mut interval: Interval) -> Interval {
+    if let Some(live) = live {
+        live.add(&interval);
+    }
+    interval.acquire_by_outcome.clear();
+    interval
 }
 
 /// Open loop: the slots the measured window scheduled (up to its end, or the stop), those

@@ -78,8 +78,9 @@ pub struct Interval {
     /// and failure kind (absent: none failed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<MasterFailures>,
-    /// `acquire` split by how the calls ended (`acquire` is their sum). Kept for the live
-    /// exporter, whose histogram is labelled by outcome; result files hold `acquire` only.
+    /// `acquire` split by how the calls ended (`acquire` is their sum), as a task sends it.
+    /// Only the live figures read it (their histogram is labelled by outcome): the run's
+    /// series drops it once they have, and result files hold `acquire` alone.
     #[serde(skip)]
     pub acquire_by_outcome: BTreeMap<CallOutcome, PackedHist>,
 }
