@@ -338,7 +338,7 @@ impl Recorder {
         let open = self.interval_at(done);
         open.acquire
             .entry(outcome)
-            .or_insert_with(Hist::new)
+            .or_default()
             .record_duration(latency);
         let i = &mut open.counts;
         i.acquire_calls += 1;

@@ -105,10 +105,7 @@ impl LiveMode {
             *sum += n;
         }
         for (outcome, h) in &i.acquire_by_outcome {
-            self.acquire
-                .entry(*outcome)
-                .or_insert_with(Hist::new)
-                .add(&h.unpack());
+            self.acquire.entry(*outcome).or_default().add(&h.unpack());
         }
         self.start_lag.add(&i.start_lag.unpack());
         for f in &i.failures {
