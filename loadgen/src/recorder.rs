@@ -156,14 +156,25 @@ impl Recorder {
     pub fn flush_interval(&mut self) {
         if let Some(open) = self.current.take() {
             let mut interval = open.counts;
-            let mut acquire = Hist::new();
-            for (outcome, h) in &open.acquire {
-                acquire.add(h);
-                interval
+            interval.acquire_by_outcome = open
+                .acquire
+                .iter()
+                .map(|(outcome, h)| (*outcome, PackedHist::pack(h)))
+                .collect();
+            interval.acquire = match open.acquire.len() {
+                // Usually every call of an interval ended one way: its histogram is the sum.
+                1 => interval
                     .acquire_by_outcome
-                    .insert(*outcome, PackedHist::pack(h));
-            }
-            interval.acquire = PackedHist::pack(&acquire);
+                    .values()
+                    .next()
+                    .cloned()
+                    .unwrap_or_default(),
+                _ => {
+                    let mut sum = Hist::new();
+                    open.acquire.values().for_each(|h| sum.add(h));
+                    PackedHist::pack(&sum)
+                }
+            };
             interval.start_lag = PackedHist::pack(&open.start_lag);
             interval.failures = open
                 .failures
