@@ -475,6 +475,11 @@ fn a_real_prometheus_scrapes_a_run_and_holds_its_final_figures() {
     // Prometheus holds what the report says (the run's final figures), read past the
     // staleness that followed the server's stop.
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Its intervals hold start lags and the dead master's failures: the schema knows them.
+    common::assert_schema_valid(&result);
+    let intervals = result["modes"][0]["intervals"].as_array().unwrap();
+    assert!(intervals.iter().any(|i| i.get("start_lag_hdr").is_some()));
+    assert!(intervals.iter().any(|i| i.get("failures").is_some()));
     let counts = &result["modes"][0]["counts"];
     let last = |expr: &str| format!("sum(last_over_time({expr}[10m]))");
     let attempts = counts["attempts"].as_f64().unwrap();
