@@ -138,11 +138,10 @@ fn run_as_agent(
     }
     let signals = &session.signals;
     let report = session.rt.block_on(async {
-        let target = target(&args.target)?;
+        let mut target = target(&args.target)?;
         if let Some(live) = &cfg.live {
             live.set_masters(&target.display_urls());
         }
-        let mut target = target;
         let mut agent = Agent::join(c, "run", signals).await?;
         let outcome = async {
             target.probe_versions().await;
