@@ -65,13 +65,16 @@ pub(crate) fn guarded<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 }
 
 /// THE helper for every blocking call into the core: releases the GIL while `io` runs (other
-/// Python threads keep going), contains panics, and maps core errors once.
+/// Python threads keep going), contains panics, and maps core errors once. Back with the GIL,
+/// it records the metrics batches due (see `metrics.rs`).
 pub(crate) fn without_gil<T, F>(py: Python<'_>, io: F) -> PyResult<T>
 where
     F: Send + FnOnce() -> redlock_core::Result<T>,
     T: Send,
 {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(io))) {
+    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(io)));
+    crate::metrics::flush_due(py);
+    match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => Err(to_py_err(py, err)),
         Err(payload) => Err(panic_to_py_err(payload)),
@@ -111,8 +114,9 @@ where
     F: Send + FnOnce() -> redlock_core::Result<T>,
     T: Send,
 {
-    py.detach(|| catch_unwind(AssertUnwindSafe(io)))
-        .map_err(panic_to_py_err)
+    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(io)));
+    crate::metrics::flush_due(py);
+    outcome.map_err(panic_to_py_err)
 }
 
 /// The interpreter's main thread as `threading.get_ident()` numbers it, with the process it

@@ -244,6 +244,8 @@ impl Coroutine {
         match finished {
             Some(finish) => {
                 self.state = State::Finished;
+                // On the event loop's thread, which holds the GIL anyway (see `metrics.rs`).
+                crate::metrics::flush_due(py);
                 Err(stop_iteration(finish(py)?))
             }
             None => {

@@ -69,6 +69,7 @@ fn _redlock_rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<async_api::AsyncLockContext>()?;
     module.add_class::<vote::Vote>()?;
     module.add_class::<vote::MasterVote>()?;
+    module.add_class::<metrics::Tally>()?;
     module.add_function(wrap_pyfunction!(_panic_in_call, module)?)?;
     module.add_function(wrap_pyfunction!(_panic_in_coroutine, module)?)?;
     // Unpickling targets of `Vote.__reduce__` / `MasterVote.__reduce__`.

@@ -4,6 +4,7 @@ redlock_rs without opentelemetry installed."""
 
 import asyncio
 import sys
+import threading
 from typing import Any, Callable
 
 import pytest
@@ -11,7 +12,8 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 import redlock_rs
-from conftest import LocalMasters
+from redlock_rs import _metrics
+from conftest import LocalMasters, wait_until
 
 PASSWORD = "metrics-Pa55word"
 Points = dict[str, tuple[str, list[tuple[dict[str, Any], float]]]]
@@ -43,6 +45,14 @@ def _points(reader: InMemoryMetricReader) -> Points:
                 points = [(dict(p.attributes or {}), _number(p)) for p in metric.data.data_points]
                 found[metric.name] = (metric.unit or "", points)
     return found
+
+
+def _count(points: Points, name: str, **attributes: Any) -> float:
+    """The count (histogram) or value (sum) of `name` over the points with these attributes."""
+    if name not in points:
+        return 0.0
+    wanted = {key.replace("_", "."): value for key, value in attributes.items()}
+    return sum(n for found, n in points[name][1] if wanted.items() <= found.items())
 
 
 def _values(points: Points, name: str, key: str) -> set[Any]:
@@ -107,6 +117,87 @@ async def test_the_asyncio_client_records_from_the_runtime(fresh_masters: LocalM
     assert _values(points, "redlock.acquire.duration", "redlock.outcome") == {"acquired"}
     assert _values(points, "db.client.operation.duration", "server.port") == set(fresh_masters.ports[:3])
     _assert_no_secret(points, [PASSWORD, "py:metrics:async", lock.token])
+
+
+def test_every_measurement_of_many_threads_is_recorded_once(masters: LocalMasters, resource: str) -> None:
+    # Enough cycles that durations are recorded in batches by the calling threads, and the rest
+    # at collection: each value exactly once, with its attributes.
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    client = redlock_rs.Redlock(masters.urls, meter_provider=provider)
+    threads, cycles = 4, 40
+    # The SETs answered per master (concurrent fan-out stops waiting once the quorum is in):
+    # each acquire's one attempt measured exactly these.
+    answered = [0] * len(masters.ports)
+
+    def work(index: int) -> None:
+        for cycle in range(cycles):
+            lock = client.acquire(f"{resource}:{index}:{cycle}", ttl=10.0)
+            for vote in lock.vote.masters:
+                if vote.outcome != "not_awaited":
+                    answered[vote.master] += 1  # one thread at a time: the GIL is held
+            lock.release()
+
+    pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    total = threads * cycles
+    # The calling threads recorded batches as they went: few values wait for the collection
+    # (each cycle measured about a dozen).
+    meter = provider.get_meter("redlock_rs", redlock_rs.__version__)
+    assert _metrics._INSTRUMENTS[meter].tally.pending() < total
+    points = _points(reader)
+    assert _count(points, "redlock.acquire.duration", redlock_outcome="acquired") == total
+    assert _count(points, "redlock.release.duration") == total
+    assert _count(points, "redlock.attempts", redlock_attempt_result="won") == total
+    assert _count(points, "redlock.locks.held") == 0
+    requests = "db.client.operation.duration"
+    for index, port in enumerate(masters.ports):
+        assert _count(points, requests, server_port=port, db_operation_name="SET") == answered[index]
+        # A release waits for every master.
+        assert _count(points, requests, server_port=port, db_operation_name="EVALSHA") == total
+    # A second collection adds nothing: the pending values were recorded once.
+    assert _count(_points(reader), requests) == sum(answered) + total * len(masters.ports)
+
+
+async def test_every_measurement_of_many_coroutines_is_recorded_once(masters: LocalMasters, resource: str) -> None:
+    reader = InMemoryMetricReader()
+    client = redlock_rs.AsyncRedlock(masters.urls, meter_provider=MeterProvider(metric_readers=[reader]))
+    total = 60
+
+    async def cycle(index: int) -> int:
+        lock = await client.acquire(f"{resource}:{index}", ttl=10.0)
+        await lock.release()
+        return sum(1 for vote in lock.vote.masters if vote.outcome != "not_awaited")
+
+    answered = sum(await asyncio.gather(*(cycle(i) for i in range(total))))
+    points = _points(reader)
+    assert _count(points, "redlock.acquire.duration", redlock_outcome="acquired") == total
+    assert _count(points, "redlock.release.duration") == total
+    assert _count(points, "db.client.operation.duration", db_operation_name="SET") == answered
+    assert _count(points, "db.client.operation.duration", db_operation_name="EVALSHA") == total * len(masters.ports)
+
+
+def test_renewals_and_a_lost_lock_reach_the_reader_without_another_call(masters: LocalMasters, resource: str) -> None:
+    # Background renewals measure on the runtime's threads; a collection records what they
+    # measured, with no call of the client's since.
+    reader = InMemoryMetricReader()
+    client = redlock_rs.Redlock(masters.urls, retry_delay=0.02, meter_provider=MeterProvider(metric_readers=[reader]))
+    with pytest.raises(redlock_rs.LockLost):
+        with client.lock(resource, ttl=0.5, auto_extend=True) as lock:
+            wait_until(lambda: lock.extensions >= 1, 20.0, "a renewal")
+            wait_until(
+                lambda: _count(_points(reader), "redlock.extend.duration") >= 1, 20.0, "the renewal's duration"
+            )
+            points = _points(reader)
+            assert _count(points, "db.client.operation.duration", db_operation_name="EVALSHA") >= 3  # a quorum
+            assert "redlock.locks.lost" not in points
+            for index in range(len(masters.ports)):  # the keys vanish: the next renewal finds the lock gone
+                masters.command(index, "DEL", resource)
+            wait_until(lambda: _count(_points(reader), "redlock.locks.lost") == 1, 20.0, "the lost lock counted")
+            assert _count(_points(reader), "redlock.locks.held") == 1  # not released yet
 
 
 WITHOUT_OPENTELEMETRY = """

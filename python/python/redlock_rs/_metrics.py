@@ -1,13 +1,20 @@
 """Metrics through OpenTelemetry's API, when it is installed (``pip install 'redlock-rs[otel]'``).
 
-The instruments and attributes are DESIGN §9's, on the meter ``redlock_rs``. The Rust core
-hands each client's measurements over in batches (one per finished operation); this module
-only turns them into instrument calls. No attribute carries a resource name, a token or a
-password: masters are named by host and port.
+The instruments and attributes are DESIGN §9's, on the meter ``redlock_rs``. The clients
+recording into one meter share its instruments and a ``_Tally`` (Rust), into which the core's
+measurements go without the GIL: the counters are summed there and read by observable
+instruments when a reader collects; the durations wait there until a thread that holds the
+GIL anyway records them (a caller once a batch is due, and every collection: the callbacks
+below flush first). No attribute carries a resource name, a token or a password: masters are
+named by host and port.
 """
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+import threading
+import weakref
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
+
+from ._redlock_rs import _Tally
 
 # Histogram buckets (s): from a loopback round trip to a long wait.
 _BOUNDARIES = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0]
@@ -21,54 +28,115 @@ def _server(url: str) -> Dict[str, Any]:
     return {"server.address": parts.hostname, "server.port": parts.port or 6379}
 
 
-class _Recorder:
-    def __init__(self, meter: Any, masters: Sequence[str], fanout: str) -> None:
+class _Instruments:
+    """One meter's instruments, shared by every client recording into it (an observable
+    instrument is created once per meter: a second callback under its name would be
+    ignored), and the tally they read."""
+
+    def __init__(self, meter: Any) -> None:
+        from opentelemetry.context import Context
+        from opentelemetry.metrics import Observation
+
+        self._observation = Observation
+
         def seconds(name: str, description: str) -> Any:
             return meter.create_histogram(
                 name, unit="s", description=description, explicit_bucket_boundaries_advisory=_BOUNDARIES
             )
 
-        self._acquire = seconds("redlock.acquire.duration", "Duration of acquires, every attempt and wait included")
-        self._extend = seconds("redlock.extend.duration", "Duration of extends")
-        self._release = seconds("redlock.release.duration", "Duration of releases")
-        self._request = seconds("db.client.operation.duration", "Duration of each request to a master")
-        self._attempts = meter.create_counter("redlock.attempts", unit="{attempt}", description="Acquire attempts, by how each ended")
-        self._held = meter.create_up_down_counter("redlock.locks.held", unit="{lock}", description="Locks acquired and not yet released")
-        self._lost = meter.create_counter("redlock.locks.lost", unit="{lock}", description="Held locks found lost before their release")
-        self._failures = meter.create_counter(
-            "redlock.master.failures", unit="{failure}", description="Requests to a master that failed or timed out"
+        self.tally = _Tally(
+            seconds("redlock.acquire.duration", "Duration of acquires, every attempt and wait included").record,
+            seconds("redlock.extend.duration", "Duration of extends").record,
+            seconds("redlock.release.duration", "Duration of releases").record,
+            seconds("db.client.operation.duration", "Duration of each request to a master").record,
+            # Values are recorded in batches, mostly on other threads than the operations that
+            # measured them: the recording thread's context (its span) is not theirs.
+            Context(),
         )
-        self._fanout = fanout
-        self._servers = [_server(url) for url in masters]
-        self._requests = {
-            (i, op): {"db.system.name": "redis", "db.operation.name": op, **server}
-            for i, server in enumerate(self._servers)
-            for op in ("SET", "EVALSHA")
-        }
+        self._servers: List[Dict[str, Any]] = []
+        self._server_ids: Dict[Tuple[Tuple[str, Any], ...], int] = {}
+        self._lock = threading.Lock()
+        # The callbacks reach this object weakly: the tally holds the histograms, which hold
+        # the SDK's callbacks; strongly, that would be a cycle through Rust the GC cannot see.
+        # The registry keeps this object as long as its meter lives.
+        this = weakref.ref(self)
 
-    def __call__(self, batch: List[Tuple[Any, ...]]) -> None:
-        for item in batch:
-            kind = item[0]
-            if kind == "request":
-                _, master, operation, seconds, error = item
-                attributes = self._requests[(master, operation)]
-                if error is None:
-                    self._request.record(seconds, attributes)
-                else:
-                    self._request.record(seconds, {**attributes, "error.type": error})
-                    self._failures.add(1, {**self._servers[master], "error.type": error})
-            elif kind == "attempt":
-                self._attempts.add(1, {"redlock.attempt.result": item[1]})
-            elif kind == "acquire":
-                self._acquire.record(item[2], {"redlock.outcome": item[1], "redlock.fanout": self._fanout})
-            elif kind == "held":
-                self._held.add(item[1])
-            elif kind == "extend":
-                self._extend.record(item[1])
-            elif kind == "release":
-                self._release.record(item[1])
-            elif kind == "lost":
-                self._lost.add(1)
+        def callback(read: Callable[["_Instruments"], Iterable[Any]]) -> Callable[[Any], Iterable[Any]]:
+            def observe(_options: Any) -> Iterable[Any]:
+                instruments = this()
+                if instruments is None:
+                    return []
+                # Records the pending durations first, so that they reach this collection (the
+                # SDK runs the callbacks before it reads the histograms).
+                instruments.tally.flush()
+                return read(instruments)
+
+            return observe
+
+        meter.create_observable_counter(
+            "redlock.attempts", [callback(_Instruments._attempts)], unit="{attempt}", description="Acquire attempts, by how each ended"
+        )
+        meter.create_observable_up_down_counter(
+            "redlock.locks.held", [callback(_Instruments._held)], unit="{lock}", description="Locks acquired and not yet released"
+        )
+        meter.create_observable_counter(
+            "redlock.locks.lost", [callback(_Instruments._lost)], unit="{lock}", description="Held locks found lost before their release"
+        )
+        meter.create_observable_counter(
+            "redlock.master.failures",
+            [callback(_Instruments._failures)],
+            unit="{failure}",
+            description="Requests to a master that failed or timed out",
+        )
+
+    def server_ids(self, masters: Sequence[str]) -> List[int]:
+        """The tally's id of each master's server attributes (one per distinct server)."""
+        ids = []
+        with self._lock:
+            for url in masters:
+                attributes = _server(url)
+                key = tuple(sorted(attributes.items()))
+                if key not in self._server_ids:
+                    self._server_ids[key] = self.tally.add_server(attributes)
+                    self._servers.append(attributes)
+                ids.append(self._server_ids[key])
+        return ids
+
+    def _attempts(self) -> Iterable[Any]:
+        return [self._observation(n, {"redlock.attempt.result": result}) for result, n in self.tally.attempts()]
+
+    def _held(self) -> Iterable[Any]:
+        held = self.tally.locks_held()
+        return [] if held is None else [self._observation(held)]
+
+    def _lost(self) -> Iterable[Any]:
+        lost = self.tally.locks_lost()
+        return [self._observation(lost)] if lost else []
+
+    def _failures(self) -> Iterable[Any]:
+        return [
+            self._observation(n, {**self._servers[server], "error.type": error})
+            for server, error, n in self.tally.failures()
+            if server < len(self._servers)
+        ]
+
+
+_INSTRUMENTS: "weakref.WeakKeyDictionary[Any, _Instruments]" = weakref.WeakKeyDictionary()
+_INSTRUMENTS_LOCK = threading.Lock()
+_UNREGISTERED: List[_Instruments] = []
+
+
+def _instruments(meter: Any) -> _Instruments:
+    with _INSTRUMENTS_LOCK:
+        try:
+            found = _INSTRUMENTS.get(meter)
+        except TypeError:  # a meter that cannot be weakly referenced: kept for good
+            found = _Instruments(meter)
+            _UNREGISTERED.append(found)
+            return found
+        if found is None:
+            found = _INSTRUMENTS[meter] = _Instruments(meter)
+        return found
 
 
 def _is_set(provider: Any) -> bool:
@@ -91,10 +159,10 @@ def _proxy_provider_class() -> Any:
     return _ProxyMeterProvider
 
 
-def recorder(meter_provider: Optional[Any], masters: Sequence[str], fanout: str) -> Optional[_Recorder]:
-    """The recorder of one client: None when OpenTelemetry is not installed or, without a
-    ``meter_provider``, when no global meter provider was set before the client was created
-    (nothing is recorded unless turned on)."""
+def recorder(meter_provider: Optional[Any], masters: Sequence[str]) -> Optional[Tuple[_Tally, List[int]]]:
+    """What one client records into: its meter's tally and its masters' server ids. None when
+    OpenTelemetry is not installed or, without a ``meter_provider``, when no global meter
+    provider was set before the client was created (nothing is recorded unless turned on)."""
     try:
         from opentelemetry import metrics
     except ImportError:
@@ -109,5 +177,5 @@ def recorder(meter_provider: Optional[Any], masters: Sequence[str], fanout: str)
         meter_provider = metrics.get_meter_provider()
         if not _is_set(meter_provider):
             return None
-    meter = meter_provider.get_meter("redlock_rs", __version__)
-    return _Recorder(meter, masters, fanout)
+    instruments = _instruments(meter_provider.get_meter("redlock_rs", __version__))
+    return instruments.tally, instruments.server_ids(masters)
