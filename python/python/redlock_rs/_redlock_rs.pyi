@@ -394,11 +394,19 @@ class _Tally:
         release: Callable[..., object],
         request: Callable[..., object],
         context: object,
-    ) -> _Tally: ...
-    def add_server(self, attributes: dict[str, Any]) -> int: ...
-    def flush(self) -> None: ...
-    def pending(self) -> int: ...
-    def attempts(self) -> list[tuple[str, int]]: ...
-    def locks_held(self) -> Optional[int]: ...
-    def locks_lost(self) -> int: ...
-    def failures(self) -> list[tuple[int, str, int]]: ...
+    ) -> _Tally:
+        """The four histograms' record methods, and the context to record in."""
+    def add_server(self, attributes: dict[str, Any]) -> int:
+        """Registers a server's attributes (server.address, server.port); returns its id."""
+    def flush(self) -> None:
+        """Records every pending histogram value."""
+    def pending(self) -> int:
+        """Histogram values waiting to be recorded."""
+    def attempts(self) -> list[tuple[str, int]]:
+        """[(redlock.attempt.result, attempts)] since the start."""
+    def locks_held(self) -> Optional[int]:
+        """Locks held now; None before the first acquire."""
+    def locks_lost(self) -> int:
+        """Held locks found lost since the start."""
+    def failures(self) -> list[tuple[int, str, int]]:
+        """[(server id, error.type, failures)] since the start."""
