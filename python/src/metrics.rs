@@ -16,10 +16,13 @@
 //!   collects) does the recording thread attach to record them itself, so memory stays bounded.
 //!
 //! Every value is recorded once, with its exact attributes: nothing is sampled or dropped.
+//!
+//! A forked child starts new tallies (`_metrics.py`'s fork hook) and never touches its
+//! parent's: a recording thread the child does not have may have held their locks.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -28,16 +31,19 @@ use redlock_core::{Measurement, MetricsSink};
 
 use crate::boundary::AttachPermit;
 use crate::logging::keep_raised;
+use crate::process::process_id;
 
 /// Pending histogram values at which the next caller returning from an operation records them.
 const BATCH: usize = 128;
 /// Pending values at which the thread making a measurement records them itself (attaching).
 const HARD_CAP: usize = 1 << 16;
 
-/// Tallies with a batch due, for [`flush_due`]; `DUE` says whether the list may be non-empty
-/// (one atomic load per operation when metrics are off).
+/// Whether a tally may have a batch due (one atomic load per operation when metrics are off).
 static DUE: AtomicBool = AtomicBool::new(false);
-static DUE_TALLIES: Mutex<Vec<Arc<Shared>>> = Mutex::new(Vec::new());
+/// Every tally, for [`flush_due`]. Locked only with the GIL and never across Python code, so
+/// never held by another thread when the interpreter forks (the recording threads, which do
+/// not hold the GIL, only set atomics).
+static TALLIES: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
 
 /// Which histogram a value goes to, with its attributes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -106,8 +112,11 @@ struct Shared {
     /// Touched only with the GIL, locked with `lock_py_attached` (building a dict may run
     /// Python code that lets another thread in).
     attributes: Mutex<Attributes>,
-    /// In `DUE_TALLIES` already.
+    /// A batch is due.
     due: AtomicBool,
+    /// The process that made it: a forked child makes its own (see `_metrics.py`) and never
+    /// touches its parent's, whose locks a thread the child does not have may hold.
+    pid: u32,
 }
 
 impl Shared {
@@ -207,10 +216,13 @@ impl Tally {
             context,
             attributes: Mutex::default(),
             due: AtomicBool::new(false),
+            pid: process_id(),
         };
-        Tally {
-            shared: Arc::new(shared),
-        }
+        let shared = Arc::new(shared);
+        let mut tallies = TALLIES.lock().unwrap_or_else(PoisonError::into_inner);
+        tallies.retain(|tally| tally.strong_count() > 0);
+        tallies.push(Arc::downgrade(&shared));
+        Tally { shared }
     }
 
     /// Registers a server's attributes (`server.address`, `server.port`); returns its id.
@@ -274,16 +286,20 @@ pub(crate) fn flush_due(py: Python<'_>) {
     if !DUE.load(Ordering::Relaxed) {
         return;
     }
-    let due = {
-        let mut due = DUE_TALLIES
-            .lock_py_attached(py)
-            .unwrap_or_else(PoisonError::into_inner);
-        DUE.store(false, Ordering::SeqCst);
-        std::mem::take(&mut *due)
-    };
-    for tally in due {
-        if let Err(err) = tally.record_pending(py) {
-            keep_raised(err);
+    DUE.store(false, Ordering::SeqCst);
+    let pid = process_id();
+    // Collected first: a tally dropped here may run Python code, never under the lock.
+    let tallies: Vec<Arc<Shared>> = TALLIES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for tally in tallies {
+        if tally.pid == pid && tally.due.load(Ordering::SeqCst) {
+            if let Err(err) = tally.record_pending(py) {
+                keep_raised(err);
+            }
         }
     }
 }
@@ -297,7 +313,7 @@ struct PyMetrics {
 }
 
 impl PyMetrics {
-    /// A batch is due: queue the tally for the next caller, or past the hard cap record it now.
+    /// A batch is due: flag it for the next caller, or past the hard cap record it now.
     fn batch_due(&self, pending: usize) {
         let tally = &self.tally;
         if pending >= HARD_CAP {
@@ -316,13 +332,7 @@ impl PyMetrics {
             });
             return;
         }
-        if tally.due.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        DUE_TALLIES
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(tally.clone());
+        tally.due.store(true, Ordering::SeqCst);
         DUE.store(true, Ordering::SeqCst);
     }
 }

@@ -227,6 +227,48 @@ def test_redlock_rs_works_without_opentelemetry(
     assert sys.modules.get("opentelemetry") is not None
 
 
+FORK = """
+import os
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+import redlock_rs
+urls = os.environ["REDLOCK_URLS"].split(",")
+reader = InMemoryMetricReader()
+provider = MeterProvider(metric_readers=[reader])
+
+def acquires():
+    data = reader.get_metrics_data()
+    return sum(
+        p.count
+        for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+        if m.name == "redlock.acquire.duration" for p in m.data.data_points
+    )
+
+redlock_rs.Redlock(urls, meter_provider=provider).acquire("py:metrics:fork:parent").release()
+pid = os.fork()
+if pid == 0:  # a new client on the same provider: the child's own tally
+    child = redlock_rs.Redlock(urls, meter_provider=provider)
+    for _ in range(2):
+        child.acquire("py:metrics:fork:child").release()
+    print("child acquires", acquires(), flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print("child exit", os.waitstatus_to_exitcode(status), flush=True)
+redlock_rs.Redlock(urls, meter_provider=provider).acquire("py:metrics:fork:parent").release()
+print("parent acquires", acquires(), flush=True)
+"""
+
+
+def test_a_forked_child_records_its_own_measurements(
+    masters: LocalMasters, python_script: Callable[[str, list[str]], Any]
+) -> None:
+    # The parent's durations still waiting to be recorded stay the parent's.
+    proc = python_script(FORK, masters.urls)
+    out, err = proc.communicate(timeout=30.0)
+    assert proc.returncode == 0, err
+    assert out.splitlines() == ["child acquires 2", "child exit 0", "parent acquires 2"], out + err
+
+
 GLOBAL_PROVIDER = """
 import os
 from opentelemetry import metrics

@@ -9,6 +9,7 @@ below flush first). No attribute carries a resource name, a token or a password:
 named by host and port.
 """
 
+import os
 import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -44,18 +45,16 @@ class _Instruments:
                 name, unit="s", description=description, explicit_bucket_boundaries_advisory=_BOUNDARIES
             )
 
-        self.tally = _Tally(
+        self._histograms = (
             seconds("redlock.acquire.duration", "Duration of acquires, every attempt and wait included").record,
             seconds("redlock.extend.duration", "Duration of extends").record,
             seconds("redlock.release.duration", "Duration of releases").record,
             seconds("db.client.operation.duration", "Duration of each request to a master").record,
-            # Values are recorded in batches, mostly on other threads than the operations that
-            # measured them: the recording thread's context (its span) is not theirs.
-            Context(),
         )
-        self._servers: List[Dict[str, Any]] = []
-        self._server_ids: Dict[Tuple[Tuple[str, Any], ...], int] = {}
-        self._lock = threading.Lock()
+        # Values are recorded in batches, mostly on other threads than the operations that
+        # measured them: the recording thread's context (its span) is not theirs.
+        self._context = Context()
+        self._start_over()
         # The callbacks reach this object weakly: the tally holds the histograms, which hold
         # the SDK's callbacks; strongly, that would be a cycle through Rust the GC cannot see.
         # The registry keeps this object as long as its meter lives.
@@ -88,6 +87,15 @@ class _Instruments:
             unit="{failure}",
             description="Requests to a master that failed or timed out",
         )
+
+    def _start_over(self) -> None:
+        """A new tally (and lock): at the start, and in a forked child, whose copy of the
+        parent's may be locked by a thread the child does not have. The child's counts start
+        from zero; its parent's clients cannot be used there."""
+        self.tally = _Tally(*self._histograms, self._context)
+        self._servers: List[Dict[str, Any]] = []
+        self._server_ids: Dict[Tuple[Tuple[str, Any], ...], int] = {}
+        self._lock = threading.Lock()
 
     def server_ids(self, masters: Sequence[str]) -> List[int]:
         """The tally's id of each master's server attributes (one per distinct server)."""
@@ -124,6 +132,17 @@ class _Instruments:
 _INSTRUMENTS: "weakref.WeakKeyDictionary[Any, _Instruments]" = weakref.WeakKeyDictionary()
 _INSTRUMENTS_LOCK = threading.Lock()
 _UNREGISTERED: List[_Instruments] = []
+
+
+def _after_fork_in_child() -> None:
+    global _INSTRUMENTS_LOCK
+    _INSTRUMENTS_LOCK = threading.Lock()
+    for instruments in [*_INSTRUMENTS.values(), *_UNREGISTERED]:
+        instruments._start_over()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _instruments(meter: Any) -> _Instruments:
