@@ -5,6 +5,7 @@
 //!   async core on the tokio runtime of `runtime`, awaited through `coroutine`;
 //! - `client`: what a client keeps (and lets go of on `close()`);
 //! - `boundary`: the one GIL helper, panic containment, fork detection, Ctrl-C polling;
+//! - `attach`: other threads attaching to the interpreter, and none once it exits;
 //! - `carried`: what stops an operation early (an exception from its logging, `close()`);
 //! - `errors`: the exception tree and the one mapping from core errors;
 //! - `logging`: the `redlock_rs` logger;
@@ -15,6 +16,7 @@
 mod args;
 mod async_api;
 mod async_lock;
+mod attach;
 mod boundary;
 mod carried;
 mod client;
@@ -82,7 +84,7 @@ fn _redlock_rs(module: &Bound<'_, PyModule>) -> PyResult<()> {
         .call_method1("register", (&coroutine_type,))?;
     module.add("_Coroutine", coroutine_type)?;
     // Stop re-attaching blocked threads once the interpreter starts to exit.
-    let at_exit = wrap_pyfunction!(boundary::_at_interpreter_exit, module)?;
+    let at_exit = wrap_pyfunction!(attach::_at_interpreter_exit, module)?;
     py.import("atexit")?.call_method1("register", (at_exit,))?;
     // Public names only (pyo3 would list the test hooks and `__version__` too).
     let public: Vec<String> = module

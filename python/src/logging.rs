@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use redlock_core::{DurationUnit, Lock, Outcome, Vote};
 
-use crate::boundary::AttachPermit;
+use crate::attach::AttachPermit;
 
 /// The logger's name (`__init__.py` gives it a `NullHandler`, as a library should).
 const LOGGER_NAME: &str = "redlock_rs";

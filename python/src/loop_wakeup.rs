@@ -24,7 +24,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCFunction, PyWeakrefMethods, PyWeakrefReference};
 
-use crate::boundary::AttachPermit;
+use crate::attach::AttachPermit;
 use crate::outbox::{Outbox, StartPending, Starter};
 
 /// How to start an operation on `event_loop` and how to wake the loop when it is done

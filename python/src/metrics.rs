@@ -29,7 +29,7 @@ use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use redlock_core::{Measurement, MetricsSink};
 
-use crate::boundary::AttachPermit;
+use crate::attach::AttachPermit;
 use crate::logging::keep_raised;
 use crate::process::process_id;
 
