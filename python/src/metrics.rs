@@ -324,7 +324,10 @@ impl PyMetrics {
                 // Recording while an exception propagates must not swallow it.
                 let propagating = PyErr::take(py);
                 if let Err(err) = tally.record_pending(py) {
-                    keep_raised(err);
+                    // No operation of this thread's to raise it: kept here, it would silence
+                    // this thread's logging (see `logging.rs`).
+                    let context = pyo3::types::PyString::new(py, "redlock_rs metrics");
+                    err.write_unraisable(py, Some(&context));
                 }
                 if let Some(propagating) = propagating {
                     propagating.restore(py);
