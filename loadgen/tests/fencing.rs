@@ -29,6 +29,11 @@ fn a_fenced_run_issues_tokens_in_order_and_reports_them() {
         "1s",
         "--warmup",
         "200ms",
+        // Each storage write is bounded by the per-master timeout (50 ms by default); a
+        // machine busy with other work can stall a healthy write that long, and this test is
+        // about tokens and the token check, not about timeouts.
+        "--instance-timeout",
+        "2s",
         "-q",
         "--json",
         json.to_str().unwrap(),
