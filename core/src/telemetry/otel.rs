@@ -1,8 +1,10 @@
 //! OpenTelemetry metrics (feature `otel`), recorded through the global meter provider, named
-//! as DESIGN §9 says. Instruments are created once per client and each master's attributes
-//! once per client, so recording allocates only for a failed request's `error.type`.
+//! as DESIGN §9 says. Instruments are created once per client, and the attribute sets of the
+//! hot path (each master's requests, each acquire outcome, each attempt result) are bound to
+//! them once per client: recording then neither hashes an attribute set nor allocates, except
+//! for a failed request's `error.type`.
 
-use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
+use opentelemetry::metrics::{BoundCounter, BoundHistogram, Counter, Histogram, UpDownCounter};
 use opentelemetry::KeyValue;
 
 use super::names::{attempt_result, failure_kind, RoundKind};
@@ -23,24 +25,25 @@ struct MasterAttributes {
     set: Vec<KeyValue>,
     /// The same for a script (`EVALSHA`: extend and release).
     script: Vec<KeyValue>,
+    /// `db.client.operation.duration` bound to `set` and to `script`: an answered request.
+    set_duration: BoundHistogram<f64>,
+    script_duration: BoundHistogram<f64>,
     /// `server.*` only (for `redlock.master.failures`, with `error.type` added).
     server: Vec<KeyValue>,
 }
 
 pub(super) struct Metrics {
-    acquire_duration: Histogram<f64>,
     extend_duration: Histogram<f64>,
     release_duration: Histogram<f64>,
-    attempts: Counter<u64>,
     locks_held: UpDownCounter<i64>,
     locks_lost: Counter<u64>,
     operation_duration: Histogram<f64>,
     master_failures: Counter<u64>,
     masters: Vec<MasterAttributes>,
-    /// `redlock.fanout` with each `redlock.outcome` of an acquire.
-    outcomes: [[KeyValue; 2]; 4],
-    /// `redlock.attempt.result`, one per verdict.
-    results: [[KeyValue; 1]; 5],
+    /// `redlock.acquire.duration` bound to `redlock.fanout` and each `redlock.outcome`.
+    outcomes: [BoundHistogram<f64>; 4],
+    /// `redlock.attempts` bound to each `redlock.attempt.result`, one per verdict.
+    results: [BoundCounter<u64>; 5],
 }
 
 const OUTCOMES: [&str; 4] = ["acquired", "not_acquired", "unavailable", "cancelled"];
@@ -63,18 +66,35 @@ impl Metrics {
                 .with_boundaries(DURATION_BOUNDARIES.to_vec())
                 .build()
         };
+        let acquire_duration = seconds(
+            "redlock.acquire.duration",
+            "Duration of acquires, every attempt and wait included",
+        );
+        let attempts = meter
+            .u64_counter("redlock.attempts")
+            .with_unit("{attempt}")
+            .with_description("Acquire attempts, by how each ended")
+            .build();
+        let operation_duration = seconds(
+            "db.client.operation.duration",
+            "Duration of each request to a master",
+        );
         Metrics {
-            acquire_duration: seconds(
-                "redlock.acquire.duration",
-                "Duration of acquires, every attempt and wait included",
-            ),
+            masters: masters
+                .iter()
+                .map(|m| attributes_of(m.display(), &operation_duration))
+                .collect(),
+            outcomes: OUTCOMES.map(|outcome| {
+                acquire_duration.bind(&[
+                    KeyValue::new("redlock.outcome", outcome),
+                    KeyValue::new("redlock.fanout", fanout),
+                ])
+            }),
+            results: VERDICTS.map(|v| {
+                attempts.bind(&[KeyValue::new("redlock.attempt.result", attempt_result(v))])
+            }),
             extend_duration: seconds("redlock.extend.duration", "Duration of extends"),
             release_duration: seconds("redlock.release.duration", "Duration of releases"),
-            attempts: meter
-                .u64_counter("redlock.attempts")
-                .with_unit("{attempt}")
-                .with_description("Acquire attempts, by how each ended")
-                .build(),
             locks_held: meter
                 .i64_up_down_counter("redlock.locks.held")
                 .with_unit("{lock}")
@@ -85,23 +105,12 @@ impl Metrics {
                 .with_unit("{lock}")
                 .with_description("Held locks found lost before their release")
                 .build(),
-            operation_duration: seconds(
-                "db.client.operation.duration",
-                "Duration of each request to a master",
-            ),
+            operation_duration,
             master_failures: meter
                 .u64_counter("redlock.master.failures")
                 .with_unit("{failure}")
                 .with_description("Requests to a master that failed or timed out")
                 .build(),
-            masters: masters.iter().map(|m| attributes_of(m.display())).collect(),
-            outcomes: OUTCOMES.map(|outcome| {
-                [
-                    KeyValue::new("redlock.outcome", outcome),
-                    KeyValue::new("redlock.fanout", fanout),
-                ]
-            }),
-            results: VERDICTS.map(|v| [KeyValue::new("redlock.attempt.result", attempt_result(v))]),
         }
     }
 
@@ -110,14 +119,14 @@ impl Metrics {
             let Some(attributes) = self.masters.get(m.master) else {
                 continue;
             };
-            let base = match kind.operation_name() {
-                "SET" => &attributes.set,
-                _ => &attributes.script,
+            let (base, answered) = match kind.operation_name() {
+                "SET" => (&attributes.set, &attributes.set_duration),
+                _ => (&attributes.script, &attributes.script_duration),
             };
             match m.outcome {
                 Outcome::Granted | Outcome::Denied => {
                     let took = m.round_trip.unwrap_or_default();
-                    self.operation_duration.record(took.as_secs_f64(), base);
+                    answered.record(took.as_secs_f64());
                 }
                 Outcome::Failed(_) | Outcome::TimedOut => {
                     let error = KeyValue::new("error.type", failure_kind(m.outcome));
@@ -138,12 +147,12 @@ impl Metrics {
 
     pub(super) fn attempt_finished(&self, verdict: Verdict) {
         let i = VERDICTS.iter().position(|v| *v == verdict).unwrap_or(4);
-        self.attempts.add(1, &self.results[i]);
+        self.results[i].add(1);
     }
 
     pub(super) fn acquire_finished(&self, outcome: &str, seconds: f64) {
         let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(3);
-        self.acquire_duration.record(seconds, &self.outcomes[i]);
+        self.outcomes[i].record(seconds);
         if i == 0 {
             self.locks_held.add(1, &[]);
         }
@@ -164,7 +173,7 @@ impl Metrics {
 }
 
 /// A master's attributes from its redacted URL (host and port carry no password).
-fn attributes_of(display: &str) -> MasterAttributes {
+fn attributes_of(display: &str, operation_duration: &Histogram<f64>) -> MasterAttributes {
     let mut server = Vec::with_capacity(3);
     if let Ok(url) = url::Url::parse(display) {
         match url.host_str() {
@@ -183,9 +192,12 @@ fn attributes_of(display: &str) -> MasterAttributes {
         attributes.extend(server.iter().cloned());
         attributes
     };
+    let (set, script) = (with("SET"), with("EVALSHA"));
     MasterAttributes {
-        set: with("SET"),
-        script: with("EVALSHA"),
+        set_duration: operation_duration.bind(&set),
+        script_duration: operation_duration.bind(&script),
+        set,
+        script,
         server,
     }
 }
