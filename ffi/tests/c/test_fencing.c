@@ -13,29 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "redlock.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,      \
-                    __LINE__, #cond, redlock_last_error_message());                      \
-        }                                                                                \
-    } while (0)
-
-#define CHECK_STATUS(call, expected)                                                     \
-    do {                                                                                 \
-        redlock_status got_ = (call);                                                    \
-        if (got_ != (expected)) {                                                        \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n",     \
-                    __FILE__, __LINE__, #call, redlock_status_str(got_),                 \
-                    redlock_status_str(expected), redlock_last_error_message());         \
-        }                                                                                \
-    } while (0)
 
 static const char *const *urls;
 static size_t n_urls;

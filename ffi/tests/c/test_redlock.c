@@ -18,42 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "redlock.h"
 
 /* Test-only export of the `test-hooks` feature: panics inside the panic boundary. */
 redlock_status redlock_test_panic(void);
 
-static int failures = 0;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,      \
-                    __LINE__, #cond, redlock_last_error_message());                      \
-        }                                                                                \
-    } while (0)
-
-#define CHECK_STATUS(call, expected)                                                     \
-    do {                                                                                 \
-        redlock_status got_ = (call);                                                    \
-        if (got_ != (expected)) {                                                        \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n",     \
-                    __FILE__, __LINE__, #call, redlock_status_str(got_),                 \
-                    redlock_status_str(expected), redlock_last_error_message());         \
-        }                                                                                \
-    } while (0)
-
-/* The last error message contains `needle`. */
-#define CHECK_MESSAGE(needle)                                                            \
-    do {                                                                                 \
-        if (strstr(redlock_last_error_message(), (needle)) == NULL) {                    \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: last error %s does not contain %s\n", __FILE__,      \
-                    __LINE__, redlock_last_error_message(), (needle));                   \
-        }                                                                                \
-    } while (0)
 
 static const char *const *urls;
 static size_t n_urls;

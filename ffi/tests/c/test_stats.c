@@ -16,38 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "redlock.h"
-
-static atomic_int failures = 0; /* the threads case checks from several threads */
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,      \
-                    __LINE__, #cond, redlock_last_error_message());                      \
-        }                                                                                \
-    } while (0)
-
-#define CHECK_STATUS(call, expected)                                                     \
-    do {                                                                                 \
-        redlock_status got_ = (call);                                                    \
-        if (got_ != (expected)) {                                                        \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n",     \
-                    __FILE__, __LINE__, #call, redlock_status_str(got_),                 \
-                    redlock_status_str(expected), redlock_last_error_message());         \
-        }                                                                                \
-    } while (0)
-
-#define CHECK_MESSAGE(needle)                                                            \
-    do {                                                                                 \
-        if (strstr(redlock_last_error_message(), (needle)) == NULL) {                    \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: last error %s does not contain %s\n", __FILE__,      \
-                    __LINE__, redlock_last_error_message(), (needle));                   \
-        }                                                                                \
-    } while (0)
 
 /* The histogram's stated relative error of a quantile (redlock_stats docs: 0.4 %). */
 #define QUANTILE_ERROR (1.0 / 256)
