@@ -16,9 +16,6 @@
 #include "check.h"
 #include "redlock.h"
 
-static const char *const *urls;
-static size_t n_urls;
-
 static redlock_client *client_with(uint32_t fencing, uint32_t fanout) {
     redlock_options opts = redlock_options_default();
     opts.fencing = fencing;
@@ -26,15 +23,7 @@ static redlock_client *client_with(uint32_t fencing, uint32_t fanout) {
     opts.retry_count = 2;
     opts.retry_delay_ms = 20;
     opts.instance_timeout_ms = 2000; /* generous enough for a run under the sanitizers */
-    redlock_client *client = NULL;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &client), REDLOCK_OK);
-    if (client == NULL) {
-        fprintf(stderr, "cannot create a client: %s\n", redlock_last_error_message());
-        exit(1);
-    }
-    size_t connected = 0;
-    CHECK_STATUS(redlock_client_wait_connected(client, 5000, &connected), REDLOCK_OK);
-    return client;
+    return connected_client(&opts);
 }
 
 /* 60 acquisitions of one resource taking turns across 3 clients: strictly increasing tokens,
@@ -188,24 +177,9 @@ static void threads(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
-        return 2;
-    }
-    urls = (const char *const *)&argv[2];
-    n_urls = (size_t)(argc - 2);
-    if (strcmp(argv[1], "turns") == 0) {
-        turns();
-    } else if (strcmp(argv[1], "threads") == 0) {
-        threads();
-    } else {
-        fprintf(stderr, "unknown case %s\n", argv[1]);
-        return 2;
-    }
-    if (failures > 0) {
-        fprintf(stderr, "FAILED %s: %d check(s)\n", argv[1], failures);
-        return 1;
-    }
-    printf("ok %s\n", argv[1]);
-    return 0;
+    static const test_case cases[] = {
+        {"turns", turns},
+        {"threads", threads},
+    };
+    return run_case(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

@@ -25,9 +25,6 @@
 redlock_status redlock_test_panic(void);
 
 
-static const char *const *urls;
-static size_t n_urls;
-
 /* Options of the test clients: quick retries, and a per-master timeout generous enough for
  * a run under valgrind (no case here depends on a master timing out). */
 static redlock_options test_options(uint32_t fanout) {
@@ -42,15 +39,7 @@ static redlock_options test_options(uint32_t fanout) {
 /* A test client, connected to every master that is up. */
 static redlock_client *client_with(uint32_t fanout) {
     redlock_options opts = test_options(fanout);
-    redlock_client *client = NULL;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &client), REDLOCK_OK);
-    if (client == NULL) {
-        fprintf(stderr, "cannot create a client: %s\n", redlock_last_error_message());
-        exit(1);
-    }
-    size_t connected = 0;
-    CHECK_STATUS(redlock_client_wait_connected(client, 5000, &connected), REDLOCK_OK);
-    return client;
+    return connected_client(&opts);
 }
 
 static redlock_vote last_vote(void) {
@@ -696,36 +685,22 @@ static void failure_cause(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
-        return 2;
-    }
-    urls = (const char *const *)&argv[2];
-    n_urls = (size_t)(argc - 2);
-    static const struct {
-        const char *name;
-        void (*run)(void);
-    } cases[] = {
-        {"round_trip", round_trip},         {"contention", contention},
-        {"two_masters_down", two_masters_down}, {"three_masters_down", three_masters_down},
-        {"null_arguments", null_arguments}, {"invalid_input", invalid_input},
-        {"double_free", double_free},       {"threads", threads},
-        {"panic_boundary", panic_boundary}, {"constants", constants},
-        {"options_versions", options_versions}, {"huge_resource", huge_resource},
-        {"fresh_clients", fresh_clients},   {"failure_cause", failure_cause},
+    static const test_case cases[] = {
+        {"round_trip", round_trip},
+        {"contention", contention},
+        {"two_masters_down", two_masters_down},
+        {"three_masters_down", three_masters_down},
+        {"null_arguments", null_arguments},
+        {"invalid_input", invalid_input},
+        {"double_free", double_free},
+        {"threads", threads},
+        {"panic_boundary", panic_boundary},
+        {"constants", constants},
+        {"options_versions", options_versions},
+        {"huge_resource", huge_resource},
+        {"fresh_clients", fresh_clients},
+        {"failure_cause", failure_cause},
         {"fork_child", fork_child},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].run();
-            if (failures > 0) {
-                fprintf(stderr, "FAILED %s: %d check(s)\n", argv[1], failures);
-                return 1;
-            }
-            printf("ok %s\n", argv[1]);
-            return 0;
-        }
-    }
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
+    return run_case(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

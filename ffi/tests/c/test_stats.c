@@ -22,9 +22,6 @@
 /* The histogram's stated relative error of a quantile (redlock_stats docs: 0.4 %). */
 #define QUANTILE_ERROR (1.0 / 256)
 
-static const char *const *urls;
-static size_t n_urls;
-
 /* A test client: sequential fan-out (every master it asks answers before the call returns,
  * so the counts below are settled), quick retries, and a per-master timeout generous enough
  * for a run under valgrind. */
@@ -34,15 +31,7 @@ static redlock_client *test_client(void) {
     opts.retry_count = 2;
     opts.retry_delay_ms = 20;
     opts.instance_timeout_ms = 2000;
-    redlock_client *client = NULL;
-    CHECK_STATUS(redlock_client_new(urls, n_urls, &opts, &client), REDLOCK_OK);
-    if (client == NULL) {
-        fprintf(stderr, "cannot create a client: %s\n", redlock_last_error_message());
-        exit(1);
-    }
-    size_t connected = 0;
-    CHECK_STATUS(redlock_client_wait_connected(client, 5000, &connected), REDLOCK_OK);
-    return client;
+    return connected_client(&opts);
 }
 
 static redlock_stats stats_of(const redlock_client *client) {
@@ -291,32 +280,11 @@ static void threads(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s CASE URL...\n", argv[0]);
-        return 2;
-    }
-    urls = (const char *const *)&argv[2];
-    n_urls = (size_t)(argc - 2);
-    static const struct {
-        const char *name;
-        void (*run)(void);
-    } cases[] = {
+    static const test_case cases[] = {
         {"contention", contention},
         {"unavailable", unavailable},
         {"sizes", sizes},
         {"threads", threads},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].run();
-            if (failures > 0) {
-                fprintf(stderr, "FAILED %s: %d check(s)\n", argv[1], failures);
-                return 1;
-            }
-            printf("ok %s\n", argv[1]);
-            return 0;
-        }
-    }
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
+    return run_case(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
