@@ -18,8 +18,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import cast
 
@@ -28,33 +26,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "tests")
 from conftest import FanOutName, LocalMasters  # noqa: E402
 
 import redlock_rs  # noqa: E402
+from w2 import run_w2  # noqa: E402
 
 
 def python_cycles(urls: list[str], threads: int, seconds: float, fanout: FanOutName) -> float:
     """Cycles/s of `threads` Python threads sharing one client."""
     client = redlock_rs.Redlock(urls, fanout=fanout)
     client.acquire("bench:warm-up").release()
-    counts = [0] * threads
-    start = threading.Barrier(threads + 1)
-
-    def worker(index: int) -> None:
-        resource = f"bench:py:{index}"
-        start.wait()
-        deadline = time.monotonic() + seconds
-        done = 0
-        while time.monotonic() < deadline:
-            client.acquire(resource, 10.0).release()
-            done += 1
-        counts[index] = done
-
-    pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
-    for thread in pool:
-        thread.start()
-    start.wait()
-    began = time.monotonic()
-    for thread in pool:
-        thread.join()
-    return sum(counts) / (time.monotonic() - began)
+    done = run_w2(client, threads, seconds, "bench:py")
+    return done.cycles / done.wall
 
 
 def rust_cycles(binary: str, urls: list[str], threads: int, seconds: float, fanout: str) -> float:

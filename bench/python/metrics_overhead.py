@@ -13,13 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import sys
-import threading
-import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "tests"))
 
@@ -31,38 +27,9 @@ from opentelemetry.sdk.metrics.export import (  # noqa: E402
 )
 
 import redlock_rs  # noqa: E402
+from w2 import run_w2  # noqa: E402
 
 THREADS = 16
-
-
-def cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def phase(client: Any, label: str, seconds: float) -> tuple[int, float]:
-    """(cycles, CPU seconds) of W2 on `client` for `seconds`."""
-    counts = [0] * THREADS
-    start = threading.Barrier(THREADS + 1)
-
-    def worker(index: int) -> None:
-        name = f"bench:metrics:{label}:{index}"
-        start.wait()
-        deadline = time.monotonic() + seconds
-        done = 0
-        while time.monotonic() < deadline:
-            client.acquire(name, 10.0).release()
-            done += 1
-        counts[index] = done
-
-    pool = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
-    for thread in pool:
-        thread.start()
-    before = cpu()
-    start.wait()
-    for thread in pool:
-        thread.join()
-    return sum(counts), cpu() - before
 
 
 def main() -> None:
@@ -81,11 +48,11 @@ def main() -> None:
         }
         per_cycle: dict[str, list[float]] = {"off": [], "on": []}
         for label, client in clients.items():
-            phase(client, label, 0.5)  # warm-up
+            run_w2(client, THREADS, 0.5, f"bench:metrics:{label}")  # warm-up
         for _ in range(args.phases):
             for label, client in clients.items():
-                cycles, used = phase(client, label, args.seconds)
-                per_cycle[label].append(used * 1e6 / max(cycles, 1))
+                done = run_w2(client, THREADS, args.seconds, f"bench:metrics:{label}")
+                per_cycle[label].append(done.cpu * 1e6 / max(done.cycles, 1))
         for label, values in per_cycle.items():
             print(
                 f"telemetry {label}: {statistics.median(values):.1f} µs CPU per cycle "
