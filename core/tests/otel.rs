@@ -122,21 +122,7 @@ async fn won_contended_and_unavailable_acquires_are_recorded_under_the_semantic_
     };
     let holder = common::connected(builder()).await;
     let rival = common::connected(builder().retry_count(0)).await;
-    let mut lock = holder
-        .acquire(RESOURCE, Duration::from_secs(10))
-        .await
-        .expect("won");
-    let token = lock.token().to_string();
-    let err = rival
-        .acquire(RESOURCE, Duration::from_secs(10))
-        .await
-        .expect_err("contended");
-    assert!(err.is_not_acquired(), "{err}");
-    holder
-        .extend(&mut lock, Duration::from_secs(10))
-        .await
-        .expect("extended");
-    holder.release(&lock).await.expect("released");
+    let token = common::won_contended_extended_released(&holder, &rival, RESOURCE).await;
     masters.kill(1).expect("kill");
     masters.kill(2).expect("kill");
     let err = rival

@@ -154,21 +154,7 @@ fn won_and_contended_acquires_have_spans_with_the_vote_and_no_secret() {
     with_capture(&capture, || async {
         let holder = common::connected(builder(&masters)).await;
         let rival = common::connected(builder(&masters)).await;
-        let mut lock = holder
-            .acquire(RESOURCE, Duration::from_secs(10))
-            .await
-            .expect("won");
-        tokens.push(lock.token().to_string());
-        let err = rival
-            .acquire(RESOURCE, Duration::from_secs(10))
-            .await
-            .expect_err("contended");
-        assert!(err.is_not_acquired(), "{err}");
-        holder
-            .extend(&mut lock, Duration::from_secs(10))
-            .await
-            .expect("extended");
-        holder.release(&lock).await.expect("released");
+        tokens.push(common::won_contended_extended_released(&holder, &rival, RESOURCE).await);
     });
 
     let acquires = capture.spans("redlock.acquire");

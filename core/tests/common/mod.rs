@@ -34,6 +34,30 @@ pub async fn connected(builder: RedlockBuilder) -> Redlock {
 }
 
 /// The value of `key` on master `i`, or `None` if it does not exist.
+/// The telemetry tests' scene: `holder` wins `resource`, `rival` loses it to contention,
+/// `holder` extends and releases it. Returns the lock's token (which no output may show).
+pub async fn won_contended_extended_released(
+    holder: &Redlock,
+    rival: &Redlock,
+    resource: &str,
+) -> String {
+    let mut lock = holder
+        .acquire(resource, Duration::from_secs(10))
+        .await
+        .expect("won");
+    let err = rival
+        .acquire(resource, Duration::from_secs(10))
+        .await
+        .expect_err("contended");
+    assert!(err.is_not_acquired(), "{err}");
+    holder
+        .extend(&mut lock, Duration::from_secs(10))
+        .await
+        .expect("extended");
+    holder.release(&lock).await.expect("released");
+    lock.token().to_string()
+}
+
 pub fn get(masters: &LocalMasters, i: usize, key: &str) -> Option<String> {
     masters.get(i, key).expect("GET")
 }
