@@ -37,10 +37,8 @@ pub(crate) struct Telemetry {
     fanout: &'static str,
     /// Redacted master URLs, in configured order (the `address` of WARN events).
     addresses: Vec<Box<str>>,
-    /// A binding's receiver of the measurements.
+    /// Where measurements go: a binding's sink, the `otel` feature's instruments, or both.
     sink: Option<Arc<dyn MetricsSink>>,
-    #[cfg(feature = "otel")]
-    metrics: otel::Metrics,
 }
 
 /// One operation's span with the DESIGN §9 fields; `tracing` needs the name as a literal, so
@@ -67,13 +65,19 @@ impl Telemetry {
         resource_in_spans: bool,
         sink: Option<Arc<dyn MetricsSink>>,
     ) -> Self {
+        #[cfg(feature = "otel")]
+        let sink = {
+            let otel: Arc<dyn MetricsSink> = Arc::new(otel::Metrics::new(masters, fanout));
+            Some(match sink {
+                Some(binding) => Arc::new(sink::Both(otel, binding)) as Arc<dyn MetricsSink>,
+                None => otel,
+            })
+        };
         Telemetry {
             resource_in_spans,
             sink,
             fanout,
             addresses: masters.iter().map(|m| Box::from(m.display())).collect(),
-            #[cfg(feature = "otel")]
-            metrics: otel::Metrics::new(masters, fanout),
         }
     }
 
@@ -102,7 +106,7 @@ impl Telemetry {
             span.record("resource", resource);
         }
         // Only metrics need the clock.
-        let timed = cfg!(feature = "otel") || self.sink.is_some();
+        let timed = self.sink.is_some();
         Watch {
             span,
             started: timed.then(Instant::now),
@@ -110,11 +114,9 @@ impl Telemetry {
         }
     }
 
-    /// A round is over: a WARN event per failed master (DEBUG for a cleanup round), and with
-    /// `otel` the per-request metrics.
+    /// A round is over: a WARN event per failed master (DEBUG for a cleanup round), and the
+    /// per-request measurements.
     pub(crate) fn round_finished(&self, kind: RoundKind, vote: &Vote) {
-        #[cfg(feature = "otel")]
-        self.metrics.round_finished(kind, vote);
         if let Some(sink) = &self.sink {
             requests(sink.as_ref(), kind, vote);
         }
@@ -152,8 +154,6 @@ impl Telemetry {
     /// An acquire attempt's vote is in.
     pub(crate) fn attempt_finished(&self, watch: &mut Watch, vote: &Vote) {
         watch.attempts += 1;
-        #[cfg(feature = "otel")]
-        self.metrics.attempt_finished(vote.verdict());
         if let Some(sink) = &self.sink {
             let result = names::attempt_result(vote.verdict());
             sink.record(Measurement::Attempt { result });
@@ -184,8 +184,6 @@ impl Telemetry {
             return;
         }
         let seconds = watch.seconds();
-        #[cfg(feature = "otel")]
-        self.metrics.acquire_finished(outcome, seconds);
         if let Some(sink) = &self.sink {
             if outcome == "acquired" {
                 sink.record(Measurement::LocksHeld { delta: 1 });
@@ -204,8 +202,6 @@ impl Telemetry {
             return;
         }
         let seconds = watch.seconds();
-        #[cfg(feature = "otel")]
-        self.metrics.extend_finished(seconds);
         if let Some(sink) = &self.sink {
             sink.record(Measurement::Extend { seconds });
         }
@@ -232,8 +228,6 @@ impl Telemetry {
         };
         watch.span.record("outcome", outcome);
         let seconds = watch.seconds();
-        #[cfg(feature = "otel")]
-        self.metrics.release_finished(seconds);
         if let Some(sink) = &self.sink {
             sink.record(Measurement::LocksHeld { delta: -1 });
             sink.record(Measurement::Release { seconds });
@@ -242,8 +236,6 @@ impl Telemetry {
 
     /// A held lock was found lost: a WARN event (its resource only when opted in).
     pub(crate) fn lock_lost(&self, resource: &str, reason: LostReason) {
-        #[cfg(feature = "otel")]
-        self.metrics.lock_lost();
         if let Some(sink) = &self.sink {
             sink.record(Measurement::LockLost);
         }

@@ -7,9 +7,8 @@
 use opentelemetry::metrics::{BoundCounter, BoundHistogram, Counter, Histogram, UpDownCounter};
 use opentelemetry::KeyValue;
 
-use super::names::{attempt_result, failure_kind, RoundKind};
+use super::sink::{Measurement, MetricsSink};
 use crate::master::Master;
-use crate::vote::{Outcome, Verdict, Vote};
 
 /// The meter's name (instrumentation scope).
 const METER: &str = "redlock_core";
@@ -42,18 +41,13 @@ pub(super) struct Metrics {
     masters: Vec<MasterAttributes>,
     /// `redlock.acquire.duration` bound to `redlock.fanout` and each `redlock.outcome`.
     outcomes: [BoundHistogram<f64>; 4],
-    /// `redlock.attempts` bound to each `redlock.attempt.result`, one per verdict.
+    /// `redlock.attempts` bound to each `redlock.attempt.result`.
     results: [BoundCounter<u64>; 5],
 }
 
 const OUTCOMES: [&str; 4] = ["acquired", "not_acquired", "unavailable", "cancelled"];
-const VERDICTS: [Verdict; 5] = [
-    Verdict::Won,
-    Verdict::SplitVote,
-    Verdict::CleanLoss,
-    Verdict::Expired,
-    Verdict::Unavailable,
-];
+/// Every `redlock.attempt.result`, in the order of `Metrics::results`.
+const RESULTS: [&str; 5] = ["won", "split", "clean_loss", "expired", "unavailable"];
 
 impl Metrics {
     pub(super) fn new(masters: &[Master], fanout: &'static str) -> Self {
@@ -90,9 +84,8 @@ impl Metrics {
                     KeyValue::new("redlock.fanout", fanout),
                 ])
             }),
-            results: VERDICTS.map(|v| {
-                attempts.bind(&[KeyValue::new("redlock.attempt.result", attempt_result(v))])
-            }),
+            results: RESULTS
+                .map(|result| attempts.bind(&[KeyValue::new("redlock.attempt.result", result)])),
             extend_duration: seconds("redlock.extend.duration", "Duration of extends"),
             release_duration: seconds("redlock.release.duration", "Duration of releases"),
             locks_held: meter
@@ -113,62 +106,54 @@ impl Metrics {
                 .build(),
         }
     }
+}
 
-    pub(super) fn round_finished(&self, kind: RoundKind, vote: &Vote) {
-        for m in vote.masters() {
-            let Some(attributes) = self.masters.get(m.master) else {
-                continue;
-            };
-            let (base, answered) = match kind.operation_name() {
-                "SET" => (&attributes.set, &attributes.set_duration),
-                _ => (&attributes.script, &attributes.script_duration),
-            };
-            match m.outcome {
-                Outcome::Granted | Outcome::Denied => {
-                    let took = m.round_trip.unwrap_or_default();
-                    answered.record(took.as_secs_f64());
-                }
-                Outcome::Failed(_) | Outcome::TimedOut => {
-                    let error = KeyValue::new("error.type", failure_kind(m.outcome));
-                    let took = m.round_trip.unwrap_or(vote.elapsed());
-                    let mut with_error = base.clone();
-                    with_error.push(error.clone());
-                    self.operation_duration
-                        .record(took.as_secs_f64(), &with_error);
-                    let mut server = attributes.server.clone();
-                    server.push(error);
-                    self.master_failures.add(1, &server);
-                }
-                // No answer was waited for: nothing measured.
-                _ => {}
+impl MetricsSink for Metrics {
+    fn record(&self, measurement: Measurement) {
+        match measurement {
+            Measurement::Request {
+                master,
+                operation,
+                seconds,
+                error_type,
+            } => self.request(master, operation, seconds, error_type),
+            Measurement::Attempt { result } => {
+                let i = RESULTS.iter().position(|r| *r == result).unwrap_or(4);
+                self.results[i].add(1);
             }
+            Measurement::Acquire { outcome, seconds } => {
+                let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(3);
+                self.outcomes[i].record(seconds);
+            }
+            Measurement::LocksHeld { delta } => self.locks_held.add(delta, &[]),
+            Measurement::Extend { seconds } => self.extend_duration.record(seconds, &[]),
+            Measurement::Release { seconds } => self.release_duration.record(seconds, &[]),
+            Measurement::LockLost => self.locks_lost.add(1, &[]),
         }
     }
+}
 
-    pub(super) fn attempt_finished(&self, verdict: Verdict) {
-        let i = VERDICTS.iter().position(|v| *v == verdict).unwrap_or(4);
-        self.results[i].add(1);
-    }
-
-    pub(super) fn acquire_finished(&self, outcome: &str, seconds: f64) {
-        let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(3);
-        self.outcomes[i].record(seconds);
-        if i == 0 {
-            self.locks_held.add(1, &[]);
-        }
-    }
-
-    pub(super) fn extend_finished(&self, seconds: f64) {
-        self.extend_duration.record(seconds, &[]);
-    }
-
-    pub(super) fn release_finished(&self, seconds: f64) {
-        self.release_duration.record(seconds, &[]);
-        self.locks_held.add(-1, &[]);
-    }
-
-    pub(super) fn lock_lost(&self) {
-        self.locks_lost.add(1, &[]);
+impl Metrics {
+    /// One request to a master: its duration, and a failure with its `error.type`.
+    fn request(&self, master: usize, operation: &str, seconds: f64, error: Option<&'static str>) {
+        let Some(attributes) = self.masters.get(master) else {
+            return;
+        };
+        let (base, answered) = match operation {
+            "SET" => (&attributes.set, &attributes.set_duration),
+            _ => (&attributes.script, &attributes.script_duration),
+        };
+        let Some(error) = error else {
+            answered.record(seconds);
+            return;
+        };
+        let error = KeyValue::new("error.type", error);
+        let mut with_error = base.clone();
+        with_error.push(error.clone());
+        self.operation_duration.record(seconds, &with_error);
+        let mut server = attributes.server.clone();
+        server.push(error);
+        self.master_failures.add(1, &server);
     }
 }
 

@@ -2,6 +2,9 @@
 //! through Python's OpenTelemetry API): the same facts the `otel` feature records, as plain
 //! values, with no resource name, token or address in them.
 
+#[cfg(feature = "otel")]
+use std::sync::Arc;
+
 /// One measurement of a client (DESIGN §9 names the instruments it feeds).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -72,4 +75,16 @@ impl Measurement {
 pub trait MetricsSink: Send + Sync {
     /// Takes one measurement.
     fn record(&self, measurement: Measurement);
+}
+
+/// Two sinks fed the same measurements (the `otel` feature's instruments and a binding's).
+#[cfg(feature = "otel")]
+pub(crate) struct Both(pub Arc<dyn MetricsSink>, pub Arc<dyn MetricsSink>);
+
+#[cfg(feature = "otel")]
+impl MetricsSink for Both {
+    fn record(&self, measurement: Measurement) {
+        self.0.record(measurement);
+        self.1.record(measurement);
+    }
 }
