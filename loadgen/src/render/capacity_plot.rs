@@ -3,9 +3,11 @@
 //! marked. Steps that met the objective are filled dots, steps that missed it crosses.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::chart::{self, log_range, Axes, PALETTE};
 use super::percentiles::label;
+use crate::capacity::search::Limit;
 use crate::model::capacity::CapacityResult;
 
 /// (acquires/s, p50 ms, p99 ms, met the objective) of a step.
@@ -109,12 +111,27 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                     })
             });
             if let Some((x, y)) = knee {
+                // A search stopped by --max-rate or by the generator found a floor, not the
+                // knee: say so where the eye lands.
+                let text = match answer {
+                    Some(a) if a.limit == Limit::MaxRate => {
+                        format!("{fanout}: ≥ {x:.0}/s (--max-rate reached)")
+                    }
+                    Some(a) if a.generator_limited => {
+                        format!("{fanout}: ≥ {x:.0}/s (generator-bound)")
+                    }
+                    _ => format!("{fanout} knee: {x:.0}/s"),
+                };
                 c.draw_series([EmptyElement::at((x, y))
                     + Circle::new((0, 0), 9, color.stroke_width(2))
+                    // Right-aligned to the point: the answer often sits at the right edge.
                     + Text::new(
-                        format!("{fanout} knee: {x:.0}/s"),
-                        (-60, -24),
-                        ("sans-serif", 13),
+                        text,
+                        (-12, -14),
+                        ("sans-serif", 13)
+                            .into_font()
+                            .into_text_style(c.plotting_area())
+                            .pos(Pos::new(HPos::Right, VPos::Bottom)),
                     )])
                 .map_err(chart::error)?;
             }
