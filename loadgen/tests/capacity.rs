@@ -98,11 +98,16 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
         svg.contains("objective: p99"),
         "the plot draws the objective"
     );
-    assert_eq!(
-        svg.contains("knee"),
-        rate.is_some(),
-        "the knee is marked when there is one"
-    );
+    // The answer is marked when there is one: as the knee, or as a floor when the search
+    // stopped at --max-rate or at the generator's limit.
+    let mark = if answer["limit"] == "max-rate" {
+        "(--max-rate reached)"
+    } else if answer["generator_limited"] == true {
+        "(generator-bound)"
+    } else {
+        "knee:"
+    };
+    assert_eq!(svg.contains(mark), rate.is_some(), "{mark} in the plot");
     let csv = std::fs::read_to_string(&csv).unwrap();
     // One row per step, then one per answer.
     assert_eq!(csv.lines().count(), 1 + steps.len() + 1, "{csv}");
