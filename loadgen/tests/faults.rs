@@ -28,7 +28,7 @@ fn schema_errors(result: &Value) -> Vec<String> {
 }
 
 /// A run with a kill, a latency window through the proxies and a pause: every step is applied
-/// in time order near its scheduled time, logged in both reports, healed at the end, and the
+/// in time order, never before its scheduled time, logged in both reports, healed at the end, and the
 /// majority that stayed up keeps the run live and safe.
 #[test]
 fn faults_are_applied_on_schedule_and_logged_in_text_and_json() {
@@ -43,7 +43,7 @@ fn faults_are_applied_on_schedule_and_logged_in_text_and_json() {
         "--warmup",
         "300ms",
         "--duration",
-        "1500ms",
+        "3s",
         "--quiet",
         "--fault",
         "kill:1@300ms",
@@ -81,6 +81,7 @@ fn faults_are_applied_on_schedule_and_logged_in_text_and_json() {
     let errors = schema_errors(&result);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     let events = result["faults"].as_array().expect("a faults array");
+    let window_ms = result["modes"][0]["duration_s"].as_f64().unwrap() * 1e3;
     let scheduled = [
         ("latency:m4:20ms@200ms-700ms", "added", 200.0),
         ("kill:1@300ms", "killed", 300.0),
@@ -96,14 +97,22 @@ fn faults_are_applied_on_schedule_and_logged_in_text_and_json() {
             event["action"].as_str().unwrap().starts_with(verb),
             "{event}"
         );
-        let at = event["at_ms"].as_f64().unwrap();
-        // Applied by the run's 100 ms control loop: never early; late only by scheduling (bounded
-        // loosely so a loaded machine does not fail it).
+        let (at, done) = (
+            event["at_ms"].as_f64().unwrap(),
+            event["done_ms"].as_f64().unwrap(),
+        );
+        // Applied by the run's control loop: never early, in order, and inside the measured
+        // window (the last step is due 2.1 s before its end, so a late tick still lands in it).
         assert!(
-            at >= due_ms && at < due_ms + 1000.0,
-            "{event}: due at {due_ms} ms"
+            at >= due_ms && at <= done && done < window_ms,
+            "{event}: due at {due_ms} ms, window {window_ms} ms"
         );
     }
+    let applied: Vec<f64> = events
+        .iter()
+        .map(|e| e["at_ms"].as_f64().unwrap())
+        .collect();
+    assert!(applied.is_sorted(), "{events:?}");
     let last = events.last().unwrap();
     assert_eq!(last["fault"], "end of mode");
     assert!(
@@ -255,8 +264,10 @@ fn an_outage_without_contention_counts_as_unavailable_never_as_split_votes() {
 /// A majority killed for two seconds under no contention at all (one client): every attempt
 /// the outage cost is counted unavailable, never a split vote or a clean loss; the killed
 /// masters' round trips hold answered requests only; the fault spec is shown as typed; and
-/// the outage line sits where the fault was, on the measured window's clock (the warm-up is
-/// not counted: the kill at 1s never shows before +1.0 s).
+/// the outage sits where the run's own fault log says the masters were gone, on the measured
+/// window's clock (the warm-up is not counted). How long a loaded machine takes to restart
+/// three servers is not the test's business: it reads when the kill and the restart were
+/// applied and finished from the log.
 #[test]
 fn an_outage_is_counted_unavailable_and_reported_where_it_happened() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,10 +328,37 @@ fn an_outage_is_counted_unavailable_and_reported_where_it_happened() {
             outage["from_s"].as_f64().unwrap(),
             outage["to_s"].as_f64().unwrap(),
         );
-        // The kill is applied at or after +1 s and the masters answer again at or after +3 s;
-        // one whole second (the third) saw no lock at all.
-        assert!((1.0..2.0).contains(&from), "{fanout}: {outage}");
-        assert!((3.0..=4.0).contains(&to), "{fanout}: {outage}");
+        // The fault log of this mode: the kill and the start again, each applied no earlier
+        // than due, and when each had finished.
+        let step = |verb: &str| {
+            let event = result["faults"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["fanout"] == fanout && e["action"].as_str().unwrap().starts_with(verb))
+                .unwrap_or_else(|| panic!("{fanout}: no {verb:?} in {}", result["faults"]));
+            let (at, done) = (
+                event["at_ms"].as_f64().unwrap() / 1e3,
+                event["done_ms"].as_f64().unwrap() / 1e3,
+            );
+            assert!(at <= done, "{event}");
+            (at, done)
+        };
+        let (killed_at, killed) = step("killed");
+        let (back_at, back) = step("started");
+        assert!(killed_at >= 1.0 && back_at >= 3.0, "{}", result["faults"]);
+        // Outages are found by whole intervals (1 s), so this one starts at the last lock of
+        // the second before the kill at the earliest, and before the masters were back at the
+        // latest (no quorum answered between the kill's end and the restart); its first lock
+        // needed the restarted masters, and came before the window ended.
+        assert!(
+            killed_at - 1.0 <= from && from < back_at,
+            "{fanout}: {outage}, killed {killed_at}..{killed} s"
+        );
+        assert!(
+            to >= back_at,
+            "{fanout}: {outage}, started again {back_at}..{back} s"
+        );
         assert_eq!(outage["until_end"], false, "{fanout}: {outage}");
         let line = format!("outage     {fanout}: no lock acquired from +{from:.1} s to +{to:.1} s");
         assert!(stdout.contains(&line), "{line:?} missing from:\n{stdout}");

@@ -21,7 +21,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 redlock = redlock_rs.Redlock(os.environ["REDLOCK_URLS"].split(","), fanout=os.environ["FANOUT"], retry_delay=0.02)
 print("ready", flush=True)
 try:
-    redlock.acquire("ctrl-c", ttl=30.0, timeout=60.0)
+    redlock.acquire("ctrl-c", ttl=30.0, timeout=600.0)
     print("acquired", flush=True)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
@@ -32,9 +32,9 @@ def test_ctrl_c_interrupts_a_blocking_acquire_and_leaves_no_key(
     masters: LocalMasters, fanout: FanOutName, python_script: Script, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Someone else holds the resource on masters 0-2, so the child's attempts win masters 3-4
-    # (a split vote), undo them, and retry until the 60 s timeout: it is blocked in Rust.
+    # (a split vote), undo them, and retry until the 600 s timeout: it is blocked in Rust.
     for index in (0, 1, 2):
-        masters.command(index, "SET", "ctrl-c", "someone-else", "PX", 60_000)
+        masters.command(index, "SET", "ctrl-c", "someone-else", "PX", 600_000)
     monkeypatch.setenv("FANOUT", fanout)
     child = python_script(CTRL_C, masters.urls)
     assert child.stdout is not None
@@ -44,12 +44,14 @@ def test_ctrl_c_interrupts_a_blocking_acquire_and_leaves_no_key(
 
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=10.0)
+    out, err = child.communicate(timeout=30.0)
     latency = time.monotonic() - sent
 
     assert out.strip() == "interrupted", err
     assert child.returncode == 0, err
-    assert latency < 1.0, f"KeyboardInterrupt took {latency:.3f}s"
+    # Interrupted, not timed out: the acquire had 600 s left, so even a loaded machine's slow
+    # interpreter exit stays far below it (an ignored Ctrl-C would take the whole 600 s).
+    assert latency < 30.0, f"KeyboardInterrupt took {latency:.3f}s"
     print(f"Ctrl-C to process exit: {latency * 1000:.0f} ms ({fanout})")
     # The attempt in flight when Ctrl-C came was undone on every master before the raise.
     assert masters.values("ctrl-c") == ["someone-else"] * 3 + [None, None]

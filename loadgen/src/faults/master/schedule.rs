@@ -3,7 +3,7 @@
 //! next mode starts from healthy masters.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redlock_core::FanOut;
 use redlock_local::proxy::{Direction, FaultProxies};
@@ -24,6 +24,10 @@ pub struct FaultEvent {
     /// the fault specs and of the per-second intervals; a fault due at 0 applies before the
     /// warm-up and is logged at 0).
     pub at_ms: f64,
+    /// When the step had finished (the masters killed, or answering again), on the same clock;
+    /// absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_ms: Option<f64>,
     /// The spec it belongs to (`heal` for the clean-up at the end of a mode).
     pub fault: String,
     /// What was done, e.g. `killed m0, m1`.
@@ -184,17 +188,26 @@ impl FaultSchedule {
             .cloned()
         {
             self.next += 1;
+            let begun = Instant::now();
             let done = blocking(|| self.apply(&action, target))?;
             let fault = self.specs[action.spec].to_string();
-            self.log(fanout, since, fault, done);
+            self.log(fanout, (since, since + begun.elapsed()), fault, done);
         }
         Ok(())
     }
 
-    fn log(&mut self, fanout: FanOut, since: Duration, fault: String, action: String) {
+    /// Logs a step applied at `at` and finished at `done` (both since the measured start).
+    fn log(
+        &mut self,
+        fanout: FanOut,
+        (at, done): (Duration, Duration),
+        fault: String,
+        action: String,
+    ) {
         self.events.push(FaultEvent {
             fanout: fanout.as_str().to_string(),
-            at_ms: since.as_secs_f64() * 1e3,
+            at_ms: at.as_secs_f64() * 1e3,
+            done_ms: Some(done.as_secs_f64() * 1e3),
             fault,
             action,
         });
@@ -337,6 +350,7 @@ impl RunHooks for FaultSchedule {
 
     fn mode_done(&mut self, fanout: FanOut, target: &Target) -> Result<(), LoadgenError> {
         let pending = self.actions.len() - self.next;
+        let begun = Instant::now();
         let healed = blocking(|| self.heal(target))?;
         if !healed.is_empty() || pending > 0 {
             let mut action = healed.join("; ");
@@ -346,7 +360,13 @@ impl RunHooks for FaultSchedule {
                 }
                 action.push_str(&format!("{pending} step(s) not reached"));
             }
-            self.log(fanout, self.last_tick, "end of mode".into(), action);
+            let at = self.last_tick;
+            self.log(
+                fanout,
+                (at, at + begun.elapsed()),
+                "end of mode".into(),
+                action,
+            );
         }
         self.next = 0;
         Ok(())
