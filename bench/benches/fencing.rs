@@ -5,7 +5,7 @@
 //!
 //! A fenced acquire makes two round trips (round 1 reads the counter with the grant, round 2
 //! raises it on a quorum) where an unfenced one makes one; with the release, a cycle is 3
-//! round trips instead of 2 (DESIGN §8: fenced W1 >= 0.6x unfenced).
+//! round trips instead of 2 (target: fenced W1 >= 0.6x unfenced, `docs/src/design.md#performance-targets`).
 
 use std::time::Instant;
 

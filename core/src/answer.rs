@@ -1,5 +1,5 @@
 //! What a master answers a request: granted, denied, or a failure with its kind and cause.
-//! A leaf: the collector, the fan-out and every part of a master read it.
+//! A leaf below the collector, the fan-out and the masters, which all read it.
 
 use std::sync::Arc;
 

@@ -121,7 +121,7 @@ impl InvalidArgument {
     }
     /// The durations that the reason's `{0}`, `{1}`... stand for (a limit, an allowance), so
     /// each surface shows them in its own unit: `"must be longer than {0}"`.
-    pub fn with_limits(mut self, limits: impl IntoIterator<Item = Duration>) -> Self {
+    pub(crate) fn with_limits(mut self, limits: impl IntoIterator<Item = Duration>) -> Self {
         self.limits = limits.into_iter().collect();
         self
     }

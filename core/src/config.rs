@@ -217,8 +217,8 @@ impl RedlockBuilder {
         self
     }
 
-    /// Sends every measurement of the client (DESIGN §9) to `sink` as well: how a binding
-    /// records them in its own language's metrics.
+    /// Sends every measurement of the client (`docs/src/design.md#observability`) to `sink` as
+    /// well: how a binding records them in its own language's metrics.
     pub fn metrics_sink(mut self, sink: std::sync::Arc<dyn crate::telemetry::MetricsSink>) -> Self {
         self.metrics_sink = Some(sink);
         self

@@ -123,7 +123,7 @@ fn attempts_text(attempts: u32) -> String {
     }
 }
 
-/// Why a lost vote was lost, from the last attempt's verdict (DESIGN §4).
+/// Why a lost vote was lost, from the last attempt's verdict (`docs/src/design.md#metrics`).
 fn why_not_acquired(vote: &Vote) -> String {
     match vote.verdict() {
         Verdict::CleanLoss => "another holder has it".to_string(),

@@ -9,7 +9,7 @@ pub fn majority(n_masters: usize) -> usize {
 }
 
 /// The smallest and largest quorum accepted for `n` masters: `[majority, n]`.
-pub fn valid_range(n_masters: usize) -> std::ops::RangeInclusive<usize> {
+pub(crate) fn valid_range(n_masters: usize) -> std::ops::RangeInclusive<usize> {
     majority(n_masters)..=n_masters
 }
 

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// Fixed part of the drift allowance, added to `ttl × drift_factor` (as in the Redlock description).
-pub const DRIFT_FLOOR: Duration = Duration::from_millis(2);
+pub(crate) const DRIFT_FLOOR: Duration = Duration::from_millis(2);
 
 /// Largest TTL accepted: far beyond any sane lock, small enough that no arithmetic on it overflows.
 pub const MAX_TTL: Duration = Duration::from_millis(1 << 40);

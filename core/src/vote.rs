@@ -119,7 +119,8 @@ pub struct MasterVote {
     pub error: Option<Arc<str>>,
 }
 
-/// How an acquire attempt ended, in the terms of the suite's metrics (DESIGN §4).
+/// How an acquire attempt ended, in the terms of the suite's metrics
+/// (`docs/src/design.md#metrics`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Verdict {

@@ -1,5 +1,6 @@
 //! A binding's metrics sink (`RedlockBuilder::metrics_sink`) receives the measurements of
-//! DESIGN §9 from won, contended and unavailable acquisitions on real local masters.
+//! `docs/src/design.md#observability` from won, contended and unavailable acquisitions on
+//! real local masters.
 
 mod common;
 

@@ -1,7 +1,7 @@
-//! OpenTelemetry metrics (feature `otel`, DESIGN §9) collected by the SDK's in-memory
-//! exporter from the global meter provider, after won, contended and unavailable acquisitions
-//! on real password-protected masters. Run with
-//! `cargo test -p redlock-core --features otel --test otel`.
+//! OpenTelemetry metrics (feature `otel`, `docs/src/design.md#observability`) collected by the
+//! SDK's in-memory exporter from the global meter provider, after won, contended and unavailable
+//! acquisitions on real password-protected masters. Run with `cargo test -p redlock-core --features
+//! otel --test otel`.
 #![cfg(feature = "otel")]
 
 mod common;

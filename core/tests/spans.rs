@@ -1,6 +1,6 @@
-//! `tracing` spans and events of the client (DESIGN §9), seen by a capturing subscriber,
-//! against real local masters that require a password: won, contended and unavailable
-//! acquisitions, extends, releases, lost locks. No token, password or (unless opted in)
+//! `tracing` spans and events of the client (`docs/src/design.md#observability`), seen by a
+//! capturing subscriber, against real local masters that require a password: won, contended and
+//! unavailable acquisitions, extends, releases, lost locks. No token, password or (unless opted in)
 //! resource name in any span field or event.
 
 mod common;

@@ -365,10 +365,6 @@ impl LocalMasters {
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
-    /// The last lines of master `index`'s log (for failure messages).
-    pub fn log_tail(&self, index: usize) -> String {
-        tail(&self.log_path(index))
-    }
 
     /// Freezes master `index` with SIGSTOP: connections stay open, nothing is answered.
     pub fn pause(&self, index: usize) -> Result<(), LocalError> {

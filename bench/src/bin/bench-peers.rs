@@ -206,7 +206,7 @@ fn main() -> ExitCode {
     }
     println!("load at the end: {}", load());
     print!("{}", summary::render(&plan, &drivers, &results));
-    print!("{}", targets::render(&plan, &results));
+    print!("{}", targets::render(&plan, &drivers, &results));
     if let Err(e) = write_json(&args.json_out, &results) {
         eprintln!("bench-peers: cannot write {}: {e}", args.json_out.display());
     }

@@ -1,7 +1,7 @@
 //! W1 with and without fencing tokens: one task, serial acquire + release cycles of one
 //! resource on 5 local masters, unfenced and fenced clients taking turns (ABAB...) in the same
 //! run, for both fan-out modes; prints each turn's cycles/s and the fenced/unfenced ratio of
-//! the medians (DESIGN §8: fenced W1 >= 0.6x unfenced).
+//! the medians (target: fenced W1 >= 0.6x unfenced, `docs/src/design.md#performance-targets`).
 //!
 //! `cargo run --release -p redlock-bench --bin fencing-cost [-- SECONDS_PER_TURN TURNS]`
 //! (defaults 3 s and 3 turns each: about 40 s in all).

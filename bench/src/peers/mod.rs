@@ -4,7 +4,8 @@
 //! process (or uses masters given by URL, see [`masters`]), then runs each driver — one
 //! process per (driver, workload), so the CPU it reports is its own — interleaved on the
 //! same masters, and prints per workload and driver the medians and ranges over runs
-//! ([`summary`]), then the DESIGN.md §8 targets it can judge ([`targets`]). A driver is a
+//! ([`summary`]), then the performance targets it can judge ([`targets`]; all of them are listed in
+//! `docs/src/design.md#performance-targets`). A driver is a
 //! program that takes the shared command line of `redlock_peers_workload::Args` and prints
 //! one JSON line: a result, or `{"skipped": reason}`, or `{"failed": reason}`.
 

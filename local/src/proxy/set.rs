@@ -25,7 +25,7 @@ impl FaultProxies {
     }
 
     /// Starts one proxy in front of each address, in order.
-    pub async fn start_for(upstreams: impl IntoIterator<Item = SocketAddr>) -> io::Result<Self> {
+    async fn start_for(upstreams: impl IntoIterator<Item = SocketAddr>) -> io::Result<Self> {
         let mut proxies = Vec::new();
         for upstream in upstreams {
             proxies.push(FaultProxy::start(upstream).await?);
