@@ -85,8 +85,9 @@ def add_to_stock(redlock: Redlock, store: FencedStore, item: str, count: int) ->
     with redlock.lock(f"lock:{item}", ttl=10.0) as lock:
         token = lock.fencing_token
         assert token is not None, "the client needs Redlock(..., fencing=True)"
-        if not store.claim(item, token):
-            return False
-        stock = int(store.read(item) or b"0")
-        return store.write(item, str(stock + count), token)
+        stored = False
+        if store.claim(item, token):
+            stock = int(store.read(item) or b"0")
+            stored = store.write(item, str(stock + count), token)
+    return stored
 # ANCHOR_END: claim

@@ -82,6 +82,7 @@ def append_to_status(redlock: Redlock, orders: FencedOrders, order: str, note: s
     with redlock.lock(f"lock:{order}", ttl=10.0) as lock:
         token = lock.fencing_token
         assert token is not None, "the client needs Redlock(..., fencing=True)"
-        if not orders.claim(order, token):
-            return False
-        return orders.update(order, f"{orders.status(order)}, {note}", token)
+        updated = False
+        if orders.claim(order, token):
+            updated = orders.update(order, f"{orders.status(order)}, {note}", token)
+    return updated

@@ -158,7 +158,8 @@ def test_a_redis_record_refuses_a_stale_write_at_the_bound(
         .split('FENCED_WRITE = """')[1]
         .split('"""')[0]
     )
-    for not_a_token in [2**63, 2**63 + 1, "00042", "-1", "1e3"]:
+    not_tokens: list[int | str] = [2**63, 2**63 + 1, "00042", "-1", "1e3"]
+    for not_a_token in not_tokens:
         with pytest.raises(redis.ResponseError, match="not a fencing token"):
             script(keys=["edge-1"], args=[not_a_token, "x"])
     assert store.read("edge-1") == b"shipped"
