@@ -322,5 +322,8 @@ pub(crate) fn add_defaults(module: &Bound<'_, PyModule>) -> PyResult<()> {
         "DEFAULT_MAX_EXTENSIONS",
         redlock_core::DEFAULT_MAX_EXTENSIONS,
     )?;
+    // The largest fencing token ever issued (2**53 - 1): what a resource's check may refuse
+    // above, and what fits every consumer's exact integers.
+    module.add("MAX_FENCING_TOKEN", redlock_core::MAX_FENCING_TOKEN)?;
     Ok(())
 }

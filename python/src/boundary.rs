@@ -66,6 +66,15 @@ pub(crate) fn warn_unraisable(
     });
 }
 
+/// True when this thread has an exception set: a destructor running while it propagates (a
+/// `KeyboardInterrupt` raised as a call returned, unwinding the frame that held its result).
+pub(crate) fn exception_in_flight() -> bool {
+    let Some(_permit) = AttachPermit::acquire() else {
+        return false;
+    };
+    Python::try_attach(PyErr::occurred).unwrap_or(false)
+}
+
 /// Like [`without_gil`], but hands back the core's error unmapped (to log it first).
 pub(crate) fn detached<T, F>(py: Python<'_>, io: F) -> PyResult<redlock_core::Result<T>>
 where

@@ -263,6 +263,11 @@ impl<R: Renewal> Held<R> {
         );
     }
 
+    /// True while this process holds the lock and has not released it (validity aside).
+    pub(crate) fn held_here(&self) -> bool {
+        self.pid == crate::process::process_id() && !self.state().released
+    }
+
     /// True when renewed in the background.
     pub(crate) fn auto_extends(&self) -> bool {
         self.state().renewal.is_some()

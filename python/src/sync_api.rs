@@ -181,8 +181,9 @@ impl Redlock {
 /// Acquire with Ctrl-C support: the wait is cancelled when a signal handler raises, when a
 /// logging call made for it raises, or when the client is closed, after the in-flight attempt
 /// was undone on every master; the exception is then raised ("client closed" for a close). A
-/// lock won as a logging call raised is released first. Every attempt is logged at DEBUG; a
-/// call in which masters failed at WARNING, once.
+/// lock won as a logging call or a signal handler raised, or as a signal is pending, is
+/// released first. Every attempt is logged at DEBUG; a call in which masters failed at
+/// WARNING, once.
 fn acquire_interruptible(
     py: Python<'_>,
     client: &Client,
@@ -215,10 +216,21 @@ fn acquire_interruptible(
                 log.acquired(&lock);
             }
             carried.collect();
-            match carried.take() {
-                None => Ok(lock),
+            // A signal handler that raised as the lock was won (its exception is in `raised`
+            // when the poll caught it in the same instant) is handled like a logging call's.
+            match carried.take().or(raised) {
+                // Ctrl-C pressed as the lock was won: its handler would raise as this call
+                // returns, dropping the lock on the way. Raise it here, after releasing.
+                None => match py.check_signals() {
+                    Ok(()) => Ok(lock),
+                    Err(err) => {
+                        let _ = detached(py, || client.release(&lock))?;
+                        Err(err)
+                    }
+                },
                 Some(err) => {
-                    // Won while a logging call raised: nobody will hold it, undo it first.
+                    // Won while a logging call or a signal handler raised: nobody will hold
+                    // it, undo it first.
                     let _ = detached(py, || client.release(&lock))?;
                     Err(err)
                 }

@@ -1,5 +1,6 @@
 //! `Lock`: a lock won by the blocking client.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use pyo3::types::PyType;
 use redlock_core::{blocking, Lock as CoreLock};
 
 use crate::args;
+use crate::attach::AttachPermit;
 use crate::boundary::{detached, guarded, ProcessBound};
 use crate::client::Info;
 use crate::errors::to_py_err;
@@ -24,7 +26,8 @@ pub(crate) type Client = Arc<ProcessBound<blocking::Redlock>>;
 /// Act as the owner only while ``is_valid()``. Release it with ``release()`` or use it as a
 /// context manager (``with redlock.acquire("r") as lock:``), which releases on exit. A lock
 /// garbage-collected while still held raises a ``ResourceWarning`` (its keys stay on the
-/// masters until they expire).
+/// masters until they expire), unless an exception unwinding past it dropped it (Ctrl-C as
+/// ``acquire()`` returned): then it is released first.
 #[pyclass(frozen, module = "redlock_rs", name = "Lock")]
 pub(crate) struct Lock {
     client: Client,
@@ -67,6 +70,30 @@ impl Lock {
         };
         let outcome = exit_outcome(&self.held, log.as_ref(), released, body_raised);
         self.raise_meanwhile(py, outcome)
+    }
+
+    /// Releases a lock nobody will see (an exception unwound past it), before that exception
+    /// goes on: with the GIL released, each master bounded by the per-master timeout, and
+    /// without running Python code while the exception is set.
+    fn abandon(&self) {
+        let Ok(client) = self.client.get() else {
+            return; // a forked child's copy
+        };
+        let Ok(to_release) = self.held.take_for_release() else {
+            return;
+        };
+        let Some(_permit) = AttachPermit::acquire() else {
+            return; // exiting: a renewal guard dropped here still releases in the background
+        };
+        let _ = Python::try_attach(|py| {
+            py.detach(|| {
+                catch_unwind(AssertUnwindSafe(|| match to_release {
+                    ToRelease::Plain(lock) => client.release(&lock).map(drop),
+                    ToRelease::Renewed(guard) => guard.release().map(drop),
+                    ToRelease::AlreadyReleased => Ok(()),
+                }))
+            })
+        });
     }
 
     /// An operation's outcome, unless Python code run on its behalf raised meanwhile (a

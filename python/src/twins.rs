@@ -188,7 +188,14 @@ macro_rules! lock_methods {
 
         impl Drop for $class {
             fn drop(&mut self) {
-                self.held.warn_if_dropped_while_held($name);
+                // Dropped by an exception that unwinds past it (Ctrl-C as the acquire
+                // returned): nobody can release it any more, so it is released here.
+                // Otherwise the program forgot it: say so.
+                if self.held.held_here() && crate::boundary::exception_in_flight() {
+                    self.abandon();
+                } else {
+                    self.held.warn_if_dropped_while_held($name);
+                }
             }
         }
     };

@@ -68,13 +68,10 @@ impl Redlock {
             .filter(|m| m.outcome == Outcome::Granted)
             .map(|m| m.master)
             .collect();
-        // Counters are below u64::MAX (fence.rs refuses others), so this never saturates.
-        let fencing_token = granting
-            .iter()
-            .map(|&i| counters[i])
-            .max()
-            .unwrap_or(0)
-            .saturating_add(1);
+        // A granting master's counter is below MAX_FENCING_TOKEN (fence.rs fails the master
+        // for any other value), so the token is at most the bound.
+        let fencing_token = granting.iter().map(|&i| counters[i]).max().unwrap_or(0) + 1;
+        debug_assert!(fencing_token <= crate::MAX_FENCING_TOKEN);
         let members: Vec<&Master> = granting.iter().map(|&i| &masters[i]).collect();
         let second = Request {
             op: Op::Fence {

@@ -40,7 +40,7 @@ use crate::redact::redact_url;
 use crate::vote::FailureKind;
 
 pub(crate) use crate::answer::Failure;
-pub use fence::counter_key;
+pub use fence::{counter_key, MAX_FENCING_TOKEN};
 use job::{Job, Queued};
 pub(crate) use scripts::Op;
 

@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_RETRY_COUNT",
     "DEFAULT_RETRY_DELAY",
     "DEFAULT_TTL",
+    "MAX_FENCING_TOKEN",
     "AsyncLock",
     "AsyncLockContext",
     "AsyncRedlock",
@@ -43,6 +44,8 @@ DEFAULT_DRIFT_FACTOR: float
 DEFAULT_INSTANCE_TIMEOUT: float
 DEFAULT_FANOUT: _FanOut
 DEFAULT_MAX_EXTENSIONS: int
+# The largest fencing token ever issued: 2**53 - 1 (exact in every consumer's integers).
+MAX_FENCING_TOKEN: int
 
 class RedlockError(Exception):
     """Base class of every error redlock_rs raises (besides ValueError/TypeError for bad
