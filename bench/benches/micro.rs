@@ -11,14 +11,18 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use redlock_core::validity::{drift, new_token, validity};
-use redlock_core::{ClientStats, Measurement, MetricsSink, DEFAULT_DRIFT_FACTOR};
+use redlock_core::{
+    AcquireOutcome, AttemptResult, ClientStats, Measurement, MetricsSink, DEFAULT_DRIFT_FACTOR,
+};
 use redlock_resp::{read_reply, Reply};
 
 const MASTERS: usize = 5;
 
 /// The measurements of one acquire (won at the first attempt) and release on 5 masters.
 fn record_cycle(stats: &ClientStats) {
-    stats.record(Measurement::Attempt { result: "won" });
+    stats.record(Measurement::Attempt {
+        result: AttemptResult::Won,
+    });
     for master in 0..MASTERS {
         stats.record(black_box(Measurement::Request {
             master,
@@ -29,7 +33,7 @@ fn record_cycle(stats: &ClientStats) {
     }
     stats.record(Measurement::LocksHeld { delta: 1 });
     stats.record(black_box(Measurement::Acquire {
-        outcome: "acquired",
+        outcome: AcquireOutcome::Acquired,
         seconds: 0.000_25,
     }));
     for master in 0..MASTERS {

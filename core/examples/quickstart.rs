@@ -1,6 +1,6 @@
 //! Acquire and release one lock, telling "someone else holds it" from "Redis is down".
 //!
-//! `cargo run -p redlock-core --example quickstart -- redis://127.0.0.1:7001 redis://127.0.0.1:7002 redis://127.0.0.1:7003`
+//! Masters: `make masters && target/debug/redlock-masters --until-signal > urls.txt &`, then `cargo run -p redlock-core --example quickstart -- $(cat urls.txt)`
 
 use std::time::Duration;
 
@@ -8,11 +8,13 @@ use redlock_core::{FanOut, Redlock};
 
 #[tokio::main]
 async fn main() -> Result<(), redlock_core::Error> {
-    let mut masters: Vec<String> = std::env::args().skip(1).collect();
+    let masters: Vec<String> = std::env::args().skip(1).collect();
     if masters.is_empty() {
-        masters = (7001..=7003)
-            .map(|port| format!("redis://127.0.0.1:{port}"))
-            .collect();
+        eprintln!(
+            "no masters given: start five local ones with `target/debug/redlock-masters \
+             --until-signal > urls.txt &` (`make masters` builds it), then pass $(cat urls.txt)"
+        );
+        std::process::exit(2);
     }
     let redlock = Redlock::builder(masters)
         .fanout(FanOut::Concurrent) // or FanOut::Sequential
@@ -32,7 +34,10 @@ async fn main() -> Result<(), redlock_core::Error> {
             redlock.release(&lock).await?;
         }
         Err(e) if e.is_not_acquired() => println!("someone else holds it: {e}"),
-        Err(e) if e.is_unavailable() => println!("too few masters answered: {e}"),
+        Err(e) if e.is_unavailable() => {
+            eprintln!("too few masters answered (are they running?): {e}");
+            std::process::exit(1);
+        }
         Err(e) => return Err(e),
     }
     Ok(())

@@ -54,8 +54,9 @@ pub use lock::Lock;
 pub use master::{counter_key as fencing_counter_key, MAX_FENCING_TOKEN};
 pub use redact::{redact_url, redact_url_bytes};
 pub use telemetry::{
-    AcquireCounts, AttemptCounts, ClientStats, LatencyHistogram, LatencySnapshot, MasterCounts,
-    Measurement, MetricsSink, StatsSnapshot,
+    AcquireCounts, AcquireOutcome, AttemptCounts, AttemptResult, ClientStats, LatencyHistogram,
+    LatencySnapshot, MasterCounts, MasterWarnings, Measurement, MetricsSink, StatsSnapshot,
+    DURATION_BUCKETS_S, MASTER_WARNING_INTERVAL,
 };
 pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
 pub use watchdog::AutoExtend;

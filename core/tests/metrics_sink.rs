@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redlock_core::{FanOut, Measurement, MetricsSink, Redlock};
+use redlock_core::{AttemptResult, FanOut, Measurement, MetricsSink, Redlock};
 use redlock_local::LocalMasters;
 
 #[derive(Default)]
@@ -56,7 +56,7 @@ async fn the_sink_sees_every_operation_attempt_and_request() {
         .filter_map(|m| match m {
             Measurement::Acquire { outcome, seconds } => {
                 assert!(*seconds > 0.0);
-                Some(*outcome)
+                Some(outcome.as_str())
             }
             _ => None,
         })
@@ -65,7 +65,7 @@ async fn the_sink_sees_every_operation_attempt_and_request() {
     let results: Vec<&str> = seen
         .iter()
         .filter_map(|m| match m {
-            Measurement::Attempt { result } => Some(*result),
+            Measurement::Attempt { result } => Some(result.as_str()),
             _ => None,
         })
         .collect();
@@ -141,5 +141,7 @@ async fn a_fenced_acquire_is_measured_once_per_master_and_operation() {
     let acquired = requests("SET");
     assert!((2..=3).contains(&acquired), "{seen:?}");
     assert_eq!(requests("EVALSHA"), 3, "{seen:?}");
-    assert!(seen.contains(&Measurement::Attempt { result: "won" }));
+    assert!(seen.contains(&Measurement::Attempt {
+        result: AttemptResult::Won
+    }));
 }

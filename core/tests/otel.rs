@@ -144,6 +144,7 @@ async fn won_contended_and_unavailable_acquires_are_recorded_under_the_semantic_
         [
             ("acquired", 1.0),
             ("cancelled", 0.0),
+            ("error", 0.0),
             ("not_acquired", 1.0),
             ("unavailable", 1.0)
         ]

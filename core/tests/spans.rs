@@ -7,9 +7,9 @@ mod common;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use redlock_core::{FanOut, Redlock, RedlockBuilder};
+use redlock_core::{ClientStats, FanOut, Redlock, RedlockBuilder};
 use redlock_local::LocalMasters;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -228,6 +228,62 @@ fn an_unavailable_acquire_warns_once_per_failed_master_with_its_redacted_address
         assert!(warning.field("cause").is_some_and(|c| !c.is_empty()));
     }
     capture.assert_never_shows(&[PASSWORD, RESOURCE]);
+}
+
+/// One master down while 1,000 locks are taken and released as fast as the client goes: at
+/// most one WARN per second about it (per the run's own clock), every other failure at DEBUG,
+/// and each WARN after the first counts exactly the failures held back since the one before.
+#[test]
+fn a_failed_master_warns_at_most_once_per_interval_with_the_count_held_back() {
+    const CYCLES: usize = 1_000;
+    let masters = LocalMasters::start_with_password(5, PASSWORD).expect("masters");
+    let stats = Arc::new(ClientStats::new(5));
+    let capture = Capture::default();
+    let mut elapsed = Duration::ZERO;
+    with_capture(&capture, || async {
+        let client = common::connected(builder(&masters).metrics_sink(stats.clone())).await;
+        masters.kill(4).expect("kill");
+        let started = Instant::now();
+        for i in 0..CYCLES {
+            let lock = client
+                .acquire(&format!("spans:burst:{i}"), Duration::from_secs(10))
+                .await
+                .expect("4 of 5 masters up");
+            client.release(&lock).await.expect("released");
+        }
+        elapsed = started.elapsed();
+    });
+
+    let events = capture.events.lock().unwrap().clone();
+    let failures: Vec<&Seen> = events
+        .iter()
+        .filter(|e| e.field("message") == Some("master failed"))
+        .collect();
+    assert!(failures.iter().all(|e| e.field("master") == Some("4")));
+    // Every failed request is one event, at WARN or DEBUG.
+    let failed_requests = stats.snapshot().master_failures();
+    assert_eq!(failures.len() as u64, failed_requests);
+    assert!(failed_requests >= CYCLES as u64, "{failed_requests}");
+
+    let warns: Vec<usize> = (0..failures.len())
+        .filter(|&i| failures[i].level == Some(Level::WARN))
+        .collect();
+    let allowed = 1 + elapsed.as_secs() as usize + 1;
+    assert!(
+        !warns.is_empty() && warns.len() <= allowed,
+        "{} WARN lines in {elapsed:?} ({failed_requests} failures)",
+        warns.len()
+    );
+    assert_eq!(failures[warns[0]].field("suppressed"), Some("0"));
+    for pair in warns.windows(2) {
+        let held_back = pair[1] - pair[0] - 1;
+        assert_eq!(
+            failures[pair[1]].field("suppressed"),
+            Some(held_back.to_string().as_str()),
+            "{:?}",
+            failures[pair[1]]
+        );
+    }
 }
 
 #[test]

@@ -1,14 +1,23 @@
 """The same with asyncio: every method of AsyncRedlock and AsyncLock is awaitable.
 
-    python asyncio_quickstart.py redis://127.0.0.1:7001 redis://127.0.0.1:7002 redis://127.0.0.1:7003
+Masters as for quickstart.py (`make masters`, then `redlock-masters`):
+
+    target/debug/redlock-masters --until-signal > urls.txt &
+    python asyncio_quickstart.py $(cat urls.txt)
 """
 
 import asyncio
+import os
 import sys
 
-from redlock_rs import AsyncRedlock
+from redlock_rs import AsyncRedlock, Unavailable
 
-MASTERS = sys.argv[1:] or ["redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003"]
+MASTERS = sys.argv[1:] or [url for url in os.environ.get("REDLOCK_MASTERS", "").split(",") if url]
+if not MASTERS:
+    sys.exit(
+        "no masters given: start five local ones with `target/debug/redlock-masters --until-signal > urls.txt &`"
+        " (`make masters` builds it), then run `python asyncio_quickstart.py $(cat urls.txt)`"
+    )
 
 
 async def main() -> None:
@@ -24,4 +33,7 @@ async def main() -> None:
         print("took and released", len(locks) + 2, "locks")
 
 
-asyncio.run(main())
+try:
+    asyncio.run(main())
+except Unavailable as err:  # e.g. nothing listens at those URLs
+    sys.exit(f"down: fewer than a quorum of masters answered ({err})")

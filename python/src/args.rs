@@ -228,6 +228,18 @@ pub(crate) fn local_handoff(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
         })
 }
 /// `fencing`: a bool, and only a bool.
+/// `trace_resource_names`: a bool.
+pub(crate) fn trace_resource_names(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    obj.cast::<pyo3::types::PyBool>()
+        .map(|b| b.is_true())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "trace_resource_names must be a bool (True or False), got {}",
+                type_name(obj)
+            ))
+        })
+}
+
 pub(crate) fn fencing(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.cast::<pyo3::types::PyBool>()
         .map(|b| b.is_true())
@@ -261,6 +273,8 @@ pub(crate) struct ClientArgs {
     pub max_extensions: u32,
     pub local_handoff: bool,
     pub fencing: bool,
+    /// Resource names in log records (and the core's spans): off unless opted in.
+    pub trace_resource_names: bool,
     /// An OpenTelemetry `MeterProvider`; `None`: the global one (when installed).
     pub meter_provider: Option<Py<PyAny>>,
 }
@@ -280,7 +294,8 @@ impl ClientArgs {
             .instance_timeout(self.instance_timeout)
             .max_extensions(self.max_extensions)
             .local_handoff(self.local_handoff)
-            .fencing(self.fencing);
+            .fencing(self.fencing)
+            .trace_resource_names(self.trace_resource_names);
         if let Some(quorum) = self.quorum {
             builder = builder.quorum(quorum);
         }

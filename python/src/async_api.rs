@@ -37,6 +37,8 @@ use crate::twins::client_methods;
 ///     turns, and a release wakes the next one at once instead of after its retry delay.
 /// fencing: True: every lock carries a fencing token (``Lock.fencing_token``), at the cost
 ///     of one more round trip per acquire (see the fencing page of the book).
+/// trace_resource_names: True: the ``redlock_rs`` logger's records name resources (they may
+///     carry user data); False (default): they show ``<resource>``.
 /// meter_provider: an OpenTelemetry ``MeterProvider`` to record metrics into (meter
 ///     ``redlock_rs``); None: the global one, if one was set before this client was created.
 ///     Needs ``pip install 'redlock-rs[otel]'``; without it nothing is recorded.
@@ -146,13 +148,14 @@ client_methods!(AsyncRedlock, "AsyncRedlock", {
 
 impl AsyncRedlock {
     fn build(py: Python<'_>, args: ClientArgs) -> PyResult<Self> {
+        let resource_names = args.trace_resource_names;
         let builder = args.builder(py)?;
         let handle = runtime::handle()?;
         let redlock = {
             let _entered = handle.enter();
             builder.build().map_err(|e| to_py_err(py, e))?
         };
-        let info = Info::of(&redlock);
+        let info = Info::of(&redlock, resource_names);
         Ok(AsyncRedlock {
             slot: ClientSlot::new(AsyncClient { redlock, handle }, info),
         })
@@ -197,7 +200,7 @@ impl Acquiring {
         auto_extend: bool,
     ) -> PyResult<Self> {
         let shared = slot.get()?;
-        let log = OpLog::start(py, &slot.info.masters, &resource);
+        let log = OpLog::start(py, &slot.info.log, &resource);
         if let Some(err) = crate::logging::take_raised() {
             return Err(err);
         }

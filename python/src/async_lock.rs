@@ -53,7 +53,7 @@ impl AsyncLock {
     }
 
     fn log(&self, py: Python<'_>) -> Option<OpLog> {
-        OpLog::start(py, &self.info.masters, self.held.current().resource())
+        OpLog::start(py, &self.info.log, self.held.current().resource())
     }
 
     /// Starts leaving a block (`__aexit__` of the lock or of its context): marks it released

@@ -14,6 +14,8 @@ use crate::errors::RedlockError;
 pub(crate) struct Info {
     /// Master URLs in configured order, passwords redacted (also what log records show).
     pub masters: Arc<[String]>,
+    /// What the `redlock_rs` logger's records of this client may show, and its rate limits.
+    pub log: Arc<crate::logging::LogSettings>,
     pub fanout: &'static str,
     pub quorum: usize,
     pub local_handoff: bool,
@@ -22,10 +24,15 @@ pub(crate) struct Info {
 }
 
 impl Info {
-    pub(crate) fn of(client: &redlock_core::Redlock) -> Self {
+    pub(crate) fn of(client: &redlock_core::Redlock, resource_names: bool) -> Self {
         let settings = client.settings();
+        let masters: Arc<[String]> = client.masters().into();
         Info {
-            masters: client.masters().into(),
+            log: Arc::new(crate::logging::LogSettings::new(
+                masters.clone(),
+                resource_names,
+            )),
+            masters,
             fanout: settings.fanout.as_str(),
             quorum: settings.quorum,
             local_handoff: settings.local_handoff,

@@ -3,8 +3,13 @@
 //! (naming the causes once: `3 of 5 masters could not be reached (Connection refused ...)`),
 //! per failed background renewal, and per lost lock.
 //!
-//! Records name the resource and the master (its URL as `Redlock.masters` shows it, password
-//! redacted), never a token or a password. The logger's levels are read once per operation
+//! A failing master's WARNING records are rate-limited like the core's events: at most one per
+//! failing master per [`redlock_core::MASTER_WARNING_INTERVAL`], carrying the number held back since the
+//! last (`(41 similar warnings held back)`); the others go out at DEBUG.
+//!
+//! Records name the master (its URL as `Redlock.masters` shows it, password redacted), never a
+//! token or a password; the resource only with `trace_resource_names=True` (the opt-in of the
+//! core's spans: a resource name may carry user data), `<resource>` otherwise. The logger's levels are read once per operation
 //! (`isEnabledFor`, with the GIL); an operation with nothing to log costs nothing more, and a
 //! runtime thread attaches to the interpreter only to emit a record.
 //!
@@ -21,7 +26,7 @@ use std::time::Duration;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use redlock_core::{DurationUnit, Lock, Outcome, Vote};
+use redlock_core::{DurationUnit, Lock, MasterWarnings, Outcome, Vote};
 
 use crate::attach::AttachPermit;
 
@@ -31,6 +36,8 @@ const DEBUG: u8 = 10;
 const WARNING: u8 = 30;
 /// Characters of a resource name shown in a record.
 const MAX_RESOURCE_CHARS: usize = 200;
+/// What a record shows for a resource unless `trace_resource_names=True`.
+const HIDDEN_RESOURCE: &str = "<resource>";
 
 fn logger(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -120,26 +127,88 @@ fn failure_text(during: &str, err: &redlock_core::Error) -> String {
     format!("{during} failed: {}", err.display_in(DurationUnit::Seconds))
 }
 
+/// A client's logging settings, shared by its operations.
+pub(crate) struct LogSettings {
+    /// Master URLs, passwords redacted.
+    masters: Arc<[String]>,
+    /// `trace_resource_names`: records may show resource names.
+    resource_names: bool,
+    /// One WARNING per failing master per interval.
+    warnings: MasterWarnings,
+}
+
+impl LogSettings {
+    pub(crate) fn new(masters: Arc<[String]>, resource_names: bool) -> Self {
+        LogSettings {
+            warnings: MasterWarnings::new(masters.len()),
+            masters,
+            resource_names,
+        }
+    }
+}
+
 /// What one operation logs, decided when it starts. `None` from [`OpLog::start`] when the
 /// logger would drop every record.
 #[derive(Clone)]
 pub(crate) struct OpLog {
     debug: bool,
     warning: bool,
-    masters: Arc<[String]>,
+    settings: Arc<LogSettings>,
     resource: String,
+    /// The resource as an error message shows it, to hide there too (unless opted in).
+    hidden_in_errors: Option<String>,
 }
 
 impl OpLog {
-    pub(crate) fn start(py: Python<'_>, masters: &Arc<[String]>, resource: &str) -> Option<Self> {
+    pub(crate) fn start(
+        py: Python<'_>,
+        settings: &Arc<LogSettings>,
+        resource: &str,
+    ) -> Option<Self> {
         let warning = enabled(py, WARNING);
         let debug = warning && enabled(py, DEBUG);
         (warning || debug).then(|| OpLog {
             debug,
             warning,
-            masters: masters.clone(),
-            resource: quoted(resource),
+            settings: settings.clone(),
+            resource: if settings.resource_names {
+                quoted(resource)
+            } else {
+                HIDDEN_RESOURCE.to_string()
+            },
+            hidden_in_errors: (!settings.resource_names)
+                .then(|| redlock_core::shown_text(resource)),
         })
+    }
+
+    /// A WARNING about masters that failed in `vote`, rate-limited per master: emitted when
+    /// one of them is due (with the count held back), at DEBUG otherwise.
+    fn warning_for_failed_masters(&self, vote: &Vote, message: impl FnOnce() -> String) {
+        if !self.warning {
+            return;
+        }
+        let mut due = false;
+        let mut held_back = 0;
+        for master in vote.masters() {
+            if matches!(master.outcome, Outcome::Failed(_) | Outcome::TimedOut) {
+                if let Some(n) = self.settings.warnings.failure(master.master) {
+                    due = true;
+                    held_back += n;
+                }
+            }
+        }
+        if due {
+            let message = message();
+            emit(
+                WARNING,
+                match held_back {
+                    0 => message,
+                    n => format!("{message} ({n} similar warnings held back)"),
+                },
+            );
+        } else {
+            self.debug(message);
+        }
     }
 
     fn debug(&self, message: impl FnOnce() -> String) {
@@ -165,7 +234,11 @@ impl OpLog {
                 Outcome::TimedOut => "timed out".to_string(),
                 _ => continue,
             };
-            let url = self.masters.get(master.master).map_or("?", String::as_str);
+            let url = self
+                .settings
+                .masters
+                .get(master.master)
+                .map_or("?", String::as_str);
             let cause = master.error.as_deref().unwrap_or("no cause given");
             emit(
                 DEBUG,
@@ -177,10 +250,11 @@ impl OpLog {
         }
     }
 
-    /// One WARNING for an operation that succeeded although masters failed in its vote.
+    /// One WARNING (rate-limited) for an operation that succeeded although masters failed in
+    /// its vote.
     fn warn_if_masters_failed(&self, done: impl FnOnce() -> String, vote: &Vote) {
         if vote.failed() > 0 {
-            self.warning(|| {
+            self.warning_for_failed_masters(vote, || {
                 format!(
                     "{} despite failed masters: {}",
                     done(),
@@ -319,6 +393,15 @@ impl OpLog {
         self.outcome(during, err);
     }
 
+    /// The error's text, its resource hidden unless opted in.
+    fn failure_text(&self, during: &str, err: &redlock_core::Error) -> String {
+        let text = failure_text(during, err);
+        match &self.hidden_in_errors {
+            Some(shown) => text.replacen(shown.as_str(), HIDDEN_RESOURCE, 1),
+            None => text,
+        }
+    }
+
     /// A failed acquire, whose attempts (and their failed masters) were logged already.
     pub(crate) fn acquire_failed(&self, err: &redlock_core::Error) {
         self.outcome("acquire", err);
@@ -332,9 +415,14 @@ impl OpLog {
                 self.lost(&format!("{during}: {reason}"), vote.as_deref())
             }
             _ if err.is_invalid_argument() || (err.is_not_acquired() && !masters_failed) => {
-                self.debug(|| failure_text(during, err))
+                self.debug(|| self.failure_text(during, err))
             }
-            _ => self.warning(|| failure_text(during, err)),
+            _ => match err.vote() {
+                Some(vote) if masters_failed => {
+                    self.warning_for_failed_masters(vote, || self.failure_text(during, err))
+                }
+                _ => self.warning(|| self.failure_text(during, err)),
+            },
         }
     }
 

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use redlock_core::{Measurement, MetricsSink};
+use redlock_core::{AcquireOutcome, AttemptResult, Measurement, MetricsSink};
 
 use crate::attach::AttachPermit;
 use crate::logging::keep_raised;
@@ -49,7 +49,7 @@ static TALLIES: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Series {
     Acquire {
-        outcome: &'static str,
+        outcome: AcquireOutcome,
         fanout: &'static str,
     },
     Extend,
@@ -78,8 +78,8 @@ impl Series {
 #[derive(Default)]
 struct Counts {
     pending: Vec<(Series, f64)>,
-    /// `redlock.attempts` by `redlock.attempt.result`.
-    attempts: Vec<(&'static str, u64)>,
+    /// `redlock.attempts` by [`AttemptResult::index`].
+    attempts: [u64; AttemptResult::ALL.len()],
     /// `redlock.locks.held`; `None` until a lock was acquired.
     held: Option<i64>,
     lost: u64,
@@ -173,7 +173,7 @@ impl Attributes {
         let dict = PyDict::new(py);
         match series {
             Series::Acquire { outcome, fanout } => {
-                dict.set_item("redlock.outcome", outcome)?;
+                dict.set_item("redlock.outcome", outcome.as_str())?;
                 dict.set_item("redlock.fanout", fanout)?;
             }
             Series::Extend | Series::Release => {}
@@ -241,10 +241,15 @@ impl Tally {
         self.shared.record_pending(py)
     }
 
-    /// `[(redlock.attempt.result, attempts)]` since the start.
+    /// `[(redlock.attempt.result, attempts)]` since the start, the results seen so far.
     fn attempts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let attempts = self.shared.counts().attempts.clone();
-        PyList::new(py, attempts)
+        let counts = self.shared.counts().attempts;
+        let seen = AttemptResult::ALL
+            .iter()
+            .zip(counts)
+            .filter(|(_, n)| *n > 0)
+            .map(|(result, n)| (result.as_str(), n));
+        PyList::new(py, seen)
     }
 
     /// Histogram values waiting to be recorded.
@@ -369,10 +374,7 @@ impl MetricsSink for PyMetrics {
                     pend(&mut counts, series, seconds)
                 }
                 Measurement::Attempt { result } => {
-                    match counts.attempts.iter_mut().find(|(r, _)| *r == result) {
-                        Some((_, n)) => *n += 1,
-                        None => counts.attempts.push((result, 1)),
-                    }
+                    counts.attempts[result.index()] += 1;
                     0
                 }
                 Measurement::LocksHeld { delta } => {

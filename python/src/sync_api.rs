@@ -36,6 +36,8 @@ use crate::twins::client_methods;
 ///     turns, and a release wakes the next one at once instead of after its retry delay.
 /// fencing: True: every lock carries a fencing token (``Lock.fencing_token``), at the cost
 ///     of one more round trip per acquire (see the fencing page of the book).
+/// trace_resource_names: True: the ``redlock_rs`` logger's records name resources (they may
+///     carry user data); False (default): they show ``<resource>``.
 /// meter_provider: an OpenTelemetry ``MeterProvider`` to record metrics into (meter
 ///     ``redlock_rs``); None: the global one, if one was set before this client was created.
 ///     Needs ``pip install 'redlock-rs[otel]'``; without it nothing is recorded.
@@ -146,11 +148,12 @@ client_methods!(Redlock, "Redlock", {
 
 impl Redlock {
     fn build(py: Python<'_>, args: ClientArgs) -> PyResult<Self> {
+        let resource_names = args.trace_resource_names;
         let client = args
             .builder(py)?
             .build_blocking()
             .map_err(|e| to_py_err(py, e))?;
-        let info = Info::of(client.as_async());
+        let info = Info::of(client.as_async(), resource_names);
         Ok(Redlock {
             slot: ClientSlot::new(client, info),
         })
@@ -194,7 +197,7 @@ fn acquire_interruptible(
     retry: Retry,
 ) -> PyResult<CoreLock> {
     let client = client.get()?;
-    let log = OpLog::start(py, &info.masters, resource);
+    let log = OpLog::start(py, &info.log, resource);
     let carried = Carried::default();
     carried.collect();
     let mut attempts = 0u32;
@@ -288,7 +291,7 @@ impl LockContext {
             let renewal = self.auto_extend.then(|| client.auto_extend(lock.clone()));
             let lock = Lock::new(self.client.clone(), self.info.clone(), lock, renewal);
             if self.auto_extend {
-                if let Some(log) = OpLog::start(py, &self.info.masters, &self.resource) {
+                if let Some(log) = OpLog::start(py, &self.info.log, &self.resource) {
                     client
                         .handle()
                         .spawn(watch_renewals(Arc::downgrade(lock.held()), log));

@@ -54,7 +54,7 @@ impl Lock {
     }
 
     fn log(&self, py: Python<'_>) -> Option<OpLog> {
-        OpLog::start(py, &self.info.masters, self.held.current().resource())
+        OpLog::start(py, &self.info.log, self.held.current().resource())
     }
 
     /// Leaves a `with` block: releases, then raises `LockLost` if the lock had been lost or

@@ -24,11 +24,13 @@ macro_rules! client_methods {
                                 max_extensions = redlock_core::DEFAULT_MAX_EXTENSIONS,
                                 local_handoff = true,
                                 fencing = false,
+                                trace_resource_names = false,
                                 meter_provider = None),
                    text_signature = "(masters, *, retry_count=3, retry_delay=0.2, \
                                      drift_factor=0.01, instance_timeout=0.05, \
                                      fanout='concurrent', quorum=None, max_extensions=1000, \
-                                     local_handoff=True, fencing=False, meter_provider=None)")]
+                                     local_handoff=True, fencing=False, \
+                                     trace_resource_names=False, meter_provider=None)")]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 py: Python<'_>,
@@ -42,6 +44,7 @@ macro_rules! client_methods {
                 #[pyo3(from_py_with = args::max_extensions)] max_extensions: u32,
                 #[pyo3(from_py_with = args::local_handoff)] local_handoff: bool,
                 #[pyo3(from_py_with = args::fencing)] fencing: bool,
+                #[pyo3(from_py_with = args::trace_resource_names)] trace_resource_names: bool,
                 meter_provider: Option<Py<PyAny>>,
             ) -> PyResult<Self> {
                 let args = args::ClientArgs {
@@ -55,6 +58,7 @@ macro_rules! client_methods {
                     max_extensions,
                     local_handoff,
                     fencing,
+                    trace_resource_names,
                     meter_provider,
                 };
                 guarded(|| Self::build(py, args))

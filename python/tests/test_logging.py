@@ -1,10 +1,13 @@
-"""The `redlock_rs` logger: attempts, releases and renewals at DEBUG, failed masters and lost
-locks at WARNING, and never a token or a password in a record."""
+"""The `redlock_rs` logger: attempts, releases and renewals at DEBUG, failed masters (at most
+one WARNING per failing master per second) and lost locks at WARNING, never a token or a
+password in a record, and resource names only with trace_resource_names=True."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import time
 
 import pytest
 from conftest import LocalMasters, wait_until
@@ -34,17 +37,19 @@ def test_failed_masters_warn_and_attempts_are_debug(
     caplog: pytest.LogCaptureFixture, masters: LocalMasters, resource: str
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="redlock_rs")
-    redlock = Redlock(wrong_password_urls(masters), fanout="sequential")
+    redlock = Redlock(wrong_password_urls(masters), fanout="sequential", trace_resource_names=True)
     lock = redlock.acquire(resource, ttl=5.0)
     lock.extend(10.0)
     lock.release()
-    # One WARNING per call, naming the cause once; each failed master at DEBUG.
+    # One record per call, naming the cause once: a WARNING for the first (the failing masters'
+    # first in this second), DEBUG for the calls right after it; each failed master at DEBUG.
     warnings = messages(caplog, logging.WARNING)
-    for done in (f'acquired "{resource}"', f'extended "{resource}"', f'released "{resource}" on 3 of 5 masters'):
-        calls = [m for m in warnings if m.startswith(f"{done} despite failed masters: 2 of 5 masters ")]
-        assert len(calls) == 1, warnings
-    assert len(warnings) == 3, warnings
+    assert warnings == [m for m in warnings if m.startswith(f'acquired "{resource}" despite failed masters: 2 of 5 masters ')]
+    assert len(warnings) == 1, warnings
     debug = messages(caplog, logging.DEBUG)
+    for done in (f'extended "{resource}"', f'released "{resource}" on 3 of 5 masters'):
+        calls = [m for m in debug if m.startswith(f"{done} despite failed masters: 2 of 5 masters ")]
+        assert len(calls) == 1, debug
     for index in (0, 1):
         assert any(m.startswith(f"master #{index} redis://") and resource in m for m in debug), debug
     assert any("attempt 1: won" in m and resource in m for m in debug), debug
@@ -63,7 +68,7 @@ def test_renewals_are_debug_and_a_lost_lock_warns(
     caplog: pytest.LogCaptureFixture, masters: LocalMasters, resource: str
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="redlock_rs")
-    redlock = Redlock(masters.urls, retry_delay=0.02)
+    redlock = Redlock(masters.urls, retry_delay=0.02, trace_resource_names=True)
     with pytest.raises(LockLost):
         with redlock.lock(resource, ttl=0.5, auto_extend=True) as lock:
             wait_until(lambda: lock.extensions >= 2, 20.0, "two renewals")
@@ -81,7 +86,7 @@ def test_renewals_are_debug_and_a_lost_lock_warns(
 
 async def test_the_asyncio_api_logs_too(caplog: pytest.LogCaptureFixture, masters: LocalMasters, resource: str) -> None:
     caplog.set_level(logging.DEBUG, logger="redlock_rs")
-    redlock = AsyncRedlock(wrong_password_urls(masters), fanout="sequential")
+    redlock = AsyncRedlock(wrong_password_urls(masters), fanout="sequential", trace_resource_names=True)
     lock = await redlock.acquire(resource)
     await lock.release()
     assert any(m.startswith("master #0 ") for m in messages(caplog, logging.DEBUG))
@@ -97,7 +102,7 @@ def test_an_acquire_with_every_master_down_warns_once_naming_the_cause(
     caplog.set_level(logging.DEBUG, logger="redlock_rs")
     for index in range(5):
         fresh_masters.kill(index)
-    redlock = Redlock(fresh_masters.urls, retry_count=3, retry_delay=0.01)
+    redlock = Redlock(fresh_masters.urls, retry_count=3, retry_delay=0.01, trace_resource_names=True)
     with pytest.raises(Unavailable) as caught:
         redlock.acquire(resource)
     warnings = messages(caplog, logging.WARNING)
@@ -115,7 +120,7 @@ def test_a_failed_background_renewal_warns_naming_the_masters(
     caplog: pytest.LogCaptureFixture, fresh_masters: LocalMasters, resource: str
 ) -> None:
     caplog.set_level(logging.WARNING, logger="redlock_rs")
-    redlock = Redlock(fresh_masters.urls, retry_delay=0.02)
+    redlock = Redlock(fresh_masters.urls, retry_delay=0.02, trace_resource_names=True)
     with pytest.raises(LockLost):
         with redlock.lock(resource, ttl=1.0, auto_extend=True) as lock:
             for index in (0, 1, 2):
@@ -130,3 +135,45 @@ def test_a_failed_background_renewal_warns_naming_the_masters(
     warnings = messages(caplog, logging.WARNING)
     lost = [m for m in warnings if "lost" in m]
     assert len(lost) == 1 and "could not be reached" in lost[0], lost
+
+
+def test_records_hide_resource_names_unless_opted_in(
+    caplog: pytest.LogCaptureFixture, fresh_masters: LocalMasters, resource: str
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="redlock_rs")
+    redlock = Redlock(wrong_password_urls(fresh_masters), fanout="sequential", retry_count=0)
+    redlock.acquire(resource).release()
+    for index in range(5):
+        fresh_masters.kill(index)
+    with pytest.raises(Unavailable) as caught:
+        redlock.acquire(resource)
+    # The exception (the caller's own) names it; no record does.
+    assert resource in str(caught.value)
+    records = messages(caplog, logging.DEBUG) + messages(caplog, logging.WARNING)
+    assert any(m.startswith("acquired <resource> despite failed masters") for m in records), records
+    assert any(m.startswith("acquire failed: lock on <resource> unavailable") for m in records), records
+    assert_no_secret(caplog, resource, PASSWORD)
+
+
+def test_a_failed_master_warns_at_most_once_a_second_with_the_count_held_back(
+    caplog: pytest.LogCaptureFixture, fresh_masters: LocalMasters
+) -> None:
+    """1,000 locks taken and released as fast as the client goes with one master down: the
+    WARNING records about it are bounded by the run's own duration (one per second, plus the
+    first), and each one after the first counts the records held back at DEBUG since."""
+    caplog.set_level(logging.DEBUG, logger="redlock_rs")
+    redlock = Redlock(fresh_masters.urls)
+    fresh_masters.kill(4)
+    started = time.monotonic()
+    for i in range(1000):
+        redlock.acquire(f"burst:{i}").release()
+    elapsed = time.monotonic() - started
+    records = [r for r in caplog.records if r.name == "redlock_rs" and "despite failed masters" in r.getMessage()]
+    # Each call (acquire, release) had master 4 fail: one record each.
+    assert len(records) == 2000, len(records)
+    warnings = [i for i, r in enumerate(records) if r.levelno == logging.WARNING]
+    assert 1 <= len(warnings) <= int(elapsed) + 2, (len(warnings), elapsed)
+    assert "held back" not in records[warnings[0]].getMessage()
+    for before, after in zip(warnings, warnings[1:]):
+        held_back = re.search(r"\((\d+) similar warnings held back\)$", records[after].getMessage())
+        assert held_back is not None and int(held_back.group(1)) == after - before - 1, records[after].getMessage()

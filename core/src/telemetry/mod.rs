@@ -1,6 +1,7 @@
 //! What a client tells the people running it: `tracing` spans and events (always compiled,
 //! free when no subscriber listens) and, with the `otel` feature, OpenTelemetry metrics
-//! (`otel.rs`). DESIGN §9 names every span, field, instrument and attribute.
+//! (`otel.rs`). The book's design page (`docs/src/design.md`, "observability") names every
+//! span, field, instrument and attribute.
 //!
 //! Privacy: a lock's token and a URL's password never reach this module's output (addresses
 //! are the redacted URLs; failure causes are the vote's, which never hold a password);
@@ -24,12 +25,16 @@ mod names;
 mod otel;
 mod sink;
 mod stats;
+mod throttle;
+mod vocabulary;
 
 pub use latency::{LatencyHistogram, LatencySnapshot};
 use names::failure_kind;
 pub(crate) use names::RoundKind;
 pub use sink::{Measurement, MetricsSink};
 pub use stats::{AcquireCounts, AttemptCounts, ClientStats, MasterCounts, StatsSnapshot};
+pub use throttle::{MasterWarnings, MASTER_WARNING_INTERVAL};
+pub use vocabulary::{AcquireOutcome, AttemptResult, DURATION_BUCKETS_S};
 
 /// One client's telemetry: built once with the client.
 pub(crate) struct Telemetry {
@@ -39,9 +44,11 @@ pub(crate) struct Telemetry {
     addresses: Vec<Box<str>>,
     /// Where measurements go: a binding's sink, the `otel` feature's instruments, or both.
     sink: Option<Arc<dyn MetricsSink>>,
+    /// One WARN per failing master per interval; the others at DEBUG.
+    warnings: MasterWarnings,
 }
 
-/// One operation's span with the DESIGN §9 fields; `tracing` needs the name as a literal, so
+/// One operation's span with the design page's fields; `tracing` needs the name as a literal, so
 /// the four operations share this macro rather than a function.
 macro_rules! operation_span {
     ($name:literal, $fanout:expr, $attempts:expr) => {
@@ -78,6 +85,7 @@ impl Telemetry {
             sink,
             fanout,
             addresses: masters.iter().map(|m| Box::from(m.display())).collect(),
+            warnings: MasterWarnings::new(masters.len()),
         }
     }
 
@@ -114,8 +122,9 @@ impl Telemetry {
         }
     }
 
-    /// A round is over: a WARN event per failed master (DEBUG for a cleanup round), and the
-    /// per-request measurements.
+    /// A round is over: the per-request measurements, and for each failed master a WARN
+    /// event at most once per [`MASTER_WARNING_INTERVAL`] (carrying `suppressed`, the failures
+    /// of it held back since its last), DEBUG otherwise and for a cleanup round.
     pub(crate) fn round_finished(&self, kind: RoundKind, vote: &Vote) {
         if let Some(sink) = &self.sink {
             requests(sink.as_ref(), kind, vote);
@@ -127,8 +136,23 @@ impl Telemetry {
             let address = self.addresses.get(m.master).map_or("?", |a| a);
             let cause = m.error.as_deref().unwrap_or("");
             let kind_of_failure = failure_kind(m.outcome);
-            if kind == RoundKind::Cleanup {
-                tracing::debug!(
+            let due = match kind {
+                // The attempt's own round already said the master failed.
+                RoundKind::Cleanup => None,
+                _ => self.warnings.failure(m.master),
+            };
+            match due {
+                Some(suppressed) => tracing::warn!(
+                    target: "redlock",
+                    master = m.master,
+                    address,
+                    operation = kind.as_str(),
+                    error.type = kind_of_failure,
+                    cause,
+                    suppressed,
+                    "master failed"
+                ),
+                None => tracing::debug!(
                     target: "redlock",
                     master = m.master,
                     address,
@@ -136,17 +160,7 @@ impl Telemetry {
                     error.type = kind_of_failure,
                     cause,
                     "master failed"
-                );
-            } else {
-                tracing::warn!(
-                    target: "redlock",
-                    master = m.master,
-                    address,
-                    operation = kind.as_str(),
-                    error.type = kind_of_failure,
-                    cause,
-                    "master failed"
-                );
+                ),
             }
         }
     }
@@ -155,7 +169,7 @@ impl Telemetry {
     pub(crate) fn attempt_finished(&self, watch: &mut Watch, vote: &Vote) {
         watch.attempts += 1;
         if let Some(sink) = &self.sink {
-            let result = names::attempt_result(vote.verdict());
+            let result = AttemptResult::from(vote.verdict());
             sink.record(Measurement::Attempt { result });
         }
     }
@@ -165,27 +179,24 @@ impl Telemetry {
         let outcome = match result {
             Ok(Some(lock)) => {
                 counts(&watch.span, lock.vote());
-                "acquired"
+                AcquireOutcome::Acquired
             }
-            Ok(None) => "cancelled",
+            Ok(None) => AcquireOutcome::Cancelled,
             Err(Error::NotAcquired { vote, .. }) => {
                 counts(&watch.span, vote);
-                "not_acquired"
+                AcquireOutcome::NotAcquired
             }
             Err(Error::Unavailable { vote, .. }) => {
                 counts(&watch.span, vote);
-                "unavailable"
+                AcquireOutcome::Unavailable
             }
-            Err(_) => "error",
+            Err(_) => AcquireOutcome::Error,
         };
         watch.span.record("attempts", watch.attempts);
-        watch.span.record("outcome", outcome);
-        if outcome == "error" {
-            return;
-        }
+        watch.span.record("outcome", outcome.as_str());
         let seconds = watch.seconds();
         if let Some(sink) = &self.sink {
-            if outcome == "acquired" {
+            if outcome == AcquireOutcome::Acquired {
                 sink.record(Measurement::LocksHeld { delta: 1 });
             }
             sink.record(Measurement::Acquire { outcome, seconds });

@@ -1,6 +1,7 @@
-//! The names telemetry reports (DESIGN §9), shared by spans, events and metrics.
+//! The names telemetry reports in spans, events and request metrics (the closed vocabularies
+//! of acquire outcomes and attempt results are in `vocabulary.rs`).
 
-use crate::vote::{Outcome, Verdict};
+use crate::vote::Outcome;
 
 /// Which operation a round served (the cleanup after a lost attempt is its own kind: its
 /// failures are reported at DEBUG, the attempt's own already said the master failed).
@@ -37,16 +38,5 @@ pub(crate) fn failure_kind(outcome: Outcome) -> &'static str {
         Outcome::Failed(kind) => kind.as_str(),
         Outcome::TimedOut => "timeout",
         _ => "",
-    }
-}
-
-/// `redlock.attempt.result` of a verdict (DESIGN §9).
-pub(crate) fn attempt_result(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Won => "won",
-        Verdict::SplitVote => "split",
-        Verdict::CleanLoss => "clean_loss",
-        Verdict::Expired => "expired",
-        _ => "unavailable",
     }
 }

@@ -1,5 +1,5 @@
 //! OpenTelemetry metrics (feature `otel`), recorded through the global meter provider, named
-//! as DESIGN §9 says. Instruments are created once per client, and the attribute sets of the
+//! as the book's design page (`docs/src/design.md`, "observability") says. Instruments are created once per client, and the attribute sets of the
 //! hot path (each master's requests, each acquire outcome, each attempt result) are bound to
 //! them once per client: recording then neither hashes an attribute set nor allocates, except
 //! for a failed request's `error.type`.
@@ -8,15 +8,11 @@ use opentelemetry::metrics::{BoundCounter, BoundHistogram, Counter, Histogram, U
 use opentelemetry::KeyValue;
 
 use super::sink::{Measurement, MetricsSink};
+use super::vocabulary::{AcquireOutcome, AttemptResult, DURATION_BUCKETS_S};
 use crate::master::Master;
 
 /// The meter's name (instrumentation scope).
 const METER: &str = "redlock_core";
-
-/// Boundaries (s) of the duration histograms: from a loopback round trip to a long wait.
-const DURATION_BOUNDARIES: [f64; 14] = [
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
-];
 
 /// One master's precomputed attributes.
 struct MasterAttributes {
@@ -39,15 +35,12 @@ pub(super) struct Metrics {
     operation_duration: Histogram<f64>,
     master_failures: Counter<u64>,
     masters: Vec<MasterAttributes>,
-    /// `redlock.acquire.duration` bound to `redlock.fanout` and each `redlock.outcome`.
-    outcomes: [BoundHistogram<f64>; 4],
-    /// `redlock.attempts` bound to each `redlock.attempt.result`.
-    results: [BoundCounter<u64>; 5],
+    /// `redlock.acquire.duration` bound to `redlock.fanout` and each `redlock.outcome`, by
+    /// [`AcquireOutcome::index`].
+    outcomes: [BoundHistogram<f64>; AcquireOutcome::ALL.len()],
+    /// `redlock.attempts` bound to each `redlock.attempt.result`, by [`AttemptResult::index`].
+    results: [BoundCounter<u64>; AttemptResult::ALL.len()],
 }
-
-const OUTCOMES: [&str; 4] = ["acquired", "not_acquired", "unavailable", "cancelled"];
-/// Every `redlock.attempt.result`, in the order of `Metrics::results`.
-const RESULTS: [&str; 5] = ["won", "split", "clean_loss", "expired", "unavailable"];
 
 impl Metrics {
     pub(super) fn new(masters: &[Master], fanout: &'static str) -> Self {
@@ -57,7 +50,7 @@ impl Metrics {
                 .f64_histogram(name)
                 .with_unit("s")
                 .with_description(what)
-                .with_boundaries(DURATION_BOUNDARIES.to_vec())
+                .with_boundaries(DURATION_BUCKETS_S.to_vec())
                 .build()
         };
         let acquire_duration = seconds(
@@ -78,14 +71,15 @@ impl Metrics {
                 .iter()
                 .map(|m| attributes_of(m.display(), &operation_duration))
                 .collect(),
-            outcomes: OUTCOMES.map(|outcome| {
+            outcomes: AcquireOutcome::ALL.map(|outcome| {
                 acquire_duration.bind(&[
-                    KeyValue::new("redlock.outcome", outcome),
+                    KeyValue::new("redlock.outcome", outcome.as_str()),
                     KeyValue::new("redlock.fanout", fanout),
                 ])
             }),
-            results: RESULTS
-                .map(|result| attempts.bind(&[KeyValue::new("redlock.attempt.result", result)])),
+            results: AttemptResult::ALL.map(|result| {
+                attempts.bind(&[KeyValue::new("redlock.attempt.result", result.as_str())])
+            }),
             extend_duration: seconds("redlock.extend.duration", "Duration of extends"),
             release_duration: seconds("redlock.release.duration", "Duration of releases"),
             locks_held: meter
@@ -117,13 +111,9 @@ impl MetricsSink for Metrics {
                 seconds,
                 error_type,
             } => self.request(master, operation, seconds, error_type),
-            Measurement::Attempt { result } => {
-                let i = RESULTS.iter().position(|r| *r == result).unwrap_or(4);
-                self.results[i].add(1);
-            }
+            Measurement::Attempt { result } => self.results[result.index()].add(1),
             Measurement::Acquire { outcome, seconds } => {
-                let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap_or(3);
-                self.outcomes[i].record(seconds);
+                self.outcomes[outcome.index()].record(seconds)
             }
             Measurement::LocksHeld { delta } => self.locks_held.add(delta, &[]),
             Measurement::Extend { seconds } => self.extend_duration.record(seconds, &[]),

@@ -5,23 +5,24 @@
 #[cfg(feature = "otel")]
 use std::sync::Arc;
 
-/// One measurement of a client (DESIGN §9 names the instruments it feeds).
+use super::vocabulary::{AcquireOutcome, AttemptResult};
+
+/// One measurement of a client (the book's design page, `docs/src/design.md`, names the
+/// instruments it feeds under "observability").
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum Measurement {
-    /// An acquire ended: `redlock.acquire.duration` with `redlock.outcome` (`acquired`,
-    /// `not_acquired`, `unavailable`, `cancelled`).
+    /// An acquire ended: `redlock.acquire.duration` with `redlock.outcome`.
     Acquire {
         /// `redlock.outcome`.
-        outcome: &'static str,
+        outcome: AcquireOutcome,
         /// Every attempt and wait of the acquire.
         seconds: f64,
     },
-    /// An acquire attempt's vote is in: `redlock.attempts` with `redlock.attempt.result`
-    /// (`won`, `split`, `clean_loss`, `expired`, `unavailable`).
+    /// An acquire attempt's vote is in: `redlock.attempts` with `redlock.attempt.result`.
     Attempt {
         /// `redlock.attempt.result`.
-        result: &'static str,
+        result: AttemptResult,
     },
     /// An extend ended: `redlock.extend.duration`.
     Extend {

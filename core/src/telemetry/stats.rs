@@ -1,5 +1,5 @@
 //! [`ClientStats`]: a [`MetricsSink`] that keeps a client's figures in memory since it was
-//! built (the counters of the DESIGN §9 instruments and the acquire latency's distribution),
+//! built (the counters of the metrics instruments and the acquire latency's distribution),
 //! for a binding that hands out snapshots instead of exporting metrics (the C surface's
 //! `redlock_client_stats`).
 //!
@@ -11,18 +11,16 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use super::latency::{LatencyHistogram, LatencySnapshot};
 use super::sink::{Measurement, MetricsSink};
-
-/// `redlock.outcome` values, in the order of [`AcquireCounts`].
-const OUTCOMES: [&str; 4] = ["acquired", "not_acquired", "unavailable", "cancelled"];
-/// `redlock.attempt.result` values, in the order of [`AttemptCounts`].
-const RESULTS: [&str; 5] = ["won", "split", "clean_loss", "expired", "unavailable"];
+use super::vocabulary::{AcquireOutcome, AttemptResult};
 
 /// Collects a client's measurements; install it with
 /// [`crate::RedlockBuilder::metrics_sink`] and read it with [`ClientStats::snapshot`].
 #[derive(Debug)]
 pub struct ClientStats {
-    acquires: [AtomicU64; 4],
-    attempts: [AtomicU64; 5],
+    /// By [`AcquireOutcome::index`].
+    acquires: [AtomicU64; AcquireOutcome::ALL.len()],
+    /// By [`AttemptResult::index`].
+    attempts: [AtomicU64; AttemptResult::ALL.len()],
     extends: AtomicU64,
     releases: AtomicU64,
     locks_held: AtomicI64,
@@ -55,7 +53,7 @@ impl ClientStats {
 
     /// The figures as they are now.
     pub fn snapshot(&self) -> StatsSnapshot {
-        let [acquired, not_acquired, unavailable, cancelled] = load_all(&self.acquires);
+        let [acquired, not_acquired, unavailable, cancelled, error] = load_all(&self.acquires);
         let [won, split, clean_loss, expired, unavailable_attempts] = load_all(&self.attempts);
         StatsSnapshot {
             acquires: AcquireCounts {
@@ -63,6 +61,7 @@ impl ClientStats {
                 not_acquired,
                 unavailable,
                 cancelled,
+                error,
             },
             attempts: AttemptCounts {
                 won,
@@ -92,28 +91,15 @@ fn load_all<const N: usize>(counters: &[AtomicU64; N]) -> [u64; N] {
     std::array::from_fn(|i| counters[i].load(Relaxed))
 }
 
-/// Adds one to the counter at `name`'s position in `names` (a name not in the list, which
-/// the core never sends, is not counted).
-fn count(counters: &[AtomicU64], names: &[&str], name: &str) -> bool {
-    match names.iter().position(|n| *n == name) {
-        Some(i) => {
-            counters[i].fetch_add(1, Relaxed);
-            true
-        }
-        None => false,
-    }
-}
-
 impl MetricsSink for ClientStats {
     fn record(&self, measurement: Measurement) {
         match measurement {
             Measurement::Acquire { outcome, seconds } => {
-                if count(&self.acquires, &OUTCOMES, outcome) {
-                    self.acquire_latency.record_seconds(seconds);
-                }
+                self.acquires[outcome.index()].fetch_add(1, Relaxed);
+                self.acquire_latency.record_seconds(seconds);
             }
             Measurement::Attempt { result } => {
-                count(&self.attempts, &RESULTS, result);
+                self.attempts[result.index()].fetch_add(1, Relaxed);
             }
             Measurement::Extend { .. } => {
                 self.extends.fetch_add(1, Relaxed);
@@ -153,6 +139,8 @@ pub struct AcquireCounts {
     pub unavailable: u64,
     /// Cancelled by the caller.
     pub cancelled: u64,
+    /// Any other error (an invalid argument, an internal error).
+    pub error: u64,
 }
 
 /// Acquire attempts by how each ended (`redlock.attempt.result`).
@@ -232,7 +220,7 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..10_000u64 {
                         stats.record(Measurement::Acquire {
-                            outcome: "acquired",
+                            outcome: AcquireOutcome::Acquired,
                             seconds: (t * 10_000 + i) as f64 * 1e-6,
                         });
                         stats.record(Measurement::LocksHeld { delta: 1 });
@@ -262,13 +250,13 @@ mod tests {
     #[test]
     fn every_measurement_lands_in_its_counter() {
         let stats = ClientStats::new(1);
-        for outcome in OUTCOMES {
+        for outcome in AcquireOutcome::ALL {
             stats.record(Measurement::Acquire {
                 outcome,
                 seconds: 0.001,
             });
         }
-        for result in RESULTS {
+        for result in AttemptResult::ALL {
             stats.record(Measurement::Attempt { result });
         }
         stats.record(Measurement::Extend { seconds: 0.0 });
@@ -285,8 +273,14 @@ mod tests {
         let s = stats.snapshot();
         let a = s.acquires;
         assert_eq!(
-            (a.acquired, a.not_acquired, a.unavailable, a.cancelled),
-            (1, 1, 1, 1)
+            (
+                a.acquired,
+                a.not_acquired,
+                a.unavailable,
+                a.cancelled,
+                a.error
+            ),
+            (1, 1, 1, 1, 1)
         );
         let t = s.attempts;
         assert_eq!(
@@ -297,7 +291,7 @@ mod tests {
             (s.extends, s.releases, s.locks_held, s.locks_lost),
             (1, 1, -1, 1)
         );
-        assert_eq!((s.master_requests(), s.acquire_latency.count()), (0, 4));
+        assert_eq!((s.master_requests(), s.acquire_latency.count()), (0, 5));
         assert_eq!(
             s.acquire_latency.quantile(0.5),
             Some(Duration::from_millis(1))

@@ -14,18 +14,17 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use super::{LiveFigures, LiveMode, Snapshot, ATTEMPT_RESULTS};
+use redlock_core::AttemptResult;
+
+use super::{LiveFigures, LiveMode, Snapshot};
 use crate::hist::Hist;
 
 /// The `Content-Type` of what [`render`] writes.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
-/// Upper bounds of the acquire-duration buckets, s: 100 µs (a lock on a nearby master) to
-/// 10 s (a call that retried for long), about three per decade.
-pub const ACQUIRE_BUCKETS_S: [f64; 16] = [
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-    5.0, 10.0,
-];
+/// Upper bounds of the acquire-duration buckets, s: the library's own
+/// ([`redlock_core::DURATION_BUCKETS_S`]), so a dashboard reads both the same way.
+pub const ACQUIRE_BUCKETS_S: [f64; 16] = redlock_core::DURATION_BUCKETS_S;
 
 /// Upper bounds of the start-lag buckets, s: 10 µs (a well-paced start) to 1 s (a generator
 /// far behind its schedule).
@@ -104,8 +103,8 @@ fn encode_snapshot(s: &Snapshot, encoder: &mut DescriptorEncoder) -> Result<(), 
         MetricType::Counter,
     )?;
     for mode in &s.modes {
-        for (result, n) in ATTEMPT_RESULTS.iter().zip(mode.attempts) {
-            let labels = with(mode_labels(mode), "redlock_attempt_result", *result);
+        for (result, n) in AttemptResult::ALL.iter().zip(mode.attempts) {
+            let labels = with(mode_labels(mode), "redlock_attempt_result", result.as_str());
             ConstCounter::new(n).encode(family.encode_family(&labels)?)?;
         }
     }

@@ -16,15 +16,12 @@ use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use redlock_core::FanOut;
+use redlock_core::{AttemptResult, FanOut};
 
 use crate::hist::Hist;
 use crate::locks::LockAlgorithm;
 use crate::model::interval::{CallOutcome, Interval};
 use crate::model::mode::GeneratorCpu;
-
-/// Attempt results in the order of `redlock.attempt.result` (DESIGN §9).
-pub const ATTEMPT_RESULTS: [&str; 5] = ["won", "split", "clean_loss", "expired", "unavailable"];
 
 /// The port the Redis client connects to when a URL names none.
 const REDIS_DEFAULT_PORT: u16 = 6379;
@@ -65,8 +62,8 @@ impl MasterLabels {
 pub struct LiveMode {
     pub lock: LockAlgorithm,
     pub fanout: FanOut,
-    /// Attempts by result, in [`ATTEMPT_RESULTS`] order.
-    pub attempts: [u64; 5],
+    /// Attempts by result, by [`AttemptResult::index`] (the library's vocabulary).
+    pub attempts: [u64; AttemptResult::ALL.len()],
     /// Whole-acquire latency by outcome, µs.
     pub acquire: BTreeMap<CallOutcome, Hist>,
     /// Open loop: start lag, µs.
@@ -84,7 +81,7 @@ impl LiveMode {
         LiveMode {
             lock,
             fanout,
-            attempts: [0; 5],
+            attempts: [0; AttemptResult::ALL.len()],
             acquire: CallOutcome::ALL.iter().map(|&o| (o, Hist::new())).collect(),
             start_lag: Hist::new(),
             failures: BTreeMap::new(),
@@ -94,15 +91,14 @@ impl LiveMode {
     }
 
     fn add(&mut self, i: &Interval) {
-        let by_result = [
-            i.attempts_won,
-            i.split_votes,
-            i.clean_losses,
-            i.expired_attempts,
-            i.unavailable_attempts,
-        ];
-        for (sum, n) in self.attempts.iter_mut().zip(by_result) {
-            *sum += n;
+        for (result, n) in [
+            (AttemptResult::Won, i.attempts_won),
+            (AttemptResult::Split, i.split_votes),
+            (AttemptResult::CleanLoss, i.clean_losses),
+            (AttemptResult::Expired, i.expired_attempts),
+            (AttemptResult::Unavailable, i.unavailable_attempts),
+        ] {
+            self.attempts[result.index()] += n;
         }
         for (outcome, h) in &i.acquire_by_outcome {
             self.acquire.entry(*outcome).or_default().add(&h.unpack());

@@ -106,13 +106,19 @@ impl CallOutcome {
         CallOutcome::Error,
     ];
 
-    /// Its `redlock.outcome` value.
+    /// Its `redlock.outcome` value, in the library's vocabulary.
     pub fn as_str(self) -> &'static str {
+        self.vocabulary().as_str()
+    }
+
+    /// The library's name for it (a cancelled call has no latency here, so no outcome).
+    pub fn vocabulary(self) -> redlock_core::AcquireOutcome {
+        use redlock_core::AcquireOutcome;
         match self {
-            CallOutcome::Acquired => "acquired",
-            CallOutcome::NotAcquired => "not_acquired",
-            CallOutcome::Unavailable => "unavailable",
-            CallOutcome::Error => "error",
+            CallOutcome::Acquired => AcquireOutcome::Acquired,
+            CallOutcome::NotAcquired => AcquireOutcome::NotAcquired,
+            CallOutcome::Unavailable => AcquireOutcome::Unavailable,
+            CallOutcome::Error => AcquireOutcome::Error,
         }
     }
 }

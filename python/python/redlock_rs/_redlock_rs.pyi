@@ -222,6 +222,7 @@ class _Client:
         max_extensions: int = 1000,
         local_handoff: bool = True,
         fencing: bool = False,
+        trace_resource_names: bool = False,
         meter_provider: Optional[Any] = None,
     ) -> Self:
         """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
@@ -267,6 +268,8 @@ class Redlock(_Client):
         turns, and a release wakes the next one at once instead of after its retry delay.
     fencing: True: every lock carries a fencing token (Lock.fencing_token), at the cost of one
         more round trip per acquire.
+    trace_resource_names: True: the redlock_rs logger's records name resources (they may carry
+        user data); False (default): they show <resource>.
 
     Creating a client does no I/O. One client is safe to share between threads. ``with
     Redlock(...) as redlock:`` closes it at the end of the block.
