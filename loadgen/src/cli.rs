@@ -287,7 +287,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "URL", env = "REDLOCK_LOADGEN_COORDINATOR", hide_env_values = true, requires = "agents", value_parser = parse_coordinator_url)]
     pub coordinator: Option<String>,
     /// Agents in the run: everybody waits until this many joined, then all start together.
-    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=crate::coordinator::MAX_AGENTS as i64))]
     pub agents: Option<u32>,
     /// The run to join (letters, digits, '.', '_', '-'); default: the run the coordinator has
     /// open (the first agent opens one and prints its id).
@@ -474,9 +474,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     Ok(rate)
 }
 
-/// `--masters` values: checked by the core as the client will (`redis://`, `rediss://`,
-/// `unix://`), and the error shows the value with its password redacted (clap's own message
-/// would echo it raw).
+/// `--masters` and `--storage` values: checked by the core as the client will (`redis://`,
+/// `rediss://`, `unix://`), and the error names the flag and shows the value with its password
+/// redacted (clap's own message would echo it raw).
 #[derive(Debug, Clone, Copy)]
 struct MasterUrl;
 
@@ -486,13 +486,23 @@ impl clap::builder::TypedValueParser for MasterUrl {
     fn parse_ref(
         &self,
         cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
+        arg: Option<&clap::Arg>,
         value: &OsStr,
     ) -> Result<String, clap::Error> {
+        let flag = arg
+            .map(|a| {
+                let name = a.get_long().unwrap_or_else(|| a.get_id().as_str());
+                let value = a
+                    .get_value_names()
+                    .and_then(|names| names.first())
+                    .map_or("URL", |n| n.as_str());
+                format!("--{name} <{value}>")
+            })
+            .unwrap_or_else(|| "--masters <URL,...>".into());
         let invalid = |shown: String, why: String| {
             clap::Error::raw(
                 clap::error::ErrorKind::ValueValidation,
-                format!("invalid value {shown} for '--masters <URL,...>': {why}\n"),
+                format!("invalid value {shown} for '{flag}': {why}\n"),
             )
             .with_cmd(cmd)
         };

@@ -118,16 +118,15 @@ impl Hist {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
-    /// Decodes [`encode`](Self::encode)'s output.
+    /// Decodes [`encode`](Self::encode)'s output, within the limits of a result file
+    /// ([`crate::model::limits`]: checked before anything is allocated or inflated).
     pub fn decode(text: &str) -> Result<Hist, String> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|e| format!("histogram is not valid base64: {e}"))?;
-        let mut h: Histogram<u64> = hdr::Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("histogram is not a valid HdrHistogram V2 encoding: {e:?}"))?;
-        h.auto(true);
-        Ok(Hist(h))
+        crate::model::limits::decode_histogram(&bytes)
+            .map(Hist)
+            .map_err(|e| format!("histogram: {e}"))
     }
 }
 

@@ -17,13 +17,23 @@ use crate::locks::master::{Master, RequestError};
 
 /// Stores the token only if it is at least the highest stored: 1 stored, 0 refused. The
 /// record expires an hour after its last write, so records never pile up on a storage that
-/// outlives the run. (Lua compares the tokens as numbers: exact up to 2^53.)
+/// outlives the run. Tokens are compared exactly, as decimal strings (fewer digits is smaller,
+/// then digit by digit), never through Lua numbers: doubles are 2,048 apart near 2^63, so
+/// `tonumber` would let a paused holder's late write through. A stored record that is not a
+/// decimal token is an error reply, never silently overwritten.
 pub const FENCED_WRITE: &str = r"
+local token = ARGV[1]
 local highest = redis.call('GET', KEYS[1])
-if highest and tonumber(ARGV[1]) < tonumber(highest) then
-    return 0
+if highest then
+    if not string.match(highest, '^%d+$') then
+        return redis.error_reply('fencing record ' .. KEYS[1] .. ' holds a value that is not a decimal token')
+    end
+    highest = string.gsub(highest, '^0+(%d)', '%1')
+    if #token < #highest or (#token == #highest and token < highest) then
+        return 0
+    end
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', 3600000)
+redis.call('SET', KEYS[1], token, 'PX', 3600000)
 return 1
 ";
 

@@ -2,16 +2,17 @@
 //! prints their merge exactly as `merge` would, one line per agent, how the phases started,
 //! and the cross-agent mutual-exclusion check.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::merge::print_merged;
 use super::shared::Session;
 use crate::cli::CollectArgs;
 use crate::coordinator::agent::AgentInfo;
 use crate::coordinator::overlap::{self, AgentWindows, Findings};
-use crate::coordinator::{key, Coordinator, KEY_TTL};
+use crate::coordinator::{key, Coordinator, KEY_TTL, MAX_AGENTS};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
+use crate::model::limits;
 use crate::model::mode::ModeStats;
 use crate::output::Outputs;
 
@@ -74,49 +75,42 @@ async fn fetch(args: &CollectArgs) -> Result<Vec<Part>, LoadgenError> {
             KEY_TTL.as_secs() / 3600
         ))
     })?;
-    let deadline = Instant::now() + args.wait;
-    let mut said = false;
-    loop {
-        let mut missing = Vec::new();
-        for n in 1..=agents {
-            let exists: bool = c
-                .query(redis::cmd("EXISTS").arg(key(id, &format!("result:{n}"))))
-                .await?;
-            if !exists {
-                missing.push(n.to_string());
-            }
-        }
-        if missing.is_empty() {
-            break;
-        }
-        let arrived = agents as usize - missing.len();
-        if let Some(why) = c.get::<String>(&key(id, "abandoned")).await? {
-            return Err(LoadgenError::Failed(format!(
-                "run {id} was given up: {why} ({arrived} of {agents} results stored)"
-            )));
-        }
-        if Instant::now() >= deadline {
+    if !(1..=MAX_AGENTS).contains(&agents) {
+        return Err(LoadgenError::Failed(format!(
+            "coordinator {}: run {id}'s agent count (key {}) is {agents}, not 1 to {MAX_AGENTS}: not a run redlock-loadgen started",
+            c.shown,
+            key(id, "agents")
+        )));
+    }
+    // The whole wait, every coordinator request included, ends by the deadline.
+    let deadline = tokio::time::Instant::now() + args.wait;
+    let mut missing = Vec::new();
+    let waited = tokio::time::timeout_at(deadline, wait_for_results(&c, id, agents, &mut missing));
+    match waited.await {
+        Ok(result) => result?,
+        Err(_) => {
+            let arrived = agents as usize - missing.len();
             return Err(LoadgenError::Failed(format!(
                 "run {id}: only {arrived} of {agents} agents stored a result within {:?} (--wait); missing: agent {}",
                 args.wait,
-                missing.join(", ")
+                missing
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
-        if !said {
-            said = true;
-            eprintln!(
-                "redlock-loadgen: waiting up to {:?} for {} of {agents} results of run {id}",
-                args.wait,
-                missing.len()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let mut parts = Vec::with_capacity(agents as usize);
     for n in 1..=agents {
         let bad = |what: &str, e: String| {
             LoadgenError::Failed(format!("run {id}: agent {n}'s {what}: {e}"))
         };
+        // Read only what a result file may hold (the same limit as `report` and `merge`).
+        let size: u64 = c
+            .query(redis::cmd("STRLEN").arg(key(id, &format!("result:{n}"))))
+            .await?;
+        limits::check_file_size(size).map_err(|e| bad("result", e))?;
         let text: String = c
             .get(&key(id, &format!("result:{n}")))
             .await?
@@ -139,6 +133,47 @@ async fn fetch(args: &CollectArgs) -> Result<Vec<Part>, LoadgenError> {
         parts.push(Part { info, doc, windows });
     }
     Ok(parts)
+}
+
+/// Waits until every agent 1..=`agents` stored its result (`missing`: the ones not yet, as
+/// last seen), or the run was given up. The caller bounds it by its deadline.
+async fn wait_for_results(
+    c: &Coordinator,
+    id: &str,
+    agents: u32,
+    missing: &mut Vec<u32>,
+) -> Result<(), LoadgenError> {
+    *missing = (1..=agents).collect();
+    let mut said = false;
+    loop {
+        let mut still = Vec::new();
+        for &n in missing.iter() {
+            let exists: bool = c
+                .query(redis::cmd("EXISTS").arg(key(id, &format!("result:{n}"))))
+                .await?;
+            if !exists {
+                still.push(n);
+            }
+        }
+        *missing = still;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let arrived = agents as usize - missing.len();
+        if let Some(why) = c.get::<String>(&key(id, "abandoned")).await? {
+            return Err(LoadgenError::Failed(format!(
+                "run {id} was given up: {why} ({arrived} of {agents} results stored)"
+            )));
+        }
+        if !said {
+            said = true;
+            eprintln!(
+                "redlock-loadgen: waiting for {} of {agents} results of run {id}",
+                missing.len()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 fn ms(us: u64) -> f64 {

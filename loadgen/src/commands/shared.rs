@@ -105,11 +105,21 @@ pub fn warn_about_generator(report: &Report) {
     }
 }
 
-/// The exit after the report: a signal → 128 + n; violations → 3; a fan-out mode that won no
-/// lock at all → 1 (unless allowed).
+/// The exit after the report: violations → 3; a protected resource that took no write → 1; a
+/// signal → 128 + n; a fan-out mode that won no lock at all → 1 (unless allowed).
 pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
     if let n @ 1.. = report.violations() {
         return Err(LoadgenError::Violations(n));
+    }
+    for m in &report.modes {
+        if let Some(f) = m.fencing.as_ref().filter(|f| f.storage_took_no_write()) {
+            return Err(LoadgenError::Failed(format!(
+                "{} fan-out: the protected resource (--storage) took none of the {} writes sent ({} errors): no stale-write figure is known; check its URL, password and that it listens",
+                m.label(),
+                f.storage_writes,
+                f.storage_errors
+            )));
+        }
     }
     if let Some(signal) = report.header.interrupted_by {
         return Err(LoadgenError::Interrupted(signal));

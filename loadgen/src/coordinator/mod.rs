@@ -34,6 +34,8 @@ pub const KEY_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Every single coordinator request is bounded by this (a coordinator that stops answering
 /// fails the run instead of hanging it).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Agents in one run at most (`--agents`); `collect` refuses a stored count above it.
+pub const MAX_AGENTS: u32 = 1000;
 /// Key of the run agents without `--run-id` join (deleted once the run is full).
 const OPEN_RUN_KEY: &str = "redlock-loadgen-coordinator:open-run";
 

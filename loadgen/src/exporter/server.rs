@@ -1,23 +1,45 @@
-//! The HTTP side of `--prometheus`: a `tiny_http` server on its own thread answering
-//! `GET /metrics` with the live figures, from the moment the address is bound until the run
+//! The HTTP side of `--prometheus`: a small HTTP/1.1 server on one thread of its own, answering
+//! `GET /metrics` with the live figures from the moment the address is bound until the run
 //! (and the optional linger) is over.
+//!
+//! A scraper can never hold the run: the server is one thread whatever the scrapers do (a
+//! single-threaded tokio runtime), it holds at most [`MAX_CONNECTIONS`] connections (more are
+//! told 503 and closed), each connection gets one request whose head must arrive within
+//! [`REQUEST_TIMEOUT`] and fit in [`MAX_REQUEST_HEAD`] bytes, the answer must be taken within
+//! [`WRITE_TIMEOUT`], and then the connection is closed (no keep-alive, so a pipelining client
+//! gets one answer). Stopping the server drops every connection at once: it never waits on a
+//! scraper.
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use tiny_http::{Header, Method, Response, Server};
+use prometheus_client::registry::Registry;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, Semaphore};
 
 use super::encode::{self, CONTENT_TYPE};
 use super::LiveFigures;
 use crate::error::LoadgenError;
 
-/// `--prometheus ADDR`: `HOST:PORT` to listen on (`:PORT`: every interface; port 0: any
-/// free port).
+/// Connections served at once; one more is answered 503 and closed.
+pub const MAX_CONNECTIONS: usize = 32;
+/// Bytes of a request head (request line and headers); a longer one is answered 431.
+pub const MAX_REQUEST_HEAD: usize = 8 * 1024;
+/// How long a connection may take to send its request head.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a scraper may take to read its answer.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `--prometheus ADDR`: `HOST:PORT` to listen on (`:PORT`: loopback, 127.0.0.1; port 0: any
+/// free port). Listening beyond loopback takes an explicit host, e.g. `0.0.0.0:9464`.
 pub fn parse_listen_address(text: &str) -> Result<SocketAddr, String> {
     let bad = |why: String| {
         format!(
-            "{text:?} is not an address to listen on ({why}): write HOST:PORT, e.g. 127.0.0.1:9464, [::1]:9464 or :9464 (every interface)"
+            "{text:?} is not an address to listen on ({why}): write HOST:PORT, e.g. 127.0.0.1:9464, [::1]:9464, :9464 (loopback) or 0.0.0.0:9464 (every interface)"
         )
     };
     let Some((host, port)) = text.trim().rsplit_once(':') else {
@@ -28,7 +50,7 @@ pub fn parse_listen_address(text: &str) -> Result<SocketAddr, String> {
         .map_err(|_| bad(format!("port {port:?} is not a number from 0 to 65535")))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if host.is_empty() {
-        return Ok(SocketAddr::from(([0, 0, 0, 0], port)));
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
     }
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
@@ -43,8 +65,8 @@ pub fn parse_listen_address(text: &str) -> Result<SocketAddr, String> {
 /// A running exporter: serves the figures until dropped.
 pub struct Exporter {
     figures: Arc<LiveFigures>,
-    server: Arc<Server>,
     address: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -52,43 +74,33 @@ impl Exporter {
     /// Binds `address` and starts serving `figures`. An address that cannot be bound (in
     /// use, not local, not permitted) is a usage error naming it.
     pub fn start(address: SocketAddr, figures: Arc<LiveFigures>) -> Result<Exporter, LoadgenError> {
-        let server = Server::http(address).map_err(|e| {
+        let cannot = |e: std::io::Error| {
             LoadgenError::Usage(format!("--prometheus {address}: cannot listen there: {e}"))
-        })?;
-        let address = server
-            .server_addr()
-            .to_ip()
-            .expect("a server bound to an IP address listens on one");
-        let server = Arc::new(server);
+        };
+        let listener = std::net::TcpListener::bind(address).map_err(cannot)?;
+        listener.set_nonblocking(true).map_err(cannot)?;
+        let address = listener.local_addr().map_err(cannot)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| LoadgenError::Failed(format!("starting the --prometheus server: {e}")))?;
         let registry = encode::registry(Arc::clone(&figures));
-        let serving = Arc::clone(&server);
+        let (stop, stopped) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name("prometheus".into())
             .spawn(move || {
-                // Ends when `Exporter::drop` unblocks the server.
-                for request in serving.incoming_requests() {
-                    let response = match (request.method(), request.url()) {
-                        (Method::Get, "/metrics") => {
-                            Response::from_string(encode::render(&registry))
-                                .with_header(header(CONTENT_TYPE))
-                        }
-                        (Method::Get, "/") => Response::from_string(
-                            "redlock-loadgen: the running figures are at /metrics\n",
-                        )
-                        .with_header(header("text/plain; charset=utf-8")),
-                        _ => Response::from_string("not found: the figures are at GET /metrics\n")
-                            .with_status_code(404)
-                            .with_header(header("text/plain; charset=utf-8")),
-                    };
-                    // A scraper that hung up gets nothing: there is no one to tell.
-                    let _ = request.respond(response);
-                }
+                let local = tokio::task::LocalSet::new();
+                local.block_on(&runtime, serve(listener, registry, stopped));
+                // Dropping the tasks closes every connection still open, whatever its state.
+                drop(local);
+                runtime.shutdown_background();
             })
             .map_err(|e| LoadgenError::Failed(format!("starting the --prometheus server: {e}")))?;
         Ok(Exporter {
             figures,
-            server,
             address,
+            stop: Some(stop),
             thread: Some(thread),
         })
     }
@@ -114,15 +126,137 @@ impl std::fmt::Debug for Exporter {
 
 impl Drop for Exporter {
     fn drop(&mut self) {
-        self.server.unblock();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        // Prompt: the server thread never blocks on a connection (every read and write is
+        // awaited under a timeout on its one runtime, and the stop wins over all of them).
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-fn header(content_type: &str) -> Header {
-    Header::from_bytes("Content-Type", content_type).expect("a valid header")
+/// Accepts connections until `stopped`; each is answered by a task of its own, at most
+/// [`MAX_CONNECTIONS`] at once.
+async fn serve(
+    listener: std::net::TcpListener,
+    registry: Registry,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let Ok(listener) = TcpListener::from_std(listener) else {
+        return;
+    };
+    let registry = Rc::new(registry);
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut stopped => return,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            // Out of descriptors or an aborted handshake: let it pass instead of spinning.
+            Err(_) => {
+                tokio::select! {
+                    _ = &mut stopped => return,
+                    () = tokio::time::sleep(Duration::from_millis(10)) => continue,
+                }
+            }
+        };
+        match Arc::clone(&slots).try_acquire_owned() {
+            Ok(slot) => {
+                let registry = Rc::clone(&registry);
+                tokio::task::spawn_local(async move {
+                    answer(stream, &registry).await;
+                    drop(slot);
+                });
+            }
+            // Full: a short refusal if the socket takes it at once, then closed.
+            Err(_) => {
+                let _ = stream.try_write(&response(
+                    "503 Service Unavailable",
+                    "text/plain; charset=utf-8",
+                    "busy: too many scrapers connected, try again\n",
+                ));
+            }
+        }
+    }
+}
+
+/// One connection: one request, one answer, closed.
+async fn answer(mut stream: TcpStream, registry: &Registry) {
+    let head = tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut stream)).await;
+    let reply = match head {
+        Ok(Ok(Some(line))) => route(&line, registry),
+        Ok(Ok(None)) => response(
+            "431 Request Header Fields Too Large",
+            "text/plain; charset=utf-8",
+            &format!("a request head holds at most {MAX_REQUEST_HEAD} bytes\n"),
+        ),
+        // Hung up, or too slow: nobody to answer.
+        Ok(Err(_)) | Err(_) => return,
+    };
+    let _ = tokio::time::timeout(WRITE_TIMEOUT, async {
+        stream.write_all(&reply).await?;
+        stream.shutdown().await
+    })
+    .await;
+}
+
+/// Reads a request head (up to the blank line): its request line, or `None` when the head
+/// does not fit in [`MAX_REQUEST_HEAD`] bytes.
+async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
+    let mut head = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        // Search only where the end could be: the new bytes and the three before them.
+        let from = head.len().saturating_sub(3);
+        head.extend_from_slice(&chunk[..n]);
+        if let Some(end) = head[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+            if from + end > MAX_REQUEST_HEAD {
+                return Ok(None);
+            }
+            let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+            return Ok(Some(String::from_utf8_lossy(line).trim_end().to_string()));
+        }
+        if head.len() > MAX_REQUEST_HEAD {
+            return Ok(None);
+        }
+    }
+}
+
+/// The answer to a request line.
+fn route(request_line: &str, registry: &Registry) -> Vec<u8> {
+    let mut words = request_line.split_ascii_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let path = target.split_once('?').map_or(target, |(path, _)| path);
+    match (method, path) {
+        ("GET", "/metrics") => response("200 OK", CONTENT_TYPE, &encode::render(registry)),
+        ("GET", "/") => response(
+            "200 OK",
+            "text/plain; charset=utf-8",
+            "redlock-loadgen: the running figures are at /metrics\n",
+        ),
+        _ => response(
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "not found: the figures are at GET /metrics\n",
+        ),
+    }
+}
+
+/// A whole HTTP/1.1 answer that closes the connection.
+fn response(status: &str, content_type: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
 }
 
 #[cfg(test)]
@@ -137,7 +271,7 @@ mod tests {
         );
         assert_eq!(
             parse_listen_address(":9464").unwrap(),
-            "0.0.0.0:9464".parse().unwrap()
+            "127.0.0.1:9464".parse().unwrap()
         );
         assert!(parse_listen_address("localhost:9464")
             .unwrap()

@@ -9,6 +9,7 @@
 //! level by level, capacity searches step by step.
 
 pub mod compat;
+pub mod limits;
 pub mod windows;
 
 use crate::capacity::search::Limit;
@@ -133,6 +134,7 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
             eprintln!("redlock-loadgen: warning: {what}; the rate while all measured is undefined");
             notes.push(format!("disjoint windows: {what}"));
         }
+        limits::check_timeline(&of_mode).map_err(LoadgenError::Usage)?;
         modes.push(windows::merge_modes(&of_mode));
     }
     let header = Header::merged(

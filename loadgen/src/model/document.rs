@@ -1,6 +1,7 @@
 //! A result file of any kind: `run` (also what `merge` writes for runs), `sweep`, `capacity`.
 //! Every kind carries `schema_version` and `kind` (`loadgen/schema.json`).
 
+use std::io::Read as _;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -8,6 +9,7 @@ use serde::Serialize;
 
 use super::capacity::CapacityResult;
 use super::header::{Header, Kind, READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION};
+use super::limits;
 use super::report::Report;
 use super::sweep::SweepResult;
 use crate::error::LoadgenError;
@@ -90,30 +92,51 @@ pub fn to_text(result: &impl Serialize) -> String {
 }
 
 /// Parses a result file's text; the error names the field at fault. Derived figures are
-/// recomputed, not read.
+/// recomputed, not read. The text is read straight into the result (no JSON tree in between)
+/// within the limits of [`limits`], checked before anything is derived.
 pub fn parse(text: &str) -> Result<Document, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    if !value.is_object() {
-        return Err("not a redlock-loadgen result: the top level is not an object".into());
+    limits::with_budget(text.len(), || parse_within_limits(text))
+}
+
+fn parse_within_limits(text: &str) -> Result<Document, String> {
+    /// The two fields that say what the rest is (everything else skipped unread).
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        schema_version: Option<serde_json::Value>,
+        kind: Option<serde_json::Value>,
     }
-    let version = value
-        .get("schema_version")
+    let probe: Probe = serde_json::from_str(text).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => {
+            "not a redlock-loadgen result: the top level is not an object".to_string()
+        }
+        _ => format!("not JSON: {e}"),
+    })?;
+    let version = probe
+        .schema_version
         .ok_or("no field schema_version: not a redlock-loadgen result")?;
-    let version = readable_version(version)?;
-    let kind = value
-        .get("kind")
+    let version = readable_version(&version)?;
+    let kind = probe
+        .kind
+        .as_ref()
         .and_then(|k| k.as_str())
         .ok_or("no field kind: not a redlock-loadgen result")?
         .to_string();
-    fn read<T: DeserializeOwned>(kind: &str, value: serde_json::Value) -> Result<T, String> {
-        serde_json::from_value(value)
-            .map_err(|e| format!("not a redlock-loadgen {kind} result: {e}"))
+    fn read<T: DeserializeOwned>(kind: &str, text: &str) -> Result<T, String> {
+        let mut json = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut json).map_err(|e| {
+            let field = e.path().to_string();
+            let e = e.into_inner();
+            if field == "." {
+                format!("not a redlock-loadgen {kind} result: {e}")
+            } else {
+                format!("not a redlock-loadgen {kind} result: field {field}: {e}")
+            }
+        })
     }
     let mut doc = match kind.as_str() {
-        "run" => Document::Run(Box::new(read(&kind, value)?)),
-        "sweep" => Document::Sweep(read(&kind, value)?),
-        "capacity" => Document::Capacity(read(&kind, value)?),
+        "run" => Document::Run(Box::new(read(&kind, text)?)),
+        "sweep" => Document::Sweep(read(&kind, text)?),
+        "capacity" => Document::Capacity(read(&kind, text)?),
         "scenarios" => {
             return Err(
                 "a scenarios result does not merge (its rows ran one after the other)".into(),
@@ -125,6 +148,8 @@ pub fn parse(text: &str) -> Result<Document, String> {
             ))
         }
     };
+    limits::check_runs(doc.runs_mut().into_iter().map(|r| &*r))
+        .map_err(|e| format!("field {e}"))?;
     for run in doc.runs_mut() {
         if run.header.kind != Kind::Run {
             return Err(format!(
@@ -168,9 +193,19 @@ fn readable_version(v: &serde_json::Value) -> Result<u32, String> {
         })
 }
 
-/// Reads one result file (a bad file is a usage error naming it).
+/// Reads one result file (a bad file, or one above [`limits::MAX_FILE_BYTES`], is a usage
+/// error naming it; a larger file is refused before it is read).
 pub fn read(path: &Path) -> Result<Document, LoadgenError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LoadgenError::Usage(format!("{}: {e}", path.display())))?;
-    parse(&text).map_err(|e| LoadgenError::Usage(format!("{}: {e}", path.display())))
+    let bad = |e: String| LoadgenError::Usage(format!("{}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    if let Ok(meta) = file.metadata() {
+        limits::check_file_size(meta.len()).map_err(bad)?;
+    }
+    // A file that grows while read (or a pipe) stops at the limit all the same.
+    let mut text = String::new();
+    file.take(limits::MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| bad(e.to_string()))?;
+    limits::check_file_size(text.len() as u64).map_err(bad)?;
+    parse(&text).map_err(bad)
 }

@@ -29,15 +29,29 @@ pub struct FencingStats {
 }
 
 impl FencingStats {
+    /// Writes were sent and the storage answered none of them (wrong password, closed port):
+    /// the stale-write figures then prove nothing.
+    pub fn storage_took_no_write(&self) -> bool {
+        self.storage_writes > 0 && self.storage_errors >= self.storage_writes
+    }
+
     pub fn add(&mut self, other: &FencingStats) {
         self.fenced |= other.fenced;
-        self.tokens_issued += other.tokens_issued;
-        self.token_order_violations += other.token_order_violations;
-        self.storage_writes += other.storage_writes;
-        self.storage_writes_rejected += other.storage_writes_rejected;
-        self.stale_writes_accepted += other.stale_writes_accepted;
-        self.stale_writes_rejected += other.stale_writes_rejected;
-        self.storage_errors += other.storage_errors;
+        self.tokens_issued = self.tokens_issued.saturating_add(other.tokens_issued);
+        self.token_order_violations = self
+            .token_order_violations
+            .saturating_add(other.token_order_violations);
+        self.storage_writes = self.storage_writes.saturating_add(other.storage_writes);
+        self.storage_writes_rejected = self
+            .storage_writes_rejected
+            .saturating_add(other.storage_writes_rejected);
+        self.stale_writes_accepted = self
+            .stale_writes_accepted
+            .saturating_add(other.stale_writes_accepted);
+        self.stale_writes_rejected = self
+            .stale_writes_rejected
+            .saturating_add(other.stale_writes_rejected);
+        self.storage_errors = self.storage_errors.saturating_add(other.storage_errors);
     }
 }
 

@@ -138,23 +138,25 @@ pub struct MasterFailures {
 impl Interval {
     /// Adds the counts and the histograms of `other` (the index stays this one's).
     pub fn add(&mut self, other: &Interval) {
-        self.acquire_calls += other.acquire_calls;
-        self.acquired += other.acquired;
-        self.not_acquired += other.not_acquired;
-        self.unavailable += other.unavailable;
-        self.other_errors += other.other_errors;
-        self.attempts += other.attempts;
-        self.attempts_won += other.attempts_won;
-        self.split_votes += other.split_votes;
-        self.clean_losses += other.clean_losses;
-        self.unavailable_attempts += other.unavailable_attempts;
+        self.acquire_calls = self.acquire_calls.saturating_add(other.acquire_calls);
+        self.acquired = self.acquired.saturating_add(other.acquired);
+        self.not_acquired = self.not_acquired.saturating_add(other.not_acquired);
+        self.unavailable = self.unavailable.saturating_add(other.unavailable);
+        self.other_errors = self.other_errors.saturating_add(other.other_errors);
+        self.attempts = self.attempts.saturating_add(other.attempts);
+        self.attempts_won = self.attempts_won.saturating_add(other.attempts_won);
+        self.split_votes = self.split_votes.saturating_add(other.split_votes);
+        self.clean_losses = self.clean_losses.saturating_add(other.clean_losses);
+        self.unavailable_attempts = self
+            .unavailable_attempts
+            .saturating_add(other.unavailable_attempts);
         self.first_acquired_ms = match (self.first_acquired_ms, other.first_acquired_ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         self.last_acquired_ms = self.last_acquired_ms.max(other.last_acquired_ms);
-        self.expired_attempts += other.expired_attempts;
-        self.releases += other.releases;
+        self.expired_attempts = self.expired_attempts.saturating_add(other.expired_attempts);
+        self.releases = self.releases.saturating_add(other.releases);
         self.acquire.add(&other.acquire);
         self.attempt.add(&other.attempt);
         self.release.add(&other.release);
@@ -172,7 +174,7 @@ impl Interval {
                 .iter_mut()
                 .find(|mine| mine.master == f.master && mine.error_type == f.error_type)
             {
-                Some(mine) => mine.requests += f.requests,
+                Some(mine) => mine.requests = mine.requests.saturating_add(f.requests),
                 None => self.failures.push(f.clone()),
             }
         }

@@ -33,6 +33,7 @@ pub mod document;
 pub mod fencing;
 pub mod header;
 pub mod interval;
+pub mod limits;
 pub mod mode;
 pub mod outage;
 pub mod report;

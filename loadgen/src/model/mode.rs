@@ -26,7 +26,7 @@ macro_rules! counts {
         impl Counts {
             /// Adds every counter of `other`.
             pub fn add(&mut self, other: &Counts) {
-                $(self.$field += other.$field;)*
+                $(self.$field = self.$field.saturating_add(other.$field);)*
             }
         }
     };
@@ -118,11 +118,11 @@ pub struct MasterStats {
 impl MasterStats {
     pub fn add(&mut self, other: &MasterStats) {
         self.round_trip.add(&other.round_trip);
-        self.granted += other.granted;
-        self.denied += other.denied;
-        self.not_awaited += other.not_awaited;
-        self.errors += other.errors;
-        self.timeouts += other.timeouts;
+        self.granted = self.granted.saturating_add(other.granted);
+        self.denied = self.denied.saturating_add(other.denied);
+        self.not_awaited = self.not_awaited.saturating_add(other.not_awaited);
+        self.errors = self.errors.saturating_add(other.errors);
+        self.timeouts = self.timeouts.saturating_add(other.timeouts);
     }
 }
 
@@ -374,7 +374,8 @@ impl ModeStats {
             mine.add(theirs);
         }
         for (pattern, n) in &other.vote_patterns {
-            *self.vote_patterns.entry(*pattern).or_default() += n;
+            let sum = self.vote_patterns.entry(*pattern).or_default();
+            *sum = sum.saturating_add(*n);
         }
         self.fairness
             .acquired_per_worker

@@ -34,7 +34,9 @@ pub fn render_modes(run_id: &str, modes: &[ModeStats]) -> Result<Vec<u8>, String
         .map(|m| m.measured_from_unix_ms)
         .min()
         .unwrap_or(0);
-    let base = UNIX_EPOCH + Duration::from_millis(base_ms);
+    let base = UNIX_EPOCH
+        .checked_add(Duration::from_millis(base_ms))
+        .ok_or_else(|| format!("measured_from_unix_ms {base_ms} is beyond this system's clock"))?;
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     {
@@ -57,7 +59,16 @@ pub fn render_modes(run_id: &str, modes: &[ModeStats]) -> Result<Vec<u8>, String
             let offset = Duration::from_millis(m.measured_from_unix_ms - base_ms);
             let label = m.label();
             for interval in &m.intervals {
-                let start = offset + step * interval.index as u32;
+                let start = u32::try_from(interval.index)
+                    .ok()
+                    .and_then(|index| step.checked_mul(index))
+                    .and_then(|at| offset.checked_add(at))
+                    .ok_or_else(|| {
+                        format!(
+                            "{label}: interval {} of {} ms is beyond what an interval log can hold",
+                            interval.index, m.interval_ms
+                        )
+                    })?;
                 let named = [
                     (None, &interval.acquire),
                     (Some(tag(label, "acquire")), &interval.acquire),

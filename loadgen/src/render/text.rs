@@ -347,7 +347,13 @@ fn lines() -> Vec<Line> {
             format!("{} ({})", f.storage_writes, f.storage_writes_rejected)
         }),
         when("stale writes accepted", writes_storage, |m| {
-            fencing(m, |f| f.stale_writes_accepted)
+            match m.fencing.as_ref().filter(|f| f.storage_took_no_write()) {
+                Some(f) => format!(
+                    "UNKNOWN: the storage took no write ({} errors)",
+                    f.storage_errors
+                ),
+                None => fencing(m, |f| f.stale_writes_accepted),
+            }
         }),
         when("stale writes rejected", writes_storage, |m| {
             fencing(m, |f| f.stale_writes_rejected)

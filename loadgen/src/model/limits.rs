@@ -1,0 +1,376 @@
+//! What a result file may hold: the limits `report`, `merge`, `collect` (on what agents store)
+//! and the `--hlog`/`--hgrm` renderers rely on, so a hostile or damaged file is refused with
+//! the field at fault (exit 2) within bounded memory and time instead of exhausting either.
+//!
+//! The bounds, stated in `docs/src/loadgen-results.md`:
+//!
+//! - the file: at most [`MAX_FILE_BYTES`], read straight into the typed result (no JSON tree
+//!   in between), so memory stays within a few times the file;
+//! - a histogram: significant digits 1 to [`MAX_SIGNIFICANT_DIGITS`] (what the tool writes is
+//!   3), a lowest discernible value of 1, a declared payload that is really there, at most
+//!   [`MAX_DECODED_HISTOGRAM_BYTES`] once inflated (the inflater is limited before it runs),
+//!   and every count and zero run within range;
+//! - all the histograms of one file together: at most [`MAX_HISTOGRAM_COUNTERS`] counters
+//!   decoded and at most 8 × the file's size + 1 MiB inflated ([`Budget`]), which bounds the
+//!   CPU a file of many small histograms can cost;
+//! - intervals: an `index` below [`MAX_INTERVAL_SLOTS`] summed over the file's modes,
+//!   `interval_ms` from 1 ms to a day, wall-clock times before the year 10000; modes, levels,
+//!   steps, parts, masters each at most [`MAX_ITEMS`].
+
+use std::cell::Cell;
+use std::io::Read as _;
+
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+
+use super::mode::ModeStats;
+use super::report::Report;
+
+/// The largest result file read (64 MiB: an hour-long run of every mode is a few MiB).
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Significant decimal digits a stored histogram may keep (3 is what redlock-loadgen writes;
+/// each more digit costs ten times the counters).
+pub const MAX_SIGNIFICANT_DIGITS: u32 = 3;
+/// The largest a histogram's V2 encoding may inflate to.
+pub const MAX_DECODED_HISTOGRAM_BYTES: usize = 1 << 20;
+/// Counters (8 bytes each) all the histograms of one file may decode to, together: 2^27, a
+/// GiB zeroed over the whole reading (an hour of 1 s intervals at millisecond latencies with
+/// five masters decodes to about 90 million).
+pub const MAX_HISTOGRAM_COUNTERS: u64 = 1 << 27;
+/// Interval slots (the largest `index` + 1 of each mode, summed over the file): 262,144, three
+/// days of one mode at 1 s intervals.
+pub const MAX_INTERVAL_SLOTS: u64 = 1 << 18;
+/// Modes of a run, levels of a sweep, steps of a search, parts of a merge, masters.
+pub const MAX_ITEMS: usize = 4096;
+/// The longest interval, ms (a day).
+pub const MAX_INTERVAL_MS: u64 = 86_400_000;
+/// 9999-12-31T23:59:59.999Z in ms since the Unix epoch: the latest wall-clock time read.
+pub const MAX_UNIX_MS: u64 = 253_402_300_799_999;
+/// A histogram's total count and any single count (exact as a double, as in JSON).
+const MAX_COUNT: u64 = (1 << 53) - 1;
+
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// Cookie, payload length, normalizing offset, digits, lowest, highest, conversion ratio.
+const V2_HEADER_BYTES: usize = 40;
+
+/// A file of `size` bytes is readable (the message gives both figures).
+pub fn check_file_size(size: u64) -> Result<(), String> {
+    if size > MAX_FILE_BYTES {
+        return Err(format!(
+            "{size} bytes: a result file holds at most {MAX_FILE_BYTES} bytes ({} MiB)",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// What the histograms of the file being read may still cost.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    counters: u64,
+    inflated: u64,
+}
+
+thread_local! {
+    static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };
+}
+
+/// Runs `read` (the reading of one file of `file_bytes` bytes) with the file's histogram
+/// budget; the histograms it decodes draw from it.
+pub fn with_budget<T>(file_bytes: usize, read: impl FnOnce() -> T) -> T {
+    let budget = Budget {
+        counters: MAX_HISTOGRAM_COUNTERS,
+        inflated: (file_bytes as u64)
+            .saturating_mul(8)
+            .saturating_add(1 << 20),
+    };
+    let outer = BUDGET.with(|b| b.replace(Some(budget)));
+    let result = read();
+    BUDGET.with(|b| b.set(outer));
+    result
+}
+
+/// Takes `n` of what the current file may still spend (unbounded outside [`with_budget`]).
+fn spend(n: u64, what: impl Fn(&mut Budget) -> &mut u64, message: &str) -> Result<(), String> {
+    BUDGET.with(|cell| {
+        let Some(mut budget) = cell.get() else {
+            return Ok(());
+        };
+        let left = what(&mut budget);
+        *left = left.checked_sub(n).ok_or_else(|| message.to_string())?;
+        cell.set(Some(budget));
+        Ok(())
+    })
+}
+
+fn be_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn be_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Decodes an HdrHistogram V2 encoding (compressed or not) after checking everything it
+/// declares: nothing is allocated or inflated from a declared size before it is checked.
+pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    if bytes.len() < 8 {
+        return Err(format!(
+            "{} bytes is too short for a histogram",
+            bytes.len()
+        ));
+    }
+    let inflated;
+    let v2 = match be_u32(bytes, 0) {
+        V2_COOKIE => bytes,
+        V2_COMPRESSED_COOKIE => {
+            let declared = be_u32(bytes, 4) as usize;
+            let compressed = &bytes[8..];
+            if declared != compressed.len() {
+                return Err(format!(
+                    "the compressed histogram declares {declared} bytes but holds {}",
+                    compressed.len()
+                ));
+            }
+            inflated = inflate(compressed)?;
+            &inflated[..]
+        }
+        cookie => return Err(format!("{cookie:#010x} is not an HdrHistogram V2 cookie")),
+    };
+    check_v2(v2)?;
+    let mut h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut &v2[..])
+        .map_err(|e| format!("not a valid HdrHistogram V2 encoding: {e:?}"))?;
+    spend(
+        h.distinct_values() as u64,
+        |b| &mut b.counters,
+        &format!(
+            "the file's histograms decode to more than {MAX_HISTOGRAM_COUNTERS} counters together"
+        ),
+    )?;
+    h.auto(true);
+    Ok(h)
+}
+
+/// Inflates a zlib stream, stopping at [`MAX_DECODED_HISTOGRAM_BYTES`] (and at what the file's
+/// budget has left) whatever the stream says.
+fn inflate(compressed: &[u8]) -> Result<Vec<u8>, String> {
+    let left = BUDGET.with(|b| b.get().map_or(u64::MAX, |b| b.inflated));
+    let limit = (MAX_DECODED_HISTOGRAM_BYTES as u64).min(left);
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(compressed)
+        .take(limit + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("the compressed histogram does not inflate: {e}"))?;
+    if out.len() as u64 > limit {
+        return Err(if limit < MAX_DECODED_HISTOGRAM_BYTES as u64 {
+            "the file's histograms inflate to more than 8 times the file's size".to_string()
+        } else {
+            format!("the compressed histogram inflates to more than {MAX_DECODED_HISTOGRAM_BYTES} bytes")
+        });
+    }
+    spend(
+        out.len() as u64,
+        |b| &mut b.inflated,
+        "the file's histograms inflate to more than 8 times the file's size",
+    )?;
+    Ok(out)
+}
+
+/// Checks an uncompressed V2 encoding's header and walks its payload (zig-zag LEB128 counts,
+/// negative: a run of zeros) without allocating anything.
+fn check_v2(v2: &[u8]) -> Result<(), String> {
+    if v2.len() < V2_HEADER_BYTES || be_u32(v2, 0) != V2_COOKIE {
+        return Err("not an HdrHistogram V2 encoding (no V2 header)".into());
+    }
+    let payload_len = be_u32(v2, 4) as usize;
+    let payload = &v2[V2_HEADER_BYTES..];
+    if payload_len != payload.len() {
+        return Err(format!(
+            "the histogram declares a {payload_len}-byte payload but holds {}",
+            payload.len()
+        ));
+    }
+    let digits = be_u32(v2, 12);
+    if !(1..=MAX_SIGNIFICANT_DIGITS).contains(&digits) {
+        return Err(format!(
+            "the histogram keeps {digits} significant digits (1 to {MAX_SIGNIFICANT_DIGITS} are read)"
+        ));
+    }
+    let (lowest, highest) = (be_u64(v2, 16), be_u64(v2, 24));
+    if lowest != 1 {
+        return Err(format!(
+            "the histogram's lowest discernible value is {lowest} (1 is read)"
+        ));
+    }
+    if !(2..=u64::MAX / 2).contains(&highest) {
+        return Err(format!(
+            "the histogram's highest trackable value {highest} is out of range"
+        ));
+    }
+    let (mut at, mut total) = (0, 0u64);
+    while at < payload.len() {
+        let (encoded, used) = varint(&payload[at..])?;
+        at += used;
+        // Zig-zag: 0, -1, 1, -2 … ; a negative number is a run of zeros.
+        let value = (encoded >> 1) as i64 ^ -((encoded & 1) as i64);
+        if value < 0 && value.checked_neg().is_none() {
+            return Err("the histogram holds a run of zeros out of range".into());
+        }
+        if value > 0 {
+            total = total
+                .checked_add(value as u64)
+                .filter(|&t| t <= MAX_COUNT)
+                .ok_or_else(|| format!("the histogram counts more than {MAX_COUNT} values"))?;
+        }
+    }
+    Ok(())
+}
+
+/// One LEB128 number of at most 9 bytes (as HdrHistogram writes them): (value, bytes used).
+fn varint(bytes: &[u8]) -> Result<(u64, usize), String> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().take(9).enumerate() {
+        if i == 8 {
+            return Ok((value | u64::from(b) << 56, 9));
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((value, i + 1));
+        }
+    }
+    Err("the histogram's payload ends inside a number".into())
+}
+
+/// Checks a file's runs against the stated limits before anything is derived from them; the
+/// error names the field at fault.
+pub fn check_runs<'a>(runs: impl IntoIterator<Item = &'a Report>) -> Result<(), String> {
+    let mut slots = 0u64;
+    for (r, report) in runs.into_iter().enumerate() {
+        if r >= MAX_ITEMS {
+            return Err(format!("more than {MAX_ITEMS} runs (levels or steps)"));
+        }
+        too_many("modes", report.modes.len())?;
+        too_many("masters", report.masters.len())?;
+        for (k, m) in report.modes.iter().enumerate() {
+            check_mode(m).map_err(|e| format!("modes[{k}].{e}"))?;
+            let last = m.intervals.iter().map(|i| i.index as u64).max();
+            slots = slots.saturating_add(last.map_or(0, |i| i.saturating_add(1)));
+            if slots > MAX_INTERVAL_SLOTS {
+                let index = last.unwrap_or(0);
+                return Err(format!(
+                    "modes[{k}].intervals: index {index} is beyond what a file may hold ({MAX_INTERVAL_SLOTS} interval slots in all)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn too_many(field: &str, n: usize) -> Result<(), String> {
+    if n > MAX_ITEMS {
+        return Err(format!("{field}: {n} entries (at most {MAX_ITEMS})"));
+    }
+    Ok(())
+}
+
+fn check_mode(m: &ModeStats) -> Result<(), String> {
+    if !(1..=MAX_INTERVAL_MS).contains(&m.interval_ms) {
+        return Err(format!(
+            "interval_ms: {} is not from 1 to {MAX_INTERVAL_MS}",
+            m.interval_ms
+        ));
+    }
+    let time = |field: &str, ms: u64| {
+        if ms > MAX_UNIX_MS {
+            return Err(format!("{field}: {ms} is after the year 9999"));
+        }
+        Ok(())
+    };
+    time("measured_from_unix_ms", m.measured_from_unix_ms)?;
+    for &(from, to) in &m.windows_unix_ms {
+        time("windows_unix_ms", from)?;
+        time("windows_unix_ms", to)?;
+        if from > to {
+            return Err(format!(
+                "windows_unix_ms: [{from}, {to}] ends before it starts"
+            ));
+        }
+    }
+    if m.duration.as_millis() > u128::from(MAX_INTERVAL_MS) * u128::from(MAX_INTERVAL_SLOTS as u32)
+    {
+        return Err(format!(
+            "duration_s: {} s is out of range",
+            m.duration.as_secs()
+        ));
+    }
+    too_many("masters", m.masters.len())?;
+    too_many("part_series", m.part_series.len())?;
+    too_many("vote_patterns", m.vote_patterns.len())?;
+    for (p, part) in m.part_series.iter().enumerate() {
+        if part.first_index as u64 >= MAX_INTERVAL_SLOTS {
+            return Err(format!(
+                "part_series[{p}].first_index: {} is not below {MAX_INTERVAL_SLOTS}",
+                part.first_index
+            ));
+        }
+    }
+    for (n, i) in m.intervals.iter().enumerate() {
+        let at = |field: &str| format!("intervals[{n}].{field}");
+        if i.index as u64 >= MAX_INTERVAL_SLOTS {
+            return Err(format!(
+                "{}: {} is not below {MAX_INTERVAL_SLOTS}",
+                at("index"),
+                i.index
+            ));
+        }
+        if i.round_trip.len() > MAX_ITEMS {
+            return Err(format!(
+                "{}: more than {MAX_ITEMS} masters",
+                at("round_trip_hdr")
+            ));
+        }
+        for f in &i.failures {
+            if f.master >= MAX_ITEMS {
+                return Err(format!(
+                    "{}: master {} is out of range",
+                    at("failures"),
+                    f.master
+                ));
+            }
+        }
+        for (field, ms) in [
+            ("first_acquired_ms", i.first_acquired_ms),
+            ("last_acquired_ms", i.last_acquired_ms),
+        ] {
+            if let Some(ms) = ms.filter(|&ms| ms > MAX_UNIX_MS) {
+                return Err(format!("{}: {ms} is out of range", at(field)));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_sizes_above_the_limit_are_refused_with_both_figures() {
+        assert!(check_file_size(MAX_FILE_BYTES).is_ok());
+        let e = check_file_size(MAX_FILE_BYTES + 1).unwrap_err();
+        assert!(
+            e.contains(&(MAX_FILE_BYTES + 1).to_string()) && e.contains("64 MiB"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn varints_stop_at_nine_bytes_and_a_cut_one_is_an_error() {
+        assert_eq!(varint(&[0x05]).unwrap(), (5, 1));
+        assert_eq!(varint(&[0x80, 0x01]).unwrap(), (128, 2));
+        assert_eq!(varint(&[0xff; 9]).unwrap(), (u64::MAX, 9));
+        assert!(varint(&[0x80]).is_err());
+    }
+}
