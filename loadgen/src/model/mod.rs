@@ -38,3 +38,5 @@ pub mod outage;
 pub mod report;
 pub mod scenarios;
 pub mod sweep;
+pub mod threshold;
+pub mod uncertainty;
