@@ -39,3 +39,5 @@ pub mod outage;
 pub mod report;
 pub mod scenarios;
 pub mod sweep;
+pub mod threshold;
+pub mod uncertainty;

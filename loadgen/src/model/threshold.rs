@@ -1,0 +1,277 @@
+//! Thresholds for CI gates: `--threshold EXPR` on `run` and `compare`.
+//!
+//! An expression is `FIGURE OP VALUE`: `acquire.p99<10ms`, `acquire.success>=99.9%`,
+//! `violations==0`, `goodput>=2000`, and on `compare` the ratio of B to A, `goodput.ratio>=0.95`.
+//! The verdict is taken on the measured figure; the report shows its 95 % interval beside it,
+//! and says when the interval reaches across the bound (a verdict that noise could turn).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::uncertainty::Estimate;
+
+/// What a figure measures, which fixes the units its bound may be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A latency, held in microseconds; written with `us`, `µs`, `ms` or `s`.
+    Latency,
+    /// A share, held as a fraction; written as `99.9%` or `0.999`.
+    Share,
+    /// A count or a rate; written bare.
+    Number,
+}
+
+/// Every figure a threshold can name, with its kind.
+const FIGURES: &[(&str, Kind)] = &[
+    ("goodput", Kind::Number),
+    ("acquire.success", Kind::Share),
+    ("quorum.success", Kind::Share),
+    ("split_votes.share", Kind::Share),
+    ("acquire.p50", Kind::Latency),
+    ("acquire.p90", Kind::Latency),
+    ("acquire.p99", Kind::Latency),
+    ("acquire.p999", Kind::Latency),
+    ("violations", Kind::Number),
+    ("stale_writes.accepted", Kind::Number),
+    ("token_order_violations", Kind::Number),
+    // `compare` only: B ÷ A of the figure named before `.ratio`.
+    ("goodput.ratio", Kind::Number),
+    ("acquire.success.ratio", Kind::Number),
+    ("acquire.p50.ratio", Kind::Number),
+    ("acquire.p99.ratio", Kind::Number),
+];
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = "==")]
+    Eq,
+}
+
+impl Op {
+    fn as_str(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+        }
+    }
+
+    fn holds(self, measured: f64, bound: f64) -> bool {
+        match self {
+            Op::Lt => measured < bound,
+            Op::Le => measured <= bound,
+            Op::Gt => measured > bound,
+            Op::Ge => measured >= bound,
+            Op::Eq => measured == bound,
+        }
+    }
+}
+
+/// One parsed `--threshold` (the bound in the figure's own unit: µs, a fraction or a number).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    /// The expression as the user wrote it.
+    pub expr: String,
+    pub figure: String,
+    pub op: Op,
+    pub bound: f64,
+}
+
+/// A threshold judged against a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdVerdict {
+    #[serde(flatten)]
+    pub threshold: Threshold,
+    /// The measured figure and its interval (`None`: the result has no such figure).
+    pub measured: Option<Estimate>,
+    pub passed: bool,
+    /// The interval reaches across the bound: noise could turn the verdict.
+    pub uncertain: bool,
+}
+
+impl Threshold {
+    /// Judges the threshold against `measured` (None: the figure is missing, which fails).
+    pub fn judge(&self, measured: Option<Estimate>) -> ThresholdVerdict {
+        let passed = measured.is_some_and(|m| self.op.holds(m.value, self.bound));
+        let uncertain = measured
+            .and_then(|m| m.interval())
+            .is_some_and(|(low, high)| {
+                self.op.holds(low, self.bound) != self.op.holds(high, self.bound)
+            });
+        ThresholdVerdict {
+            threshold: self.clone(),
+            measured,
+            passed,
+            uncertain,
+        }
+    }
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.expr)
+    }
+}
+
+impl FromStr for Threshold {
+    type Err = String;
+
+    fn from_str(expr: &str) -> Result<Self, String> {
+        let trimmed = expr.trim();
+        let at = trimmed.find(['<', '>', '=']).ok_or_else(|| {
+            format!("'{expr}' has no comparison: write FIGURE OP VALUE, e.g. acquire.p99<10ms")
+        })?;
+        let (figure, rest) = trimmed.split_at(at);
+        let figure = figure.trim();
+        let (op, value) = [
+            ("<=", Op::Le),
+            (">=", Op::Ge),
+            ("==", Op::Eq),
+            ("<", Op::Lt),
+            (">", Op::Gt),
+        ]
+        .into_iter()
+        .find_map(|(text, op)| rest.strip_prefix(text).map(|v| (op, v.trim())))
+        .ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
+        let kind = FIGURES
+            .iter()
+            .find(|(name, _)| *name == figure)
+            .map(|(_, kind)| *kind)
+            .ok_or_else(|| {
+                let names: Vec<&str> = FIGURES.iter().map(|(name, _)| *name).collect();
+                format!(
+                    "'{expr}': unknown figure '{figure}' (one of: {})",
+                    names.join(", ")
+                )
+            })?;
+        let bound = parse_bound(value, kind).map_err(|why| format!("'{expr}': {why}"))?;
+        Ok(Threshold {
+            expr: trimmed.to_string(),
+            figure: figure.to_string(),
+            op,
+            bound,
+        })
+    }
+}
+
+/// A bound in the figure's own unit.
+fn parse_bound(value: &str, kind: Kind) -> Result<f64, String> {
+    let split = value
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let number: f64 = number
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite())
+        .ok_or_else(|| format!("'{value}' is not a number"))?;
+    let scaled = match (kind, unit.trim()) {
+        (Kind::Latency, "us" | "µs") => number,
+        (Kind::Latency, "ms") => number * 1e3,
+        (Kind::Latency, "s") => number * 1e6,
+        (Kind::Latency, other) => {
+            return Err(format!("a latency needs a unit (us, ms or s), not '{other}'"))
+        }
+        // Shifting the decimal point in the text keeps 99.9% exactly 0.999 (a division by
+        // 100 would round to 0.9990000000000001 and fail a measured 0.999).
+        (Kind::Share, "%") => format!("{number}e-2").parse().unwrap_or(number / 100.0),
+        (Kind::Share, "") if (0.0..=1.0).contains(&number) => number,
+        (Kind::Share, other) => {
+            return Err(format!("a share is written as a percentage (99.9%) or a fraction in [0, 1], not '{number}{other}'"))
+        }
+        (Kind::Number, "") => number,
+        (Kind::Number, other) => return Err(format!("this figure takes no unit, not '{other}'")),
+    };
+    if scaled < 0.0 {
+        return Err(format!("'{value}' is negative"));
+    }
+    Ok(scaled)
+}
+
+/// The report's line for a verdict: `pass  acquire.p99<10ms  measured 4.1 ms (95 % 3.8–4.6)`.
+pub fn verdict_word(verdict: &ThresholdVerdict) -> &'static str {
+    match (verdict.passed, verdict.uncertain) {
+        (true, false) => "pass",
+        (true, true) => "pass (uncertain)",
+        (false, false) => "FAIL",
+        (false, true) => "FAIL (uncertain)",
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(expr: &str) -> Threshold {
+        expr.parse().unwrap_or_else(|e| panic!("{expr}: {e}"))
+    }
+
+    #[test]
+    fn bounds_are_held_in_the_figures_own_units() {
+        assert_eq!(parse("acquire.p99<10ms").bound, 10_000.0);
+        assert_eq!(parse("acquire.p99 < 250us").op, Op::Lt);
+        assert_eq!(parse("acquire.p50<=1s").bound, 1_000_000.0);
+        assert_eq!(parse("acquire.success>=99.9%").bound, 0.999);
+        assert_eq!(parse("quorum.success>=0.99").bound, 0.99);
+        assert_eq!(parse("violations==0").bound, 0.0);
+        assert_eq!(parse("goodput.ratio>=0.95").op, Op::Ge);
+    }
+
+    #[test]
+    fn a_bad_expression_names_what_is_wrong() {
+        for (expr, says) in [
+            ("acquire.p99", "no comparison"),
+            ("acquire.p99=<10ms", "operator"),
+            ("latency<10ms", "unknown figure 'latency'"),
+            ("acquire.p99<10", "needs a unit"),
+            ("acquire.success>=99.9", "percentage"),
+            ("violations==zero", "'zero' is not a number"),
+            ("goodput>=-1", "negative"),
+            ("violations==0ms", "takes no unit"),
+        ] {
+            let err = expr.parse::<Threshold>().unwrap_err();
+            assert!(err.contains(says) && err.contains(expr), "{expr}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_verdict_is_taken_on_the_figure_and_flags_an_interval_across_the_bound() {
+        let p99 = parse("acquire.p99<10ms");
+        let clear = p99.judge(Some(Estimate {
+            value: 4000.0,
+            low: Some(3500.0),
+            high: Some(4500.0),
+        }));
+        assert!(clear.passed && !clear.uncertain);
+        let close = p99.judge(Some(Estimate {
+            value: 9500.0,
+            low: Some(8000.0),
+            high: Some(12000.0),
+        }));
+        assert!(close.passed && close.uncertain);
+        assert_eq!(verdict_word(&close), "pass (uncertain)");
+        let over = p99.judge(Some(Estimate::bare(11000.0)));
+        assert!(!over.passed && !over.uncertain);
+        let missing = p99.judge(None);
+        assert!(!missing.passed);
+    }
+}

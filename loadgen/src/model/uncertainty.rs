@@ -1,0 +1,307 @@
+//! How sure a figure is: 95 % intervals by a moving-block bootstrap over a run's intervals.
+//!
+//! A run keeps its figures per interval (1 s by default). Resampling whole intervals, in
+//! blocks of neighbouring ones, keeps what the intervals share with their neighbours (a
+//! warm-up, a slow minute of the machine, a fault), which a resample of single operations
+//! would throw away and so report intervals far too narrow. The method:
+//!
+//! - **units**: the run's intervals (or, with `--repeat N`, the N runs themselves);
+//! - **blocks**: length ⌈n^⅓⌉ units (the usual rate for a moving-block bootstrap), drawn
+//!   with replacement from the n − l + 1 blocks until n units are drawn;
+//! - **resamples**: [`RESAMPLES`], from a fixed seed, so the same result file always gives
+//!   the same interval;
+//! - **interval**: the 2.5th and 97.5th percentiles of the resampled figure (percentile
+//!   bootstrap). A ratio of two independent runs (or modes) pairs their resamples.
+//!
+//! What it covers: how much the figure would move if the same machine ran the same command
+//! again under the same conditions (the noise within the run). What it does not: another
+//! machine, another load on this one, another version of Redis. Fewer than
+//! [`MIN_UNITS`] units give no interval at all: the run is too short to say.
+
+use rand::rngs::SmallRng;
+use rand::{Rng as _, SeedableRng as _};
+use serde::{Deserialize, Serialize};
+
+/// Confidence of every interval the suite reports.
+pub const CONFIDENCE: f64 = 0.95;
+/// Fewer units than this give no interval ("too short to say").
+pub const MIN_UNITS: usize = 5;
+/// Bootstrap resamples per figure.
+pub const RESAMPLES: usize = 1000;
+/// Seed of the resampling: fixed, so a result always reports the same interval.
+const SEED: u64 = 0x5eed_2026;
+
+/// A figure with its 95 % interval (`low`/`high` absent when the run was too short).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub value: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<f64>,
+}
+
+impl Estimate {
+    /// A figure without an interval.
+    pub fn bare(value: f64) -> Self {
+        Estimate {
+            value,
+            low: None,
+            high: None,
+        }
+    }
+
+    /// Its interval, when there is one.
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        Some((self.low?, self.high?))
+    }
+
+    /// Whether `x` lies inside the interval (false without one).
+    pub fn covers(&self, x: f64) -> bool {
+        self.interval().is_some_and(|(lo, hi)| lo <= x && x <= hi)
+    }
+}
+
+/// A figure and its bootstrap draws: what intervals, ratios and differences are taken from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resampled {
+    pub value: f64,
+    /// One value per resample (empty: too few units to resample). Resamples whose figure is
+    /// undefined (e.g. no call in the drawn intervals) are left out.
+    pub draws: Vec<f64>,
+}
+
+impl Resampled {
+    /// The figure with its percentile interval.
+    pub fn estimate(&self) -> Estimate {
+        match percentile_interval(&self.draws) {
+            Some((low, high)) => Estimate {
+                value: self.value,
+                low: Some(low.min(self.value)),
+                high: Some(high.max(self.value)),
+            },
+            None => Estimate::bare(self.value),
+        }
+    }
+
+    /// `self ÷ other`, the two taken as independent (two modes, two runs): resample i of one
+    /// is paired with resample i of the other. `None` when `other` is 0.
+    pub fn ratio(&self, other: &Resampled) -> Option<Resampled> {
+        if other.value == 0.0 {
+            return None;
+        }
+        Some(self.pair_with(
+            other,
+            |a, b| (b != 0.0).then(|| a / b),
+            self.value / other.value,
+        ))
+    }
+
+    /// `self − other`, paired as in [`Resampled::ratio`].
+    pub fn difference(&self, other: &Resampled) -> Resampled {
+        self.pair_with(other, |a, b| Some(a - b), self.value - other.value)
+    }
+
+    fn pair_with(
+        &self,
+        other: &Resampled,
+        combine: impl Fn(f64, f64) -> Option<f64>,
+        value: f64,
+    ) -> Resampled {
+        // Pairing needs as many draws on both sides; a side with none gives no interval.
+        let draws = self
+            .draws
+            .iter()
+            .zip(&other.draws)
+            .filter_map(|(&a, &b)| combine(a, b))
+            .filter(|x| x.is_finite())
+            .collect();
+        Resampled { value, draws }
+    }
+}
+
+/// Where a ratio's (or a difference's) interval puts the first figure against the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// The whole interval is above 1 (ratio) or 0 (difference).
+    Higher,
+    /// The whole interval is below.
+    Lower,
+    /// The interval holds 1 (or 0): the data do not tell the two apart.
+    NoClearDifference,
+    /// Too few units on one side to compute an interval.
+    TooShort,
+}
+
+impl Order {
+    /// The order a ratio's estimate shows (`neutral` = 1 for a ratio, 0 for a difference).
+    pub fn of(estimate: &Estimate, neutral: f64) -> Order {
+        match estimate.interval() {
+            None => Order::TooShort,
+            Some((low, _)) if low > neutral => Order::Higher,
+            Some((_, high)) if high < neutral => Order::Lower,
+            Some(_) => Order::NoClearDifference,
+        }
+    }
+
+    /// In words, for the reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Higher => "higher",
+            Order::Lower => "lower",
+            Order::NoClearDifference => "no clear difference",
+            Order::TooShort => "too short to say",
+        }
+    }
+}
+
+/// Resamples `units` units in blocks and computes `figure` on each resample.
+///
+/// `figure` gets the indexes of the drawn units (with repeats; n of them) and returns the
+/// figure, or `None` when it is undefined for that draw. The figure of the whole run is
+/// `figure(0..n)`.
+pub fn bootstrap(units: usize, figure: impl Fn(&[usize]) -> Option<f64>) -> Option<Resampled> {
+    let all: Vec<usize> = (0..units).collect();
+    let value = figure(&all)?;
+    if units < MIN_UNITS {
+        return Some(Resampled {
+            value,
+            draws: Vec::new(),
+        });
+    }
+    let block = block_length(units);
+    let starts = units - block + 1;
+    let mut rng = SmallRng::seed_from_u64(SEED ^ units as u64);
+    let mut drawn = Vec::with_capacity(units);
+    let mut draws = Vec::with_capacity(RESAMPLES);
+    for _ in 0..RESAMPLES {
+        drawn.clear();
+        while drawn.len() < units {
+            let start = rng.random_range(0..starts);
+            let take = block.min(units - drawn.len());
+            drawn.extend(start..start + take);
+        }
+        if let Some(x) = figure(&drawn).filter(|x| x.is_finite()) {
+            draws.push(x);
+        }
+    }
+    Some(Resampled { value, draws })
+}
+
+/// ⌈n^⅓⌉, at least 1 and at most n.
+fn block_length(units: usize) -> usize {
+    ((units as f64).cbrt().ceil() as usize).clamp(1, units)
+}
+
+/// A ratio of sums over the drawn units (`num[i] / den[i]` summed): success rates, shares,
+/// and goodput (den = the interval's length in seconds).
+pub fn ratio_of_sums(num: &[f64], den: &[f64]) -> Option<Resampled> {
+    debug_assert_eq!(num.len(), den.len());
+    bootstrap(num.len(), |drawn| {
+        let (n, d) = drawn
+            .iter()
+            .fold((0.0, 0.0), |(n, d), &i| (n + num[i], d + den[i]));
+        (d > 0.0).then(|| n / d)
+    })
+}
+
+/// The 2.5th and 97.5th percentiles of `draws` (None with fewer than 20 draws: too few to
+/// place a 95 % bound between two of them).
+fn percentile_interval(draws: &[f64]) -> Option<(f64, f64)> {
+    if draws.len() < 20 {
+        return None;
+    }
+    let mut sorted = draws.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let tail = (1.0 - CONFIDENCE) / 2.0;
+    let at =
+        |q: f64| sorted[((q * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)];
+    Some((at(tail), at(1.0 - tail)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steady(n: usize, per_unit: f64) -> Vec<f64> {
+        // A little deterministic wobble, so the intervals are not empty.
+        (0..n)
+            .map(|i| per_unit * (1.0 + 0.05 * ((i * 7 % 11) as f64 - 5.0) / 5.0))
+            .collect()
+    }
+
+    #[test]
+    fn a_steady_series_gives_a_narrow_interval_around_its_figure() {
+        let acquired = steady(30, 1000.0);
+        let seconds = vec![1.0; 30];
+        let goodput = ratio_of_sums(&acquired, &seconds).unwrap().estimate();
+        let (low, high) = goodput.interval().expect("30 intervals give an interval");
+        assert!(low <= goodput.value && goodput.value <= high, "{goodput:?}");
+        assert!(low > 950.0 && high < 1050.0, "{goodput:?}");
+    }
+
+    #[test]
+    fn too_few_intervals_give_no_interval() {
+        let goodput = ratio_of_sums(&[10.0; 4], &[1.0; 4]).unwrap();
+        assert!(goodput.draws.is_empty());
+        assert_eq!(goodput.estimate().interval(), None);
+        assert_eq!(Order::of(&goodput.estimate(), 1.0), Order::TooShort);
+    }
+
+    #[test]
+    fn the_same_series_twice_shows_no_clear_difference_and_a_real_gap_shows_an_order() {
+        let seconds = vec![1.0; 20];
+        let a = ratio_of_sums(&steady(20, 1000.0), &seconds).unwrap();
+        let a_again = ratio_of_sums(&steady(20, 1000.0), &seconds).unwrap();
+        let same = a.ratio(&a_again).unwrap().estimate();
+        assert_eq!(Order::of(&same, 1.0), Order::NoClearDifference, "{same:?}");
+        let b = ratio_of_sums(&steady(20, 1500.0), &seconds).unwrap();
+        let faster = b.ratio(&a).unwrap().estimate();
+        assert_eq!(Order::of(&faster, 1.0), Order::Higher, "{faster:?}");
+        assert!(faster.covers(1.5), "{faster:?}");
+        assert_eq!(Order::of(&a.difference(&b).estimate(), 0.0), Order::Lower);
+    }
+
+    #[test]
+    fn a_burst_in_one_interval_widens_the_interval() {
+        let seconds = vec![1.0; 20];
+        let calm = ratio_of_sums(&steady(20, 1000.0), &seconds)
+            .unwrap()
+            .estimate();
+        let mut bursty = steady(20, 1000.0);
+        bursty[7] = 10_000.0;
+        let bursty = ratio_of_sums(&bursty, &seconds).unwrap().estimate();
+        let width = |e: &Estimate| e.high.unwrap() - e.low.unwrap();
+        assert!(width(&bursty) > 5.0 * width(&calm), "{calm:?} {bursty:?}");
+    }
+
+    #[test]
+    fn the_same_input_gives_the_same_interval() {
+        let seconds = vec![1.0; 12];
+        let one = ratio_of_sums(&steady(12, 300.0), &seconds)
+            .unwrap()
+            .estimate();
+        let two = ratio_of_sums(&steady(12, 300.0), &seconds)
+            .unwrap()
+            .estimate();
+        assert_eq!(one, two);
+    }
+
+    #[test]
+    fn an_undefined_figure_is_none_and_blocks_never_pass_the_end() {
+        assert!(ratio_of_sums(&[0.0; 6], &[0.0; 6]).is_none());
+        for n in 1..50 {
+            let b = block_length(n);
+            assert!(b >= 1 && b <= n, "n {n} block {b}");
+        }
+        // Every drawn index is in range (the closure would panic otherwise).
+        let units = 17;
+        bootstrap(units, |drawn| {
+            assert_eq!(drawn.len(), units);
+            assert!(drawn.iter().all(|&i| i < units));
+            Some(1.0)
+        })
+        .unwrap();
+    }
+}
