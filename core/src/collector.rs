@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use crate::master::failure::Answer;
+use crate::answer::Answer;
 use crate::quorum::{Quorum, Tally};
 
 /// When the waiting round is woken.
@@ -157,7 +157,7 @@ impl Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::master::failure::Failure;
+    use crate::answer::Failure;
     use crate::vote::FailureKind;
 
     #[tokio::test]

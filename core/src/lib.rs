@@ -21,6 +21,7 @@
 //!
 //! From synchronous code use [`blocking::Redlock`] (same operations).
 
+mod answer;
 mod argument;
 mod client;
 mod collector;

@@ -7,33 +7,16 @@
 //! and concurrent fan-out side by side.
 
 pub mod app;
-pub mod capacity;
-pub mod checker;
 // Doc comments in `cli` are clap's help text (`[user:password@]`, `zipf[:EXPONENT]`), not
 // rustdoc links.
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod coordinator;
-pub mod cpu;
+pub mod engine;
 pub mod error;
 pub mod exporter;
-pub mod faults;
-pub mod generator;
 pub mod hist;
-pub mod keys;
-pub mod locks;
 pub mod merge;
 pub mod model;
-pub mod output;
-pub mod pacing;
-pub mod probe;
-pub mod progress;
-pub mod recorder;
 pub mod render;
-pub mod runner;
 pub mod signals;
-pub mod storage;
-pub mod target;
-pub mod worker;

@@ -15,8 +15,8 @@ use tokio::net::{TcpStream, UnixStream};
 
 use crate::vote::FailureKind;
 
-use super::failure::Failure;
 use super::scripts::{self, server_error};
+use crate::answer::Failure;
 
 /// Where a master is and how to log in. Holds the password: never printed.
 pub(crate) struct Target {

@@ -24,7 +24,7 @@ use redlock_resp::{decimal, push_array_header, push_bulk, push_bulk_parts};
 
 use crate::vote::FailureKind;
 
-use super::failure::Failure;
+use crate::answer::Failure;
 
 /// What follows a resource's name in its counter key.
 pub(crate) const COUNTER_SUFFIX: &[u8] = b"\xfffence";

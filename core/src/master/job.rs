@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::failure::{Answer, Failure};
 use super::scripts::Op;
+use crate::answer::{Answer, Failure};
 use crate::collector::Collector;
 
 /// A request that waited longer than this for a connection is failed, not sent.

@@ -19,7 +19,6 @@
 //! back-off, `supervise`).
 
 mod dial;
-pub(crate) mod failure;
 mod fence;
 mod job;
 mod pipeline;
@@ -40,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::redact::redact_url;
 use crate::vote::FailureKind;
 
-pub(crate) use failure::Failure;
+pub(crate) use crate::answer::Failure;
 pub use fence::counter_key;
 use job::{Job, Queued};
 pub(crate) use scripts::Op;

@@ -16,9 +16,9 @@ use tokio::sync::{mpsc, oneshot};
 use crate::vote::FailureKind;
 
 use super::dial::{io_failure, Stream};
-use super::failure::Failure;
 use super::job::{Job, Queued, QUEUE_GRACE};
 use super::scripts::{encode_request, judge, judge_echo, judge_set, Judged, SetReply};
+use crate::answer::Failure;
 
 /// Requests sent and not answered on one connection, at most. More wait in the queue (which
 /// is bounded too), so a master that stops answering holds a bounded amount of memory.

@@ -20,7 +20,7 @@ use redlock_resp::{decimal, encode_command, Reply};
 
 use crate::vote::FailureKind;
 
-use super::failure::Failure;
+use crate::answer::Failure;
 
 /// Compare-and-PEXPIRE: renews only a key that still holds our token; never re-creates it.
 const EXTEND_SOURCE: &str = r#"if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("pexpire", KEYS[1], ARGV[2]) return ARGV[3] end return 0"#;

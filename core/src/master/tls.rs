@@ -20,7 +20,7 @@ use tokio::net::TcpStream;
 
 use crate::vote::FailureKind;
 
-use super::failure::Failure;
+use crate::answer::Failure;
 
 static PROVIDER: LazyLock<Arc<CryptoProvider>> =
     LazyLock::new(|| Arc::new(rustls::crypto::ring::default_provider()));

@@ -1,5 +1,5 @@
 //! One interval of the measured window: what completed in it (DESIGN §4 "Intervals"). The
-//! run's control loop receives each task's finished intervals from its [`crate::recorder`],
+//! run's control loop receives each task's finished intervals from its [`crate::engine::recorder`],
 //! adds them into the result's series and hands the same intervals to the live exporter
 //! (`run --prometheus`).
 

@@ -16,7 +16,7 @@
 //!
 //! A new figure touches at most three places:
 //!
-//! 1. **where it is recorded**: a counter or histogram filled in [`crate::recorder`] (counters
+//! 1. **where it is recorded**: a counter or histogram filled in [`crate::engine::recorder`] (counters
 //!    go into the [`mode::Counts`] list, which also adds them up when results merge);
 //! 2. **the model**: its field in [`mode`] (a histogram or list also gets a line in
 //!    [`mode::ModeStats::add_measurements`]; a figure computed from others gets its line in
@@ -31,10 +31,14 @@
 pub mod capacity;
 pub mod document;
 pub mod fencing;
+pub mod generator;
 pub mod header;
 pub mod interval;
+pub mod lock;
 pub mod mode;
 pub mod outage;
+pub mod percentiles;
 pub mod report;
 pub mod scenarios;
 pub mod sweep;
+pub mod values;

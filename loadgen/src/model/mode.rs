@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::interval::Interval;
 use crate::hist::Hist;
-use crate::locks::LockAlgorithm;
+use crate::model::lock::LockAlgorithm;
 
 macro_rules! counts {
     ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
@@ -227,7 +227,7 @@ pub struct Generator {
     pub cpu_per_cycle_us: f64,
     /// (user + sys) ÷ (wall time × cores) (derived).
     pub core_share: f64,
-    /// Derived ([`crate::generator::judge`]).
+    /// Derived ([`crate::model::generator::judge`]).
     #[serde(flatten)]
     pub judgement: Judgement,
 }
@@ -329,7 +329,8 @@ impl PartSeries {
 }
 
 impl ModeStats {
-    pub fn new(fanout: FanOut, n_masters: usize) -> ModeStats {
+    /// An empty mode whose intervals are `interval` long.
+    pub fn new(fanout: FanOut, n_masters: usize, interval: Duration) -> ModeStats {
         ModeStats {
             lock: LockAlgorithm::Redlock,
             fanout,
@@ -343,7 +344,7 @@ impl ModeStats {
             masters: vec![MasterStats::default(); n_masters],
             vote_patterns: BTreeMap::new(),
             fairness: Fairness::default(),
-            interval_ms: one_second_ms(),
+            interval_ms: interval.as_millis() as u64,
             intervals: Vec::new(),
             outages: Vec::new(),
             part_series: Vec::new(),
@@ -642,7 +643,7 @@ mod tests {
 
     #[test]
     fn jain_index_is_one_when_even_and_one_over_n_when_one_worker_wins_all() {
-        let mut s = ModeStats::new(FanOut::Concurrent, 5);
+        let mut s = ModeStats::new(FanOut::Concurrent, 5, Duration::from_secs(1));
         s.fairness.acquired_per_worker = vec![10, 10, 10, 10];
         assert!((s.jain_index() - 1.0).abs() < 1e-12);
         s.fairness.acquired_per_worker = vec![40, 0, 0, 0];
@@ -651,7 +652,7 @@ mod tests {
 
     #[test]
     fn adding_stats_adds_counts_histograms_and_intervals() {
-        let mut a = ModeStats::new(FanOut::Sequential, 2);
+        let mut a = ModeStats::new(FanOut::Sequential, 2, Duration::from_secs(1));
         a.duration = Duration::from_secs(10);
         a.counts.attempts = 3;
         a.latency.acquire.record(100);

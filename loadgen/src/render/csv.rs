@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::percentiles::Percentiles;
 use crate::model::capacity::CapacityResult;
 use crate::model::mode::ModeStats;
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 
 /// One line per mode of each `(label, report)`; `level` names the label column.

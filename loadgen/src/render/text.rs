@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::percentiles::Percentiles;
 use crate::hist::Hist;
 use crate::model::fencing::FencingStats;
 use crate::model::mode::{ModeStats, VotePattern};
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 
 const LABEL: usize = 34;
