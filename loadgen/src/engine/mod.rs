@@ -3,19 +3,19 @@
 //! checks it makes while running. It builds the result model ([`crate::model`]) and may hand
 //! it to the readers beside it (renderers, merge, the exporter); none of them reaches up here.
 
-pub mod checker;
+pub(crate) mod checker;
 pub mod config;
 pub mod coordinator;
-pub mod cpu;
+pub(crate) mod cpu;
 pub mod faults;
-pub mod hooks;
-pub mod keys;
+pub(crate) mod hooks;
+pub(crate) mod keys;
 pub mod locks;
-pub mod pacing;
-pub mod probe;
-pub mod progress;
-pub mod recorder;
-pub mod runner;
-pub mod storage;
-pub mod target;
-pub mod worker;
+pub(crate) mod pacing;
+pub(crate) mod probe;
+pub(crate) mod progress;
+pub(crate) mod recorder;
+pub(crate) mod runner;
+pub(crate) mod storage;
+pub(crate) mod target;
+pub(crate) mod worker;

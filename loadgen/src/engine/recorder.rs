@@ -77,6 +77,8 @@ pub struct WorkerState {
     pub measuring: bool,
     /// The previous attempt of the current acquire call was a split vote.
     previous_split: bool,
+    /// Attempts of the current acquire call so far.
+    call_attempts: u32,
 }
 
 impl WorkerState {
@@ -90,6 +92,7 @@ impl WorkerState {
     /// Starts an acquire call (resets the split-vote-retry tracking).
     pub fn begin_acquire(&mut self) {
         self.previous_split = false;
+        self.call_attempts = 0;
     }
 }
 
@@ -198,10 +201,12 @@ impl Recorder {
         let verdict = vote.verdict();
         let retried_after_split =
             std::mem::replace(&mut worker.previous_split, verdict == Verdict::SplitVote);
+        worker.call_attempts += 1;
         if !worker.measuring {
             return;
         }
         let c = &mut self.stats.counts;
+        c.retried_calls += u64::from(worker.call_attempts == 2);
         if retried_after_split {
             c.split_vote_retries += 1;
         }

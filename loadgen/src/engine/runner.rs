@@ -170,12 +170,6 @@ fn unix_ms(at: Instant) -> u64 {
     wall.as_millis() as u64
 }
 
-/// Lock key of resource `index`. The same on every machine, so several load generators
-/// pointed at the same masters contend for the same locks.
-pub fn resource_key(index: u32) -> String {
-    setup::key(LockAlgorithm::Redlock, index)
-}
-
 fn client(cfg: &RunConfig, fanout: FanOut, target: &Target) -> Result<Redlock, LoadgenError> {
     let mut builder = Redlock::builder(target.urls.iter().cloned())
         .fanout(fanout)

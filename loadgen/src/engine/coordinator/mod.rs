@@ -19,10 +19,10 @@
 //! the cross-agent safety check can and cannot see; the commands are
 //! [`crate::commands::run`], [`crate::commands::capacity`] and [`crate::commands::collect`].
 
-pub mod agent;
-pub mod barrier;
+pub(crate) mod agent;
+pub(crate) mod barrier;
 pub mod clock;
-pub mod overlap;
+pub(crate) mod overlap;
 
 use std::time::Duration;
 

@@ -7,11 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// A duration of a client fault (`1s`, `250ms`).
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim())
-        .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 1s, 500ms"))
-}
+use crate::model::values::parse_duration;
 
 /// One client fault.
 #[derive(Debug, Clone, PartialEq, Eq)]

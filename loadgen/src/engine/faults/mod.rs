@@ -16,7 +16,8 @@
 
 pub mod client;
 pub mod master;
-pub mod run;
+pub(crate) mod run;
 pub mod scenarios;
+pub mod verdict;
 
 pub use master::{FaultEvent, FaultSchedule, FaultSpec};

@@ -17,8 +17,8 @@
 //! per acquire for the same reason (the algorithm never reads it).
 
 pub mod baseline;
-pub mod cycle;
+pub(crate) mod cycle;
 pub mod master;
-pub mod setup;
+pub(crate) mod setup;
 
 pub use crate::model::lock::{LockAlgorithm, LockList};
