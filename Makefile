@@ -15,7 +15,7 @@ DEPS_TARGETS :=
 
 -include mk/*.mk
 
-.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles test test-rust run demo clean
+.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles layers test test-rust run demo clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \
@@ -46,7 +46,11 @@ doc: ## API docs of every crate; rustdoc warnings (broken links, bad markup) are
 import-cycles: ## No module of any crate imports, directly or through others, a module that imports it back
 	python3 scripts/check-import-cycles.py
 
-lint: fmt-check clippy doc import-cycles ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc and import-cycle gates
+layers: ## No module imports one of a layer above its own (loadgen, core; docs/src/architecture.md)
+	python3 scripts/check-layers.py
+	python3 -m unittest -q scripts/test_check_layers.py
+
+lint: fmt-check clippy doc import-cycles layers ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc, import-cycle and layer gates
 
 test-rust: deps-redis ## Rust unit, integration and doc tests against real local masters
 	$(CARGO) test --workspace --locked $(CARGO_TEST_FLAGS)

@@ -1,22 +1,23 @@
 //! Command-line interface (clap derive). Parsing only: values are checked here and turned into
-//! a [`crate::config::RunConfig`] by [`crate::config`].
+//! a [`crate::engine::config::RunConfig`] by [`crate::engine::config`].
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::capacity::slo::{parse_share, Slo};
+use crate::engine::faults::client::WorkerFault;
 use crate::error::EXIT_CODES_HELP;
-use crate::faults::client::WorkerFault;
-use crate::locks::LockList;
-use crate::render::percentiles::Percentiles;
-use values::{
-    parse_coordinator_url, parse_duration, parse_run_id, FanoutChoice, HoldSpec, KeyDist,
-};
+use crate::model::capacity::slo::{parse_share, Slo};
+use crate::model::lock::LockList;
+use crate::model::percentiles::Percentiles;
+use crate::model::values::{parse_duration, HoldSpec, KeyDist};
+use values::{parse_coordinator_url, parse_run_id, FanoutChoice};
 
+pub mod translate;
 pub mod values;
 
 /// Contended Redlock load across N masters: latency histograms, quorum success, split votes,
@@ -105,11 +106,11 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub resources: Option<u32>,
     /// How clients pick a resource: uniform, or zipf[:EXPONENT] (default exponent 1.0).
-    #[arg(long, value_name = "DIST", default_value = "uniform", value_parser = KeyDist::parse)]
+    #[arg(long, value_name = "DIST", default_value = "uniform", value_parser = KeyDist::from_str)]
     pub key_dist: KeyDist,
     /// Time inside the lock: a duration (5ms, 250us) or a uniform range (1ms..5ms); holds
     /// shorter than a millisecond are honoured.
-    #[arg(long, value_name = "D|MIN..MAX", default_value = "0s", value_parser = HoldSpec::parse)]
+    #[arg(long, value_name = "D|MIN..MAX", default_value = "0s", value_parser = HoldSpec::from_str)]
     pub hold: HoldSpec,
     /// Extend each held lock this many times during its hold (measures extend latency).
     #[arg(long, value_name = "N", default_value = "0", value_parser = clap::value_parser!(u32).range(0..=10_000))]
@@ -197,8 +198,8 @@ pub struct RunArgs {
     /// Times count from the start of each mode's measured window (after --warmup), the clock
     /// of the per-second intervals and of the outage line; a fault at 0s is in place from the
     /// mode's start, warm-up included.
-    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::faults::master::spec::FaultSpec::parse)]
-    pub faults: Vec<crate::faults::master::spec::FaultSpec>,
+    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::engine::faults::master::spec::FaultSpec::parse)]
+    pub faults: Vec<crate::engine::faults::master::spec::FaultSpec>,
     /// Break the load clients themselves (repeatable; times from the measured window's start,
     /// as --fault): crash@T (the first client to win the
     /// lock at or after T dies holding it; setnx-expire: between SETNX and EXPIRE),
@@ -279,7 +280,7 @@ pub struct ReportArgs {
     pub output: OutputArgs,
 }
 
-/// `run` and `capacity` flags for many agents (see [`crate::coordinator`]).
+/// `run` and `capacity` flags for many agents (see [`crate::engine::coordinator`]).
 #[derive(Debug, Clone, Default, Args)]
 pub struct AgentArgs {
     /// Coordinate with other agents through this Redis (redis://[user:password@]host:port[/db];

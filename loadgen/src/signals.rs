@@ -1,15 +1,13 @@
 //! SIGINT, SIGTERM and SIGHUP all end a run the same way: no new operation starts, operations
-//! in flight get the grace ([`crate::runner::GRACE`]), the partial report is printed, local
+//! in flight get the grace ([`crate::engine::runner::GRACE`]), the partial report is printed, local
 //! masters are stopped, and the process exits with 128 + the signal's number (130 for Ctrl-C).
 //! `timeout` and CI runners send SIGTERM; a closed terminal sends SIGHUP.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-
-use crate::pacing::Stop;
 
 /// A signal that ends a run early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +110,42 @@ impl Signals {
     /// The first signal received, if any.
     pub fn received(&self) -> Option<Signal> {
         Signal::from_number(self.received.load(Ordering::Acquire))
+    }
+}
+
+/// The shared "stop" of a run: a flag to test on the hot path and a notification for tasks
+/// that wait (for a slot, during a hold).
+#[derive(Debug, Default)]
+pub struct Stop {
+    flag: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Stop {
+    pub fn new() -> Arc<Stop> {
+        Arc::new(Stop::default())
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    pub fn set(&self) {
+        self.flag.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Completes once [`set`](Self::set) was called.
+    pub async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_set() {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use redlock_loadgen::capacity::search::{Plan, Search};
+use redlock_loadgen::model::capacity::search::{Plan, Search};
 
 #[test]
 fn a_short_capacity_search_answers_and_keeps_every_step() {

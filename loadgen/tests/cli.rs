@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use clap::Parser;
-use redlock_loadgen::cli::values::{FanoutChoice, HoldSpec, KeyDist};
+use redlock_loadgen::cli::values::FanoutChoice;
 use redlock_loadgen::cli::{Cli, Command};
+use redlock_loadgen::model::values::{HoldSpec, KeyDist};
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
     Cli::try_parse_from(std::iter::once("redlock-loadgen").chain(args.iter().copied()))

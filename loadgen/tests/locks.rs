@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redlock_loadgen::faults::client::{CrashPlan, WorkerFaults};
-use redlock_loadgen::locks::baseline::{AttemptResult, Baseline, Held};
-use redlock_loadgen::locks::master::RequestError;
-use redlock_loadgen::locks::LockAlgorithm;
+use redlock_loadgen::engine::faults::client::{CrashPlan, WorkerFaults};
+use redlock_loadgen::engine::locks::baseline::{AttemptResult, Baseline, Held};
+use redlock_loadgen::engine::locks::master::RequestError;
+use redlock_loadgen::model::lock::LockAlgorithm;
 use redlock_local::LocalMasters;
 
 const TIMEOUT: Duration = Duration::from_millis(500);

@@ -7,7 +7,7 @@ mod common;
 use std::process::Command;
 
 use common::{assert_schema_valid, passing_scenario, read_json, scenario_counts};
-use redlock_loadgen::faults::scenarios::Outcome;
+use redlock_loadgen::engine::faults::scenarios::Outcome;
 
 fn run(name: &str) -> Outcome {
     let outcome = passing_scenario(name);

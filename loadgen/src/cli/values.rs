@@ -1,9 +1,5 @@
-//! Parsed values shared by the command line, the fault specs and the capacity objective:
-//! durations, hold times, key distributions and the fan-out choice. A leaf module: it imports
-//! nothing of the crate, so every parser can use it without an import cycle.
-
-use std::fmt;
-use std::time::Duration;
+//! Values only the command line parses: the fan-out choice, the coordinator URL and the run
+//! id (domain values such as durations and hold times parse in [`crate::model::values`]).
 
 use clap::ValueEnum;
 use redlock_core::FanOut;
@@ -24,99 +20,6 @@ impl FanoutChoice {
             FanoutChoice::Sequential => vec![FanOut::Sequential],
             FanoutChoice::Concurrent => vec![FanOut::Concurrent],
             FanoutChoice::Both => vec![FanOut::Sequential, FanOut::Concurrent],
-        }
-    }
-}
-
-/// The longest duration any flag accepts (keeps every deadline computation far from overflow).
-const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
-
-/// Durations like `10s`, `500ms`, `1m30s`, `250us` (a bare `0` is zero), at most 30 days.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(text.trim())
-        .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 10s, 500ms, 1m"))?;
-    if d > MAX_DURATION {
-        return Err(format!(
-            "{text:?}: longer than the 30 days any flag accepts"
-        ));
-    }
-    Ok(d)
-}
-
-/// Time spent inside the lock: fixed (`min == max`) or uniform in `[min, max]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HoldSpec {
-    pub min: Duration,
-    pub max: Duration,
-}
-
-impl HoldSpec {
-    /// `5ms` or `1ms..5ms`.
-    pub fn parse(text: &str) -> Result<HoldSpec, String> {
-        let spec = match text.split_once("..") {
-            None => {
-                let d = parse_duration(text)?;
-                HoldSpec { min: d, max: d }
-            }
-            Some((lo, hi)) => HoldSpec {
-                min: parse_duration(lo)?,
-                max: parse_duration(hi)?,
-            },
-        };
-        if spec.min > spec.max {
-            return Err(format!(
-                "{text:?}: the range's start is after its end (write MIN..MAX)"
-            ));
-        }
-        Ok(spec)
-    }
-}
-
-impl fmt::Display for HoldSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.min == self.max {
-            write!(f, "{:?}", self.min)
-        } else {
-            write!(f, "{:?}..{:?} (uniform)", self.min, self.max)
-        }
-    }
-}
-
-/// How a client picks the resource of its next acquire.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum KeyDist {
-    Uniform,
-    /// Zipf with this exponent: resource 0 is the hottest.
-    Zipf(f64),
-}
-
-impl KeyDist {
-    /// `uniform`, `zipf` or `zipf:EXPONENT`.
-    pub fn parse(text: &str) -> Result<KeyDist, String> {
-        match text.trim() {
-            "uniform" => Ok(KeyDist::Uniform),
-            "zipf" => Ok(KeyDist::Zipf(1.0)),
-            other => {
-                let exponent = other
-                    .strip_prefix("zipf:")
-                    .ok_or_else(|| format!("{text:?}: expected uniform, zipf or zipf:EXPONENT"))?;
-                let s: f64 = exponent
-                    .parse()
-                    .map_err(|_| format!("{text:?}: the zipf exponent is not a number"))?;
-                if !s.is_finite() || s <= 0.0 {
-                    return Err(format!("{text:?}: the zipf exponent must be above 0"));
-                }
-                Ok(KeyDist::Zipf(s))
-            }
-        }
-    }
-}
-
-impl fmt::Display for KeyDist {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyDist::Uniform => f.write_str("uniform"),
-            KeyDist::Zipf(s) => write!(f, "zipf:{s}"),
         }
     }
 }
@@ -154,33 +57,6 @@ pub fn parse_run_id(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hold_is_fixed_or_a_range() {
-        let fixed = HoldSpec::parse("5ms").unwrap();
-        assert_eq!(
-            (fixed.min, fixed.max),
-            (Duration::from_millis(5), Duration::from_millis(5))
-        );
-        let range = HoldSpec::parse("1ms..3ms").unwrap();
-        assert_eq!(
-            (range.min, range.max),
-            (Duration::from_millis(1), Duration::from_millis(3))
-        );
-        assert!(HoldSpec::parse("3ms..1ms")
-            .unwrap_err()
-            .contains("3ms..1ms"));
-        assert!(HoldSpec::parse("soon").unwrap_err().contains("soon"));
-    }
-
-    #[test]
-    fn key_dist_accepts_an_exponent() {
-        assert_eq!(KeyDist::parse("uniform").unwrap(), KeyDist::Uniform);
-        assert_eq!(KeyDist::parse("zipf").unwrap(), KeyDist::Zipf(1.0));
-        assert_eq!(KeyDist::parse("zipf:1.5").unwrap(), KeyDist::Zipf(1.5));
-        assert!(KeyDist::parse("zipf:-1").unwrap_err().contains("zipf:-1"));
-        assert!(KeyDist::parse("normal").unwrap_err().contains("normal"));
-    }
 
     #[test]
     fn run_ids_and_coordinator_urls_are_checked_naming_the_value() {

@@ -1,24 +1,24 @@
 //! `redlock-loadgen capacity`: for each fan-out mode, the highest open-loop acquire rate the
-//! masters sustain within a service-level objective (see [`crate::capacity::search`] for how
-//! it is found and [`crate::capacity::slo`] for what a step must show).
+//! masters sustain within a service-level objective (see [`crate::model::capacity::search`] for how
+//! it is found and [`crate::model::capacity::slo`] for what a step must show).
 
 use std::time::Duration;
 
 use super::shared::{check_agent_target, say, target, Session};
-use crate::capacity::search::{Phase, Plan, Search};
-use crate::capacity::slo::Objective;
 use crate::cli::CapacityArgs;
-use crate::config::{Load, RunConfig};
-use crate::coordinator::agent::Agent;
-use crate::coordinator::Coordination;
+use crate::commands::output::Outputs;
+use crate::engine::config::{Load, RunConfig};
+use crate::engine::coordinator::agent::Agent;
+use crate::engine::coordinator::Coordination;
+use crate::engine::runner::{self, NoHooks};
 use crate::error::LoadgenError;
+use crate::model::capacity::search::{Phase, Plan, Search};
+use crate::model::capacity::slo::Objective;
 use crate::model::capacity::{answer, CapacityResult, Step};
 use crate::model::document::to_text;
 use crate::model::header::{Header, Kind};
 use crate::model::report::Report;
-use crate::output::Outputs;
 use crate::render::{capacity_plot as plot, capacity_table as table, sweep as sweep_table};
-use crate::runner::{self, NoHooks};
 
 /// Measured time and warm-up of each step.
 pub const STEP_TIMING: (Duration, Duration) = (Duration::from_secs(3), Duration::from_secs(1));
@@ -65,7 +65,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     // steps and answers together; written and stored: this agent's part.
     let mut all_steps: Vec<Step> = Vec::new();
     let mut all_answers = Vec::new();
-    let started_unix_s = crate::runner::unix_now_s();
+    let started_unix_s = crate::model::header::unix_now_s();
     let signals = &session.signals;
     let mut agent = match Coordination::from_args(&args.agents) {
         Some(c) => {
@@ -78,7 +78,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     let searched = session.rt.block_on(async {
         let mut target = target(&args.target)?;
         target.probe_versions().await;
-        crate::probe::require_quorum(&target, base.quorum).await?;
+        crate::engine::probe::require_quorum(&target, base.quorum).await?;
         say(
             base.quiet,
             &format!(
@@ -231,7 +231,11 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         }
         (Err(e), None) => return Err(e),
     };
-    let mut header = Header::new(Kind::Capacity, runner::new_run_id(), started_unix_s);
+    let mut header = Header::new(
+        Kind::Capacity,
+        crate::model::header::new_run_id(),
+        started_unix_s,
+    );
     header.interrupt(interrupted);
     let result = CapacityResult {
         header,
@@ -265,7 +269,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
 
 /// The warning printed when the masters run on the generator's machine (local masters, or
 /// URLs on a loopback address): they share its cores, so the answer measures this machine.
-fn shared_machine_warning(target: &crate::target::Target) -> Option<String> {
+fn shared_machine_warning(target: &crate::engine::target::Target) -> Option<String> {
     let loopback = |url: &str| {
         let host = url
             .split("://")

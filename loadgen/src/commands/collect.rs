@@ -7,14 +7,14 @@ use std::time::Duration;
 use super::merge::print_merged;
 use super::shared::Session;
 use crate::cli::CollectArgs;
-use crate::coordinator::agent::AgentInfo;
-use crate::coordinator::overlap::{self, AgentWindows, Findings};
-use crate::coordinator::{key, Coordinator, KEY_TTL, MAX_AGENTS};
+use crate::commands::output::Outputs;
+use crate::engine::coordinator::agent::AgentInfo;
+use crate::engine::coordinator::overlap::{self, AgentWindows, Findings};
+use crate::engine::coordinator::{key, Coordinator, KEY_TTL, MAX_AGENTS};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::limits;
 use crate::model::mode::ModeStats;
-use crate::output::Outputs;
 
 /// One agent's stored result.
 struct Part {
@@ -238,7 +238,7 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
         let of: Vec<_> = parts.iter().filter_map(|p| p.info.phases.get(k)).collect();
         let planned: Vec<u64> = of.iter().map(|s| s.planned_start_unix_us).collect();
         let same = planned.windows(2).all(|w| w[0] == w[1]);
-        let late = |f: fn(&crate::coordinator::agent::PhaseStart) -> u64| {
+        let late = |f: fn(&crate::engine::coordinator::agent::PhaseStart) -> u64| {
             (
                 of.iter().map(|s| f(s)).min().unwrap_or(0),
                 of.iter().map(|s| f(s)).max().unwrap_or(0),

@@ -3,10 +3,10 @@
 
 use super::shared::refuse_run_only_outputs;
 use crate::cli::MergeArgs;
+use crate::commands::output::Outputs;
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::header::Header;
-use crate::output::Outputs;
 use crate::render::{capacity_table, sweep as sweep_table, text};
 
 pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {

@@ -4,6 +4,7 @@
 pub mod capacity;
 pub mod collect;
 pub mod merge;
+pub mod output;
 pub mod report;
 pub mod run;
 pub mod scenarios;

@@ -3,9 +3,9 @@
 
 use super::shared::refuse_run_only_outputs;
 use crate::cli::ReportArgs;
+use crate::commands::output::Outputs;
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
-use crate::output::Outputs;
 use crate::render::{capacity_table, sweep as sweep_table, text};
 
 pub fn command(args: ReportArgs) -> Result<(), LoadgenError> {

@@ -7,16 +7,16 @@ use super::shared::{
     check, check_agent_target, describe_run, say, target, warn_about_generator, Session,
 };
 use crate::cli::RunArgs;
-use crate::config::{Load, RunConfig, RUN_TIMING};
-use crate::coordinator::agent::Agent;
-use crate::coordinator::Coordination;
+use crate::commands::output::Outputs;
+use crate::engine::config::{Load, RunConfig, RUN_TIMING};
+use crate::engine::coordinator::agent::Agent;
+use crate::engine::coordinator::Coordination;
+use crate::engine::runner;
 use crate::error::LoadgenError;
 use crate::exporter::server::Exporter;
 use crate::exporter::LiveFigures;
 use crate::model::report::Report;
-use crate::output::Outputs;
 use crate::render::{csv, hgrm, hlog, html, json, plot, text};
-use crate::runner;
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
@@ -45,9 +45,10 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         }
         target.attach_storage(&cfg)?;
         // Before anything connects: faults on the network path reroute the client via proxies.
-        let mut schedule = crate::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
+        let mut schedule =
+            crate::engine::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
         target.probe_versions().await;
-        crate::probe::require_quorum(&target, cfg.quorum).await?;
+        crate::engine::probe::require_quorum(&target, cfg.quorum).await?;
         say(cfg.quiet, &describe_run(&cfg, &target));
         let result = runner::run(&cfg, &target, &mut schedule, signals).await?;
         Ok::<_, LoadgenError>((result, schedule.into_events()))
@@ -145,7 +146,7 @@ fn run_as_agent(
         let mut agent = Agent::join(c, "run", signals).await?;
         let outcome = async {
             target.probe_versions().await;
-            crate::probe::require_quorum(&target, cfg.quorum).await?;
+            crate::engine::probe::require_quorum(&target, cfg.quorum).await?;
             let what = describe_run(cfg, &target);
             say(
                 cfg.quiet,

@@ -1,17 +1,17 @@
-//! `redlock-loadgen scenarios`: the fault matrix ([`crate::faults::scenarios`]) run row by
+//! `redlock-loadgen scenarios`: the fault matrix ([`crate::engine::faults::scenarios`]) run row by
 //! row on fresh local masters, printed as one verdict table.
 
 use redlock_core::FanOut;
 
 use super::shared::Session;
 use crate::cli::ScenariosArgs;
+use crate::engine::faults::scenarios::{run_scenario, select, Scenario};
 use crate::error::LoadgenError;
-use crate::faults::scenarios::{run_scenario, select, Scenario};
 use crate::model::document::to_text;
+use crate::model::header::{new_run_id, unix_now_s};
 use crate::model::header::{Header, Kind};
 use crate::model::scenarios::ScenariosResult;
 use crate::render::scenarios::{self as table, Row};
-use crate::runner::{new_run_id, unix_now_s};
 
 /// The selected rows, each in each selected fan-out mode.
 fn rows(args: &ScenariosArgs) -> Result<Vec<(Scenario, FanOut)>, LoadgenError> {
@@ -62,7 +62,8 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
                 scenario.run_flags(*mode)
             );
         }
-        let mut outcome = run_scenario(&session.rt, scenario, *mode, signals)?;
+        let run = crate::cli::translate::scenario_run(&scenario.run_flags(*mode))?;
+        let mut outcome = run_scenario(&session.rt, scenario, run, signals)?;
         if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
             outcome.row.cells[0] = outcome.scenario.clone();

@@ -3,12 +3,12 @@
 //! verdict of a report.
 
 use crate::cli::TargetArgs;
-use crate::config::RunConfig;
+use crate::commands::output::Outputs;
+use crate::engine::config::RunConfig;
+use crate::engine::target::{Target, DEFAULT_LOCAL_MASTERS};
 use crate::error::LoadgenError;
 use crate::model::report::Report;
-use crate::output::Outputs;
 use crate::signals::Signals;
-use crate::target::{Target, DEFAULT_LOCAL_MASTERS};
 
 /// The async runtime of one command and its listener for SIGINT, SIGTERM and SIGHUP: a signal
 /// stops the run in flight, which then reports what it measured and exits 128 + n.

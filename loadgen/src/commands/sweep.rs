@@ -5,15 +5,15 @@ use super::shared::{
     check, describe_run, refuse_run_only_outputs, say, target, warn_about_generator, Session,
 };
 use crate::cli::SweepArgs;
-use crate::config::{Load, RunConfig, SWEEP_TIMING};
+use crate::commands::output::Outputs;
+use crate::engine::config::{Load, RunConfig, SWEEP_TIMING};
+use crate::engine::runner::{self, NoHooks};
 use crate::error::LoadgenError;
 use crate::model::document::to_text;
 use crate::model::header::{Header, Kind};
 use crate::model::report::Report;
 use crate::model::sweep::{Level, SweepResult};
-use crate::output::Outputs;
 use crate::render::{self, csv, text};
-use crate::runner::{self, NoHooks};
 
 pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
@@ -56,7 +56,11 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     workload.seed = Some(workload.seed.unwrap_or_else(rand::random));
     let p = &outputs.percentiles;
     let mut sweep = SweepResult {
-        header: Header::new(Kind::Sweep, runner::new_run_id(), runner::unix_now_s()),
+        header: Header::new(
+            Kind::Sweep,
+            crate::model::header::new_run_id(),
+            crate::model::header::unix_now_s(),
+        ),
         load: if open_loop { "open" } else { "closed" }.into(),
         levels: Vec::new(),
     };
@@ -66,7 +70,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
         let mut target = target(&args.target)?;
         target.probe_versions().await;
         let first = RunConfig::new(&workload, levels[0].1, SWEEP_TIMING);
-        crate::probe::require_quorum(&target, first.quorum).await?;
+        crate::engine::probe::require_quorum(&target, first.quorum).await?;
         say(
             quiet,
             &format!("sweep over {} levels; seed {}", levels.len(), first.seed),

@@ -4,7 +4,7 @@
 //! `_total`).
 //!
 //! There is no second accounting: [`LiveFigures`] adds up the very [`Interval`]s that each
-//! task's [`crate::recorder::Recorder`] hands the run's control loop (the ones that become the
+//! task's [`crate::engine::recorder::Recorder`] hands the run's control loop (the ones that become the
 //! result's `intervals`), plus the generator's CPU the control loop samples and each mode's
 //! mutual-exclusion check once it is done. [`encode`] turns them into the text format at each
 //! scrape; [`server`] answers the scrapes.
@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use redlock_core::{AttemptResult, FanOut};
 
 use crate::hist::Hist;
-use crate::locks::LockAlgorithm;
 use crate::model::interval::{CallOutcome, Interval};
+use crate::model::lock::LockAlgorithm;
 use crate::model::mode::GeneratorCpu;
 
 /// The port the Redis client connects to when a URL names none.

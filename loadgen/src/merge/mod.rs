@@ -12,8 +12,8 @@ pub mod compat;
 pub mod limits;
 pub mod windows;
 
-use crate::capacity::search::Limit;
 use crate::error::LoadgenError;
+use crate::model::capacity::search::Limit;
 use crate::model::capacity::{answer, CapacityResult, Step};
 use crate::model::document::Document;
 use crate::model::header::{Header, Kind};
@@ -96,7 +96,7 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
         notes.push(format!("mixed workloads: {what}"));
     }
     // Modes pair up by lock algorithm and (for Redlock) fan-out.
-    let mut mode_keys: Vec<(crate::locks::LockAlgorithm, redlock_core::FanOut)> = Vec::new();
+    let mut mode_keys: Vec<(crate::model::lock::LockAlgorithm, redlock_core::FanOut)> = Vec::new();
     for (_, part) in &parts {
         for m in &part.modes {
             if !mode_keys.iter().any(|&(l, f)| m.same_mode(l, f)) {

@@ -49,9 +49,8 @@ pub fn merge_modes(parts: &[(&str, &ModeStats)]) -> ModeStats {
         .map(|(_, m)| m.measured_from_unix_ms)
         .min()
         .unwrap_or(0);
-    let mut merged = ModeStats::new(first.fanout, first.masters.len());
+    let mut merged = ModeStats::new(first.fanout, first.masters.len(), first.interval());
     merged.lock = first.lock;
-    merged.interval_ms = first.interval_ms;
     let mut all_windows = Vec::new();
     for &(name, m) in parts {
         merged.add_measurements(m);
@@ -83,7 +82,7 @@ mod tests {
     use crate::model::interval::Interval;
 
     fn part(from_ms: u64, per_second: &[u64]) -> ModeStats {
-        let mut m = ModeStats::new(FanOut::Concurrent, 3);
+        let mut m = ModeStats::new(FanOut::Concurrent, 3, Duration::from_secs(1));
         m.measured_from_unix_ms = from_ms;
         m.duration = Duration::from_secs(per_second.len() as u64);
         for (s, &n) in per_second.iter().enumerate() {

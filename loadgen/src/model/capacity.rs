@@ -1,13 +1,17 @@
 //! A capacity search's result: every step (a full run result each) and the answer per fan-out
-//! mode. JSON `kind: "capacity"`.
+//! mode. JSON `kind: "capacity"`. Its parts: [`search`] picks each step's rate, [`slo`] says
+//! whether a step met the objective, [`reproduce`] writes the command line of an answer.
+
+pub mod reproduce;
+pub mod search;
+pub mod slo;
 
 use serde::{Deserialize, Serialize};
 
 use super::header::Header;
 use super::report::Report;
-use crate::capacity::reproduce;
-use crate::capacity::search::{Limit, Phase, Plan};
-use crate::capacity::slo::Objective;
+use search::{Limit, Phase, Plan};
+use slo::Objective;
 
 /// One bounded run of the search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

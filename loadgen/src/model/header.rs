@@ -3,6 +3,8 @@
 //! from. Flattened into [`super::report::Report`], [`super::sweep::SweepResult`],
 //! [`super::capacity::CapacityResult`] and the scenarios result.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde::{Deserialize, Serialize};
 
 use crate::signals::Signal;
@@ -105,7 +107,7 @@ impl Header {
         parts: impl IntoIterator<Item = (&'a str, &'a Header)>,
         notes: impl IntoIterator<Item = String>,
     ) -> Header {
-        let mut header = Header::new(kind, crate::runner::new_run_id(), u64::MAX);
+        let mut header = Header::new(kind, new_run_id(), u64::MAX);
         for (name, part) in parts {
             header.merged_from.push(name.to_string());
             header.started_unix_s = header.started_unix_s.min(part.started_unix_s);
@@ -130,4 +132,16 @@ impl Header {
             }
         }
     }
+}
+/// Seconds since the Unix epoch, now.
+pub fn unix_now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// 128 random bits, hex.
+pub fn new_run_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
 }

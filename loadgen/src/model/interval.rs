@@ -1,5 +1,5 @@
 //! One interval of the measured window: what completed in it (DESIGN §4 "Intervals"). The
-//! run's control loop receives each task's finished intervals from its [`crate::recorder`],
+//! run's control loop receives each task's finished intervals from its [`crate::engine::recorder`],
 //! adds them into the result's series and hands the same intervals to the live exporter
 //! (`run --prometheus`).
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::hist::{Hist, PackedHist};
+use crate::hist::PackedHist;
 
 /// One interval of the measured window (`interval_ms` long, 1 s by default): what completed in
 /// it. Histograms are kept packed ([`PackedHist`]) so an hour of intervals stays small.
@@ -181,23 +181,6 @@ impl Interval {
         for (outcome, h) in &other.acquire_by_outcome {
             self.acquire_by_outcome.entry(*outcome).or_default().add(h);
         }
-    }
-
-    /// `acquire_by_outcome`, unpacked (an empty histogram for an outcome none ended with).
-    pub fn acquire_of(&self, outcome: CallOutcome) -> Hist {
-        self.acquire_by_outcome
-            .get(&outcome)
-            .map_or_else(Hist::new, PackedHist::unpack)
-    }
-
-    /// Bytes its histograms hold in memory.
-    pub fn packed_size(&self) -> usize {
-        [&self.acquire, &self.attempt, &self.release, &self.start_lag]
-            .into_iter()
-            .chain(&self.round_trip)
-            .chain(self.acquire_by_outcome.values())
-            .map(PackedHist::size)
-            .sum()
     }
 }
 

@@ -6,7 +6,8 @@
 //!   interruption, merge provenance);
 //! - [`interval`]: one interval of a mode's per-interval series ([`interval::Interval`]);
 //! - [`mode`]: what one fan-out mode measured ([`mode::ModeStats`]: counters, histograms, the
-//!   per-second series, and the figures derived from them);
+//!   per-second series, and the figures derived from them); [`counts`] its counters, [`figures`] the
+//!   one list of figures every table reads;
 //! - [`report`]: a run's result ([`report::Report`]), also one level of a sweep, one step of
 //!   a capacity search and one row of the scenarios matrix; [`sweep`], [`capacity`] and
 //!   [`scenarios`] hold those;
@@ -14,30 +15,32 @@
 //!
 //! # How to add a figure
 //!
-//! A new figure touches at most three places:
-//!
-//! 1. **where it is recorded**: a counter or histogram filled in [`crate::recorder`] (counters
-//!    go into the [`mode::Counts`] list, which also adds them up when results merge);
-//! 2. **the model**: its field in [`mode`] (a histogram or list also gets a line in
-//!    [`mode::ModeStats::add_measurements`]; a figure computed from others gets its line in
-//!    [`mode::ModeStats::derive`]) and its entry in `loadgen/schema.json`;
-//! 3. **each renderer that shows it** (`crate::render::{text, csv, hgrm, plot}`; the live
-//!    figures of `run --prometheus`, [`crate::exporter`], add up the same intervals).
+//! See [`figures`]: a counter touches four files (its declaration in [`counts`], its line in
+//! the one figure list, where the engine counts it, `loadgen/schema.json`), and the text
+//! report, the HTML report and the CSV all read that list. A histogram or list also gets a line in
+//! [`mode::ModeStats::add_measurements`]; a figure computed from others gets its line in
+//! [`mode::ModeStats::derive`].
 //!
 //! JSON needs nothing more: the field is serialised where it is declared. A field old files
 //! lack gets `#[serde(default)]`; a key that moves or changes meaning bumps
 //! [`header::SCHEMA_VERSION`] and keeps the old version readable in [`document`].
 
 pub mod capacity;
+pub mod counts;
 pub mod document;
 pub mod fencing;
+pub mod figures;
+pub mod generator;
 pub mod header;
 pub mod interval;
 pub mod limits;
+pub mod lock;
 pub mod mode;
 pub mod outage;
+pub mod percentiles;
 pub mod report;
 pub mod scenarios;
 pub mod sweep;
 pub mod threshold;
 pub mod uncertainty;
+pub mod values;

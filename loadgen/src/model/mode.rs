@@ -10,91 +10,10 @@ use std::time::Duration;
 use redlock_core::FanOut;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub use super::counts::Counts;
 use super::interval::Interval;
 use crate::hist::Hist;
-use crate::locks::LockAlgorithm;
-
-macro_rules! counts {
-    ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
-        /// Event counters of one mode (DESIGN §4 definitions).
-        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields, default)]
-        pub struct Counts {
-            $($(#[$doc])* pub $field: u64,)*
-        }
-
-        impl Counts {
-            /// Adds every counter of `other`.
-            pub fn add(&mut self, other: &Counts) {
-                $(self.$field = self.$field.saturating_add(other.$field);)*
-            }
-        }
-    };
-}
-
-counts! {
-    /// Acquire calls made (each makes 1..=retry_count+1 attempts).
-    acquire_calls,
-    /// Acquire calls that returned a lock.
-    acquired,
-    /// Acquire calls that lost to contention (NotAcquired).
-    not_acquired,
-    /// Acquire calls refused because too few masters answered (Unavailable).
-    unavailable,
-    /// Acquire calls that failed otherwise (Internal).
-    other_errors,
-    /// Attempts (SET NX PX rounds).
-    attempts,
-    /// Attempts that won: granted ≥ quorum and validity > 0.
-    attempts_won,
-    /// Lost attempts with 0 < granted < quorum and at least one denial.
-    split_votes,
-    /// Split votes followed by another attempt of the same call.
-    split_vote_retries,
-    /// Lost attempts with granted = 0 and at least one denial.
-    clean_losses,
-    /// Failed attempts with no denial (an outage, not contention: DESIGN §4).
-    unavailable_attempts,
-    /// Attempts that won a quorum after their validity ran out.
-    expired_attempts,
-    /// Releases made.
-    releases,
-    /// Releases that deleted the key on fewer than all masters.
-    partial_releases,
-    /// Extends made.
-    extends,
-    /// Extends that did not renew the lock.
-    extend_failures,
-    /// Redis commands sent: one per master for every attempt, cleanup, release and extend.
-    redis_commands,
-    /// Acquire calls cut off by the end-of-run grace (not in `acquire_calls`; their keys were
-    /// deleted on every master).
-    cancelled_calls,
-    /// Open loop: slots intended in the measured window (each started, or dropped).
-    scheduled_slots,
-    /// Open loop: operations that started more than 1 ms after their intended start.
-    late_starts,
-    /// Open loop: late starts whose slot was already due when a client became free (every
-    /// client was busy at the intended time).
-    late_no_free_client,
-    /// Open loop: slots of the measured window never started because the run ended first.
-    dropped_slots,
-    /// Open loop: warm-up slots not yet started when the measurement began, skipped (not run,
-    /// not counted: every slot belongs to the phase of its intended start).
-    warmup_slots_skipped,
-    /// Ownership windows checked for mutual exclusion.
-    windows_checked,
-    /// Pairs of holders of one resource whose ownership windows overlapped.
-    violations,
-    /// Single-master baselines: releases that deleted someone else's lock (a `DEL` without
-    /// a token after the lock had passed to another holder).
-    foreign_releases,
-    /// Clients that died holding the lock (the `crash` client fault).
-    crashed_clients,
-    /// Locks acquired after a client died holding one (the `crash` client fault): 0 means the
-    /// dead client's lock was never freed (a stuck lock).
-    acquired_after_crash,
-}
+use crate::model::lock::LockAlgorithm;
 
 /// What one master answered and how fast, over all operations of a mode.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -227,7 +146,7 @@ pub struct Generator {
     pub cpu_per_cycle_us: f64,
     /// (user + sys) ÷ (wall time × cores) (derived).
     pub core_share: f64,
-    /// Derived ([`crate::generator::judge`]).
+    /// Derived ([`crate::model::generator::judge`]).
     #[serde(flatten)]
     pub judgement: Judgement,
 }
@@ -329,7 +248,8 @@ impl PartSeries {
 }
 
 impl ModeStats {
-    pub fn new(fanout: FanOut, n_masters: usize) -> ModeStats {
+    /// An empty mode whose intervals are `interval` long.
+    pub fn new(fanout: FanOut, n_masters: usize, interval: Duration) -> ModeStats {
         ModeStats {
             lock: LockAlgorithm::Redlock,
             fanout,
@@ -343,7 +263,7 @@ impl ModeStats {
             masters: vec![MasterStats::default(); n_masters],
             vote_patterns: BTreeMap::new(),
             fairness: Fairness::default(),
-            interval_ms: one_second_ms(),
+            interval_ms: interval.as_millis() as u64,
             intervals: Vec::new(),
             outages: Vec::new(),
             part_series: Vec::new(),
@@ -526,10 +446,6 @@ impl ModeStats {
     pub fn quorum_success_rate(&self) -> f64 {
         ratio(self.counts.attempts_won, self.counts.attempts)
     }
-    /// Attempts lost for any reason.
-    pub fn attempts_lost(&self) -> u64 {
-        self.counts.attempts - self.counts.attempts_won
-    }
 
     /// Jain's fairness index of locks acquired per worker: 1 = perfectly even, 1/n = one
     /// worker got everything.
@@ -643,7 +559,7 @@ mod tests {
 
     #[test]
     fn jain_index_is_one_when_even_and_one_over_n_when_one_worker_wins_all() {
-        let mut s = ModeStats::new(FanOut::Concurrent, 5);
+        let mut s = ModeStats::new(FanOut::Concurrent, 5, Duration::from_secs(1));
         s.fairness.acquired_per_worker = vec![10, 10, 10, 10];
         assert!((s.jain_index() - 1.0).abs() < 1e-12);
         s.fairness.acquired_per_worker = vec![40, 0, 0, 0];
@@ -652,7 +568,7 @@ mod tests {
 
     #[test]
     fn adding_stats_adds_counts_histograms_and_intervals() {
-        let mut a = ModeStats::new(FanOut::Sequential, 2);
+        let mut a = ModeStats::new(FanOut::Sequential, 2, Duration::from_secs(1));
         a.duration = Duration::from_secs(10);
         a.counts.attempts = 3;
         a.latency.acquire.record(100);

@@ -5,12 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::header::{Header, Kind};
+use super::header::Header;
 use super::mode::ModeStats;
-use crate::config::Load;
 use crate::hist::Hist;
-use crate::locks::LockAlgorithm;
-use crate::runner::RunResult;
+use crate::model::lock::LockAlgorithm;
 
 /// The run's configuration, as recorded in results (units in the key names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,7 +40,7 @@ pub struct ConfigInfo {
 }
 
 fn redlock_only() -> Vec<String> {
-    vec![crate::locks::LockAlgorithm::Redlock.as_str().into()]
+    vec![crate::model::lock::LockAlgorithm::Redlock.as_str().into()]
 }
 
 /// One master as recorded in results.
@@ -96,66 +94,30 @@ pub struct Report {
     pub against_redlock: Vec<AgainstRedlock>,
     /// Faults applied during the run (`run --fault`), in order (absent when there were none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<crate::faults::master::schedule::FaultEvent>,
+    pub faults: Vec<FaultEvent>,
+}
+
+/// One thing the schedule did to the masters, as logged in the reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultEvent {
+    /// Fan-out mode that was running.
+    pub fanout: String,
+    /// When it was applied, in ms from the start of that mode's measured window (the clock of
+    /// the fault specs and of the per-second intervals; a fault due at 0 applies before the
+    /// warm-up and is logged at 0).
+    pub at_ms: f64,
+    /// When the step had finished (the masters killed, or answering again), on the same clock;
+    /// absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_ms: Option<f64>,
+    /// The spec it belongs to (`heal` for the clean-up at the end of a mode).
+    pub fault: String,
+    /// What was done, e.g. `killed m0, m1`.
+    pub action: String,
 }
 
 impl Report {
-    pub fn from_run(run: &RunResult) -> Report {
-        let cfg = &run.config;
-        let (load, rate_per_s) = match cfg.load {
-            Load::Closed { .. } => ("closed", None),
-            Load::Open { rate_per_s, .. } => ("open", Some(rate_per_s)),
-        };
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-        let mut header = Header::new(Kind::Run, run.run_id.clone(), run.started_unix_s);
-        header.interrupt(run.interrupted);
-        let mut report = Report {
-            header,
-            part_run_ids: vec![run.run_id.clone()],
-            local_masters: run.local_masters,
-            masters: run
-                .masters
-                .iter()
-                .enumerate()
-                .map(|(i, url)| MasterInfo {
-                    url: url.clone(),
-                    redis_version: run
-                        .redis_versions
-                        .get(i)
-                        .cloned()
-                        .unwrap_or_else(|| "unknown".into()),
-                })
-                .collect(),
-            config: ConfigInfo {
-                command_line: cfg.command_line.clone(),
-                locks: cfg.locks.iter().map(|l| l.as_str().to_string()).collect(),
-                fanouts: cfg.fanouts.iter().map(|f| f.as_str().to_string()).collect(),
-                load: load.into(),
-                clients: cfg.load.workers(),
-                rate_per_s,
-                resources: cfg.resources,
-                key_dist: cfg.key_dist.to_string(),
-                hold_min_us: cfg.hold.min.as_micros() as u64,
-                hold_max_us: cfg.hold.max.as_micros() as u64,
-                extends_per_hold: cfg.extends_per_hold,
-                ttl_ms: cfg.ttl.as_millis() as u64,
-                retry_count: cfg.retry_count,
-                retry_delay_ms: ms(cfg.retry_delay),
-                instance_timeout_ms: ms(cfg.instance_timeout),
-                quorum: cfg.quorum.map(|q| q as u32),
-                duration_s: cfg.duration.as_secs_f64(),
-                warmup_s: cfg.warmup.as_secs_f64(),
-                seed: cfg.seed,
-            },
-            modes: run.modes.clone(),
-            comparison: None,
-            against_redlock: Vec::new(),
-            faults: Vec::new(),
-        };
-        report.derive();
-        report
-    }
-
     /// Fills in every derived figure of every mode and of the report (see
     /// [`ModeStats::derive`]); whoever builds or changes a report's modes calls it.
     pub fn derive(&mut self) {
@@ -177,11 +139,11 @@ impl Report {
         self.modes.iter().map(|m| m.counts.violations).sum()
     }
 
-    /// The generator's judgement of mode `m` (see [`crate::generator`]).
-    fn judge(&self, m: &ModeStats) -> crate::generator::Judgement {
+    /// The generator's judgement of mode `m` (see [`crate::model::generator`]).
+    fn judge(&self, m: &ModeStats) -> crate::model::generator::Judgement {
         let c = &self.config;
         let hold_mean_us = (c.hold_min_us + c.hold_max_us) as f64 / 2.0;
-        crate::generator::judge(m, c.rate_per_s, c.clients, hold_mean_us)
+        crate::model::generator::judge(m, c.rate_per_s, c.clients, hold_mean_us)
     }
 }
 

@@ -4,11 +4,37 @@
 use serde::Serialize;
 
 use super::header::Header;
-use crate::faults::scenarios::Outcome;
+use super::report::{FaultEvent, Report};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ScenariosResult {
     #[serde(flatten)]
     pub header: Header,
     pub rows: Vec<Outcome>,
+}
+
+/// What one row measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub scenario: String,
+    pub command: String,
+    pub expected: String,
+    pub passed: bool,
+    /// Why it failed (empty when it passed).
+    pub reason: String,
+    /// (master, lock keys) still present once the TTL had passed.
+    pub keys_left: Vec<(usize, u64)>,
+    pub faults: Vec<FaultEvent>,
+    pub result: Report,
+    #[serde(skip)]
+    pub row: Row,
+}
+
+/// One row, already formatted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Row {
+    pub cells: Vec<String>,
+    pub passed: bool,
+    /// Why it failed.
+    pub reason: Option<String>,
 }

@@ -6,9 +6,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::chart::{self, log_range, Axes, PALETTE};
-use super::percentiles::label;
-use crate::capacity::search::Limit;
+use crate::model::capacity::search::Limit;
 use crate::model::capacity::CapacityResult;
+use crate::model::percentiles::label;
 
 /// (acquires/s, p50 ms, p99 ms, met the objective) of a step.
 type Point = (f64, f64, f64, bool);

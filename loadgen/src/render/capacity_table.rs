@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::percentiles::Percentiles;
 use crate::model::capacity::{CapacityResult, Step};
+use crate::model::percentiles::Percentiles;
 
 /// The steps table's header.
 pub fn header(p: &Percentiles) -> String {

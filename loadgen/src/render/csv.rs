@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
-use super::percentiles::Percentiles;
 use crate::model::capacity::CapacityResult;
+use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 
 /// One line per mode of each `(label, report)`; `level` names the label column.
@@ -124,38 +125,26 @@ fn figure_names(p: &Percentiles) -> Vec<String> {
         "clients",
         "resources",
         "duration_s",
-        "started_per_s",
-        "acquires_per_s",
-        "acquire_calls",
-        "acquire_success_rate",
-        "quorum_success_rate",
-        "split_votes",
     ]
     .map(String::from)
     .to_vec();
     head.extend(p.labels().iter().map(|l| format!("acquire_{l}_ms")));
+    let latency = [
+        "attempt_p50_ms",
+        "attempt_p99_ms",
+        "start_lag_p99_ms",
+        "pacing_lag_p99_ms",
+    ];
+    head.extend(latency.map(String::from));
     head.extend(
-        [
-            "attempt_p50_ms",
-            "attempt_p99_ms",
-            "start_lag_p99_ms",
-            "pacing_lag_p99_ms",
-            "lost_attempts",
-            "retries",
-            "unavailable_attempts",
-            "late_starts",
-            "dropped_slots",
-            "generator_cpu_per_cycle_us",
-            "generator_core_share",
-            "generator_bound",
-            "violations",
-        ]
-        .map(String::from),
+        model_figures()
+            .iter()
+            .flat_map(|f| f.columns.iter().map(|c| c.0.to_string())),
     );
     head
 }
 
-/// The figures of mode `m` of `report`.
+/// The figures of mode `m` of `report`: its load, its latency, then every figure's columns.
 fn figures(report: &Report, m: &ModeStats, p: &Percentiles) -> Vec<String> {
     let c = &report.config;
     let ms = |h: &crate::hist::Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
@@ -166,30 +155,19 @@ fn figures(report: &Report, m: &ModeStats, p: &Percentiles) -> Vec<String> {
         c.clients.to_string(),
         c.resources.to_string(),
         format!("{:.3}", m.duration.as_secs_f64()),
-        format!("{:.1}", m.started_per_s()),
-        format!("{:.1}", m.acquires_per_s()),
-        m.counts.acquire_calls.to_string(),
-        format!("{:.6}", m.acquire_success_rate()),
-        format!("{:.6}", m.quorum_success_rate()),
-        m.counts.split_votes.to_string(),
     ];
     cells.extend(p.cells_ms(&m.latency.acquire));
-    let n = &m.counts;
     cells.extend([
         ms(&m.latency.attempt, 0.5),
         ms(&m.latency.attempt, 0.99),
         ms(&m.latency.start_lag, 0.99),
         ms(&m.latency.pacing_lag, 0.99),
-        n.attempts.saturating_sub(n.attempts_won).to_string(),
-        n.attempts.saturating_sub(n.acquire_calls).to_string(),
-        n.unavailable_attempts.to_string(),
-        n.late_starts.to_string(),
-        n.dropped_slots.to_string(),
-        format!("{:.1}", m.cpu_per_cycle_us()),
-        format!("{:.4}", m.generator.cpu.core_share()),
-        m.generator.judgement.generator_bound.to_string(),
-        n.violations.to_string(),
     ]);
+    cells.extend(
+        model_figures()
+            .iter()
+            .flat_map(|f| f.columns.iter().map(|c| (c.1)(m))),
+    );
     cells
 }
 

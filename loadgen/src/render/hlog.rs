@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn each_interval_is_written_untagged_and_tagged_at_its_time() {
-        let mut mode = ModeStats::new(FanOut::Concurrent, 1);
+        let mut mode = ModeStats::new(FanOut::Concurrent, 1, Duration::from_secs(1));
         mode.measured_from_unix_ms = 1_700_000_000_000;
         mode.interval_ms = 500;
         let mut h = Hist::new();

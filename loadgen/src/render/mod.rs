@@ -8,7 +8,6 @@ pub mod hgrm;
 pub mod hlog;
 pub mod html;
 pub mod json;
-pub mod percentiles;
 pub mod plot;
 pub mod scenarios;
 pub mod sweep;

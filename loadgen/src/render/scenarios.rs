@@ -3,8 +3,9 @@
 
 use std::fmt::Write as _;
 
-use crate::faults::master::schedule::FaultEvent;
 use crate::model::mode::ModeStats;
+use crate::model::report::FaultEvent;
+pub use crate::model::scenarios::Row;
 
 const HEADERS: [&str; 10] = [
     "scenario",
@@ -18,15 +19,6 @@ const HEADERS: [&str; 10] = [
     "expected",
     "verdict",
 ];
-
-/// One row, already formatted.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Row {
-    pub cells: Vec<String>,
-    pub passed: bool,
-    /// Why it failed.
-    pub reason: Option<String>,
-}
 
 impl Row {
     /// The row of scenario `name` from its mode's measurements.
@@ -148,7 +140,7 @@ mod tests {
 
     #[test]
     fn the_table_ends_with_the_count_line_and_names_failures() {
-        let mode = ModeStats::new(FanOut::Concurrent, 5);
+        let mode = ModeStats::new(FanOut::Concurrent, 5, std::time::Duration::from_secs(1));
         let rows = [
             Row::new("no faults", &mode, "0 violations", Ok(())),
             Row::new(

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::percentiles::Percentiles;
 use crate::hist::Hist;
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
 

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::percentiles::Percentiles;
 use crate::hist::Hist;
-use crate::model::fencing::FencingStats;
+use crate::model::figures::{figures, Figure};
 use crate::model::mode::{ModeStats, VotePattern};
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 
 const LABEL: usize = 34;
@@ -15,20 +15,8 @@ fn ms(us: u64) -> String {
     format!("{:.3}", us as f64 / 1000.0)
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.2}%", 100.0 * x)
-}
-
-fn per_s(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
-    }
-}
-
 /// A row of figures, one per mode, with the concurrent ÷ sequential ratio when both exist.
-fn row(out: &mut String, modes: &[&ModeStats], line: &Line) {
+fn row(out: &mut String, modes: &[&ModeStats], line: &Figure) {
     let _ = write!(out, "{:<LABEL$}", line.label);
     for m in modes {
         let _ = write!(out, "{:>COL$}", (line.cell)(m));
@@ -47,25 +35,6 @@ fn fanout_pair<'a>(modes: &[&'a ModeStats]) -> Option<[&'a ModeStats; 2]> {
     match modes {
         [s, c] if s.label() == "sequential" && c.label() == "concurrent" => Some([s, c]),
         _ => None,
-    }
-}
-
-/// A figure that only Redlock's vote has ("n/a" for the single-master baselines).
-fn vote_only(m: &ModeStats, figure: impl std::fmt::Display) -> String {
-    if m.lock.votes() {
-        figure.to_string()
-    } else {
-        "n/a".into()
-    }
-}
-
-/// A figure only the single-master baselines have ("n/a" for Redlock, whose release never
-/// deletes another holder's key).
-fn vote_free(m: &ModeStats, figure: u64) -> String {
-    if m.lock.votes() {
-        "n/a".into()
-    } else {
-        figure.to_string()
     }
 }
 
@@ -150,233 +119,6 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     text
 }
 
-/// One row of the side-by-side table.
-struct Line {
-    label: &'static str,
-    /// Shown when any mode passes (most rows: always).
-    shown: fn(&ModeStats) -> bool,
-    cell: fn(&ModeStats) -> String,
-    /// The value whose concurrent ÷ sequential ratio the row shows, if any.
-    ratio: Option<fn(&ModeStats) -> f64>,
-}
-
-/// The rows of the side-by-side table, in order: a new figure is one more line here.
-fn lines() -> Vec<Line> {
-    let line = |label, cell, ratio| Line {
-        label,
-        shown: |_| true,
-        cell,
-        ratio,
-    };
-    let when = |label, shown, cell| Line {
-        label,
-        shown,
-        cell,
-        ratio: None,
-    };
-    let open_loop: fn(&ModeStats) -> bool = |m| m.counts.scheduled_slots > 0;
-    vec![
-        line(
-            "acquires/s (goodput)",
-            |m| per_s(m.acquires_per_s()),
-            Some(|m| m.acquires_per_s()),
-        ),
-        line(
-            "acquire calls",
-            |m| m.counts.acquire_calls.to_string(),
-            None,
-        ),
-        line(
-            "acquire success rate",
-            |m| pct(m.acquire_success_rate()),
-            Some(|m| m.acquire_success_rate()),
-        ),
-        line(
-            "attempts",
-            |m| m.counts.attempts.to_string(),
-            Some(|m| m.counts.attempts as f64),
-        ),
-        line(
-            "quorum success rate",
-            |m| vote_only(m, pct(m.quorum_success_rate())),
-            Some(|m| m.quorum_success_rate()),
-        ),
-        line(
-            "split votes",
-            |m| vote_only(m, m.counts.split_votes),
-            Some(|m| m.counts.split_votes as f64),
-        ),
-        line(
-            "split-vote retries",
-            |m| vote_only(m, m.counts.split_vote_retries),
-            Some(|m| m.counts.split_vote_retries as f64),
-        ),
-        line(
-            "clean losses",
-            |m| m.counts.clean_losses.to_string(),
-            Some(|m| m.counts.clean_losses as f64),
-        ),
-        line(
-            "unavailable attempts (no denial)",
-            |m| m.counts.unavailable_attempts.to_string(),
-            None,
-        ),
-        line(
-            "expired attempts",
-            |m| vote_only(m, m.counts.expired_attempts),
-            None,
-        ),
-        line(
-            "acquire errors: not acquired",
-            |m| m.counts.not_acquired.to_string(),
-            None,
-        ),
-        line(
-            "acquire errors: unavailable",
-            |m| m.counts.unavailable.to_string(),
-            None,
-        ),
-        line(
-            "acquire errors: other",
-            |m| m.counts.other_errors.to_string(),
-            None,
-        ),
-        line(
-            "master errors / timeouts",
-            |m| {
-                let e: u64 = m.masters.iter().map(|s| s.errors).sum();
-                let t: u64 = m.masters.iter().map(|s| s.timeouts).sum();
-                format!("{e} / {t}")
-            },
-            None,
-        ),
-        line(
-            "redis commands/s",
-            |m| per_s(m.redis_commands_per_s()),
-            Some(|m| m.redis_commands_per_s()),
-        ),
-        line(
-            "redis commands per cycle",
-            |m| format!("{:.2}", m.redis_commands_per_cycle()),
-            Some(|m| m.redis_commands_per_cycle()),
-        ),
-        line(
-            "releases (partial)",
-            |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases),
-            None,
-        ),
-        when(
-            "releases of another's lock",
-            |m| !m.lock.votes(),
-            |m| vote_free(m, m.counts.foreign_releases),
-        ),
-        when(
-            "clients crashed holding the lock",
-            |m| m.counts.crashed_clients > 0,
-            |m| m.counts.crashed_clients.to_string(),
-        ),
-        when(
-            "extends (failed)",
-            |m| m.counts.extends > 0,
-            |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures),
-        ),
-        when("open loop: slots scheduled", open_loop, |m| {
-            m.counts.scheduled_slots.to_string()
-        }),
-        when("open loop: started/s", open_loop, |m| {
-            per_s(m.started_per_s())
-        }),
-        when("open loop: late starts / dropped", open_loop, |m| {
-            format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots)
-        }),
-        when("  late with no client free", open_loop, |m| {
-            m.counts.late_no_free_client.to_string()
-        }),
-        when("  warm-up slots skipped", open_loop, |m| {
-            m.counts.warmup_slots_skipped.to_string()
-        }),
-        when(
-            "acquires cut off at the end",
-            |m| m.counts.cancelled_calls > 0,
-            |m| m.counts.cancelled_calls.to_string(),
-        ),
-        line(
-            "generator CPU per cycle (µs)",
-            |m| format!("{:.1}", m.cpu_per_cycle_us()),
-            Some(|m| m.cpu_per_cycle_us()),
-        ),
-        line(
-            "generator CPU (share of cores)",
-            |m| {
-                format!(
-                    "{:.0}% of {}",
-                    100.0 * m.generator.cpu.core_share(),
-                    m.generator.cpu.cores
-                )
-            },
-            None,
-        ),
-        line(
-            "fairness: acquired per worker",
-            |m| format!("{}..{}", m.fairness.min_acquired, m.fairness.max_acquired),
-            None,
-        ),
-        line(
-            "fairness: Jain's index",
-            |m| format!("{:.3}", m.jain_index()),
-            None,
-        ),
-        line(
-            "mutual-exclusion violations",
-            |m| m.counts.violations.to_string(),
-            None,
-        ),
-        line(
-            "  (ownership windows checked)",
-            |m| m.counts.windows_checked.to_string(),
-            None,
-        ),
-        when("fencing tokens issued", fenced, |m| {
-            fencing(m, |f| f.tokens_issued)
-        }),
-        when("token order violations", fenced, |m| {
-            fencing(m, |f| f.token_order_violations)
-        }),
-        when("storage writes (refused)", writes_storage, |m| {
-            let f = m.fencing.clone().unwrap_or_default();
-            format!("{} ({})", f.storage_writes, f.storage_writes_rejected)
-        }),
-        when("stale writes accepted", writes_storage, |m| {
-            match m.fencing.as_ref().filter(|f| f.storage_took_no_write()) {
-                Some(f) => format!(
-                    "UNKNOWN: the storage took no write ({} errors)",
-                    f.storage_errors
-                ),
-                None => fencing(m, |f| f.stale_writes_accepted),
-            }
-        }),
-        when("stale writes rejected", writes_storage, |m| {
-            fencing(m, |f| f.stale_writes_rejected)
-        }),
-        when("storage write errors", writes_storage, |m| {
-            fencing(m, |f| f.storage_errors)
-        }),
-    ]
-}
-
-fn fenced(m: &ModeStats) -> bool {
-    m.fencing.as_ref().is_some_and(|f| f.fenced)
-}
-
-fn writes_storage(m: &ModeStats) -> bool {
-    m.fencing.is_some()
-}
-
-/// A fencing figure of `m` (0 when the mode has none).
-fn fencing(m: &ModeStats, figure: impl Fn(&FencingStats) -> u64) -> String {
-    m.fencing.as_ref().map_or(0, figure).to_string()
-}
-
 fn counts(out: &mut String, modes: &[&ModeStats]) {
     let _ = write!(out, "\n{:<LABEL$}", "");
     for m in modes {
@@ -386,7 +128,7 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
         let _ = write!(out, "{:>12}", "conc/seq");
     }
     out.push('\n');
-    for line in lines() {
+    for line in figures() {
         if modes.iter().any(|m| (line.shown)(m)) {
             row(out, modes, &line);
         }

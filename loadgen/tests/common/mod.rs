@@ -5,7 +5,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use redlock_core::FanOut;
-use redlock_loadgen::faults::scenarios::{run_scenario, select, Outcome};
+use redlock_loadgen::cli::translate::scenario_run;
+use redlock_loadgen::engine::faults::scenarios::{run_scenario, select, Outcome};
 use redlock_loadgen::hist::Hist;
 use serde_json::Value;
 
@@ -335,8 +336,13 @@ pub fn passing_scenario(name: &str) -> Outcome {
         .unwrap();
     let scenario = select(&[name.to_string()]).unwrap().remove(0);
     let signals = redlock_loadgen::signals::Signals::none();
-    let outcome =
-        run_scenario(&rt, &scenario, FanOut::Concurrent, &signals).expect("the scenario runs");
+    let outcome = run_scenario(
+        &rt,
+        &scenario,
+        scenario_run(&scenario.run_flags(FanOut::Concurrent)).expect("the scenario's flags parse"),
+        &signals,
+    )
+    .expect("the scenario runs");
     assert!(
         outcome.passed,
         "{name}: {} ({})\nfaults: {:#?}",

@@ -2,8 +2,8 @@
 //! over-time charts to shade.
 
 use super::charts::FaultWindow;
-use crate::faults::master::schedule::FaultEvent;
 use crate::model::mode::ModeStats;
+use crate::model::report::FaultEvent;
 use crate::model::report::Report;
 
 /// The fault windows of mode `m`.

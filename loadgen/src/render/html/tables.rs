@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::markup::{escape, num, pct};
 use crate::hist::Hist;
 use crate::model::capacity::CapacityResult;
+use crate::model::figures::figures;
 use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 
@@ -74,32 +75,9 @@ pub fn counts(out: &mut String, modes: &[ModeStats]) {
     let mut cells = vec!["figure"];
     cells.extend(modes.iter().map(|m| m.label()));
     head(out, &cells);
-    type Figure = fn(&ModeStats) -> String;
-    let figures: [(&str, Figure); 12] = [
-        ("locks acquired per second", |m| num(m.acquires_per_s(), 1)),
-        ("acquire calls", |m| m.counts.acquire_calls.to_string()),
-        ("acquired", |m| m.counts.acquired.to_string()),
-        ("acquire success", |m| pct(m.acquire_success_rate())),
-        ("not acquired (contention)", |m| {
-            m.counts.not_acquired.to_string()
-        }),
-        ("unavailable (too few masters)", |m| {
-            m.counts.unavailable.to_string()
-        }),
-        ("attempts", |m| m.counts.attempts.to_string()),
-        ("quorum success", |m| pct(m.quorum_success_rate())),
-        ("split votes", |m| m.counts.split_votes.to_string()),
-        ("clean losses", |m| m.counts.clean_losses.to_string()),
-        ("unavailable attempts", |m| {
-            m.counts.unavailable_attempts.to_string()
-        }),
-        ("mutual-exclusion violations", |m| {
-            m.counts.violations.to_string()
-        }),
-    ];
-    for (name, f) in figures {
-        let mut cells = vec![escape(name)];
-        cells.extend(modes.iter().map(f));
+    for figure in figures().iter().filter(|f| modes.iter().any(f.shown)) {
+        let mut cells = vec![escape(figure.label)];
+        cells.extend(modes.iter().map(|m| escape(&(figure.cell)(m))));
         row(out, &cells);
     }
     out.push_str("</table>\n");

@@ -1,0 +1,237 @@
+//! Files a command writes besides the text report, checked before anything is measured so a
+//! bad path costs no run (exit 2), and written at the end. `-` means standard output (the text
+//! report then goes to standard error, so the output stays machine-readable).
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::cli::OutputArgs;
+use crate::error::LoadgenError;
+use crate::model::percentiles::Percentiles;
+
+/// Where one output goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dest {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Dest {
+    fn new(path: &Path) -> Dest {
+        if path.as_os_str() == "-" {
+            Dest::Stdout
+        } else {
+            Dest::File(path.to_path_buf())
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Dest::Stdout => "standard output".into(),
+            Dest::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// Writes `contents` (whole).
+    pub fn write(&self, contents: &str) -> Result<(), LoadgenError> {
+        let result = match self {
+            Dest::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(contents.as_bytes())
+                    .and_then(|()| out.flush())
+            }
+            Dest::File(path) => std::fs::write(path, contents),
+        };
+        result.map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", self.describe())))
+    }
+}
+
+/// The checked outputs of a command.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    pub json: Option<Dest>,
+    pub csv: Option<Dest>,
+    pub plot: Option<Dest>,
+    pub hlog: Option<Dest>,
+    pub html: Option<Dest>,
+    pub hgrm: Option<PathBuf>,
+    pub percentiles: Percentiles,
+}
+
+impl Outputs {
+    /// Checks every path of `args` up front.
+    pub fn check(args: &OutputArgs) -> Result<Outputs, LoadgenError> {
+        let dest = |flag: &str, path: &Option<PathBuf>| -> Result<Option<Dest>, LoadgenError> {
+            let Some(path) = path else { return Ok(None) };
+            let dest = Dest::new(path);
+            if let Dest::File(p) = &dest {
+                check_file(flag, p)?;
+            }
+            Ok(Some(dest))
+        };
+        let outputs = Outputs {
+            json: dest("--json", &args.json)?,
+            csv: dest("--csv", &args.csv)?,
+            plot: dest("--plot", &args.plot)?,
+            hlog: dest("--hlog", &args.hlog)?,
+            html: dest("--html", &args.html)?,
+            hgrm: args.hgrm.clone(),
+            percentiles: args.percentiles.clone().unwrap_or_default(),
+        };
+        let to_stdout = outputs
+            .destinations()
+            .iter()
+            .filter(|d| matches!(d, Some(Dest::Stdout)))
+            .count();
+        if to_stdout > 1 {
+            return Err(LoadgenError::Usage(
+                "only one of --json, --csv, --plot, --hlog and --html can write to standard output (-)".into(),
+            ));
+        }
+        if let Some(dir) = &outputs.hgrm {
+            check_dir("--hgrm", dir)?;
+        }
+        Ok(outputs)
+    }
+
+    fn destinations(&self) -> [&Option<Dest>; 5] {
+        [&self.json, &self.csv, &self.plot, &self.hlog, &self.html]
+    }
+
+    /// Refuses `--hlog` for a command whose result has no intervals of its own to log.
+    pub fn refuse_hlog(&self, command: &str) -> Result<(), LoadgenError> {
+        if self.hlog.is_some() {
+            return Err(LoadgenError::Usage(format!(
+                "{command} does not write --hlog (run, merge and collect of runs, and report of a run do)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// True when an output takes standard output (the text report then goes to stderr).
+    pub fn stdout_taken(&self) -> bool {
+        self.destinations()
+            .iter()
+            .any(|d| matches!(d, Some(Dest::Stdout)))
+    }
+
+    /// Prints the human report where it belongs.
+    pub fn print_report(&self, text: &str) -> Result<(), LoadgenError> {
+        let result = if self.stdout_taken() {
+            let mut err = std::io::stderr().lock();
+            err.write_all(text.as_bytes()).and_then(|()| err.flush())
+        } else {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        };
+        result.map_err(|e| LoadgenError::Failed(format!("writing the report: {e}")))
+    }
+}
+
+fn usage(flag: &str, path: &Path, why: impl std::fmt::Display) -> LoadgenError {
+    LoadgenError::Usage(format!("{flag} {}: {why}", path.display()))
+}
+
+/// A file the command will write: not a directory, its directory exists and takes files,
+/// and an existing file (or device) accepts writes.
+fn check_file(flag: &str, path: &Path) -> Result<(), LoadgenError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(usage(flag, path, "is a directory; give a file name")),
+        Ok(meta) => {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| usage(flag, path, e))?;
+            if !meta.is_file() && !is_terminal(&file) {
+                // A device: one byte tells /dev/full from /dev/null before the run, not after.
+                file.write_all(b"\n").map_err(|e| usage(flag, path, e))?;
+            }
+            Ok(())
+        }
+        Err(_) => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if !parent.is_dir() {
+                return Err(usage(
+                    flag,
+                    path,
+                    format!("no directory {}", parent.display()),
+                ));
+            }
+            // Create it to be sure it can be, then remove the empty file again.
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| usage(flag, path, e))?;
+            let _ = std::fs::remove_file(path);
+            Ok(())
+        }
+    }
+}
+
+fn is_terminal(file: &std::fs::File) -> bool {
+    std::io::IsTerminal::is_terminal(file)
+}
+
+/// The `.hgrm` directory: created now (empty directories are harmless), must take files.
+fn check_dir(flag: &str, dir: &Path) -> Result<(), LoadgenError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(usage(flag, dir, "is a file; give a directory"));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| usage(flag, dir, e))?;
+    let probe = dir.join(".redlock-loadgen-write-check");
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .map_err(|e| usage(flag, dir, e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(json: &str) -> OutputArgs {
+        OutputArgs {
+            json: Some(PathBuf::from(json)),
+            ..OutputArgs::default()
+        }
+    }
+
+    #[test]
+    fn unwritable_paths_are_refused_up_front_naming_the_flag_and_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let err = Outputs::check(&args(d)).unwrap_err();
+        assert!(matches!(err, LoadgenError::Usage(_)));
+        assert!(err.to_string().contains("--json") && err.to_string().contains("directory"));
+        let err = Outputs::check(&args("/nonexistent/x.json")).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent"), "{err}");
+        let ok = dir.path().join("out.json");
+        let outputs = Outputs::check(&args(ok.to_str().unwrap())).unwrap();
+        assert_eq!(outputs.json, Some(Dest::File(ok.clone())));
+        assert!(!ok.exists(), "the check leaves no file behind");
+        assert!(Outputs::check(&args("-")).unwrap().stdout_taken());
+        if Path::new("/dev/full").exists() {
+            let err = Outputs::check(&args("/dev/full")).unwrap_err();
+            assert!(err.to_string().contains("/dev/full"), "{err}");
+        }
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let hgrm = OutputArgs {
+            hgrm: Some(file.clone()),
+            ..OutputArgs::default()
+        };
+        assert!(Outputs::check(&hgrm)
+            .unwrap_err()
+            .to_string()
+            .contains("--hgrm"));
+    }
+}

@@ -1,0 +1,325 @@
+//! One agent of a coordinated run: joins, starts every phase at the planned instant (as the
+//! runner's [`RunHooks`]), keeps its ownership windows in coordinator time, and stores its
+//! result, timings and windows on the coordinator when it is done.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::LocalBoxFuture;
+use redlock_core::FanOut;
+use serde::{Deserialize, Serialize};
+
+use super::barrier::{self, SET_ONCE};
+use super::clock::{self, Sync};
+use super::overlap::{AgentWindows, CoordWindow, MAX_WINDOWS};
+use super::{host_name, key, Coordination, Coordinator, KEY_TTL};
+use crate::engine::checker::Window;
+use crate::engine::runner::{RunHooks, RunResult};
+use crate::error::LoadgenError;
+use crate::model::report::Report;
+use crate::signals::Signals;
+
+/// The last stretch before a planned start spent yielding instead of sleeping.
+const SPIN_BEFORE_START: Duration = Duration::from_millis(2);
+
+/// How one phase started on one agent (stored under `agent:n`, shown by `collect`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PhaseStart {
+    pub phase: u32,
+    pub fanout: String,
+    /// The planned start of the warm-up, coordinator µs since the Unix epoch (the same for
+    /// every agent).
+    pub planned_start_unix_us: u64,
+    /// Round trip of the `TIME` sample this agent mapped the instant with, µs.
+    pub sync_rtt_us: u64,
+    /// How late this agent's timer fired after the planned instant (its own clock), µs.
+    pub woke_late_us: u64,
+    /// Error bound of this phase's windows in coordinator time, µs (see `overlap`).
+    pub bound_us: u64,
+}
+
+/// What an agent stores about itself besides its result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AgentInfo {
+    pub agent: u32,
+    pub host: String,
+    pub phases: Vec<PhaseStart>,
+}
+
+#[derive(Debug)]
+struct Phase {
+    start: PhaseStart,
+    sync: Sync,
+    windows: Vec<CoordWindow>,
+    truncated: bool,
+}
+
+/// A joined agent.
+#[derive(Debug)]
+pub struct Agent {
+    coordinator: Coordinator,
+    pub run_id: String,
+    /// 1-based, in the order agents joined.
+    pub number: u32,
+    pub agents: u32,
+    join_timeout: Duration,
+    host: String,
+    phases: Vec<Phase>,
+    /// Phases of the current `runner::run` call not yet aligned.
+    pending: usize,
+    /// A signal ends any wait for the others (and the run, for everybody).
+    signals: Signals,
+}
+
+impl Agent {
+    /// Connects to the coordinator and registers under the run id (`kind`: run or capacity).
+    pub async fn join(
+        c: &Coordination,
+        kind: &str,
+        signals: &Signals,
+    ) -> Result<Agent, LoadgenError> {
+        let coordinator = Coordinator::connect(&c.url).await?;
+        let run_id = coordinator.run_id(c.run_id.as_deref()).await?;
+        for (name, mine) in [("agents", c.agents.to_string()), ("kind", kind.to_string())] {
+            let theirs: String = coordinator
+                .script(
+                    &redis::Script::new(SET_ONCE),
+                    &[key(&run_id, name)],
+                    &[mine.clone(), KEY_TTL.as_secs().to_string()],
+                )
+                .await?;
+            if theirs != mine {
+                return Err(LoadgenError::Usage(format!(
+                    "run {run_id} on coordinator {}: its agents run with {name} {theirs}, this one with {mine}",
+                    coordinator.shown
+                )));
+            }
+        }
+        let number: u32 = coordinator
+            .query(redis::cmd("INCR").arg(key(&run_id, "joined")))
+            .await?;
+        coordinator
+            .query::<()>(
+                redis::cmd("EXPIRE")
+                    .arg(key(&run_id, "joined"))
+                    .arg(KEY_TTL.as_secs()),
+            )
+            .await?;
+        if number > c.agents {
+            return Err(LoadgenError::Usage(format!(
+                "run {run_id} already has its --agents {} agents (this would be number {number})",
+                c.agents
+            )));
+        }
+        if number == c.agents {
+            coordinator.close_open_run(&run_id).await?;
+        }
+        eprintln!(
+            "redlock-loadgen: agent {number} of {} joined run {run_id} on coordinator {}; collect with: redlock-loadgen collect --coordinator URL --run-id {run_id}",
+            c.agents, coordinator.shown
+        );
+        Ok(Agent {
+            coordinator,
+            run_id,
+            number,
+            agents: c.agents,
+            join_timeout: c.join_timeout,
+            host: host_name(),
+            phases: Vec::new(),
+            pending: 0,
+            signals: signals.clone(),
+        })
+    }
+
+    async fn start_phase(
+        &mut self,
+        fanout: FanOut,
+        warmup: Duration,
+    ) -> Result<Option<Instant>, LoadgenError> {
+        let phase = self.phases.len() as u32 + 1;
+        let what = if phase == 1 {
+            "joined".to_string()
+        } else {
+            format!("reached phase {phase} ({} fan-out)", fanout.as_str())
+        };
+        let barriers = barrier::Barriers {
+            coordinator: &self.coordinator,
+            run_id: &self.run_id,
+            agents: self.agents,
+            timeout: self.join_timeout,
+            signals: &self.signals,
+        };
+        let start = barrier::wait(&barriers, phase, &what, warmup).await?;
+        // tokio's timers fire on whole milliseconds: sleep until just before, then yield
+        // until the instant (a start within tens of µs of the plan when the core is free).
+        tokio::time::sleep_until((start.local - SPIN_BEFORE_START).into()).await;
+        while Instant::now() < start.local {
+            tokio::task::yield_now().await;
+        }
+        let woke_late = Instant::now().saturating_duration_since(start.local);
+        self.phases.push(Phase {
+            start: PhaseStart {
+                phase,
+                fanout: fanout.as_str().to_string(),
+                planned_start_unix_us: start.planned_us,
+                sync_rtt_us: start.sync.rtt_us,
+                woke_late_us: woke_late.as_micros() as u64,
+                bound_us: 0,
+            },
+            sync: start.sync,
+            windows: Vec::new(),
+            truncated: false,
+        });
+        self.pending += 1;
+        Ok(Some(start.local))
+    }
+
+    /// Puts the measured windows of the phases of `result` on the coordinator's timeline
+    /// (every agent's measured window then starts at the same whole second).
+    pub fn align(&mut self, result: &mut RunResult) {
+        let first = self.phases.len() - self.pending;
+        for (mode, phase) in result.modes.iter_mut().zip(&self.phases[first..]) {
+            let warmup_us = result.config.warmup.as_micros() as u64;
+            mode.measured_from_unix_ms = (phase.start.planned_start_unix_us + warmup_us) / 1000;
+        }
+        self.pending = 0;
+    }
+
+    /// Stores this agent's result (`--json` text), timings and windows. The windows' error
+    /// bounds come from a last clock synchronisation now.
+    pub async fn finish(&mut self, result_json: &str) -> Result<(), LoadgenError> {
+        let end = clock::sync(&self.coordinator).await?;
+        let n = self.number;
+        for phase in &mut self.phases {
+            phase.start.bound_us = phase.sync.bound_until(&end);
+            let record = AgentWindows {
+                agent: n,
+                bound_us: phase.start.bound_us,
+                truncated: phase.truncated,
+                windows: std::mem::take(&mut phase.windows),
+            };
+            let name = format!("windows:{n}:{}", phase.start.phase);
+            self.coordinator
+                .put(&key(&self.run_id, &name), record.encode())
+                .await?;
+        }
+        let info = AgentInfo {
+            agent: n,
+            host: self.host.clone(),
+            phases: self.phases.iter().map(|p| p.start.clone()).collect(),
+        };
+        let info = serde_json::to_string(&info).expect("agent info serializes");
+        self.coordinator
+            .put(&key(&self.run_id, &format!("agent:{n}")), info)
+            .await?;
+        self.coordinator
+            .put(&key(&self.run_id, &format!("result:{n}")), result_json)
+            .await
+    }
+
+    /// Gives the run up for everybody (best effort): the others stop at their next barrier
+    /// with `why` instead of waiting out the join timeout, and agents without `--run-id` open
+    /// a new run instead of joining this one.
+    pub async fn abandon(&self, why: &str) {
+        let text = format!("agent {} ({}) failed: {why}", self.number, self.host);
+        let _ = self
+            .coordinator
+            .script::<String>(
+                &redis::Script::new(SET_ONCE),
+                &[key(&self.run_id, "abandoned")],
+                &[text, KEY_TTL.as_secs().to_string()],
+            )
+            .await;
+        let _ = self.coordinator.close_open_run(&self.run_id).await;
+    }
+
+    /// Capacity: stores this agent's result of step `step`, waits (bounded by the join
+    /// timeout) for every agent's, and returns their merge — the same on every agent, so
+    /// every agent's search takes the same next step.
+    pub async fn exchange(&self, step: u32, report: &Report) -> Result<Report, LoadgenError> {
+        let mine = crate::render::json::render(report);
+        self.coordinator
+            .put(
+                &key(&self.run_id, &format!("step:{step}:{}", self.number)),
+                mine,
+            )
+            .await?;
+        let deadline = Instant::now() + self.join_timeout + crate::engine::runner::GRACE;
+        let mut parts = Vec::with_capacity(self.agents as usize);
+        for n in 1..=self.agents {
+            let name = key(&self.run_id, &format!("step:{step}:{n}"));
+            let text = loop {
+                if let Some(text) = self.coordinator.get::<String>(&name).await? {
+                    break text;
+                }
+                if let Some(why) = self
+                    .coordinator
+                    .get::<String>(&key(&self.run_id, "abandoned"))
+                    .await?
+                {
+                    return Err(LoadgenError::Failed(format!(
+                        "run {} was given up: {why}",
+                        self.run_id
+                    )));
+                }
+                if let Some(signal) = self.signals.received() {
+                    self.abandon(&format!("interrupted by {signal}")).await;
+                    return Err(LoadgenError::Interrupted(signal));
+                }
+                if Instant::now() >= deadline {
+                    let why = format!(
+                        "agent {n}'s result of step {step} did not arrive within {:?} (--join-timeout)",
+                        self.join_timeout
+                    );
+                    self.abandon(&why).await;
+                    return Err(LoadgenError::Failed(format!("run {}: {why}", self.run_id)));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            };
+            let report = match crate::model::document::parse(&text) {
+                Ok(crate::model::document::Document::Run(r)) => *r,
+                Ok(other) => {
+                    return Err(LoadgenError::Failed(format!(
+                        "agent {n}'s step {step} is a {} result",
+                        other.kind()
+                    )))
+                }
+                Err(e) => {
+                    return Err(LoadgenError::Failed(format!(
+                        "agent {n}'s step {step}: {e}"
+                    )))
+                }
+            };
+            parts.push((format!("agent {n}"), report));
+        }
+        crate::merge::merge_runs(parts, crate::merge::Allow::default())
+    }
+}
+
+impl RunHooks for Agent {
+    fn start_at(
+        &mut self,
+        fanout: FanOut,
+        warmup: Duration,
+    ) -> LocalBoxFuture<'_, Result<Option<Instant>, LoadgenError>> {
+        Box::pin(self.start_phase(fanout, warmup))
+    }
+
+    fn windows(&mut self, _fanout: FanOut, windows: &[Window]) {
+        let Some(phase) = self.phases.last_mut() else {
+            return;
+        };
+        let base = phase.start.planned_start_unix_us;
+        let kept = windows.len().min(MAX_WINDOWS);
+        phase.truncated = windows.len() > kept;
+        phase.windows = windows[..kept]
+            .iter()
+            .map(|w| CoordWindow {
+                resource: w.resource,
+                // Rounded inwards: the check only ever under-states an overlap.
+                start_us: base + w.start_ns.div_ceil(1000),
+                end_us: base + w.end_ns / 1000,
+                token: w.token,
+            })
+            .collect();
+    }
+}

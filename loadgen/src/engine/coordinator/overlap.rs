@@ -1,0 +1,236 @@
+//! Mutual exclusion across agents, without trusting any machine's clock.
+//!
+//! Each agent checks its own holders on its own monotonic clock (exact). Across agents it
+//! records every ownership window (from its winning vote to the earlier of the validity's end
+//! and its release's start — see [`crate::engine::checker`]) in coordinator time: the phase's planned
+//! start (a coordinator instant) plus the offset on the agent's monotonic clock. The error of
+//! that mapping is bounded per agent and phase ([`super::clock::Sync::bound_until`]: half the
+//! round trip of the `TIME` sample at the start, the same at the end, and how far the two
+//! disagree — drift or a step of a clock in between).
+//!
+//! Two windows of different agents on one resource *certainly* overlapped when their common
+//! part is longer than the sum of both bounds: no placement within the bounds separates them.
+//! Shorter common parts are *undecidable* (counted, never called violations).
+//!
+//! What it cannot see: overlaps shorter than the agents' bounds (on a LAN, ~0.1–1 ms; it says
+//! how large they were); windows an agent did not report (a crashed agent, or more than
+//! [`MAX_WINDOWS`] in one phase — then it says the check was partial); anything between a
+//! holder and a process that is not an agent of this run.
+
+use std::collections::BTreeMap;
+
+/// At most this many windows per agent and phase are kept for the check (40 bytes each).
+pub const MAX_WINDOWS: usize = 2_000_000;
+
+/// One agent's ownership window in coordinator µs since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoordWindow {
+    pub resource: u32,
+    pub start_us: u64,
+    pub end_us: u64,
+    /// The lock's token (names the holder in a finding).
+    pub token: [u8; 20],
+}
+
+/// One agent's windows of one phase, with their error bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentWindows {
+    pub agent: u32,
+    pub bound_us: u64,
+    /// Windows were dropped beyond [`MAX_WINDOWS`].
+    pub truncated: bool,
+    pub windows: Vec<CoordWindow>,
+}
+
+impl AgentWindows {
+    /// `bound_us`, `truncated`, then per window its resource, start, end (little endian) and
+    /// token: 40 bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(9 + RECORD * self.windows.len());
+        out.extend_from_slice(&self.bound_us.to_le_bytes());
+        out.push(u8::from(self.truncated));
+        for w in &self.windows {
+            out.extend_from_slice(&w.resource.to_le_bytes());
+            out.extend_from_slice(&w.start_us.to_le_bytes());
+            out.extend_from_slice(&w.end_us.to_le_bytes());
+            out.extend_from_slice(&w.token);
+        }
+        out
+    }
+
+    pub fn decode(agent: u32, bytes: &[u8]) -> Result<AgentWindows, String> {
+        if bytes.len() < 9 || (bytes.len() - 9) % RECORD != 0 {
+            return Err(format!(
+                "agent {agent}: a windows record of {} bytes is not 9 + {RECORD} × n",
+                bytes.len()
+            ));
+        }
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        let windows = bytes[9..]
+            .chunks_exact(RECORD)
+            .map(|c| CoordWindow {
+                resource: u32::from_le_bytes(c[..4].try_into().expect("4 bytes")),
+                start_us: u64::from_le_bytes(c[4..12].try_into().expect("8 bytes")),
+                end_us: u64::from_le_bytes(c[12..20].try_into().expect("8 bytes")),
+                token: c[20..40].try_into().expect("20 bytes"),
+            })
+            .collect();
+        Ok(AgentWindows {
+            agent,
+            bound_us: u64_at(0),
+            truncated: bytes[8] != 0,
+            windows,
+        })
+    }
+}
+
+/// Bytes of one window in [`AgentWindows::encode`].
+const RECORD: usize = 40;
+/// Certain overlaps described in words (the rest are only counted).
+const EXAMPLES: usize = 5;
+
+/// What the cross-agent check found in one phase or in all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    pub windows: u64,
+    /// Pairs of windows of different agents whose overlap exceeds both bounds.
+    pub certain: u64,
+    /// Pairs that may or may not have overlapped (within the bounds).
+    pub undecidable: u64,
+    /// The largest bound of any agent, µs.
+    pub max_bound_us: u64,
+    pub truncated: bool,
+    /// The first certain overlaps: agents, tokens, windows.
+    pub examples: Vec<String>,
+}
+
+impl Findings {
+    pub fn add(&mut self, other: &Findings) {
+        self.windows += other.windows;
+        self.certain += other.certain;
+        self.undecidable += other.undecidable;
+        self.max_bound_us = self.max_bound_us.max(other.max_bound_us);
+        self.truncated |= other.truncated;
+        let room = EXAMPLES.saturating_sub(self.examples.len());
+        self.examples
+            .extend(other.examples.iter().take(room).cloned());
+    }
+}
+
+/// Compares the windows of different agents, resource by resource.
+pub fn check(agents: &[AgentWindows]) -> Findings {
+    let max_bound = agents.iter().map(|a| a.bound_us).max().unwrap_or(0);
+    // (start, end, agent, bound, token) per resource.
+    type Held = (u64, u64, u32, u64, [u8; 20]);
+    let mut by_resource: BTreeMap<u32, Vec<Held>> = BTreeMap::new();
+    for a in agents {
+        for w in a.windows.iter().filter(|w| w.end_us > w.start_us) {
+            by_resource
+                .entry(w.resource)
+                .or_default()
+                .push((w.start_us, w.end_us, a.agent, a.bound_us, w.token));
+        }
+    }
+    let mut found = Findings {
+        windows: agents.iter().map(|a| a.windows.len() as u64).sum(),
+        max_bound_us: max_bound,
+        truncated: agents.iter().any(|a| a.truncated),
+        ..Findings::default()
+    };
+    for (resource, windows) in by_resource.iter_mut() {
+        windows.sort_unstable();
+        for (i, &(start, end, agent, bound, token)) in windows.iter().enumerate() {
+            // Any window that may overlap this one starts before its end + both bounds.
+            for &(s2, e2, a2, b2, t2) in &windows[i + 1..] {
+                if s2 >= end + bound + max_bound {
+                    break;
+                }
+                if a2 == agent {
+                    continue; // the agent's own check covers it, on an exact clock
+                }
+                let common = end.min(e2) as i128 - start.max(s2) as i128;
+                let slack = i128::from(bound + b2);
+                if common > slack {
+                    found.certain += 1;
+                    if found.examples.len() < EXAMPLES {
+                        found.examples.push(format!(
+                            "resource {resource}: agent {agent} token {} held it [{start}, {end}] µs and agent {a2} token {} [{s2}, {e2}] µs (coordinator time): {:.3} ms in common, bounds ±{:.3} and ±{:.3} ms",
+                            hex(&token),
+                            hex(&t2),
+                            common as f64 / 1000.0,
+                            bound as f64 / 1000.0,
+                            b2 as f64 / 1000.0
+                        ));
+                    }
+                } else if common > -slack {
+                    found.undecidable += 1;
+                }
+            }
+        }
+    }
+    found
+}
+
+fn hex(token: &[u8; 20]) -> String {
+    token.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(agent: u32, bound_us: u64, windows: &[(u32, u64, u64)]) -> AgentWindows {
+        AgentWindows {
+            agent,
+            bound_us,
+            truncated: false,
+            windows: windows
+                .iter()
+                .map(|&(resource, start_us, end_us)| CoordWindow {
+                    resource,
+                    start_us,
+                    end_us,
+                    token: [agent as u8; 20],
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn hand_overs_within_the_bounds_are_undecidable_not_violations() {
+        // B wins 50 µs "before" A's release started: within 100 + 100 µs of error.
+        let a = agent(1, 100, &[(0, 1_000, 2_000)]);
+        let b = agent(2, 100, &[(0, 1_950, 3_000)]);
+        let f = check(&[a, b]);
+        assert_eq!((f.certain, f.undecidable, f.windows), (0, 1, 2));
+    }
+
+    #[test]
+    fn overlaps_beyond_both_bounds_are_certain() {
+        let a = agent(1, 100, &[(0, 1_000, 2_000), (1, 0, 10_000)]);
+        let b = agent(2, 150, &[(0, 1_700, 3_000), (2, 0, 10_000)]);
+        let f = check(&[a, b]);
+        assert_eq!((f.certain, f.undecidable), (1, 0), "{f:?}");
+        assert_eq!(f.max_bound_us, 150);
+        let said = &f.examples[0];
+        assert!(said.contains("resource 0: agent 1 token 0101"), "{said}");
+        assert!(said.contains("agent 2 token 0202"), "{said}");
+    }
+
+    #[test]
+    fn one_agents_own_windows_and_far_apart_ones_are_not_compared() {
+        let a = agent(1, 10, &[(0, 0, 100), (0, 50, 150)]);
+        let b = agent(2, 10, &[(0, 10_000, 10_100)]);
+        assert_eq!(check(&[a, b]).certain + check(&[]).certain, 0);
+    }
+
+    #[test]
+    fn windows_survive_their_encoding() {
+        let a = agent(3, 77, &[(5, 1, 2), (u32::MAX, u64::MAX - 1, u64::MAX)]);
+        let bytes = a.encode();
+        assert_eq!(AgentWindows::decode(3, &bytes).unwrap(), a);
+        assert!(AgentWindows::decode(3, &bytes[..bytes.len() - 1])
+            .unwrap_err()
+            .contains("agent 3"));
+    }
+}

@@ -1,0 +1,369 @@
+//! The fault schedule of a run, plugged into the runner as its [`RunHooks`]: it applies each
+//! fault when its time comes, logs what it did, and heals everything when a mode ends so the
+//! next mode starts from healthy masters.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use redlock_core::FanOut;
+use redlock_local::proxy::{Direction, FaultProxies};
+
+use super::spec::{FaultKind, FaultSpec};
+use crate::engine::runner::RunHooks;
+use crate::engine::target::Target;
+use crate::error::LoadgenError;
+pub use crate::model::report::FaultEvent;
+
+/// One step of a fault on its masters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Kill,
+    StartAgain,
+    Pause,
+    Resume,
+    Restart,
+    Latency(Duration),
+    LatencyOff,
+    BlackholeOn,
+    BlackholeOff,
+    Expire,
+}
+
+#[derive(Debug, Clone)]
+struct Action {
+    at: Duration,
+    spec: usize,
+    step: Step,
+    masters: Vec<usize>,
+}
+
+/// The faults of a run, in time order, and what was applied so far.
+#[derive(Debug)]
+pub struct FaultSchedule {
+    specs: Vec<FaultSpec>,
+    actions: Vec<Action>,
+    /// Index of the next action of the current mode.
+    next: usize,
+    /// Lock keys of the run (what `expire` deletes).
+    keys: Vec<String>,
+    proxies: Option<FaultProxies>,
+    killed: BTreeSet<usize>,
+    paused: BTreeSet<usize>,
+    events: Vec<FaultEvent>,
+    /// Time of the latest tick of the current mode (when its end is logged).
+    last_tick: Duration,
+}
+
+/// How long a `restart-delayed` master stays away: the longest TTL plus the drift allowance
+/// (of the core's default drift factor, which the load generator's clients use), so every key
+/// it held has expired everywhere before it answers again.
+pub fn delayed_restart_gap(ttl: Duration) -> Duration {
+    ttl + redlock_core::validity::drift(ttl, redlock_core::DEFAULT_DRIFT_FACTOR)
+}
+
+impl FaultSchedule {
+    /// Resolves `specs` against `target` (local masters needed when there is any fault).
+    /// `keys` are the run's lock keys; `ttl` sets how long `restart-delayed` waits.
+    pub fn new(
+        specs: &[FaultSpec],
+        target: &Target,
+        ttl: Duration,
+        keys: Vec<String>,
+    ) -> Result<FaultSchedule, LoadgenError> {
+        if !specs.is_empty() && target.local.is_none() {
+            return Err(LoadgenError::Usage(
+                "--fault needs the local masters the load generator starts (drop --masters)".into(),
+            ));
+        }
+        let n = target.urls.len();
+        let mut actions = Vec::new();
+        for (spec_index, spec) in specs.iter().enumerate() {
+            let masters = spec
+                .masters
+                .resolve(n)
+                .map_err(|e| LoadgenError::Usage(format!("fault {:?}: {e}", spec.to_string())))?;
+            let mut push = |at, step| {
+                actions.push(Action {
+                    at,
+                    spec: spec_index,
+                    step,
+                    masters: masters.clone(),
+                })
+            };
+            let (on, off) = match spec.kind {
+                FaultKind::Kill => (Step::Kill, Some(Step::StartAgain)),
+                FaultKind::Pause => (Step::Pause, Some(Step::Resume)),
+                FaultKind::Restart => (Step::Restart, None),
+                FaultKind::RestartDelayed => {
+                    push(spec.at, Step::Kill);
+                    push(spec.at + delayed_restart_gap(ttl), Step::StartAgain);
+                    continue;
+                }
+                FaultKind::Latency(d) => (Step::Latency(d), Some(Step::LatencyOff)),
+                FaultKind::Blackhole => (Step::BlackholeOn, Some(Step::BlackholeOff)),
+                FaultKind::Expire => (Step::Expire, None),
+            };
+            push(spec.at, on);
+            if let (Some(off), Some(until)) = (off, spec.until) {
+                push(until, off);
+            }
+        }
+        // Stable: faults due at the same time apply in the order they were given.
+        actions.sort_by_key(|a| a.at);
+        Ok(FaultSchedule {
+            specs: specs.to_vec(),
+            actions,
+            next: 0,
+            keys,
+            proxies: None,
+            killed: BTreeSet::new(),
+            paused: BTreeSet::new(),
+            events: Vec::new(),
+            last_tick: Duration::ZERO,
+        })
+    }
+
+    /// True when some fault acts on the network path (latency, blackhole).
+    pub fn needs_proxies(&self) -> bool {
+        self.specs.iter().any(|s| s.kind.needs_proxy())
+    }
+
+    /// When a fault needs them, puts a fault proxy in front of each local master and points
+    /// the target's URLs at the proxies (the client then connects through them).
+    pub async fn route_through_proxies(&mut self, target: &mut Target) -> Result<(), LoadgenError> {
+        if !self.needs_proxies() || self.proxies.is_some() {
+            return Ok(());
+        }
+        let local = target.local.as_ref().ok_or_else(|| {
+            LoadgenError::Usage("latency and blackhole faults need local masters".into())
+        })?;
+        let proxies = FaultProxies::start(local)
+            .await
+            .map_err(|e| LoadgenError::Failed(format!("starting the fault proxies: {e}")))?;
+        target.urls = proxies.urls();
+        self.proxies = Some(proxies);
+        Ok(())
+    }
+
+    /// Everything applied so far, in order.
+    pub fn events(&self) -> &[FaultEvent] {
+        &self.events
+    }
+
+    /// Takes the log.
+    pub fn into_events(self) -> Vec<FaultEvent> {
+        self.events
+    }
+
+    fn apply_due(
+        &mut self,
+        fanout: FanOut,
+        since: Duration,
+        target: &Target,
+    ) -> Result<(), LoadgenError> {
+        while let Some(action) = self
+            .actions
+            .get(self.next)
+            .filter(|a| a.at <= since)
+            .cloned()
+        {
+            self.next += 1;
+            let begun = Instant::now();
+            let done = blocking(|| self.apply(&action, target))?;
+            let fault = self.specs[action.spec].to_string();
+            self.log(fanout, (since, since + begun.elapsed()), fault, done);
+        }
+        Ok(())
+    }
+
+    /// Logs a step applied at `at` and finished at `done` (both since the measured start).
+    fn log(
+        &mut self,
+        fanout: FanOut,
+        (at, done): (Duration, Duration),
+        fault: String,
+        action: String,
+    ) {
+        self.events.push(FaultEvent {
+            fanout: fanout.as_str().to_string(),
+            at_ms: at.as_secs_f64() * 1e3,
+            done_ms: Some(done.as_secs_f64() * 1e3),
+            fault,
+            action,
+        });
+    }
+
+    /// Applies one step; returns what it did, for the log.
+    fn apply(&mut self, action: &Action, target: &Target) -> Result<String, LoadgenError> {
+        let local = target
+            .local
+            .as_ref()
+            .ok_or_else(|| LoadgenError::Failed("faults need local masters".into()))?;
+        let names = master_names(&action.masters);
+        let failed = |what: &str, e: &dyn std::fmt::Display| {
+            LoadgenError::Failed(format!("fault {what} on {names}: {e}"))
+        };
+        // What `expire` found on each master.
+        let mut expired = Vec::new();
+        for &i in &action.masters {
+            match action.step {
+                Step::Kill => {
+                    local.kill(i).map_err(|e| failed("kill", &e))?;
+                    self.paused.remove(&i);
+                    self.killed.insert(i);
+                }
+                Step::StartAgain => {
+                    local
+                        .start_again(i)
+                        .map_err(|e| failed("start again", &e))?;
+                    self.killed.remove(&i);
+                }
+                Step::Pause => {
+                    local.pause(i).map_err(|e| failed("pause", &e))?;
+                    self.paused.insert(i);
+                }
+                Step::Resume => {
+                    local.resume(i).map_err(|e| failed("resume", &e))?;
+                    self.paused.remove(&i);
+                }
+                Step::Restart => {
+                    local.restart(i).map_err(|e| failed("restart", &e))?;
+                    self.paused.remove(&i);
+                    self.killed.remove(&i);
+                }
+                Step::Expire => {
+                    if self.killed.contains(&i) || self.paused.contains(&i) {
+                        expired.push(format!("m{i} is down, nothing to delete"));
+                    } else if !self.keys.is_empty() {
+                        let mut args = vec!["DEL"];
+                        args.extend(self.keys.iter().map(String::as_str));
+                        let deleted = local.command(i, &args).map_err(|e| failed("expire", &e))?;
+                        expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
+                    }
+                }
+                Step::Latency(_) | Step::LatencyOff | Step::BlackholeOn | Step::BlackholeOff => {
+                    let proxy = self
+                        .proxies
+                        .as_ref()
+                        .and_then(|p| p.get(i))
+                        .ok_or_else(|| {
+                            LoadgenError::Failed(format!("no fault proxy in front of m{i}"))
+                        })?;
+                    match action.step {
+                        Step::Latency(d) => {
+                            proxy.set_latency(Direction::Downstream, d, Duration::ZERO)
+                        }
+                        Step::LatencyOff => {
+                            proxy.set_latency(Direction::Downstream, Duration::ZERO, Duration::ZERO)
+                        }
+                        Step::BlackholeOn => proxy.set_blackhole(true),
+                        _ => proxy.set_blackhole(false),
+                    }
+                }
+            }
+        }
+        Ok(match action.step {
+            Step::Kill => format!("killed {names}"),
+            Step::StartAgain => format!("started {names} again (empty)"),
+            Step::Pause => format!("paused {names} (SIGSTOP)"),
+            Step::Resume => format!("resumed {names} (SIGCONT)"),
+            Step::Restart => format!("restarted {names} at once (empty)"),
+            Step::Latency(d) => format!("added {d:?} to every reply of {names}"),
+            Step::LatencyOff => format!("removed the latency of {names}"),
+            Step::BlackholeOn => format!("blackholed {names}"),
+            Step::BlackholeOff => format!("lifted the blackhole of {names}"),
+            Step::Expire => expired.join("; "),
+        })
+    }
+
+    /// Lifts every fault still on: resumes paused masters, starts killed ones again (empty),
+    /// clears the proxies. Returns what it did.
+    fn heal(&mut self, target: &Target) -> Result<Vec<String>, LoadgenError> {
+        let mut done = Vec::new();
+        if let Some(local) = &target.local {
+            let paused: Vec<usize> = std::mem::take(&mut self.paused).into_iter().collect();
+            for &i in &paused {
+                local
+                    .resume(i)
+                    .map_err(|e| LoadgenError::Failed(format!("resuming m{i}: {e}")))?;
+            }
+            if !paused.is_empty() {
+                done.push(format!("resumed {}", master_names(&paused)));
+            }
+            let killed: Vec<usize> = std::mem::take(&mut self.killed).into_iter().collect();
+            for &i in &killed {
+                local
+                    .start_again(i)
+                    .map_err(|e| LoadgenError::Failed(format!("starting m{i} again: {e}")))?;
+            }
+            if !killed.is_empty() {
+                done.push(format!("started {} again (empty)", master_names(&killed)));
+            }
+        }
+        if let Some(proxies) = &self.proxies {
+            if proxies.iter().any(|p| p.faults() != Default::default()) {
+                proxies.clear();
+                done.push("cleared the proxies".into());
+            }
+        }
+        Ok(done)
+    }
+}
+
+impl RunHooks for FaultSchedule {
+    fn mode_start(&mut self, fanout: FanOut, target: &Target) -> Result<(), LoadgenError> {
+        // Faults due at 0 apply before any worker starts (e.g. a master down from the start).
+        self.next = 0;
+        self.last_tick = Duration::ZERO;
+        self.apply_due(fanout, Duration::ZERO, target)
+    }
+
+    fn tick(
+        &mut self,
+        fanout: FanOut,
+        since_measure_start: Duration,
+        target: &Target,
+    ) -> Result<(), LoadgenError> {
+        self.last_tick = since_measure_start;
+        self.apply_due(fanout, since_measure_start, target)
+    }
+
+    fn mode_done(&mut self, fanout: FanOut, target: &Target) -> Result<(), LoadgenError> {
+        let pending = self.actions.len() - self.next;
+        let begun = Instant::now();
+        let healed = blocking(|| self.heal(target))?;
+        if !healed.is_empty() || pending > 0 {
+            let mut action = healed.join("; ");
+            if pending > 0 {
+                if !action.is_empty() {
+                    action.push_str("; ");
+                }
+                action.push_str(&format!("{pending} step(s) not reached"));
+            }
+            let at = self.last_tick;
+            self.log(
+                fanout,
+                (at, at + begun.elapsed()),
+                "end of mode".into(),
+                action,
+            );
+        }
+        self.next = 0;
+        Ok(())
+    }
+}
+
+fn master_names(masters: &[usize]) -> String {
+    let names: Vec<String> = masters.iter().map(|i| format!("m{i}")).collect();
+    names.join(", ")
+}
+
+/// Runs `f`, which blocks (signals, process start, a Redis command), without stalling the
+/// other tasks of a multi-threaded runtime.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}

@@ -1,0 +1,371 @@
+//! Fault specs as written on the command line: `KIND:WHO[:ARG]@WHEN`.
+//!
+//! | spec | effect |
+//! |------|--------|
+//! | `kill:N@T` | SIGKILL the masters at T; they stay down until the mode ends (then start again, empty) |
+//! | `kill:N@T1-T2` | SIGKILL at T1, start again (empty) at T2 |
+//! | `pause:N@T1-T2` | SIGSTOP at T1, SIGCONT at T2 (`pause:N@T`: until the mode ends) |
+//! | `restart:N@T` | kill and start again at once, empty (a restart without persistence) |
+//! | `restart-delayed:N@T` | kill at T, start again empty once the longest TTL has passed |
+//! | `latency:N:D@T1-T2` | through the proxy: add D to each reply from T1 to T2 (`@T`: until the end) |
+//! | `blackhole:N@T1-T2` | through the proxy: swallow every byte, answer nothing (`@T`: until the end) |
+//! | `expire:N@T` | delete the lock keys on those masters at T (what a clock jump there does) |
+//!
+//! `WHO` is a count `N` — the first N masters in configured order (masters 0, 1, …) — or an
+//! explicit list `mI,mJ` of master indices (e.g. `m3,m4`), to hit chosen masters such as the
+//! ones a holder owns. Times count from the start of each fan-out mode's measured window (after
+//! its warm-up) and are durations like `500ms`, `3s`, `1m`.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::model::values::parse_duration;
+
+/// What a fault does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    Kill,
+    Pause,
+    Restart,
+    RestartDelayed,
+    /// Added latency per reply (through the proxy).
+    Latency(Duration),
+    Blackhole,
+    Expire,
+}
+
+impl FaultKind {
+    /// The word used in specs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Kill => "kill",
+            FaultKind::Pause => "pause",
+            FaultKind::Restart => "restart",
+            FaultKind::RestartDelayed => "restart-delayed",
+            FaultKind::Latency(_) => "latency",
+            FaultKind::Blackhole => "blackhole",
+            FaultKind::Expire => "expire",
+        }
+    }
+
+    /// True when the fault acts on the network path, so the client must go through proxies.
+    pub fn needs_proxy(&self) -> bool {
+        matches!(self, FaultKind::Latency(_) | FaultKind::Blackhole)
+    }
+
+    /// True when the fault happens at one instant (no `T1-T2` window).
+    fn is_instant(&self) -> bool {
+        matches!(
+            self,
+            FaultKind::Restart | FaultKind::RestartDelayed | FaultKind::Expire
+        )
+    }
+}
+
+const KINDS: &str = "kill, pause, restart, restart-delayed, latency, blackhole, expire";
+
+/// Which masters a fault hits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Masters {
+    /// The first N masters in configured order.
+    First(usize),
+    /// These master indices.
+    List(Vec<usize>),
+}
+
+impl Masters {
+    /// The indices among `n` masters, or why they do not exist.
+    pub fn resolve(&self, n: usize) -> Result<Vec<usize>, String> {
+        match self {
+            Masters::First(count) if *count > n => Err(format!(
+                "{count} masters asked for, but the run has only {n}"
+            )),
+            Masters::First(count) => Ok((0..*count).collect()),
+            Masters::List(list) => match list.iter().find(|&&i| i >= n) {
+                Some(i) => Err(format!(
+                    "master m{i} does not exist (the run has masters m0..m{})",
+                    n.saturating_sub(1)
+                )),
+                None => Ok(list.clone()),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Masters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Masters::First(n) => write!(f, "{n}"),
+            Masters::List(list) => {
+                let names: Vec<String> = list.iter().map(|i| format!("m{i}")).collect();
+                f.write_str(&names.join(","))
+            }
+        }
+    }
+}
+
+/// One fault of a schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultSpec {
+    pub kind: FaultKind,
+    pub masters: Masters,
+    /// When it starts, from the start of the mode.
+    pub at: Duration,
+    /// When it is lifted (`T1-T2`); `None`: at the end of the mode (instant faults: never).
+    pub until: Option<Duration>,
+}
+
+impl FaultSpec {
+    /// Parses `KIND:WHO[:ARG]@WHEN`; the error names the part at fault.
+    pub fn parse(text: &str) -> Result<FaultSpec, String> {
+        let bad = |part: &str, why: String| format!("fault {text:?}: {part}: {why}");
+        let (what, when) = text.trim().rsplit_once('@').ok_or_else(|| {
+            bad(
+                "no time",
+                "write KIND:WHO@TIME, e.g. kill:2@3s or pause:1@2s-6s".into(),
+            )
+        })?;
+        let mut parts = what.split(':');
+        let kind_text = parts.next().unwrap_or_default();
+        let who_text = parts.next().ok_or_else(|| {
+            bad(
+                &format!("kind {kind_text:?}"),
+                "no masters given (write e.g. kill:2@3s, or kill:m3,m4@3s)".into(),
+            )
+        })?;
+        let arg = parts.next();
+        if let Some(extra) = parts.next() {
+            return Err(bad(&format!("{extra:?}"), "one part too many".into()));
+        }
+        let kind = match (kind_text, arg) {
+            ("latency", Some(d)) => FaultKind::Latency(
+                parse_duration(d).map_err(|e| bad(&format!("latency {d:?}"), e))?,
+            ),
+            ("latency", None) => {
+                return Err(bad(
+                    "latency",
+                    "needs the delay, e.g. latency:2:50ms@1s-5s".into(),
+                ));
+            }
+            (_, Some(a)) if KINDS.split(", ").any(|k| k == kind_text) => {
+                return Err(bad(
+                    &format!("{a:?}"),
+                    format!("{kind_text} takes no argument"),
+                ));
+            }
+            ("kill", None) => FaultKind::Kill,
+            ("pause", None) => FaultKind::Pause,
+            ("restart", None) => FaultKind::Restart,
+            ("restart-delayed", None) => FaultKind::RestartDelayed,
+            ("blackhole", None) => FaultKind::Blackhole,
+            ("expire", None) => FaultKind::Expire,
+            (other, _) => {
+                return Err(bad(
+                    &format!("kind {other:?}"),
+                    format!("unknown; expected one of {KINDS}"),
+                ));
+            }
+        };
+        let masters =
+            parse_masters(who_text).map_err(|e| bad(&format!("masters {who_text:?}"), e))?;
+        let (at, until) = match when.split_once('-') {
+            None => (
+                parse_time(when).map_err(|e| bad(&format!("time {when:?}"), e))?,
+                None,
+            ),
+            Some((from, to)) => {
+                let at = parse_time(from).map_err(|e| bad(&format!("start {from:?}"), e))?;
+                let until = parse_time(to).map_err(|e| bad(&format!("end {to:?}"), e))?;
+                if until <= at {
+                    return Err(bad(
+                        &format!("window {when:?}"),
+                        "ends before it starts (write START-END)".into(),
+                    ));
+                }
+                (at, Some(until))
+            }
+        };
+        if until.is_some() && kind.is_instant() {
+            return Err(bad(
+                &format!("window {when:?}"),
+                format!(
+                    "{} happens at one instant: write {}:{who_text}@T",
+                    kind.name(),
+                    kind.name()
+                ),
+            ));
+        }
+        Ok(FaultSpec {
+            kind,
+            masters,
+            at,
+            until,
+        })
+    }
+}
+
+/// `N` (a count above zero) or `mI,mJ,...` (distinct master indices).
+fn parse_masters(text: &str) -> Result<Masters, String> {
+    if text.starts_with('m') {
+        let mut list = Vec::new();
+        for item in text.split(',') {
+            let index = item
+                .strip_prefix('m')
+                .and_then(|i| i.parse::<usize>().ok())
+                .ok_or_else(|| format!("{item:?} is not a master index (write m0, m1, ...)"))?;
+            if list.contains(&index) {
+                return Err(format!("m{index} is listed twice"));
+            }
+            list.push(index);
+        }
+        return Ok(Masters::List(list));
+    }
+    match text.parse::<usize>() {
+        Ok(0) => Err("must hit at least one master".into()),
+        Ok(n) => Ok(Masters::First(n)),
+        Err(_) => Err("expected a number of masters (2) or master indices (m3,m4)".into()),
+    }
+}
+
+fn parse_time(text: &str) -> Result<Duration, String> {
+    if text.trim().is_empty() {
+        return Err("empty; write a duration such as 500ms or 3s".into());
+    }
+    parse_duration(text)
+}
+
+/// `3s`, `1500ms` or `250us`: the shortest exact form that parses back.
+pub fn short_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else if d.as_nanos() % 1_000_000 == 0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}us", d.as_micros())
+    }
+}
+
+impl fmt::Display for FaultSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.kind.name(), self.masters)?;
+        if let FaultKind::Latency(d) = self.kind {
+            write!(f, ":{}", short_duration(d))?;
+        }
+        write!(f, "@{}", short_duration(self.at))?;
+        if let Some(until) = self.until {
+            write!(f, "-{}", short_duration(until))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn every_kind_parses_with_its_times() {
+        let kill = FaultSpec::parse("kill:2@3s").unwrap();
+        assert_eq!(
+            kill,
+            FaultSpec {
+                kind: FaultKind::Kill,
+                masters: Masters::First(2),
+                at: ms(3000),
+                until: None
+            }
+        );
+        let pause = FaultSpec::parse("pause:1@2s-6s").unwrap();
+        assert_eq!(
+            (pause.kind, pause.at, pause.until),
+            (FaultKind::Pause, ms(2000), Some(ms(6000)))
+        );
+        assert_eq!(
+            FaultSpec::parse("restart:1@4s").unwrap().kind,
+            FaultKind::Restart
+        );
+        assert_eq!(
+            FaultSpec::parse("restart-delayed:1@4s").unwrap().kind,
+            FaultKind::RestartDelayed
+        );
+        let latency = FaultSpec::parse("latency:2:50ms@1s-5s").unwrap();
+        assert_eq!(latency.kind, FaultKind::Latency(ms(50)));
+        assert!(latency.kind.needs_proxy());
+        assert_eq!(
+            FaultSpec::parse("blackhole:1@2s").unwrap().kind,
+            FaultKind::Blackhole
+        );
+        assert_eq!(
+            FaultSpec::parse("expire:2@3s").unwrap().kind,
+            FaultKind::Expire
+        );
+        assert_eq!(
+            FaultSpec::parse("kill:m3,m4@0s-500ms").unwrap().masters,
+            Masters::List(vec![3, 4])
+        );
+    }
+
+    #[test]
+    fn specs_print_back_as_they_parse() {
+        for text in [
+            "kill:2@3s",
+            "pause:1@2s-6s",
+            "latency:m1,m2:50ms@1s-5s",
+            "expire:m0@1500ms",
+        ] {
+            let spec = FaultSpec::parse(text).unwrap();
+            assert_eq!(FaultSpec::parse(&spec.to_string()).unwrap(), spec, "{text}");
+        }
+        assert_eq!(
+            FaultSpec::parse("restart:m0@1s 500ms").unwrap().to_string(),
+            "restart:m0@1500ms"
+        );
+    }
+
+    /// Each bad spec must be refused with a message that quotes the part at fault.
+    #[test]
+    fn bad_specs_name_the_part_at_fault() {
+        let cases = [
+            ("kill:2", "no time"),
+            ("explode:2@3s", "kind \"explode\""),
+            ("kill@3s", "no masters"),
+            ("kill:two@3s", "masters \"two\""),
+            ("kill:0@3s", "at least one master"),
+            ("kill:m3,m3@1s", "m3 is listed twice"),
+            ("kill:m3,x@1s", "\"x\" is not a master index"),
+            ("kill:2@soon", "time \"soon\""),
+            ("kill:2@", "time \"\""),
+            ("pause:1@6s-2s", "window \"6s-2s\""),
+            ("pause:1@2s-", "end \"\""),
+            ("pause:1@x-2s", "start \"x\""),
+            ("restart:1@2s-4s", "one instant"),
+            ("latency:2@1s", "needs the delay"),
+            ("latency:2:fast@1s", "latency \"fast\""),
+            ("kill:2:50ms@1s", "kill takes no argument"),
+            ("latency:2:5ms:9@1s", "one part too many"),
+        ];
+        for (text, part) in cases {
+            let err = FaultSpec::parse(text).expect_err(text);
+            assert!(err.contains(part), "{text}: {err:?} does not name {part:?}");
+            assert!(
+                err.contains(&format!("{text:?}")),
+                "{text}: {err:?} does not quote the spec"
+            );
+        }
+    }
+
+    #[test]
+    fn masters_resolve_against_the_run() {
+        assert_eq!(Masters::First(2).resolve(5).unwrap(), vec![0, 1]);
+        assert!(Masters::First(6).resolve(5).unwrap_err().contains("only 5"));
+        assert_eq!(Masters::List(vec![4, 0]).resolve(5).unwrap(), vec![4, 0]);
+        assert!(Masters::List(vec![5])
+            .resolve(5)
+            .unwrap_err()
+            .contains("m5 does not exist"));
+    }
+}

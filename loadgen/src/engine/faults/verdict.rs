@@ -1,0 +1,258 @@
+//! The verdict of a `scenarios` row: whether a mode's figures show what its expectation asks,
+//! and whether lock keys were left behind.
+
+use std::time::Duration;
+
+use redlock_core::FanOut;
+
+use crate::engine::config::RunConfig;
+use crate::model::mode::ModeStats;
+
+/// What a scenario must show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// 0 violations and locks acquired in every measured second.
+    Live,
+    /// No lock at all: every acquire fails Unavailable, within the timeout-and-retry bound.
+    Unavailable,
+    /// Negative control: a holder with exactly a quorum exists, and the checker counts the
+    /// overlap the fault causes (violations > 0).
+    Detected,
+    /// The same setup done safely: a holder with exactly a quorum, 0 violations.
+    Safe,
+    /// Under a fault Redlock tolerates: 0 violations and a lock won after the fault.
+    NoViolation,
+    /// A baseline breaking where it should (negative control): violations > 0.
+    Broken,
+    /// A single-master lock while its master is down: nothing acquired after the first lock,
+    /// every later call Unavailable.
+    Down,
+    /// A client died holding the lock and the lock was never freed: no lock won after the
+    /// crash, the key is still there.
+    Stuck,
+    /// A client died holding the lock and the others went on once it expired: 0 violations.
+    Recovers,
+    /// Clocks that disagree: two holders at once, and a holder's DEL removed the other's lock.
+    TwoHolders,
+    /// A holder paused past its validity wrote anyway and the unfenced storage stored it
+    /// (negative control: stale writes accepted > 0).
+    StaleAccepted,
+    /// The same pause with fencing: the late write refused, none stored, tokens in order.
+    StaleRejected,
+    /// Fencing's stated assumption broken: tokens came out of order (negative control).
+    TokensOutOfOrder,
+    /// The same kind of schedule within the assumption: tokens in order, locks after it.
+    TokensInOrder,
+}
+
+impl Expect {
+    /// The "expected" column.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Expect::Live => "0 violations, locks every second",
+            Expect::Unavailable => "0 locks, all Unavailable, bounded",
+            Expect::Detected => "violations > 0 (detected)",
+            Expect::Safe => "0 violations",
+            Expect::NoViolation => "0 violations, locks go on",
+            Expect::Broken => "violations > 0 (breaks)",
+            Expect::Down => "no lock while down",
+            Expect::Stuck => "stuck lock: none after crash",
+            Expect::Recovers => "locks after crash, 0 viol.",
+            Expect::TwoHolders => "violations and foreign DEL",
+            Expect::StaleAccepted => "stale writes accepted (breaks)",
+            Expect::StaleRejected => "stale writes all rejected",
+            Expect::TokensOutOfOrder => "tokens out of order (breaks)",
+            Expect::TokensInOrder => "tokens in order, locks go on",
+        }
+    }
+}
+
+pub(crate) fn keys_verdict(left: &[(usize, u64)]) -> Result<(), String> {
+    if left.is_empty() {
+        return Ok(());
+    }
+    let where_: Vec<String> = left.iter().map(|(m, n)| format!("{n} on m{m}")).collect();
+    Err(format!(
+        "lock keys left after the TTL: {}",
+        where_.join(", ")
+    ))
+}
+
+/// The longest an acquire may take when every attempt fails: each attempt makes one round of
+/// SET and one round of cleanup, a round waits at most the per-master timeout (sequential
+/// fan-out: once per master, one after the other), and at most `retry_delay` passes between
+/// attempts.
+pub fn acquire_bound(cfg: &RunConfig, fanout: FanOut, n_masters: usize) -> Duration {
+    let round = match fanout {
+        FanOut::Sequential => cfg.instance_timeout * n_masters as u32,
+        _ => cfg.instance_timeout,
+    };
+    round * 2 * (cfg.retry_count + 1) + cfg.retry_delay * cfg.retry_count
+}
+
+/// Whether `mode` shows what `expect` asks.
+pub fn judge(
+    expect: Expect,
+    mode: &ModeStats,
+    cfg: &RunConfig,
+    n_masters: usize,
+) -> Result<(), String> {
+    let c = &mode.counts;
+    let quorum = cfg
+        .quorum
+        .unwrap_or_else(|| redlock_core::quorum::majority(n_masters));
+    // A lock won with exactly a quorum of grants while the other masters were down.
+    let exact_quorum_holder = mode.vote_patterns.keys().any(|p| {
+        usize::from(p.granted) == quorum
+            && p.denied == 0
+            && usize::from(p.failed + p.not_awaited) == n_masters - quorum
+    });
+    match expect {
+        Expect::Live => {
+            if c.violations > 0 {
+                return Err(format!("{} violation(s)", c.violations));
+            }
+            let seconds = mode.duration.as_secs_f64().ceil() as usize;
+            let idle: Vec<usize> = (0..seconds)
+                .filter(|&s| mode.intervals.get(s).is_none_or(|i| i.acquired == 0))
+                .collect();
+            if !idle.is_empty() {
+                return Err(format!("no lock acquired in measured second(s) {idle:?}"));
+            }
+            Ok(())
+        }
+        Expect::Unavailable => {
+            if c.acquired > 0 {
+                return Err(format!(
+                    "{} lock(s) acquired without a majority",
+                    c.acquired
+                ));
+            }
+            if c.acquire_calls == 0 {
+                return Err("no acquire call completed".into());
+            }
+            if c.unavailable != c.acquire_calls {
+                return Err(format!(
+                    "{} of {} acquire calls failed Unavailable (the others otherwise)",
+                    c.unavailable, c.acquire_calls
+                ));
+            }
+            let bound = acquire_bound(cfg, mode.fanout, n_masters);
+            let max = Duration::from_micros(mode.latency.acquire.max());
+            if max > bound {
+                return Err(format!(
+                    "slowest acquire {max:?} exceeds the bound {bound:?}"
+                ));
+            }
+            Ok(())
+        }
+        Expect::Detected | Expect::Safe if !exact_quorum_holder => Err(format!(
+            "no lock was won with exactly {quorum} of {n_masters} grants: the control did not set up its holder"
+        )),
+        Expect::Detected if c.violations == 0 => {
+            Err("the overlap the fault caused was not detected (0 violations)".into())
+        }
+        Expect::Detected => Ok(()),
+        Expect::Safe if c.violations > 0 => Err(format!("{} violation(s)", c.violations)),
+        Expect::Safe if c.acquired == 0 => Err("no lock acquired".into()),
+        Expect::Safe => Ok(()),
+        Expect::NoViolation | Expect::Recovers if c.violations > 0 => {
+            Err(format!("{} violation(s)", c.violations))
+        }
+        Expect::NoViolation if c.acquired < 2 => Err(format!(
+            "{} lock(s) acquired: none won after the fault",
+            c.acquired
+        )),
+        Expect::NoViolation => Ok(()),
+        Expect::Broken if c.violations == 0 => {
+            Err("the fault this lock cannot survive caused no violation".into())
+        }
+        Expect::Broken => Ok(()),
+        Expect::Down if c.acquired != 1 || c.unavailable == 0 => Err(format!(
+            "{} lock(s) acquired and {} call(s) Unavailable: expected the one lock before the fault, then only Unavailable",
+            c.acquired, c.unavailable
+        )),
+        Expect::Down => Ok(()),
+        Expect::Stuck | Expect::Recovers if c.crashed_clients != 1 => Err(format!(
+            "{} client(s) crashed (expected 1)",
+            c.crashed_clients
+        )),
+        Expect::Stuck if c.acquired_after_crash > 0 => Err(format!(
+            "{} lock(s) won after the crash: the lock was not stuck",
+            c.acquired_after_crash
+        )),
+        Expect::Stuck if c.not_acquired == 0 => {
+            Err("no acquire call was refused after the crash".into())
+        }
+        Expect::Stuck => Ok(()),
+        Expect::Recovers if c.acquired_after_crash == 0 => {
+            Err("no lock won after the crash".into())
+        }
+        Expect::Recovers => Ok(()),
+        Expect::TwoHolders if c.violations == 0 || c.foreign_releases == 0 => Err(format!(
+            "{} violation(s), {} release(s) of another's lock: expected both above 0",
+            c.violations, c.foreign_releases
+        )),
+        Expect::TwoHolders => Ok(()),
+        Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
+        Expect::TokensOutOfOrder | Expect::TokensInOrder => judge_token_order(expect, mode),
+    }
+}
+
+/// The quorum-overlap rows: tokens before and after the masters they met in lost their data.
+fn judge_token_order(expect: Expect, mode: &ModeStats) -> Result<(), String> {
+    let f = mode.fencing.clone().unwrap_or_default();
+    if !f.fenced || f.tokens_issued == 0 {
+        return Err(format!(
+            "{} token(s) issued (fenced: {}): nothing to order",
+            f.tokens_issued, f.fenced
+        ));
+    }
+    // The later quorum is only complete in the last second: locks there are the later ones.
+    let last_second = mode.intervals.last().map_or(0, |i| i.acquired);
+    if last_second == 0 {
+        return Err("no lock acquired in the last second, after the fault".into());
+    }
+    match expect {
+        Expect::TokensOutOfOrder if f.token_order_violations == 0 => {
+            Err("tokens stayed in order: the emptied masters kept a counter after all".into())
+        }
+        Expect::TokensInOrder if f.token_order_violations > 0 => Err(format!(
+            "{} token order violation(s)",
+            f.token_order_violations
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The holder-pause rows: the paused holder's late write, stored or refused.
+fn judge_stale_writes(expect: Expect, mode: &ModeStats) -> Result<(), String> {
+    let c = &mode.counts;
+    let f = mode.fencing.clone().unwrap_or_default();
+    if c.violations > 0 {
+        return Err(format!("{} violation(s)", c.violations));
+    }
+    let stale = f.stale_writes_accepted + f.stale_writes_rejected;
+    if stale == 0 {
+        return Err(format!(
+            "no stale write: the paused holder never wrote after its lock expired ({} writes)",
+            f.storage_writes
+        ));
+    }
+    match expect {
+        Expect::StaleAccepted if f.stale_writes_accepted == 0 => Err(format!(
+            "{} stale write(s), none stored: the unfenced storage refused them",
+            f.stale_writes_rejected
+        )),
+        Expect::StaleRejected if !f.fenced => Err("the run was not fenced".into()),
+        Expect::StaleRejected if f.stale_writes_accepted > 0 => Err(format!(
+            "{} stale write(s) stored despite fencing",
+            f.stale_writes_accepted
+        )),
+        Expect::StaleRejected if f.token_order_violations > 0 => Err(format!(
+            "{} token order violation(s)",
+            f.token_order_violations
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,387 @@
+//! The load workers: acquire → hold (→ extend) → release → repeat, closed or open loop.
+//!
+//! Workers run in groups: one tokio task per group drives its workers concurrently and owns
+//! one [`Recorder`], so memory stays bounded however many workers run, and no state is
+//! shared between tasks on the hot path except the open-loop slot counter.
+//!
+//! Open loop: the schedule is one sequence of slots, slot k intended at `epoch + k / rate`.
+//! A worker that is free takes the next slot (one atomic add), waits for its intended start
+//! with [`crate::engine::pacing`] and runs it; when no worker is free at a slot's time, the first one
+//! to become free takes it late. Latency counts from the intended start, so a stall is not
+//! hidden (coordinated omission stays corrected), and the start lag shows the generator's own
+//! timing error.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use redlock_core::{Lock, Redlock, Retry, Vote};
+
+use crate::engine::config::RunConfig;
+use crate::engine::faults::client::WorkerFaults;
+use crate::engine::keys::Choices;
+use crate::engine::locks::cycle::{self as baseline_cycle, Record};
+use crate::engine::locks::setup::LockSetup;
+use crate::engine::pacing;
+use crate::engine::recorder::{Recorder, WorkerState};
+use crate::engine::storage::{self, Protected};
+use crate::signals::Stop;
+
+/// The run's clock: the warm-up runs from `epoch` to `measure_start`, the measurement from
+/// `measure_start` to `end`. No operation starts at or after `end`.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    pub epoch: Instant,
+    pub measure_start: Instant,
+    pub end: Instant,
+}
+
+/// The open-loop schedule, shared by all workers of a mode.
+#[derive(Debug)]
+pub struct Slots {
+    next: AtomicU64,
+    epoch: Instant,
+    period_s: f64,
+    /// The first slot intended at or after the measurement's start.
+    pub first_measured: u64,
+    /// The first slot intended at or after the end (never started).
+    pub end: u64,
+    /// Warm-up slots that were started.
+    pub warmup_started: AtomicU64,
+}
+
+impl Slots {
+    pub fn new(clock: &Clock, rate_per_s: f64) -> Slots {
+        let slots_before =
+            |t: Instant| ((t - clock.epoch).as_secs_f64() * rate_per_s).ceil() as u64;
+        Slots {
+            next: AtomicU64::new(0),
+            epoch: clock.epoch,
+            period_s: 1.0 / rate_per_s,
+            first_measured: slots_before(clock.measure_start),
+            end: slots_before(clock.end),
+            warmup_started: AtomicU64::new(0),
+        }
+    }
+
+    /// When slot `k` is intended to start.
+    pub fn at(&self, k: u64) -> Instant {
+        self.epoch + Duration::from_secs_f64(k as f64 * self.period_s)
+    }
+
+    /// Slots intended before `t` (from the epoch).
+    pub fn before(&self, t: Instant) -> u64 {
+        (((t - self.epoch).as_secs_f64() / self.period_s).ceil() as u64).min(self.end)
+    }
+
+    /// Takes the next slot for a worker that is free at `now`; `None` once the schedule is
+    /// over. Warm-up slots still waiting when the measurement begins are skipped: every slot
+    /// belongs to the phase of its intended start, and the measured phase starts on schedule.
+    fn take(&self, now: Instant, measure_start: Instant) -> Option<u64> {
+        loop {
+            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            if k >= self.end {
+                return None;
+            }
+            if k < self.first_measured && now >= measure_start {
+                self.next.fetch_max(self.first_measured, Ordering::Relaxed);
+                continue;
+            }
+            if k < self.first_measured {
+                self.warmup_started.fetch_add(1, Ordering::Relaxed);
+            }
+            return Some(k);
+        }
+    }
+}
+
+/// What a worker needs; cheap to clone per worker.
+#[derive(Debug, Clone)]
+pub struct WorkerSetup {
+    pub redlock: Redlock,
+    pub cfg: Arc<RunConfig>,
+    /// Resource names, by index.
+    pub keys: Arc<[String]>,
+    pub clock: Clock,
+    /// The open-loop schedule (`None`: closed loop).
+    pub slots: Option<Arc<Slots>>,
+    /// Set to stop early (a signal): no new operation starts.
+    pub stop: Arc<Stop>,
+    /// Set when the grace after the end has passed: in-flight acquires are cancelled and
+    /// holds cut short, so a run ends within its duration plus the grace.
+    pub hard_stop: Arc<Stop>,
+    /// The lock algorithm when it is not Redlock, and the client-side faults.
+    pub lock: LockSetup,
+    /// The protected resource and the token order (fenced or storage-writing runs).
+    pub protected: Option<Arc<Protected>>,
+}
+
+/// The recorder of one task. Only the workers of the task's task touch it, and a task is
+/// polled by one thread at a time, so the lock is never contended; it exists because the
+/// task must be `Send` to run on the multi-threaded runtime.
+#[derive(Debug)]
+struct TaskRecorder(Mutex<Recorder>);
+
+impl TaskRecorder {
+    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl Record for TaskRecorder {
+    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
+        TaskRecorder::with(self, f)
+    }
+}
+
+/// Runs the workers `indices` (their global indices) in one task until the clock's end (or a
+/// stop) and returns the task's measurements.
+pub async fn run_task(setup: WorkerSetup, indices: Vec<u32>, rec: Recorder) -> Recorder {
+    let task = TaskRecorder(Mutex::new(rec));
+    let workers = indices
+        .iter()
+        .enumerate()
+        .map(|(position, &index)| run_worker(&setup, index, WorkerState::new(position), &task));
+    futures_util::future::join_all(workers).await;
+    let mut rec = task.0.into_inner().unwrap_or_else(PoisonError::into_inner);
+    rec.flush_interval();
+    rec
+}
+
+async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, task: &TaskRecorder) {
+    let cfg = &setup.cfg;
+    let clock = setup.clock;
+    let mut choices = Choices::new(cfg.seed, index, cfg.resources, cfg.key_dist, cfg.hold);
+    let faults = setup.lock.faults_of(index);
+    loop {
+        if setup.stop.is_set() {
+            break;
+        }
+        let now = Instant::now();
+        if now >= clock.end {
+            break;
+        }
+        let intended = match &setup.slots {
+            None => now,
+            Some(slots) => {
+                let Some(k) = slots.take(now, clock.measure_start) else {
+                    break;
+                };
+                let intended = slots.at(k);
+                let waited = intended > now;
+                if waited {
+                    tokio::select! {
+                        () = pacing::sleep_until(intended) => {}
+                        () = setup.stop.wait() => break,
+                    }
+                }
+                worker.measuring = intended >= clock.measure_start;
+                let lag = Instant::now().saturating_duration_since(intended);
+                task.with(|r| r.started(&worker, lag, !waited));
+                intended
+            }
+        };
+        if setup.slots.is_none() {
+            worker.measuring = intended >= clock.measure_start;
+        }
+        let alive = match &setup.lock.baseline {
+            Some(baseline) => {
+                let mode = baseline_cycle::Mode {
+                    cfg: &setup.cfg,
+                    keys: &setup.keys,
+                    hard_stop: &setup.hard_stop,
+                };
+                baseline_cycle::run(
+                    mode,
+                    baseline,
+                    task,
+                    &mut worker,
+                    &mut choices,
+                    intended,
+                    &faults,
+                )
+                .await
+            }
+            None => cycle(setup, task, &mut worker, &mut choices, intended, &faults).await,
+        };
+        if !alive {
+            break; // crashed holding the lock (client fault): it never comes back
+        }
+    }
+}
+
+/// One acquire → hold → release cycle. `intended` is when the acquire should have started
+/// (closed loop: when it did start). `false` when the client crashed (client fault).
+async fn cycle(
+    setup: &WorkerSetup,
+    task: &TaskRecorder,
+    worker: &mut WorkerState,
+    choices: &mut Choices,
+    intended: Instant,
+    faults: &WorkerFaults,
+) -> bool {
+    let cfg = &setup.cfg;
+    let resource = choices.resource();
+    let key = &setup.keys[resource as usize];
+    worker.begin_acquire();
+    // The highest token of the acquisitions completed before this one began.
+    let token_floor = setup.protected.as_ref().map(|p| p.order.floor(resource));
+    let result = setup
+        .redlock
+        .acquire_cancellable(
+            key,
+            cfg.ttl,
+            Retry::Configured,
+            &mut |vote: &Vote| task.with(|r| r.attempt(worker, vote)),
+            setup.hard_stop.wait(),
+        )
+        .await;
+    let done = Instant::now();
+    let latency = done.saturating_duration_since(intended);
+    let mut lock = match result {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            // Cut off by the end-of-run grace (its keys were deleted on every master).
+            task.with(|r| r.cancelled(worker));
+            return true;
+        }
+        Err(e) => {
+            task.with(|r| r.acquired(worker, Err(&e), latency, done));
+            return true;
+        }
+    };
+    if faults.crash_now() {
+        task.with(|r| r.crashed());
+        return false; // dies holding the lock: its keys expire with the TTL
+    }
+    if faults.crash_happened() {
+        task.with(|r| r.acquired_after_crash());
+    }
+    task.with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
+    // Ownership starts when the holder learns it won.
+    let owned_from = lock.vote().completed();
+    if let (Some(protected), Some(floor)) = (&setup.protected, token_floor) {
+        if let Some(token) = lock.fencing_token() {
+            let in_order = protected.order.completed(resource, floor, token);
+            task.with(|r| r.token_issued(in_order));
+        }
+        write_while_held(setup, protected, task, &lock, resource, faults).await;
+    }
+
+    let hold = choices.hold();
+    let pieces = cfg.extends_per_hold + 1;
+    let piece = hold / pieces;
+    for _ in 0..cfg.extends_per_hold {
+        if !hold_for(setup, piece).await {
+            break;
+        }
+        let started = Instant::now();
+        let result = setup.redlock.extend(&mut lock, cfg.ttl).await;
+        let latency = started.elapsed();
+        match &result {
+            Ok(()) => task.with(|r| r.extended(worker, true, Some(lock.vote()), latency)),
+            Err(e) => task.with(|r| r.extended(worker, false, e.vote(), latency)),
+        }
+        if result.is_err() {
+            break; // no longer held on a quorum: stop extending, still release what is left
+        }
+    }
+    hold_for(setup, hold.saturating_sub(piece * cfg.extends_per_hold)).await;
+
+    let release_started = Instant::now();
+    let owned_until = lock.valid_until().min(release_started);
+    task.with(|r| r.owned(resource, lock.token(), owned_from, owned_until));
+    let released = setup.redlock.release(&lock).await;
+    let latency = release_started.elapsed();
+    // A release reports 0 released rather than failing; an error still carries a vote.
+    let vote = match &released {
+        Ok(vote) => Some(vote),
+        Err(e) => e.vote(),
+    };
+    if let Some(vote) = vote {
+        task.with(|r| r.released(worker, vote, latency));
+    }
+    true
+}
+
+/// The holder's write to the protected resource: checks that its lock is still valid, stops
+/// there when a pause is due (the fault), then writes (resource, token). A write sent after
+/// the validity ended is stale. A pause cut short by the end-of-run grace writes nothing (the
+/// lock is still released).
+async fn write_while_held(
+    setup: &WorkerSetup,
+    protected: &Protected,
+    task: &TaskRecorder,
+    lock: &Lock,
+    resource: u32,
+    faults: &WorkerFaults,
+) {
+    if !lock.is_valid() {
+        return; // the holder knows it lost the lock: it does not write
+    }
+    let pause = faults.pause_now();
+    if !pause.is_zero() && !hold_for(setup, pause).await {
+        return;
+    }
+    // The fencing token when fenced; an unfenced write stores the lock's own token.
+    let value = lock
+        .fencing_token()
+        .map_or_else(|| lock.token().to_string(), |t| t.to_string());
+    let sent = Instant::now();
+    let written = protected.storage.write(resource, &value).await;
+    let stale = storage::is_stale(sent, lock.valid_until());
+    task.with(|r| r.stored(&written, stale));
+}
+
+/// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run
+/// grace cut the hold short.
+async fn hold_for(setup: &WorkerSetup, d: Duration) -> bool {
+    if d.is_zero() {
+        return !setup.hard_stop.is_set();
+    }
+    tokio::select! {
+        () = pacing::sleep(d) => true,
+        () = setup.hard_stop.wait() => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(warmup_ms: u64, measured_ms: u64) -> Clock {
+        let epoch = Instant::now();
+        Clock {
+            epoch,
+            measure_start: epoch + Duration::from_millis(warmup_ms),
+            end: epoch + Duration::from_millis(warmup_ms + measured_ms),
+        }
+    }
+
+    #[test]
+    fn slots_follow_the_rate_and_end_with_the_run() {
+        let c = clock(250, 1000);
+        let slots = Slots::new(&c, 400.0);
+        assert_eq!((slots.first_measured, slots.end), (100, 500));
+        assert_eq!(slots.at(0), c.epoch);
+        assert_eq!(slots.at(100), c.measure_start);
+        let mut taken = 0;
+        while slots.take(c.epoch, c.measure_start).is_some() {
+            taken += 1;
+        }
+        assert_eq!(taken, 500, "every slot before the end, once");
+        assert_eq!(slots.warmup_started.load(Ordering::Relaxed), 100);
+    }
+
+    #[test]
+    fn warm_up_slots_left_when_the_measurement_begins_are_skipped() {
+        let c = clock(1000, 1000);
+        let slots = Slots::new(&c, 1000.0);
+        assert_eq!(slots.take(c.epoch, c.measure_start), Some(0));
+        // A worker free only after the measurement began goes straight to its first slot.
+        assert_eq!(slots.take(c.measure_start, c.measure_start), Some(1000));
+        assert_eq!(slots.take(c.measure_start, c.measure_start), Some(1001));
+        assert_eq!(slots.warmup_started.load(Ordering::Relaxed), 1);
+        assert_eq!(slots.before(c.end), 2000);
+    }
+}

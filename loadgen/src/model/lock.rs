@@ -1,0 +1,117 @@
+//! Which lock algorithm a mode measured: Redlock or one of the single-master baselines
+//! (the baselines themselves run in [`crate::engine::locks`]).
+
+use std::fmt;
+
+/// Which lock the workers take (in result files: its name; older results: Redlock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockAlgorithm {
+    #[default]
+    Redlock,
+    Single,
+    SetnxExpire,
+    SetnxGetset,
+}
+
+impl serde::Serialize for LockAlgorithm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LockAlgorithm {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LockAlgorithm, D::Error> {
+        let name = String::deserialize(d)?;
+        LockAlgorithm::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl LockAlgorithm {
+    pub const ALL: [LockAlgorithm; 4] = [
+        LockAlgorithm::Redlock,
+        LockAlgorithm::Single,
+        LockAlgorithm::SetnxExpire,
+        LockAlgorithm::SetnxGetset,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockAlgorithm::Redlock => "redlock",
+            LockAlgorithm::Single => "single",
+            LockAlgorithm::SetnxExpire => "setnx-expire",
+            LockAlgorithm::SetnxGetset => "setnx-getset",
+        }
+    }
+
+    /// One name.
+    pub fn parse(text: &str) -> Result<LockAlgorithm, String> {
+        let name = text.trim();
+        LockAlgorithm::ALL
+            .into_iter()
+            .find(|a| a.as_str() == name)
+            .ok_or_else(|| {
+                format!(
+                    "{text:?}: not a lock algorithm (expected {})",
+                    LockAlgorithm::ALL.map(LockAlgorithm::as_str).join(", ")
+                )
+            })
+    }
+
+    /// A comma list (`redlock,single`), in the given order, without repeats.
+    pub fn parse_list(text: &str) -> Result<Vec<LockAlgorithm>, String> {
+        let mut list = Vec::new();
+        for part in text.split(',') {
+            let a = LockAlgorithm::parse(part)?;
+            if list.contains(&a) {
+                return Err(format!("{text:?}: {} is listed twice", a.as_str()));
+            }
+            list.push(a);
+        }
+        Ok(list)
+    }
+
+    /// Whether the lock is decided by a vote of several masters (quorum figures apply).
+    pub fn votes(self) -> bool {
+        self == LockAlgorithm::Redlock
+    }
+}
+
+impl fmt::Display for LockAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `--lock`'s value: one or more algorithms, in order, without repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockList(pub Vec<LockAlgorithm>);
+
+impl LockList {
+    pub fn parse(text: &str) -> Result<LockList, String> {
+        LockAlgorithm::parse_list(text).map(LockList)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn algorithms_parse_by_name_and_lists_keep_their_order() {
+        for a in LockAlgorithm::ALL {
+            assert_eq!(LockAlgorithm::parse(a.as_str()), Ok(a));
+        }
+        assert_eq!(
+            LockAlgorithm::parse_list("single, redlock").unwrap(),
+            [LockAlgorithm::Single, LockAlgorithm::Redlock]
+        );
+        let err = LockAlgorithm::parse_list("redlock,setnx").unwrap_err();
+        assert!(
+            err.contains("\"setnx\"") && err.contains("setnx-getset"),
+            "{err}"
+        );
+        let twice = LockAlgorithm::parse_list("single,single").unwrap_err();
+        assert!(twice.contains("twice"), "{twice}");
+        assert!(LockAlgorithm::Redlock.votes() && !LockAlgorithm::Single.votes());
+    }
+}
