@@ -288,7 +288,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "URL", env = "REDLOCK_LOADGEN_COORDINATOR", hide_env_values = true, requires = "agents", value_parser = parse_coordinator_url)]
     pub coordinator: Option<String>,
     /// Agents in the run: everybody waits until this many joined, then all start together.
-    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=crate::coordinator::MAX_AGENTS as i64))]
+    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=crate::engine::coordinator::MAX_AGENTS as i64))]
     pub agents: Option<u32>,
     /// The run to join (letters, digits, '.', '_', '-'); default: the run the coordinator has
     /// open (the first agent opens one and prints its id).

@@ -22,5 +22,5 @@ pub mod exporter;
 pub mod hist;
 pub(crate) mod merge;
 pub mod model;
-pub(crate) mod render;
+pub mod render;
 pub mod signals;

@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::{closed_ports, exits, loadgen, text};
-use redlock_loadgen::storage::{Storage, Written};
+use redlock_loadgen::engine::storage::{Storage, Written};
 use redlock_local::LocalMasters;
 
 fn runtime() -> tokio::runtime::Runtime {

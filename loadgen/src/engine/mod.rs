@@ -16,6 +16,6 @@ pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod recorder;
 pub(crate) mod runner;
-pub(crate) mod storage;
+pub mod storage;
 pub(crate) mod target;
 pub(crate) mod worker;
