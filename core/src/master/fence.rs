@@ -224,6 +224,21 @@ mod tests {
     }
 
     #[test]
+    fn the_scripts_bounds_are_the_constants() {
+        // Round 1 grants only below the bound (so that max + 1 is within it); round 2 refuses
+        // a token above it. The Lua literals must say the same as the constant.
+        let last_counter = format!("c <= \"{}\"", MAX_FENCING_TOKEN - 1);
+        assert!(
+            FENCED_LOCK_SOURCE.contains(&last_counter),
+            "{FENCED_LOCK_SOURCE}"
+        );
+        let digits = MAX_FENCING_TOKEN.to_string().len();
+        assert!(FENCED_LOCK_SOURCE.contains(&format!("#c <= {digits}")));
+        assert!(FENCE_SOURCE.contains(&format!("t > \"{MAX_FENCING_TOKEN}\"")));
+        assert!(FENCE_SOURCE.contains(&format!("#t > {digits}")));
+    }
+
+    #[test]
     fn the_counter_key_follows_the_name_with_a_byte_utf8_never_has() {
         assert_eq!(counter_key("orders:42"), b"orders:42\xfffence");
         assert!(std::str::from_utf8(&counter_key("é")).is_err());
