@@ -234,9 +234,19 @@ impl Serialize for PackedHist {
 }
 
 impl<'de> Deserialize<'de> for PackedHist {
+    /// Keeps the encoding as read once checked and decoded (no second encoding: a file's
+    /// many interval histograms cost one decoding each).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PackedHist, D::Error> {
-        let h = Hist::decode(&String::deserialize(d)?).map_err(serde::de::Error::custom)?;
-        Ok(PackedHist::pack(&h))
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(String::deserialize(d)?.trim())
+            .map_err(|e| serde::de::Error::custom(format!("histogram is not valid base64: {e}")))?;
+        let (h, v2) = crate::model::limits::decode_histogram_v2(&bytes)
+            .map_err(|e| serde::de::Error::custom(format!("histogram: {e}")))?;
+        Ok(if h.is_empty() {
+            PackedHist::default()
+        } else {
+            PackedHist(v2)
+        })
     }
 }
 

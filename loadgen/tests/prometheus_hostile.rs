@@ -205,6 +205,7 @@ fn sigterm_ends_a_run_whatever_its_scrapers_do() {
     eventually_blocking("2,000 half-open connections", LIMIT, || {
         attack.half_open.load(Ordering::SeqCst) >= 2_000
     });
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };
     let status = wait_for_exit(&mut run.0, "the run after SIGTERM", LIMIT);
     assert_eq!(status.code(), Some(143), "{status}");
