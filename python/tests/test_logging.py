@@ -169,8 +169,9 @@ def test_a_failed_master_warns_at_most_once_a_second_with_the_count_held_back(
         redlock.acquire(f"burst:{i}").release()
     elapsed = time.monotonic() - started
     records = [r for r in caplog.records if r.name == "redlock_rs" and "despite failed masters" in r.getMessage()]
-    # Each call (acquire, release) had master 4 fail: one record each.
-    assert len(records) == 2000, len(records)
+    # One record per call whose vote saw master 4 fail: every release (it waits for all five),
+    # and the acquires that had not reached their quorum before the failure came back.
+    assert 1000 <= len(records) <= 2000, len(records)
     warnings = [i for i, r in enumerate(records) if r.levelno == logging.WARNING]
     assert 1 <= len(warnings) <= int(elapsed) + 2, (len(warnings), elapsed)
     assert "held back" not in records[warnings[0]].getMessage()
