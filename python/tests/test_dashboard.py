@@ -6,6 +6,7 @@ dashboard returns series."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -127,6 +128,8 @@ def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
             fresh_masters.command(index, "DEL", f"dash:lost:{rounds}")
         with pytest.raises(LockLost):
             lost.extend(10.0)
+        with contextlib.suppress(LockLost):
+            lost.release()
 
     exprs = dashboard_exprs()
     assert len(exprs) >= 10, exprs
@@ -143,6 +146,7 @@ def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
         rival.close()
         provider.shutdown()
         http_server.shutdown()
+        http_server.server_close()
         http_thread.join()
     # The series carry no resource name (only the job, instance and the attributes).
     labels = query(prometheus_port, '{__name__=~"redlock_.*"}')

@@ -162,15 +162,18 @@ def test_a_failed_master_warns_at_most_once_a_second_with_the_count_held_back(
     WARNING records about it are bounded by the run's own duration (one per second, plus the
     first), and each one after the first counts the records held back at DEBUG since."""
     caplog.set_level(logging.DEBUG, logger="redlock_rs")
-    redlock = Redlock(fresh_masters.urls)
+    # A generous per-master timeout: on a busy machine no healthy master times out, so the
+    # only failures are the dead one's (refused at once).
+    redlock = Redlock(fresh_masters.urls, instance_timeout=2.0)
     fresh_masters.kill(4)
     started = time.monotonic()
     for i in range(1000):
         redlock.acquire(f"burst:{i}").release()
     elapsed = time.monotonic() - started
     records = [r for r in caplog.records if r.name == "redlock_rs" and "despite failed masters" in r.getMessage()]
-    # Each call (acquire, release) had master 4 fail: one record each.
-    assert len(records) == 2000, len(records)
+    # One record per call whose vote saw master 4 fail: every release (it waits for all five),
+    # and the acquires that had not reached their quorum before the failure came back.
+    assert 1000 <= len(records) <= 2000, len(records)
     warnings = [i for i, r in enumerate(records) if r.levelno == logging.WARNING]
     assert 1 <= len(warnings) <= int(elapsed) + 2, (len(warnings), elapsed)
     assert "held back" not in records[warnings[0]].getMessage()

@@ -1,4 +1,4 @@
-"""Metrics through OpenTelemetry's API (DESIGN §9), collected by the SDK's InMemoryMetricReader
+"""Metrics through OpenTelemetry's API (the book's observability page), collected by the SDK's InMemoryMetricReader
 from won, contended and unavailable acquisitions on password-protected masters; and
 redlock_rs without opentelemetry installed."""
 
@@ -298,3 +298,33 @@ def test_the_global_meter_provider_set_before_the_client_is_used(
     out, err = proc.communicate(timeout=30.0)
     assert proc.returncode == 0, err
     assert out.splitlines() == ["acquires 1"], out + err
+
+
+def test_the_histograms_use_the_core_and_load_generator_buckets(masters: LocalMasters, resource: str) -> None:
+    """One bucket set for every surface: the boundaries the SDK exports are the core's
+    DURATION_BUCKETS_S (read from its source, the one place they are written)."""
+    import re
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[2] / "core/src/telemetry/vocabulary.rs").read_text()
+    written = re.search(r"DURATION_BUCKETS_S: \[f64; \d+\] = \[([^\]]*)\]", source)
+    assert written is not None
+    core = [float(v) for v in written.group(1).replace("\n", " ").split(",") if v.strip()]
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    redlock_rs.Redlock(masters.urls, meter_provider=provider).acquire(resource).release()
+    data = reader.get_metrics_data()
+    assert data is not None
+    bounds = {
+        metric.name: list(point.explicit_bounds)
+        for rm in data.resource_metrics
+        for sm in rm.scope_metrics
+        if sm.scope.name == "redlock_rs"
+        for metric in sm.metrics
+        for point in metric.data.data_points
+        if hasattr(point, "explicit_bounds")
+    }
+    assert set(bounds) >= {"redlock.acquire.duration", "redlock.release.duration", "db.client.operation.duration"}
+    assert all(b == core for b in bounds.values()), (bounds, core)
+    provider.shutdown()
+

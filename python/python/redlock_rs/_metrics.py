@@ -1,6 +1,7 @@
 """Metrics through OpenTelemetry's API, when it is installed (``pip install 'redlock-rs[otel]'``).
 
-The instruments and attributes are DESIGN §9's, on the meter ``redlock_rs``. The clients
+The instruments and attributes are those of the book's observability page, on the meter
+``redlock_rs``. The clients
 recording into one meter share its instruments and a ``_Tally`` (Rust), into which the core's
 measurements go without the GIL: the counters are summed there and read by observable
 instruments when a reader collects; the durations wait there until a thread that holds the
@@ -17,8 +18,9 @@ from urllib.parse import urlsplit
 
 from ._redlock_rs import _Tally
 
-# Histogram buckets (s): from a loopback round trip to a long wait.
-_BOUNDARIES = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0]
+# Histogram buckets (s): from a loopback round trip to an acquire that retried for long; the
+# core's DURATION_BUCKETS_S, which the load generator uses too (tests/test_metrics.py checks).
+_BOUNDARIES = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]
 
 
 def _server(url: str) -> Dict[str, Any]:
