@@ -441,7 +441,9 @@ fn wrong_password_missing_password_closed_port_and_untrusted_tls_name_their_caus
     drop(m);
     let _held: Vec<PortHold> = ports.into_iter().map(PortHold::new).collect();
     failure_cause(closed, REDLOCK_FAILURE_CONNECTION, "connection refused");
-    let tls = LocalMasters::of(TLS_SERVER).start_tls(3).expect("TLS masters");
+    let tls = LocalMasters::of(TLS_SERVER)
+        .start_tls(3)
+        .expect("TLS masters");
     let strict = tls
         .urls()
         .iter()
@@ -469,7 +471,9 @@ fn a_private_ca_and_mutual_tls_are_configured_by_the_url() {
     };
     let trusted = format!("ssl_ca_certs={}", file("server-ca.pem"));
     // Mutual TLS required: with the client certificate, the whole round trip case passes.
-    let mutual = LocalMasters::of(TLS_SERVER).start_tls_with(5, files("client-ca.pem", true)).unwrap();
+    let mutual = LocalMasters::of(TLS_SERVER)
+        .start_tls_with(5, files("client-ca.pem", true))
+        .unwrap();
     let with_cert = format!(
         "{trusted}&ssl_certfile={}&ssl_keyfile={}",
         file("client.pem"),
@@ -491,7 +495,9 @@ fn a_private_ca_and_mutual_tls_are_configured_by_the_url() {
         "CertificateRequired",
     );
     // The system roots do not trust the private CA.
-    let plain = LocalMasters::of(TLS_SERVER).start_tls_with(3, files("server-ca.pem", false)).unwrap();
+    let plain = LocalMasters::of(TLS_SERVER)
+        .start_tls_with(3, files("server-ca.pem", false))
+        .unwrap();
     failure_cause(with_query(&plain, ""), REDLOCK_FAILURE_TLS, "certificate");
 }
 
