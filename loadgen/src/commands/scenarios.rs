@@ -62,7 +62,8 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
                 scenario.run_flags(*mode)
             );
         }
-        let mut outcome = run_scenario(&session.rt, scenario, *mode, signals)?;
+        let mut outcome =
+            run_scenario(&session.rt, scenario, *mode, args.server.as_ref(), signals)?;
         if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
             outcome.row.cells[0] = outcome.scenario.clone();

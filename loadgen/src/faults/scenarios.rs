@@ -328,6 +328,7 @@ pub fn run_scenario(
     rt: &tokio::runtime::Runtime,
     scenario: &Scenario,
     fanout: FanOut,
+    server: Option<&redlock_local::ServerKind>,
     signals: &crate::signals::Signals,
 ) -> Result<Outcome, LoadgenError> {
     let flags = scenario.run_flags(fanout);
@@ -343,8 +344,11 @@ pub fn run_scenario(
     .with_run_flags(&args)
     .map_err(|e| LoadgenError::Failed(format!("scenario {:?}: {e}", scenario.name)))?;
     cfg.quiet = true;
-    cfg.command_line = format!("redlock-loadgen run {flags}");
-    let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS)?;
+    cfg.command_line = match server {
+        Some(server) => format!("redlock-loadgen run {flags} --server {server}"),
+        None => format!("redlock-loadgen run {flags}"),
+    };
+    let mut target = Target::spawn(crate::target::DEFAULT_LOCAL_MASTERS, server)?;
     target.attach_storage(&cfg)?;
     let (result, faults) =
         rt.block_on(run_with_faults(&cfg, &mut target, &args.faults, signals))?;

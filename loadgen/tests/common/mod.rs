@@ -335,8 +335,8 @@ pub fn passing_scenario(name: &str) -> Outcome {
         .unwrap();
     let scenario = select(&[name.to_string()]).unwrap().remove(0);
     let signals = redlock_loadgen::signals::Signals::none();
-    let outcome =
-        run_scenario(&rt, &scenario, FanOut::Concurrent, &signals).expect("the scenario runs");
+    let outcome = run_scenario(&rt, &scenario, FanOut::Concurrent, None, &signals)
+        .expect("the scenario runs");
     assert!(
         outcome.passed,
         "{name}: {} ({})\nfaults: {:#?}",
