@@ -14,7 +14,7 @@ use crate::error::{Error, LostReason, Result};
 use crate::fanout::{round, Request, Stop};
 use crate::handoff::{Handoff, Ticket};
 use crate::lock::Lock;
-use crate::master::{Master, Op};
+use crate::master::{Master, MasterServer, Op};
 use crate::quorum::Quorum;
 use crate::telemetry::{RoundKind, Telemetry};
 use crate::validity::{drift, fill_token, jittered, validity};
@@ -55,6 +55,7 @@ impl fmt::Debug for Redlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Redlock")
             .field("masters", &self.masters())
+            .field("servers", &self.master_servers())
             .field("settings", &self.inner.settings)
             .finish()
     }
@@ -157,7 +158,9 @@ impl RedlockBuilder {
             .urls
             .iter()
             .enumerate()
-            .map(|(i, url)| Master::new(i, url, settings.instance_timeout))
+            .map(|(i, url)| {
+                Master::new(i, url, settings.instance_timeout, settings.native_commands)
+            })
             .collect::<Result<Vec<_>>>()?;
         let telemetry = Telemetry::new(
             &masters,
@@ -207,6 +210,13 @@ impl Redlock {
             .iter()
             .map(|m| m.display().to_string())
             .collect()
+    }
+
+    /// What each master runs (server name and version, read when its connection opened) and
+    /// the commands this client's release and extend use on it, in configured order; `None`
+    /// for a master not connected right now.
+    pub fn master_servers(&self) -> Vec<Option<MasterServer>> {
+        self.inner.masters.iter().map(Master::server).collect()
     }
 
     /// Number of masters.

@@ -99,6 +99,9 @@ pub struct Settings {
     pub local_handoff: bool,
     /// Whether every acquired lock carries a fencing token (see [`RedlockBuilder::fencing`]).
     pub fencing: bool,
+    /// Whether release and extend use a master's own commands where it has them (see
+    /// [`RedlockBuilder::native_commands`]).
+    pub native_commands: bool,
 }
 
 /// Builder of a [`crate::Redlock`] client; see [`crate::Redlock::builder`].
@@ -114,6 +117,7 @@ pub struct RedlockBuilder {
     pub(crate) max_extensions: u32,
     pub(crate) local_handoff: bool,
     pub(crate) fencing: bool,
+    pub(crate) native_commands: bool,
     pub(crate) trace_resource_names: bool,
     pub(crate) metrics_sink: Option<std::sync::Arc<dyn crate::telemetry::MetricsSink>>,
 }
@@ -132,6 +136,7 @@ impl fmt::Debug for RedlockBuilder {
             .field("max_extensions", &self.max_extensions)
             .field("local_handoff", &self.local_handoff)
             .field("fencing", &self.fencing)
+            .field("native_commands", &self.native_commands)
             .field("trace_resource_names", &self.trace_resource_names)
             .field("metrics_sink", &self.metrics_sink.is_some())
             .finish()
@@ -151,6 +156,7 @@ impl RedlockBuilder {
             max_extensions: DEFAULT_MAX_EXTENSIONS,
             local_handoff: true,
             fencing: false,
+            native_commands: true,
             trace_resource_names: false,
             metrics_sink: None,
         }
@@ -207,6 +213,17 @@ impl RedlockBuilder {
     /// the book): each master keeps one counter key per resource ever fenced, without a TTL.
     pub fn fencing(mut self, on: bool) -> Self {
         self.fencing = on;
+        self
+    }
+
+    /// Release and extend with a master's own compare-and-delete / compare-and-refresh where
+    /// it has one (default on): `DELIFEQ` (Valkey ≥ 9.0) or `DELEX … IFEQ` (Redis ≥ 8.4),
+    /// `SET … IFEQ … PX` (Valkey ≥ 8.1, Redis ≥ 8.4), learned per master when its connection
+    /// opens ([`Redlock::master_servers`](crate::Redlock::master_servers)); Lua scripts
+    /// (`EVALSHA`) elsewhere. Off: scripts on every master (to compare the two). Same
+    /// semantics either way; fenced acquires always use their scripts.
+    pub fn native_commands(mut self, on: bool) -> Self {
+        self.native_commands = on;
         self
     }
 
@@ -277,6 +294,7 @@ impl RedlockBuilder {
             max_extensions: self.max_extensions,
             local_handoff: self.local_handoff,
             fencing: self.fencing,
+            native_commands: self.native_commands,
         })
     }
 }

@@ -163,7 +163,9 @@ async fn a_master_down_at_construction_does_not_block_or_fail_it() {
 
 #[tokio::test]
 async fn tls_masters_work_through_rediss_urls() {
-    let m = redlock_local::LocalMasters::start_tls(3).expect("TLS masters");
+    let m = redlock_local::LocalMasters::of(common::TLS_SERVER)
+        .start_tls(3)
+        .expect("TLS masters");
     assert!(m.urls().iter().all(|u| u.starts_with("rediss://")));
     for fanout in FANOUTS {
         let a = connected(redlock_core::Redlock::builder(m.urls()).fanout(fanout)).await;

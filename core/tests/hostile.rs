@@ -14,7 +14,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use common::{eventually, masters};
-use redlock_core::{FailureKind, FanOut, Outcome, Redlock};
+use redlock_core::{ExtendCommand, FailureKind, FanOut, Outcome, Redlock, ReleaseCommand};
 use redlock_local::resp::{Decoder, Reply};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -39,7 +39,19 @@ enum Mode {
     /// Answers everything as Redis would, except that it never sends an acquire's `SET`
     /// reply (its `ECHO` and every release are answered).
     DropSetReply,
+    /// Answers the capability probe (`INFO server`) with `ODD_INFO[i]` and denies every
+    /// request the way Redis does.
+    OddInfo(usize),
 }
+
+/// Answers to `INFO server` that are not a capable server's INFO text.
+const ODD_INFO: [&[u8]; 5] = [
+    b"+OK\r\n",
+    b":9\r\n",
+    b"-NOPERM this user has no permissions to run the 'info' command\r\n",
+    b"$20\r\nredis_version:99.x.1\r\n",
+    b"$32\r\nserver_name:keydb\r\nversion:9.0.0\r\n",
+];
 
 /// A hostile master on 127.0.0.1; counts the connections it accepted.
 struct Hostile {
@@ -113,7 +125,7 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
                 }
                 // A grant, but the ECHO after it carries another request's id.
                 Mode::ReplayPreviousGrant => Reply::Status("OK".into()).to_bytes(),
-                Mode::StrayOk | Mode::WrongScriptSha => Reply::Nil.to_bytes(),
+                Mode::StrayOk | Mode::WrongScriptSha | Mode::OddInfo(_) => Reply::Nil.to_bytes(),
                 Mode::DropSetReply => continue,
                 Mode::Flood => {
                     let _ = stream.write_all(b"$4000000000\r\n").await;
@@ -140,6 +152,10 @@ async fn serve(mut stream: TcpStream, mode: Mode) {
                     Reply::bulk(std::mem::replace(&mut previous_id, id)).to_bytes()
                 }
                 _ => Reply::Integer(0).to_bytes(),
+            },
+            "INFO" => match mode {
+                Mode::OddInfo(i) => ODD_INFO[i].to_vec(),
+                _ => Reply::Status("OK".into()).to_bytes(),
             },
             _ => Reply::Status("OK".into()).to_bytes(),
         };
@@ -409,4 +425,27 @@ async fn a_wrong_script_load_answer_fails_that_master_without_a_panic_until_a_re
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(panics.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_odd_answer_to_the_capability_probe_leaves_the_master_on_the_scripts() {
+    for i in 0..ODD_INFO.len() {
+        let odd = Hostile::start(Mode::OddInfo(i)).await;
+        let redlock = Redlock::builder([odd.url()])
+            .retry_count(0)
+            .instance_timeout(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        assert_eq!(
+            redlock.wait_connected(Duration::from_secs(10)).await,
+            1,
+            "{i}"
+        );
+        let server = redlock.master_servers().remove(0).expect("connected");
+        assert_eq!(server.release, ReleaseCommand::Script, "{i}: {server}");
+        assert_eq!(server.extend, ExtendCommand::Script, "{i}: {server}");
+        // The connection serves requests: the denial is counted as one, not as a failure.
+        let err = redlock.try_acquire("probe", TTL).await.unwrap_err();
+        assert!(err.is_not_acquired(), "{i}: {err}");
+    }
 }

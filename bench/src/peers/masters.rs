@@ -43,6 +43,14 @@ impl Masters<'_> {
         }
     }
 
+    /// The local masters, when they were started for this run.
+    pub fn local(&self) -> Option<&LocalMasters> {
+        match self {
+            Masters::Local(local) => Some(local),
+            Masters::Given(_) => None,
+        }
+    }
+
     /// CPU the masters have used so far; `None` when one of them cannot say.
     pub fn cpu_used(&self) -> Option<Duration> {
         match self {

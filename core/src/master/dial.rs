@@ -1,5 +1,6 @@
 //! Reaching a master: where it is (parsed from its URL by redis-rs), opening the stream (TCP,
-//! TLS or a Unix socket), and the handshake (AUTH, SELECT, SCRIPT LOAD) that makes it usable.
+//! TLS or a Unix socket), and the handshake (AUTH, SELECT, SCRIPT LOAD, INFO server) that
+//! makes it usable and tells what the master runs (`server.rs`).
 //! Every failure says what went wrong in the words of whoever said so.
 
 use std::io;
@@ -16,6 +17,7 @@ use tokio::net::{TcpStream, UnixStream};
 use crate::vote::FailureKind;
 
 use super::scripts::{self, server_error};
+use super::server::MasterServer;
 use crate::answer::Failure;
 
 /// Where a master is and how to log in. Holds the password: never printed.
@@ -114,8 +116,14 @@ impl Target {
         }
     }
 
-    /// Logs in, selects the database and loads the scripts, in one pipelined exchange.
-    pub(crate) async fn handshake(&self, stream: &mut Stream) -> Result<(), Failure> {
+    /// Logs in, selects the database, loads the scripts and asks what the server is
+    /// (`INFO server`), in one pipelined exchange. `native`: whether release and extend may
+    /// use the server's own commands where it has them.
+    pub(crate) async fn handshake(
+        &self,
+        stream: &mut Stream,
+        native: bool,
+    ) -> Result<MasterServer, Failure> {
         let mut out = Vec::with_capacity(1024);
         let mut expect: Vec<Expect> = Vec::new();
         if let Some(password) = &self.password {
@@ -136,18 +144,29 @@ impl Target {
             encode_command(&mut out, &[b"SCRIPT", b"LOAD", source.as_bytes()]);
             expect.push(Expect::Sha(sha));
         }
+        // Last: its answer (or refusal) decides nothing about the ones before.
+        encode_command(&mut out, &[b"INFO", b"server"]);
         stream.write_all(&out).await.map_err(|e| io_failure(&e))?;
-        let mut buf = Vec::with_capacity(512);
+        let mut buf = Vec::with_capacity(2048);
         for want in expect {
             receive_reply(stream, &mut buf, |reply| want.check(reply)).await?;
         }
+        let mut server = MasterServer::unknown();
+        receive_reply(stream, &mut buf, |reply| {
+            // Anything but INFO text (a refusal, a status) leaves the scripts in use.
+            if let Reply::Bulk(info) = reply {
+                server = MasterServer::from_info(info, native);
+            }
+            Ok(())
+        })
+        .await?;
         if !buf.is_empty() {
             return Err(Failure::new(
                 FailureKind::Protocol,
                 "unsolicited bytes after the connection handshake",
             ));
         }
-        Ok(())
+        Ok(server)
     }
 }
 

@@ -23,6 +23,7 @@ mod fence;
 mod job;
 mod pipeline;
 mod scripts;
+mod server;
 #[cfg(feature = "tls")]
 mod tls;
 
@@ -43,6 +44,7 @@ pub(crate) use crate::answer::Failure;
 pub use fence::{counter_key, MAX_FENCING_TOKEN};
 use job::{Job, Queued};
 pub(crate) use scripts::Op;
+pub use server::{ExtendCommand, MasterServer, ReleaseCommand};
 
 use dial::Target;
 use pipeline::Ended;
@@ -68,7 +70,8 @@ const MIN_SILENCE: Duration = Duration::from_secs(1);
 enum ConnState {
     /// A connect (or handshake) is under way: requests wait in the queue.
     Connecting,
-    Connected,
+    /// Serving requests, in the commands this server takes.
+    Connected(Arc<MasterServer>),
     /// The last connect failed; requests fail at once with this until the next try.
     Down(Failure),
 }
@@ -117,7 +120,13 @@ pub(crate) fn target_of(index: usize, url: &str) -> Result<Target> {
 
 impl Master {
     /// Parses `url` and starts connecting in the background. Must run inside a tokio runtime.
-    pub(crate) fn new(index: usize, url: &str, instance_timeout: Duration) -> Result<Self> {
+    /// `native`: release and extend may use the server's own commands (`server.rs`).
+    pub(crate) fn new(
+        index: usize,
+        url: &str,
+        instance_timeout: Duration,
+        native: bool,
+    ) -> Result<Self> {
         let display = redact_url(url);
         let target = target_of(index, url)?;
         let shared = Arc::new(Shared {
@@ -127,7 +136,13 @@ impl Master {
         });
         let (queue, jobs) = mpsc::channel(QUEUE_CAPACITY);
         let silence = (instance_timeout * SILENT_TIMEOUTS).max(MIN_SILENCE);
-        tokio::spawn(supervise(target, jobs, Arc::clone(&shared), silence));
+        tokio::spawn(supervise(
+            target,
+            jobs,
+            Arc::clone(&shared),
+            silence,
+            native,
+        ));
         Ok(Master {
             display,
             handle: MasterHandle { queue, shared },
@@ -146,7 +161,15 @@ impl Master {
 
     /// True while a connection is established.
     pub(crate) fn is_connected(&self) -> bool {
-        matches!(**self.handle.shared.state.load(), ConnState::Connected)
+        matches!(**self.handle.shared.state.load(), ConnState::Connected(_))
+    }
+
+    /// What the master runs and the commands in use, while a connection is established.
+    pub(crate) fn server(&self) -> Option<MasterServer> {
+        match &**self.handle.shared.state.load() {
+            ConnState::Connected(server) => Some(MasterServer::clone(server)),
+            _ => None,
+        }
     }
 
     /// Waits until connected (true) or until a connect attempt failed (false).
@@ -157,7 +180,7 @@ impl Master {
             tokio::pin!(changed);
             changed.as_mut().enable();
             match **shared.state.load() {
-                ConnState::Connected => return true,
+                ConnState::Connected(_) => return true,
                 ConnState::Down(_) => return false,
                 ConnState::Connecting => changed.await,
             }
@@ -215,7 +238,7 @@ impl MasterHandle {
     /// whose deadline passed: to tell a silent master from replies this client has not read,
     /// or requests it sent late.
     pub(crate) async fn caught_up(&self) -> Option<Instant> {
-        if !matches!(**self.shared.state.load(), ConnState::Connected) {
+        if !matches!(**self.shared.state.load(), ConnState::Connected(_)) {
             return None;
         }
         let (done, answer) = tokio::sync::oneshot::channel();
@@ -237,16 +260,18 @@ async fn supervise(
     mut queue: mpsc::Receiver<Queued>,
     shared: Arc<Shared>,
     silence: Duration,
+    native: bool,
 ) {
     let mut connect_backoff = Duration::ZERO;
     let mut broken_backoff = Duration::ZERO;
     loop {
         set_state(&shared, ConnState::Connecting);
-        let (failure, backoff, kickable) = match connect(&target).await {
-            Ok(stream) => {
+        let (failure, backoff, kickable) = match connect(&target, native).await {
+            Ok((stream, server)) => {
                 connect_backoff = Duration::ZERO;
-                set_state(&shared, ConnState::Connected);
-                match pipeline::serve(stream, &mut queue, silence).await {
+                let server = Arc::new(server);
+                set_state(&shared, ConnState::Connected(Arc::clone(&server)));
+                match pipeline::serve(stream, &mut queue, silence, &server).await {
                     Ended::Shutdown => return,
                     Ended::Broken { proven: true, .. } => {
                         broken_backoff = Duration::ZERO;
@@ -305,7 +330,10 @@ async fn back_off(
 }
 
 /// Opens the stream and runs the handshake, each bounded by `CONNECT_TIMEOUT`.
-async fn connect(target: &Target) -> std::result::Result<dial::Stream, Failure> {
+async fn connect(
+    target: &Target,
+    native: bool,
+) -> std::result::Result<(dial::Stream, MasterServer), Failure> {
     let mut stream = tokio::time::timeout(CONNECT_TIMEOUT, target.open())
         .await
         .map_err(|_| {
@@ -314,17 +342,17 @@ async fn connect(target: &Target) -> std::result::Result<dial::Stream, Failure> 
                 format!("connecting timed out after {CONNECT_TIMEOUT:?}"),
             )
         })??;
-    tokio::time::timeout(CONNECT_TIMEOUT, target.handshake(&mut stream))
+    let server = tokio::time::timeout(CONNECT_TIMEOUT, target.handshake(&mut stream, native))
         .await
         .map_err(|_| {
             Failure::new(
                 FailureKind::Connection,
                 format!(
-                    "accepted the connection but did not answer the handshake (AUTH, SCRIPT LOAD) within {CONNECT_TIMEOUT:?}"
+                    "accepted the connection but did not answer the handshake (AUTH, SCRIPT LOAD, INFO) within {CONNECT_TIMEOUT:?}"
                 ),
             )
         })??;
-    Ok(stream)
+    Ok((stream, server))
 }
 
 fn set_state(shared: &Shared, state: ConnState) {

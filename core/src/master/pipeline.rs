@@ -17,7 +17,8 @@ use crate::vote::FailureKind;
 
 use super::dial::{io_failure, Stream};
 use super::job::{Job, Queued, QUEUE_GRACE};
-use super::scripts::{encode_request, judge, judge_echo, judge_set, Judged, SetReply};
+use super::scripts::{encode_request, judge, judge_echo, judge_lead, Judged, Lead, LeadReply};
+use super::server::MasterServer;
 use crate::answer::Failure;
 
 /// Requests sent and not answered on one connection, at most. More wait in the queue (which
@@ -29,12 +30,15 @@ const MAX_UNWRITTEN: usize = 256 * 1024;
 /// socket takes them).
 const BATCH: usize = 256;
 
-/// A request written to the master, waiting for its reply (an acquire: its two replies).
+/// A request written to the master, waiting for its reply (or its two: a command and the
+/// `ECHO` of its id).
 struct Sent {
     id: u64,
     job: Job,
-    /// An acquire's first reply (its `SET`), held until the `ECHO` after it arrives.
-    set: Option<SetReply>,
+    /// The command of a two-reply request.
+    lead: Option<Lead>,
+    /// Its first reply, held until the `ECHO` after it arrives.
+    first: Option<LeadReply>,
 }
 
 /// A connection counts as proven once it has answered correctly for this long: its master
@@ -51,13 +55,15 @@ pub(crate) enum Ended {
     Broken { failure: Failure, proven: bool },
 }
 
-/// Serves `queue` on `stream` until the connection breaks or the client is dropped.
+/// Serves `queue` on `stream` until the connection breaks or the client is dropped, in the
+/// commands `server` takes.
 /// `silence` bounds how long the oldest request may go unanswered before the connection is
 /// replaced (a master that reads and never answers).
 pub(crate) async fn serve(
     stream: Stream,
     queue: &mut mpsc::Receiver<Queued>,
     silence: Duration,
+    server: &MasterServer,
 ) -> Ended {
     let opened = Instant::now();
     // When a reply last answered its request correctly (a grant, a denial, an error reply).
@@ -133,9 +139,9 @@ pub(crate) async fn serve(
                     let id = next_id;
                     next_id += 1;
                     let mut digits = [0u8; 20];
-                    encode_request(&mut unwritten, job.op, &job.resource, &job.token, decimal(&mut digits, id));
+                    let lead = encode_request(&mut unwritten, job.op, server, &job.resource, &job.token, decimal(&mut digits, id));
                     job.mark_sent(now);
-                    sent.push_back(Sent { id, job, set: None });
+                    sent.push_back(Sent { id, job, lead, first: None });
                     last_batch = Some(now);
                 }
                 if unwritten.is_empty() {
@@ -218,11 +224,11 @@ fn dispatch(
                         format!("unsolicited reply {reply} with no request waiting"),
                     ));
                 };
-                if s.job.op.replies() == 2 && s.set.is_none() {
-                    // An acquire's SET: judged once its ECHO shows the replies are in step.
-                    match judge_set(reply) {
-                        Ok(set) => {
-                            s.set = Some(set);
+                if let (Some(lead), None) = (s.lead, &s.first) {
+                    // The command's reply: judged once its ECHO shows the replies are in step.
+                    match judge_lead(lead, reply) {
+                        Ok(first) => {
+                            s.first = Some(first);
                             sent.push_front(s);
                             continue;
                         }
@@ -234,9 +240,9 @@ fn dispatch(
                 }
                 let mut digits = [0u8; 20];
                 let id = decimal(&mut digits, s.id);
-                let judged = match s.set {
-                    Some(set) => judge_echo(id, reply, set),
-                    None => judge(s.job.op, id, reply),
+                let judged = match (s.lead, s.first) {
+                    (Some(lead), Some(first)) => judge_echo(lead, id, reply, first),
+                    _ => judge(s.job.op, id, reply),
                 };
                 match judged {
                     Judged::Answer(granted) => {

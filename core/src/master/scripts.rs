@@ -11,8 +11,10 @@
 //!   shifted stream puts another reply in the echo's place, which fails the request. Two plain
 //!   commands cost a master less CPU than a script (docs/src/benchmarks.md, "Acquire without
 //!   a script").
-//! - extend and release compare the token first, which no plain command of Redis 7 does, so
-//!   they are Lua scripts that answer a grant with the request's id.
+//! - extend and release compare the token first. Where the master has a command for that
+//!   (`server.rs`: `DELIFEQ`, `DELEX … IFEQ`, `SET … IFEQ`), that command is sent followed by
+//!   `ECHO id`, judged like an acquire; elsewhere (Redis 7) they are Lua scripts that answer a
+//!   grant with the request's id.
 
 use std::sync::{Arc, LazyLock};
 
@@ -20,6 +22,7 @@ use redlock_resp::{decimal, encode_command, Reply};
 
 use crate::vote::FailureKind;
 
+use super::server::{ExtendCommand, MasterServer, ReleaseCommand};
 use crate::answer::Failure;
 
 /// Compare-and-PEXPIRE: renews only a key that still holds our token; never re-creates it.
@@ -47,14 +50,6 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    /// Replies the request gets: acquire's `SET` and `ECHO`, or the one of a script.
-    pub(crate) fn replies(self) -> usize {
-        match self {
-            Op::Lock { .. } => 2,
-            Op::Extend { .. } | Op::Unlock | Op::FencedLock { .. } | Op::Fence { .. } => 1,
-        }
-    }
-
     fn name(self) -> &'static str {
         match self {
             Op::Lock { .. } => "acquire",
@@ -77,56 +72,81 @@ pub(crate) fn all() -> [(&'static str, &'static str); 4] {
     ]
 }
 
-/// Appends the command of `op` on `resource`/`token`, carrying request id `id`, to `out`.
-pub(crate) fn encode_request(out: &mut Vec<u8>, op: Op, resource: &str, token: &str, id: &[u8]) {
-    let mut ttl = [0u8; 20];
-    match op {
-        Op::Lock { ttl_ms } => {
-            let ttl = decimal(&mut ttl, ttl_ms);
-            encode_command(
-                out,
-                &[
-                    b"SET",
-                    resource.as_bytes(),
-                    token.as_bytes(),
-                    b"NX",
-                    b"PX",
-                    ttl,
-                ],
-            );
-            encode_command(out, &[b"ECHO", id]);
+/// The command of a request answered in two replies (the command's, then the `ECHO` of the
+/// request's id): how its first reply counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lead {
+    /// Acquire's `SET NX PX`: `+OK` or nil.
+    SetNx,
+    /// Extend's `SET … IFEQ … PX`: `+OK` or nil (not ours, or gone).
+    SetIfEq,
+    /// Release's `DELIFEQ` or `DELEX … IFEQ`: `:1` or `:0`.
+    DelIfEq,
+}
+
+impl Lead {
+    fn op_name(self) -> &'static str {
+        match self {
+            Lead::SetNx => "acquire",
+            Lead::SetIfEq => "extend",
+            Lead::DelIfEq => "release",
         }
-        Op::Extend { ttl_ms } => {
-            let ttl = decimal(&mut ttl, ttl_ms);
-            encode_command(
-                out,
-                &[
-                    b"EVALSHA",
-                    EXTEND.get_hash().as_bytes(),
-                    b"1",
-                    resource.as_bytes(),
-                    token.as_bytes(),
-                    ttl,
-                    id,
-                ],
-            );
-        }
-        Op::Unlock => encode_command(
-            out,
-            &[
-                b"EVALSHA",
-                RELEASE.get_hash().as_bytes(),
-                b"1",
-                resource.as_bytes(),
-                token.as_bytes(),
-                id,
-            ],
-        ),
-        Op::FencedLock { ttl_ms } => {
-            super::fence::encode_fenced_lock(out, ttl_ms, resource, token, id);
-        }
-        Op::Fence { value } => super::fence::encode_fence(out, value, resource, token, id),
     }
+}
+
+/// Appends the command of `op` on `resource`/`token`, carrying request id `id`, to `out`,
+/// in the commands `server` takes; returns its [`Lead`] when it is answered in two replies.
+pub(crate) fn encode_request(
+    out: &mut Vec<u8>,
+    op: Op,
+    server: &MasterServer,
+    resource: &str,
+    token: &str,
+    id: &[u8],
+) -> Option<Lead> {
+    let mut ttl = [0u8; 20];
+    let (key, value) = (resource.as_bytes(), token.as_bytes());
+    let lead = match (op, server.extend, server.release) {
+        (Op::Lock { ttl_ms }, _, _) => {
+            let ttl = decimal(&mut ttl, ttl_ms);
+            encode_command(out, &[b"SET", key, value, b"NX", b"PX", ttl]);
+            Lead::SetNx
+        }
+        (Op::Extend { ttl_ms }, ExtendCommand::SetIfEq, _) => {
+            let ttl = decimal(&mut ttl, ttl_ms);
+            encode_command(out, &[b"SET", key, value, b"IFEQ", value, b"PX", ttl]);
+            Lead::SetIfEq
+        }
+        (Op::Unlock, _, ReleaseCommand::DelIfEq) => {
+            encode_command(out, &[b"DELIFEQ", key, value]);
+            Lead::DelIfEq
+        }
+        (Op::Unlock, _, ReleaseCommand::DelExIfEq) => {
+            encode_command(out, &[b"DELEX", key, b"IFEQ", value]);
+            Lead::DelIfEq
+        }
+        (Op::Extend { ttl_ms }, ExtendCommand::Script, _) => {
+            let ttl = decimal(&mut ttl, ttl_ms);
+            let sha = EXTEND.get_hash().as_bytes();
+            encode_command(out, &[b"EVALSHA", sha, b"1", key, value, ttl, id]);
+            return None;
+        }
+        (Op::Unlock, _, ReleaseCommand::Script) => {
+            let sha = RELEASE.get_hash().as_bytes();
+            encode_command(out, &[b"EVALSHA", sha, b"1", key, value, id]);
+            return None;
+        }
+        (Op::FencedLock { ttl_ms }, _, _) => {
+            super::fence::encode_fenced_lock(out, ttl_ms, resource, token, id);
+            return None;
+        }
+        (Op::Fence { value }, _, _) => {
+            super::fence::encode_fence(out, value, resource, token, id);
+            return None;
+        }
+    };
+    encode_command(out, &[b"ECHO", id]);
+    Some(lead)
 }
 
 /// How a reply counts.
@@ -144,39 +164,46 @@ pub(crate) enum Judged {
     Broken(Failure),
 }
 
-/// What an acquire's `SET` answered. It counts only once the `ECHO` after it has shown that
-/// the two replies are this request's.
+/// What the leading command of a two-reply request answered (an acquire's `SET`, a
+/// Lua-free extend or release). It counts only once the `ECHO` after it has shown that the
+/// two replies are this request's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SetReply {
-    /// `+OK`: the key was set.
-    Set,
-    /// Nil: the key is held.
-    NotSet,
+pub(crate) enum LeadReply {
+    /// Done: the key was set (`+OK`) or deleted (`:1`).
+    Done,
+    /// Not done: the key is held by another (acquire), not ours or gone (extend, release).
+    NotDone,
     /// A well-formed error reply (`OOM`, `NOPERM`, ...).
     Error(Failure),
 }
 
-/// Judges the first reply of an acquire (its `SET`); `Err` when no `SET` answers that.
-pub(crate) fn judge_set(reply: Reply) -> Result<SetReply, Failure> {
-    match reply {
-        Reply::Status(b"OK") => Ok(SetReply::Set),
-        Reply::Nil => Ok(SetReply::NotSet),
-        Reply::Error(text) => Ok(SetReply::Error(server_error(Reply::text(text)))),
-        other => Err(not_this_requests("acquire", other)),
+/// Judges the first reply of a two-reply request led by `lead`; `Err` when that command
+/// never answers so.
+pub(crate) fn judge_lead(lead: Lead, reply: Reply) -> Result<LeadReply, Failure> {
+    match (lead, reply) {
+        (Lead::SetNx | Lead::SetIfEq, Reply::Status(b"OK")) | (Lead::DelIfEq, Reply::Int(1)) => {
+            Ok(LeadReply::Done)
+        }
+        (Lead::SetNx | Lead::SetIfEq, Reply::Nil) | (Lead::DelIfEq, Reply::Int(0)) => {
+            Ok(LeadReply::NotDone)
+        }
+        (_, Reply::Error(text)) => Ok(LeadReply::Error(server_error(Reply::text(text)))),
+        (lead, other) => Err(not_this_requests(lead.op_name(), other)),
     }
 }
 
-/// Judges the second reply of an acquire (its `ECHO`), given what the `SET` answered.
-pub(crate) fn judge_echo(id: &[u8], reply: Reply, set: SetReply) -> Judged {
+/// Judges the second reply of a two-reply request led by `lead` (its `ECHO`), given what the
+/// leading command answered.
+pub(crate) fn judge_echo(lead: Lead, id: &[u8], reply: Reply, set: LeadReply) -> Judged {
     match reply {
         Reply::Bulk(bytes) if bytes == id => match set {
-            SetReply::Set => Judged::Answer(true),
-            SetReply::NotSet => Judged::Answer(false),
-            SetReply::Error(failure) => Judged::Failed(failure),
+            LeadReply::Done => Judged::Answer(true),
+            LeadReply::NotDone => Judged::Answer(false),
+            LeadReply::Error(failure) => Judged::Failed(failure),
         },
         // The ECHO itself refused (e.g. an ACL without it): the SET cannot be confirmed.
         Reply::Error(text) => Judged::Failed(server_error(Reply::text(text))),
-        other => Judged::Broken(not_this_requests("acquire", other)),
+        other => Judged::Broken(not_this_requests(lead.op_name(), other)),
     }
 }
 
@@ -234,6 +261,57 @@ pub(crate) fn server_error(text: String) -> Failure {
 mod tests {
     use super::*;
 
+    fn scripts_only() -> MasterServer {
+        MasterServer::unknown()
+    }
+
+    fn valkey_9() -> MasterServer {
+        MasterServer::from_info(b"server_name:valkey\r\nvalkey_version:9.1.2\r\n", true)
+    }
+
+    #[test]
+    fn lua_free_requests_are_the_command_then_the_echo_of_their_id() {
+        let mut out = Vec::new();
+        let lead = encode_request(&mut out, Op::Unlock, &valkey_9(), "k", "tok", b"7");
+        assert_eq!(lead, Some(Lead::DelIfEq));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "*3\r\n$7\r\nDELIFEQ\r\n$1\r\nk\r\n$3\r\ntok\r\n*2\r\n$4\r\nECHO\r\n$1\r\n7\r\n"
+        );
+        let mut out = Vec::new();
+        let lead = encode_request(
+            &mut out,
+            Op::Extend { ttl_ms: 500 },
+            &valkey_9(),
+            "k",
+            "tok",
+            b"7",
+        );
+        assert_eq!(lead, Some(Lead::SetIfEq));
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("*7\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\ntok\r\n$4\r\nIFEQ\r\n$3\r\ntok\r\n$2\r\nPX\r\n$3\r\n500\r\n"), "{text}");
+        // Judged by their own replies; any other reply in the command's place is a shift.
+        assert_eq!(
+            judge_lead(Lead::DelIfEq, Reply::Int(1)),
+            Ok(LeadReply::Done)
+        );
+        assert_eq!(
+            judge_lead(Lead::DelIfEq, Reply::Int(0)),
+            Ok(LeadReply::NotDone)
+        );
+        assert_eq!(
+            judge_lead(Lead::SetIfEq, Reply::Nil),
+            Ok(LeadReply::NotDone)
+        );
+        assert!(judge_lead(Lead::DelIfEq, Reply::Status(b"OK")).is_err());
+        assert!(judge_lead(Lead::DelIfEq, Reply::Nil).is_err());
+        assert!(judge_lead(Lead::SetIfEq, Reply::Int(1)).is_err());
+        assert!(matches!(
+            judge_echo(Lead::DelIfEq, b"7", Reply::Bulk(b"6"), LeadReply::Done),
+            Judged::Broken(ref f) if f.cause.contains("release")
+        ));
+    }
+
     #[test]
     fn only_the_requests_own_id_is_a_grant() {
         let op = Op::Unlock;
@@ -265,13 +343,18 @@ mod tests {
 
     #[test]
     fn an_acquire_counts_only_when_its_echo_follows_its_set() {
-        let set = |reply| judge_set(reply).expect("a SET answer");
+        let set = |reply| judge_lead(Lead::SetNx, reply).expect("a SET answer");
         assert_eq!(
-            judge_echo(b"17", Reply::Bulk(b"17"), set(Reply::Status(b"OK"))),
+            judge_echo(
+                Lead::SetNx,
+                b"17",
+                Reply::Bulk(b"17"),
+                set(Reply::Status(b"OK"))
+            ),
             Judged::Answer(true)
         );
         assert_eq!(
-            judge_echo(b"17", Reply::Bulk(b"17"), set(Reply::Nil)),
+            judge_echo(Lead::SetNx, b"17", Reply::Bulk(b"17"), set(Reply::Nil)),
             Judged::Answer(false)
         );
         // A shifted stream: whatever sits in the ECHO's place is not this request's id.
@@ -282,15 +365,16 @@ mod tests {
             Reply::Int(0),
         ] {
             assert!(
-                matches!(judge_echo(b"17", stray, SetReply::Set), Judged::Broken(ref f) if f.kind == FailureKind::Protocol),
+                matches!(judge_echo(Lead::SetNx, b"17", stray, LeadReply::Done), Judged::Broken(ref f) if f.kind == FailureKind::Protocol),
                 "{stray:?}"
             );
         }
         // No SET answers with an integer or a bulk string.
         for stray in [Reply::Int(0), Reply::Bulk(b"17")] {
-            assert!(judge_set(stray).is_err());
+            assert!(judge_lead(Lead::SetNx, stray).is_err());
         }
         match judge_echo(
+            Lead::SetNx,
             b"1",
             Reply::Bulk(b"1"),
             set(Reply::Error(b"OOM command not allowed")),
@@ -300,9 +384,10 @@ mod tests {
         }
         // An ECHO refused (an ACL without it) cannot confirm a SET: failed, with its cause.
         match judge_echo(
+            Lead::SetNx,
             b"1",
             Reply::Error(b"NOPERM this user has no permissions to run the 'echo' command"),
-            SetReply::Set,
+            LeadReply::Done,
         ) {
             Judged::Failed(f) => assert!(f.cause.contains("'echo'"), "{f:?}"),
             other => panic!("{other:?}"),
@@ -350,14 +435,21 @@ mod tests {
     #[test]
     fn requests_carry_their_id() {
         let mut out = Vec::new();
-        encode_request(&mut out, Op::Lock { ttl_ms: 30000 }, "k", "tok", b"42");
+        encode_request(
+            &mut out,
+            Op::Lock { ttl_ms: 30000 },
+            &scripts_only(),
+            "k",
+            "tok",
+            b"42",
+        );
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "*6\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\ntok\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n\
              *2\r\n$4\r\nECHO\r\n$2\r\n42\r\n"
         );
         let mut out = Vec::new();
-        encode_request(&mut out, Op::Unlock, "k", "tok", b"42");
+        encode_request(&mut out, Op::Unlock, &scripts_only(), "k", "tok", b"42");
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains(RELEASE.get_hash()), "{text}");
         assert!(text.ends_with("$3\r\ntok\r\n$2\r\n42\r\n"), "{text}");

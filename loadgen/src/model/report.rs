@@ -48,7 +48,20 @@ fn redlock_only() -> Vec<String> {
 pub struct MasterInfo {
     /// URL with any password redacted.
     pub url: String,
+    /// What the master runs, as the lock client saw it (`valkey 9.1.2 (release delifeq,
+    /// extend set)`); older results hold a bare Redis version.
     pub redis_version: String,
+}
+
+impl MasterInfo {
+    /// The server as shown in reports: a bare version (older results) is Redis's.
+    pub fn server(&self) -> String {
+        if self.redis_version.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("redis {}", self.redis_version)
+        } else {
+            self.redis_version.clone()
+        }
+    }
 }
 
 /// Concurrent ÷ sequential for the figures users compare (null when undefined).

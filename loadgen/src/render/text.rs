@@ -63,11 +63,11 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
         );
     }
     let _ = writeln!(out, "command    {}", c.command_line);
-    let mut versions: Vec<&str> = h.masters.iter().map(|m| m.redis_version.as_str()).collect();
+    let mut versions: Vec<String> = h.masters.iter().map(|m| m.server()).collect();
     versions.dedup();
     let _ = writeln!(
         out,
-        "masters    {} {}(redis {}): {}",
+        "masters    {} {}({}): {}",
         h.masters.len(),
         if h.local_masters { "local " } else { "" },
         versions.join(", "),

@@ -340,6 +340,7 @@ pub fn passing_scenario(name: &str) -> Outcome {
         &rt,
         &scenario,
         scenario_run(&scenario.run_flags(FanOut::Concurrent)).expect("the scenario's flags parse"),
+        None,
         &signals,
     )
     .expect("the scenario runs");

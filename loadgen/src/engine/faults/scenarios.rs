@@ -250,11 +250,16 @@ pub fn run_scenario(
     rt: &tokio::runtime::Runtime,
     scenario: &Scenario,
     (mut cfg, specs): (RunConfig, Vec<FaultSpec>),
+    server: Option<&redlock_local::ServerKind>,
     signals: &crate::signals::Signals,
 ) -> Result<Outcome, LoadgenError> {
     cfg.quiet = true;
-    cfg.command_line = format!("redlock-loadgen run {}", scenario.run_flags(cfg.fanouts[0]));
-    let mut target = Target::spawn(crate::engine::target::DEFAULT_LOCAL_MASTERS)?;
+    let flags = scenario.run_flags(cfg.fanouts[0]);
+    cfg.command_line = match server {
+        Some(server) => format!("redlock-loadgen run {flags} --server {server}"),
+        None => format!("redlock-loadgen run {flags}"),
+    };
+    let mut target = Target::spawn(crate::engine::target::DEFAULT_LOCAL_MASTERS, server)?;
     target.attach_storage(&cfg)?;
     let (result, faults) = rt.block_on(run_with_faults(&cfg, &mut target, &specs, signals))?;
     if let Some(signal) = result.interrupted {

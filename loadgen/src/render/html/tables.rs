@@ -311,7 +311,7 @@ pub fn configuration(out: &mut String, report: &Report) {
             out,
             &[
                 format!("master #{i}"),
-                escape(&format!("{} (redis {})", m.url, m.redis_version)),
+                escape(&format!("{} ({})", m.url, m.server())),
             ],
         );
     }

@@ -1,5 +1,5 @@
-//! `redlock-masters [N] [--until-signal] [--password P | --tls]`: starts N (default 5) local
-//! `redis-server` masters on free loopback ports, prints their URLs on stdout, one per line,
+//! `redlock-masters [N] [--until-signal] [--password P | --tls] [--server redis|valkey|PATH]`:
+//! starts N (default 5) local `redis-server` (or `valkey-server`) masters on free loopback ports, prints their URLs on stdout, one per line,
 //! then takes commands on stdin, one per line, answering each with one line (see [`control`]):
 //!
 //! ```text
@@ -28,11 +28,11 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use redlock_local::{die_with_parent, LocalMasters};
+use redlock_local::{die_with_parent, Launch, LocalMasters, ServerKind};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
-/// Local redis-server masters for trying redlock and for tests: URLs on stdout, commands
+/// Local redis-server (or valkey-server) masters for trying redlock and for tests: URLs on stdout, commands
 /// (pause/resume/kill/restart/start N) on stdin. Docs: docs/src/local-masters.md in the
 /// redlock-suite repository (the book's "Local masters" page).
 #[derive(Debug, Parser)]
@@ -60,10 +60,15 @@ struct Args {
     /// With --private-ca: masters require a client certificate signed by `client-ca.pem`.
     #[arg(long, requires = "private_ca")]
     mutual_tls: bool,
+    /// The server the masters run: `redis`, `valkey` (`make deps-valkey` installs it), or the
+    /// path of a server binary. Default: $REDLOCK_SERVER, else redis.
+    #[arg(long, value_name = "redis|valkey|PATH")]
+    server: Option<ServerKind>,
 }
 
 /// TLS masters whose certificates come from a private CA generated into `dir`.
 fn start_private_ca(
+    launch: &Launch,
     count: usize,
     dir: &std::path::Path,
     mutual: bool,
@@ -71,7 +76,7 @@ fn start_private_ca(
     for name in ["server", "client"] {
         redlock_local::private_ca(dir, name)?;
     }
-    LocalMasters::start_tls_with(
+    launch.start_tls_with(
         count,
         redlock_local::TlsFiles {
             cert: dir.join("server.pem"),
@@ -128,11 +133,19 @@ fn main() -> ExitCode {
         }
     };
     let count = usize::from(args.count);
+    let server = match args.server.clone().map_or_else(ServerKind::from_env, Ok) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("redlock-masters: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let launch = LocalMasters::of(server);
     let started = match (&args.password, args.tls, &args.private_ca) {
-        (_, _, Some(dir)) => start_private_ca(count, dir, args.mutual_tls),
-        (Some(password), _, None) => LocalMasters::start_with_password(count, password),
-        (None, true, None) => LocalMasters::start_tls(count),
-        (None, false, None) => LocalMasters::start(count),
+        (_, _, Some(dir)) => start_private_ca(&launch, count, dir, args.mutual_tls),
+        (Some(password), _, None) => launch.start_with_password(count, password),
+        (None, true, None) => launch.start_tls(count),
+        (None, false, None) => launch.start(count),
     };
     let masters = match started {
         Ok(masters) => masters,
