@@ -1,4 +1,4 @@
-//! Fencing tokens (DESIGN §3a) on real local masters: tokens increase in real-time order and
+//! Fencing tokens (docs/src/design.md#fencing) on real local masters: tokens increase in real-time order and
 //! are never returned twice, in both fan-out modes; the counters live under their own keys,
 //! without a TTL; an unfenced lock has none.
 

@@ -1,4 +1,4 @@
-//! A model check of the fencing protocol (DESIGN §3a) with `stateright`: every interleaving of
+//! A model check of the fencing protocol (docs/src/design.md#fencing) with `stateright`: every interleaving of
 //! masters, clients and messages within the bounds below, explored exhaustively.
 //!
 //! The model: 3 masters (quorum 2) and 2 clients that make 2 attempts each. Each attempt sends
@@ -37,7 +37,7 @@ const STATE_LIMIT: usize = 5_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Protocol {
-    /// DESIGN §3a, as the core implements it.
+    /// docs/src/design.md#fencing, as the core implements it.
     Fenced,
     /// Negative control: the token is the maximum of the counters the granting masters
     /// incremented (`INCR`) with their grant; no round 2.

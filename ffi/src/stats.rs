@@ -10,7 +10,7 @@
 //! newer program sees from `struct_size` which fields an older library left at 0.
 //!
 //! Every client records into a `redlock_core::ClientStats` (relaxed atomic adds, no lock:
-//! DESIGN §8), installed as its metrics sink when `redlock_client_new` builds it.
+//! docs/src/design.md#performance-targets), installed as its metrics sink when `redlock_client_new` builds it.
 
 use std::mem::size_of;
 use std::time::Duration;

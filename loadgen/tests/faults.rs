@@ -196,7 +196,7 @@ fn faults_on_masters_the_run_does_not_have_are_refused_before_loading() {
     assert!(stderr.contains("needs the local masters"), "{stderr}");
 }
 
-/// DESIGN §4: an attempt that fails with no denial is an outage, not contention. One client
+/// docs/src/design.md#metrics: an attempt that fails with no denial is an outage, not contention. One client
 /// (nobody to contend with) and 3 of 5 masters killed: every lost attempt is unavailable, none
 /// is a split vote or a clean loss, the per-second series shows the outage, and the killed
 /// masters' failed requests are not counted as round trips.

@@ -1,4 +1,4 @@
-//! A fenced acquire attempt (DESIGN §3a): a max-register over majorities.
+//! A fenced acquire attempt (docs/src/design.md#fencing): a max-register over majorities.
 //!
 //! Round 1 is the normal attempt, except that each master grants with a script that also
 //! reads the resource's counter in the same atomic step. With a quorum of grants, the fencing

@@ -1,4 +1,4 @@
-//! The two requests of a fenced acquire (DESIGN §3a), and the counter key they share.
+//! The two requests of a fenced acquire (docs/src/design.md#fencing), and the counter key they share.
 //!
 //! - Round 1, `FENCED_LOCK`: read the resource's counter and, in the same script (so in the
 //!   same atomic step), `SET resource token NX PX ttl`. A grant answers `"<id>:<counter>"`

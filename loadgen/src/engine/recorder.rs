@@ -37,7 +37,7 @@ struct OpenInterval {
     failures: BTreeMap<(usize, &'static str), u64>,
 }
 
-/// The `error.type` of a request that timed out (DESIGN §9).
+/// The `error.type` of a request that timed out (docs/src/design.md#observability).
 const TIMEOUT: &str = "timeout";
 
 /// The `error.type` of a master's answer in a vote, `None` when it answered.
@@ -234,7 +234,7 @@ impl Recorder {
             let Some(master) = self.stats.masters.get_mut(m.master) else {
                 continue;
             };
-            // Only answers are round trips: a failed request's time is not (DESIGN §4).
+            // Only answers are round trips: a failed request's time is not (docs/src/design.md#metrics).
             if let (Some(rtt), Outcome::Granted | Outcome::Denied) = (m.round_trip, &m.outcome) {
                 master.round_trip.record_duration(rtt);
             }
@@ -467,7 +467,7 @@ impl Recorder {
                 }
             }
             AttemptResult::Failed(e) => {
-                // No denial: the master was unreachable, not held by another (DESIGN §4).
+                // No denial: the master was unreachable, not held by another (docs/src/design.md#metrics).
                 c.unavailable_attempts += 1;
                 self.master_failed(0, request_failure_kind(e), Instant::now());
             }

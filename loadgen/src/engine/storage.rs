@@ -3,7 +3,7 @@
 //! and the check that tokens come out in order.
 //!
 //! A fenced run writes through [`FENCED_WRITE`], which stores a write only if its token is at
-//! least the highest stored for the resource (the resource side of DESIGN §3a; the Python
+//! least the highest stored for the resource (the resource side of docs/src/design.md#fencing; the Python
 //! example `python/examples/fencing_redis.py` shows the same check to users). An unfenced run
 //! writes with a plain `SET`: every write is stored, late ones included, which is what fencing
 //! exists to prevent.

@@ -1,5 +1,5 @@
 //! `run --prometheus ADDR`: the running figures of a run, served at `http://ADDR/metrics` in
-//! the Prometheus text format while the run lasts, under the OpenTelemetry names of DESIGN §9
+//! the Prometheus text format while the run lasts, under the OpenTelemetry names of docs/src/design.md#observability
 //! mapped the usual way (dots become underscores, the unit a suffix, counters end in
 //! `_total`).
 //!

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 macro_rules! counts {
     ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
-        /// Event counters of one mode (DESIGN §4 definitions).
+        /// Event counters of one mode (docs/src/design.md#metrics definitions).
         #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields, default)]
         pub struct Counts {
@@ -44,7 +44,7 @@ counts! {
     retried_calls,
     /// Lost attempts with granted = 0 and at least one denial.
     clean_losses,
-    /// Failed attempts with no denial (an outage, not contention: DESIGN §4).
+    /// Failed attempts with no denial (an outage, not contention: docs/src/design.md#metrics).
     unavailable_attempts,
     /// Attempts that won a quorum after their validity ran out.
     expired_attempts,

@@ -1,4 +1,4 @@
-//! The fencing figures of one mode (DESIGN §4 "Fencing figures"): present only when the run
+//! The fencing figures of one mode (docs/src/design.md#metrics): present only when the run
 //! was fenced (`--fencing`) or wrote to a protected resource (`--storage`, a holder pause).
 //! They cover the whole run, warm-up included, as the mutual-exclusion check does: a safety
 //! figure is not sampled.

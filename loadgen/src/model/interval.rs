@@ -1,4 +1,4 @@
-//! One interval of the measured window: what completed in it (DESIGN §4 "Intervals"). The
+//! One interval of the measured window: what completed in it (docs/src/design.md#metrics). The
 //! run's control loop receives each task's finished intervals from its [`crate::engine::recorder`],
 //! adds them into the result's series and hands the same intervals to the live exporter
 //! (`run --prometheus`).
@@ -85,7 +85,7 @@ pub struct Interval {
     pub acquire_by_outcome: BTreeMap<CallOutcome, PackedHist>,
 }
 
-/// How an acquire call ended: the `redlock.outcome` of DESIGN §9 (a call cut off at the end of
+/// How an acquire call ended: the `redlock.outcome` of docs/src/design.md#observability (a call cut off at the end of
 /// a run is counted in `cancelled_calls`, without a latency).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CallOutcome {
