@@ -3,6 +3,8 @@
 //! In a result file a histogram is its summary next to its encoding (`histogram` in
 //! `loadgen/schema.json`); reading one decodes the encoding and recomputes the summary.
 
+pub mod decode;
+
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -119,12 +121,12 @@ impl Hist {
     }
 
     /// Decodes [`encode`](Self::encode)'s output, within the limits of a result file
-    /// ([`crate::model::limits`]: checked before anything is allocated or inflated).
+    /// ([`decode`]: checked before anything is allocated or inflated).
     pub fn decode(text: &str) -> Result<Hist, String> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|e| format!("histogram is not valid base64: {e}"))?;
-        crate::model::limits::decode_histogram(&bytes)
+        decode::decode_histogram(&bytes)
             .map(Hist)
             .map_err(|e| format!("histogram: {e}"))
     }
@@ -240,7 +242,7 @@ impl<'de> Deserialize<'de> for PackedHist {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(String::deserialize(d)?.trim())
             .map_err(|e| serde::de::Error::custom(format!("histogram is not valid base64: {e}")))?;
-        let (h, v2) = crate::model::limits::decode_histogram_v2(&bytes)
+        let (h, v2) = decode::decode_histogram_v2(&bytes)
             .map_err(|e| serde::de::Error::custom(format!("histogram: {e}")))?;
         Ok(if h.is_empty() {
             PackedHist::default()

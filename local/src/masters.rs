@@ -28,6 +28,22 @@ use server::Server as Kind;
 pub use server::{Server as ServerKind, SERVER_ENV};
 pub use tls::{private_ca, TlsFiles};
 
+// Here rather than in `server.rs`: the child module stays free of its parent's error type.
+impl Kind {
+    /// The server [`SERVER_ENV`] names; Redis when it is unset or empty.
+    pub fn from_env() -> Result<Kind, LocalError> {
+        match std::env::var(SERVER_ENV) {
+            Ok(value) if !value.trim().is_empty() => {
+                value.parse().map_err(|reason| LocalError::BadServer {
+                    value: format!("{SERVER_ENV}={value}"),
+                    reason,
+                })
+            }
+            _ => Ok(Kind::Redis),
+        }
+    }
+}
+
 /// Errors of starting or controlling local masters.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -63,8 +63,7 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
             );
         }
         let run = crate::cli::translate::scenario_run(&scenario.run_flags(*mode))?;
-        let mut outcome =
-            run_scenario(&session.rt, scenario, run, args.server.as_ref(), signals)?;
+        let mut outcome = run_scenario(&session.rt, scenario, run, args.server.as_ref(), signals)?;
         if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
             outcome.row.cells[0] = outcome.scenario.clone();

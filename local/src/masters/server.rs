@@ -5,8 +5,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::LocalError;
-
 /// Environment variable that picks the server of every [`crate::LocalMasters`] started by
 /// [`crate::LocalMasters::start`] and its siblings: `redis` (the default), `valkey`, or the
 /// path of a server binary. How the test suites run twice, once per server.
@@ -29,19 +27,6 @@ pub enum Server {
 }
 
 impl Server {
-    /// The server [`SERVER_ENV`] names; Redis when it is unset or empty.
-    pub fn from_env() -> Result<Server, LocalError> {
-        match std::env::var(SERVER_ENV) {
-            Ok(value) if !value.trim().is_empty() => {
-                value.parse().map_err(|reason| LocalError::BadServer {
-                    value: format!("{SERVER_ENV}={value}"),
-                    reason,
-                })
-            }
-            _ => Ok(Server::Redis),
-        }
-    }
-
     /// The binary to run.
     pub fn binary(&self) -> PathBuf {
         match self {
