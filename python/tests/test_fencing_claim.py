@@ -27,20 +27,8 @@ from fencing_sqlite import FencedOrders, append_to_status  # noqa: E402
 from fencing_sqlite import update_order as update_sql_order  # noqa: E402
 
 
-@pytest.fixture
-def storage() -> Iterator[redis.Redis]:
-    """One more local redis-server, playing the protected resource."""
-    server = LocalMasters(1)
-    try:
-        with redis.Redis.from_url(server.urls[0]) as client:
-            yield client
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def redlock(masters: LocalMasters) -> Redlock:
-    return Redlock(masters.urls, fencing=True, retry_count=100, retry_delay=0.02)
+# The protected resource and the fenced client are the examples' tests' fixtures.
+from test_fencing_examples import redlock, storage  # noqa: E402,F401
 
 
 @pytest.fixture
