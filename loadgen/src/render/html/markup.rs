@@ -37,7 +37,7 @@ pub fn chart(svg: &str) -> Markup {
         None => svg,
     };
     // Safe unescaped: plotters' SVG backend escapes `<`, `>`, `&` and quotes in every text
-    // and attribute it writes (titles, legends, fault labels; a unit test of `charts` and
+    // and attribute it writes (titles, legends, fault labels; the test below and
     // loadgen/tests/html_escaping.rs check it), so a label cannot close the `<svg>`.
     html! { div.chart { (PreEscaped(svg)) } }
 }
@@ -72,5 +72,34 @@ pub fn pct(x: f64) -> String {
         format!("{:.2}%", 100.0 * x)
     } else {
         "–".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::render::chart::{self, Axes, PALETTE};
+
+    /// What makes [`super::chart`]'s unescaped SVG safe: plotters escapes the text it draws
+    /// (title, axis description, legend).
+    #[test]
+    fn plotters_escapes_the_text_it_draws() {
+        let label = "</svg><script>alert(1)</script>\"'&";
+        let axes = Axes {
+            x: label,
+            y: "y",
+            x_labels: None,
+            margin_right: 30,
+        };
+        let line = vec![(0.0, 0.0), (1.0, 1.0)];
+        let svg = chart::svg(label, axes, 0f64..1.0, 0f64..1.0, |c| {
+            chart::line(c, line, PALETTE[0], 2, label.to_string())
+        })
+        .unwrap();
+        assert!(!svg.contains("<script") && svg.matches("</svg>").count() == 1);
+        assert_eq!(
+            svg.matches("&lt;/svg&gt;&lt;script&gt;").count(),
+            3,
+            "{svg}"
+        );
     }
 }
