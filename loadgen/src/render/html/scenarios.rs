@@ -25,7 +25,8 @@ pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
                 td { (o.scenario) }
                 td { (o.expected) }
                 td {
-                    @if o.passed { span.ok { "pass" } } @else { span.bad { "FAIL" } ": " (o.reason) }
+                    @if o.passed { span.ok { "pass" } }
+                    @else { span.bad { "FAIL" } ": " (o.reason) }
                 }
                 td { (num(rate, 1)) }
                 td { (o.result.violations()) }

@@ -40,7 +40,9 @@ fn latency_row(name: &str, h: &Hist) -> Markup {
     let quantiles = [0.5, 0.9, 0.99, 0.999].map(|q| ms(h.quantile(q)));
     html! {
         tr {
-            td { (name) } td { (h.count()) } @for q in &quantiles { td { (q) } } td { (ms(h.max())) }
+            td { (name) } td { (h.count()) }
+            @for q in &quantiles { td { (q) } }
+            td { (ms(h.max())) }
         }
     }
 }
