@@ -345,7 +345,9 @@ mod tests {
     /// is refused.
     #[test]
     fn schema_json_takes_every_counter_and_every_mode_field() {
-        let every: serde_json::Map<String, Value> = (Counts::NAMES.iter().zip(1u64..))
+        let every: serde_json::Map<String, Value> = Counts::NAMES
+            .iter()
+            .zip(1u64..)
             .map(|(name, n)| (name.to_string(), n.into()))
             .collect();
         let every = Value::Object(every);
