@@ -1,5 +1,30 @@
 //! The event counters of one mode: they add up exactly, so tasks, modes and files merge by
 //! addition (what each figure made of them shows: [`super::figures`]).
+//!
+//! # Adding a counter: three files
+//!
+//! 1. here, `loadgen/src/model/counts.rs`: one more entry of the `counts!` list, with its
+//!    doc comment. Adding up, merging, the JSON key and the schema follow from it:
+//!    `loadgen/schema.json` takes any counter, and its check (a test of [`super::figures`])
+//!    reads the list from [`Counts::NAMES`];
+//! 2. `loadgen/src/engine/recorder.rs`: where the engine counts it;
+//! 3. `loadgen/src/model/figures.rs`: its line in the one figure list (label, cell, when
+//!    shown, ratio, CSV columns), which the text, HTML and CSV reports all read.
+//!
+//! `retried_calls` ("acquire calls retried") took exactly those three:
+//!
+//! ```
+//! use redlock_loadgen::model::{counts::Counts, figures::figures, mode::ModeStats};
+//! # use std::time::Duration;
+//! // 1. declared: a key of every mode's `counts` in the JSON, added up by merges
+//! assert!(Counts::NAMES.contains(&"retried_calls"));
+//! // 2. counted (the recorder adds 1 when a call makes its second attempt)
+//! let mut mode = ModeStats::new(redlock_core::FanOut::Concurrent, 3, Duration::from_secs(1));
+//! mode.counts.retried_calls += 2;
+//! // 3. shown: the figure list's line, read by every report
+//! let figure = figures().into_iter().find(|f| f.label == "acquire calls retried").unwrap();
+//! assert_eq!((figure.cell)(&mode), "2");
+//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +38,9 @@ macro_rules! counts {
         }
 
         impl Counts {
+            /// Every counter's name (its JSON key), in the order declared.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+
             /// Adds every counter of `other`.
             pub fn add(&mut self, other: &Counts) {
                 $(self.$field = self.$field.saturating_add(other.$field);)*

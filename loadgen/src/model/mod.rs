@@ -15,11 +15,12 @@
 //!
 //! # How to add a figure
 //!
-//! See [`figures`]: a counter touches four files (its declaration in [`counts`], its line in
-//! the one figure list, where the engine counts it, `loadgen/schema.json`), and the text
-//! report, the HTML report and the CSV all read that list. A histogram or list also gets a line in
-//! [`mode::ModeStats::add_measurements`]; a figure computed from others gets its line in
-//! [`mode::ModeStats::derive`].
+//! A counter touches three files: `model/counts.rs` (its declaration in [`counts`], which the
+//! schema's check reads: `loadgen/schema.json` needs no edit), `engine/recorder.rs` (where it
+//! is counted) and `model/figures.rs` (its line in the one list of [`figures`] that the text
+//! report, the HTML report and the CSV all read); [`counts`] shows it done. A histogram or
+//! list also gets a line in [`mode::ModeStats::add_measurements`]; a figure computed from
+//! others gets its line in [`mode::ModeStats::derive`].
 //!
 //! JSON needs nothing more: the field is serialised where it is declared. A field old files
 //! lack gets `#[serde(default)]`; a key that moves or changes meaning bumps

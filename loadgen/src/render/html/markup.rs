@@ -1,7 +1,9 @@
-//! The HTML report's markup: the page around the sections, its style, a chart's frame, text
-//! escaping and number formatting (never `NaN` on a page).
+//! The HTML report's markup: the page around the sections, its style, a chart's frame and
+//! number formatting (never `NaN` on a page). Pages are built with `maud`, whose `html!`
+//! escapes every spliced value: text reaches a page only escaped, except the charts' SVG
+//! ([`chart`]).
 
-use std::fmt::Write as _;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1180px;margin:1em auto;padding:0 1em;color:#222}\
 h1{font-size:1.5em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
@@ -14,41 +16,45 @@ th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}\
 .config td{text-align:left}.bar{display:inline-block;height:.8em;background:#1f77b4;vertical-align:middle}\
 pre{white-space:pre-wrap;background:#f7f7f7;padding:.6em}";
 
-/// Text with `<`, `>`, `&` and quotes escaped.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+/// A finished page around `body`.
+pub fn page(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head { meta charset="utf-8"; title { (title) } style { (PreEscaped(STYLE)) } }
+            body { h1 { (title) } (body) }
         }
     }
-    out
+    .into_string()
 }
 
-/// A finished page around `body`.
-pub fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
-         <style>{STYLE}</style></head><body>\n<h1>{}</h1>\n{body}</body></html>\n",
-        escape(title),
-        escape(title)
-    )
-}
-
-/// A chart in its figure (an SVG drawn by [`charts`]).
-pub fn chart(out: &mut String, svg: &str) {
+/// A chart in its figure (an SVG drawn by [`super::charts`]).
+pub fn chart(svg: &str) -> Markup {
     let svg = svg.trim_start();
     // The SVG backend writes no XML declaration; strip one if it ever does.
     let svg = match svg.strip_prefix("<?xml") {
         Some(rest) => rest.split_once("?>").map_or(rest, |(_, s)| s),
         None => svg,
     };
-    let _ = writeln!(out, "<div class=\"chart\">{svg}</div>");
+    // Safe unescaped: plotters' SVG backend escapes `<`, `>`, `&` and quotes in every text
+    // and attribute it writes (titles, legends, fault labels; the test below and
+    // loadgen/tests/html_escaping.rs check it), so a label cannot close the `<svg>`.
+    html! { div.chart { (PreEscaped(svg)) } }
+}
+
+/// A table: its header row, then `rows` (each a `tr`).
+pub fn table(headers: &[&str], rows: impl IntoIterator<Item = Markup>) -> Markup {
+    html! {
+        table {
+            tr { @for h in headers { th { (h) } } }
+            @for r in rows { (r) }
+        }
+    }
+}
+
+/// A body row of `cells` (escaped as they are spliced).
+pub fn row<T: maud::Render>(cells: impl IntoIterator<Item = T>) -> Markup {
+    html! { tr { @for c in cells { td { (c) } } } }
 }
 
 /// `x` with `digits` decimals ("–" when not a finite number).
@@ -66,5 +72,34 @@ pub fn pct(x: f64) -> String {
         format!("{:.2}%", 100.0 * x)
     } else {
         "–".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::render::chart::{self, Axes, PALETTE};
+
+    /// What makes [`super::chart`]'s unescaped SVG safe: plotters escapes the text it draws
+    /// (title, axis description, legend).
+    #[test]
+    fn plotters_escapes_the_text_it_draws() {
+        let label = "</svg><script>alert(1)</script>\"'&";
+        let axes = Axes {
+            x: label,
+            y: "y",
+            x_labels: None,
+            margin_right: 30,
+        };
+        let line = vec![(0.0, 0.0), (1.0, 1.0)];
+        let svg = chart::svg(label, axes, 0f64..1.0, 0f64..1.0, |c| {
+            chart::line(c, line, PALETTE[0], 2, label.to_string())
+        })
+        .unwrap();
+        assert!(!svg.contains("<script") && svg.matches("</svg>").count() == 1);
+        assert_eq!(
+            svg.matches("&lt;/svg&gt;&lt;script&gt;").count(),
+            3,
+            "{svg}"
+        );
     }
 }

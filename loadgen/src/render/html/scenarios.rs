@@ -1,73 +1,64 @@
 //! The HTML report of `scenarios`: the verdict table, then each row's throughput over time
 //! with its faults shaded and named.
 
-use std::fmt::Write as _;
+use maud::html;
 
 use super::charts;
 use super::faults::fault_windows;
-use super::markup::{chart, escape, num, page};
+use super::markup::{chart, num, page, table};
 use crate::model::scenarios::ScenariosResult;
 
 /// The page.
 pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
-    let mut out = String::new();
     let failed = result.rows.iter().filter(|o| !o.passed).count();
-    let _ = writeln!(
-        out,
-        "<div class=\"answer\">{} scenario(s) met their expected outcome, {}.</div>",
-        result.rows.len() - failed,
-        if failed == 0 {
-            "<span class=\"ok\">none missed it</span>".to_string()
-        } else {
-            format!("<span class=\"bad\">{failed} missed it</span>")
-        }
-    );
-    out.push_str("<h2>Verdicts</h2>\n<table><tr>");
-    for h in [
+    let headers = [
         "scenario",
         "expected",
         "verdict",
         "locks acquired per second",
         "violations",
-    ] {
-        let _ = write!(out, "<th>{h}</th>");
-    }
-    out.push_str("</tr>\n");
+    ];
+    let rows = result.rows.iter().map(|o| {
+        let rate = o.result.modes.first().map_or(0.0, |m| m.acquires_per_s());
+        html! {
+            tr {
+                td { (o.scenario) }
+                td { (o.expected) }
+                td {
+                    @if o.passed { span.ok { "pass" } }
+                    @else { span.bad { "FAIL" } ": " (o.reason) }
+                }
+                td { (num(rate, 1)) }
+                td { (o.result.violations()) }
+            }
+        }
+    });
+    let mut over_time = Vec::new();
     for o in &result.rows {
-        let m = o.result.modes.first();
-        let verdict = if o.passed {
-            "<span class=\"ok\">pass</span>".to_string()
-        } else {
-            format!("<span class=\"bad\">FAIL</span>: {}", escape(&o.reason))
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{verdict}</td><td>{}</td><td>{}</td></tr>",
-            escape(&o.scenario),
-            escape(&o.expected),
-            num(m.map_or(0.0, |m| m.acquires_per_s()), 1),
-            o.result.violations()
-        );
-    }
-    out.push_str("</table>\n<h2>Each scenario over time</h2>\n");
-    for o in &result.rows {
-        let _ = writeln!(
-            out,
-            "<h3>{}</h3>\n<pre>{}</pre>",
-            escape(&o.scenario),
-            escape(&o.command)
-        );
         let mut report = o.result.clone();
         if report.faults.is_empty() {
             report.faults = o.faults.clone();
         }
-        chart(
-            &mut out,
-            &charts::throughput(&report, &fault_windows(&report))?,
-        );
+        over_time.push(charts::throughput(&report, &fault_windows(&report))?);
     }
+    let body = html! {
+        div.answer {
+            (result.rows.len() - failed) " scenario(s) met their expected outcome, "
+            @if failed == 0 { span.ok { "none missed it" } }
+            @else { span.bad { (failed) " missed it" } }
+            "."
+        }
+        h2 { "Verdicts" }
+        (table(&headers, rows))
+        h2 { "Each scenario over time" }
+        @for (o, svg) in result.rows.iter().zip(&over_time) {
+            h3 { (o.scenario) }
+            pre { (o.command) }
+            (chart(svg))
+        }
+    };
     Ok(page(
         &format!("redlock-loadgen scenarios {}", result.header.run_id),
-        &out,
+        body,
     ))
 }
