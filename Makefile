@@ -6,8 +6,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 CARGO ?= cargo
-# Extra flags for `cargo test --workspace` (a surface may exclude its crate and test it itself).
+# Extra flags for `cargo test --workspace`.
 CARGO_TEST_FLAGS ?=
+# The one feature set every workspace build of the suite uses (clippy, tests, benchmarks in
+# test mode, the Valkey reruns): cargo unifies features over the packages and targets it
+# builds, so a command with another selection (`-p CRATE`) rebuilds half the dependency tree
+# under other hashes. The C suite needs the test-only panic trigger in libredlock.so.
+WORKSPACE_FEATURES := --features redlock-ffi/test-hooks
 # Surface test targets, appended by mk/*.mk, run after the Rust tests.
 TEST_TARGETS :=
 # Targets `make deps` runs, appended by mk/*.mk (e.g. a Python virtualenv).
@@ -38,7 +43,7 @@ fmt-check:
 	$(CARGO) fmt --all -- --check
 
 clippy:
-	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --locked $(WORKSPACE_FEATURES) -- -D warnings
 
 doc: ## API docs of every crate; rustdoc warnings (broken links, bad markup) are errors
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
@@ -52,8 +57,8 @@ layers: ## No module imports one of a layer above its own (loadgen, core; docs/s
 
 lint: fmt-check clippy doc import-cycles layers ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc, import-cycle and layer gates
 
-test-rust: deps-redis ## Rust unit, integration and doc tests against real local masters
-	$(CARGO) test --workspace --locked $(CARGO_TEST_FLAGS)
+test-rust: deps-redis deps-ffi ## Rust unit, integration and doc tests against real local masters (the C/C++ suite included, under FFI_CHECK)
+	REDLOCK_FFI_CHECK=$(FFI_CHECK) $(CARGO) test --workspace --locked $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
 
 test: deps lint test-rust $(TEST_TARGETS) ## Install what is missing, then run every gate and test
 

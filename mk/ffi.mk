@@ -1,11 +1,9 @@
 # C ABI (ffi/): libredlock, redlock.h, redlock.hpp. Targets: header, test-ffi, install.
 #
-# The C/C++ suite needs the test-only panic trigger (`--features test-hooks`) in
-# libredlock.so, so the ffi crate is tested here, in its own target directory (a build without
-# the feature elsewhere in the workspace can then never swap the library under the tests),
-# and excluded from `cargo test --workspace`.
-
-FFI_TEST_TARGET_DIR ?= $(CURDIR)/target/ffi-tests
+# The C/C++ suite (ffi/tests/c_abi.rs) needs the test-only panic trigger (`--features
+# test-hooks`) in libredlock.so: it runs in `make test-rust` with the workspace's one feature
+# set (WORKSPACE_FEATURES, in the Makefile), against the libredlock.so that cargo built for
+# that very test run, and refuses a library without the trigger.
 # asan (programs built with ASan + UBSan, LeakSanitizer on) or valgrind (memcheck; slower).
 FFI_CHECK ?= asan
 PREFIX ?= /usr/local
@@ -20,8 +18,8 @@ FFI_CMAKE_STATIC_LIBS = $(subst $(space),;,$(patsubst -l%,%,$(filter-out -lpthre
 space := $(empty) $(empty)
 FFI_CFLAGS = -Wall -Wextra -Werror -pedantic
 
-CARGO_TEST_FLAGS += --exclude redlock-ffi
-TEST_TARGETS += test-ffi
+# `make test` runs the suite in test-rust; only the install check is left for here.
+TEST_TARGETS += test-ffi-install
 DEPS_TARGETS += deps-ffi
 
 .PHONY: deps-ffi header test-ffi test-ffi-suite test-ffi-install install ffi-overhead
@@ -42,18 +40,11 @@ test-ffi: deps-ffi deps-redis test-ffi-suite test-ffi-install ## C ABI: header d
 # Clippy for the test-only code, then every test of the crate (header drift check, unit tests,
 # C/C++ suite), then the C/C++ suite again under $(FFI_CHECK).
 test-ffi-suite: deps-ffi deps-redis
-	CARGO_TARGET_DIR=$(FFI_TEST_TARGET_DIR) $(CARGO) clippy --locked -p redlock-ffi --all-targets --features test-hooks -- -D warnings
-	CARGO_TARGET_DIR=$(FFI_TEST_TARGET_DIR) $(CARGO) build --locked -p redlock-ffi --features test-hooks
-	CARGO_TARGET_DIR=$(FFI_TEST_TARGET_DIR) $(CARGO) test --locked -p redlock-ffi --features test-hooks
-	REDLOCK_FFI_CHECK=$(FFI_CHECK) CARGO_TARGET_DIR=$(FFI_TEST_TARGET_DIR) \
-	  $(CARGO) test --locked -p redlock-ffi --features test-hooks --test c_abi -- --nocapture 2>&1 \
-	  | tee $(FFI_TEST_TARGET_DIR)/memcheck.log | grep -E "ERROR SUMMARY|^test |test result"; \
+	REDLOCK_FFI_CHECK=$(FFI_CHECK) $(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) \
+	  --test c_abi --test header -- --nocapture 2>&1 \
+	  | tee $(or $(CARGO_TARGET_DIR),target)/memcheck.log | grep -E "ERROR SUMMARY|^test |test result"; \
 	  exit $${PIPESTATUS[0]}
 
-# `make install` into a temporary prefix, then, against it, with 5 local masters each:
-# basic.c and guard.cpp built with pkg-config (shared, and basic static), and the same built by
-# CMake through `find_package(redlock CONFIG REQUIRED)` (ffi/examples/cmake). The runner is
-# started directly, not by `cargo run` (which would put target/ first on LD_LIBRARY_PATH).
 test-ffi-install: deps-ffi deps-redis
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix"; \
@@ -72,7 +63,7 @@ test-ffi-install: deps-ffi deps-redis
 	  -o "$$tmp/basic-static"; \
 	cmake -S ffi/examples/cmake -B "$$tmp/cmake" -DCMAKE_PREFIX_PATH="$$tmp/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null; \
 	cmake --build "$$tmp/cmake" >/dev/null; \
-	$(CARGO) build --locked -q -p redlock-ffi --example with_masters; \
+	$(CARGO) build --locked -q --workspace $(WORKSPACE_FEATURES) --example with_masters; \
 	with_masters="$${CARGO_TARGET_DIR:-target}/debug/examples/with_masters"; \
 	"$$with_masters" --help | grep -q "^usage: with_masters PROGRAM" || { echo "with_masters --help printed no usage"; exit 1; }; \
 	export LD_LIBRARY_PATH="$$lib"; \

@@ -38,7 +38,7 @@ python-develop: deps-python ## Build redlock_rs (debug) and install it into pyth
 	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q --locked
 
 masters-bin: ## Build redlock-masters, which starts the Python tests' local masters (REDLOCK_MASTERS_BIN)
-	$(CARGO) build --locked -q -p redlock-local --bin redlock-masters
+	$(CARGO) build --locked -q --workspace $(WORKSPACE_FEATURES) --bin redlock-masters
 
 test-python: deps-redis python-develop masters-bin ## pytest suite (warnings as errors, per-test timeout), stubtest of the .pyi, mypy --strict
 	cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) tests

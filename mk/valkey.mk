@@ -40,11 +40,8 @@ $(VALKEY_LINK):
 	  ln -sfn "$$bin" $@; echo "valkey-server: $$bin"
 
 test-valkey: deps-valkey deps-redis python-develop masters-bin ## The lock suites again on Valkey masters (REDLOCK_SERVER=valkey)
-	REDLOCK_SERVER=valkey $(CARGO) test --locked -p redlock-core --test acquire_release \
-	  --test extend --test mutual_exclusion --test faults --test connection --test blocking
-	CARGO_TARGET_DIR=$(FFI_TEST_TARGET_DIR) $(CARGO) build --locked -p redlock-ffi --features test-hooks
-	REDLOCK_SERVER=valkey CARGO_TARGET_DIR=$(FFI_TEST_TARGET_DIR) \
-	  $(CARGO) test --locked -p redlock-ffi --features test-hooks --test c_abi
+	REDLOCK_SERVER=valkey $(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) \
+	  --test acquire_release --test extend --test mutual_exclusion --test faults --test connection \
+	  --test blocking --test c_abi --test scenarios
 	cd python && REDLOCK_SERVER=valkey .venv/bin/python -m pytest -W error -p no:cacheprovider \
 	  --timeout $(PYTEST_TIMEOUT) tests/test_sync.py tests/test_async.py tests/test_threads.py tests/test_faults.py
-	REDLOCK_SERVER=valkey $(CARGO) test --locked -p redlock-loadgen --test scenarios --test faults

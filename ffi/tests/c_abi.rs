@@ -1,6 +1,6 @@
 //! Compiles the C and C++ tests and examples with `-Wall -Wextra -Werror -pedantic` against
-//! the libredlock.so of the same target directory (cargo test does not build the cdylib:
-//! `make test-ffi` builds it with `--features test-hooks` just before), and runs every case against 5 real local
+//! the libredlock.so cargo built for this test run (`--features test-hooks`, which
+//! `make test-rust` and `make test-ffi` pass), and runs every case against 5 real local
 //! masters (killing some for the fault cases). After each case no lock key may be left on any
 //! master that is up: nothing leaks a lock (fencing counters stay, by design).
 //!
@@ -47,18 +47,29 @@ struct Programs {
     guard: PathBuf,
 }
 
-/// `target/<profile>`, where cargo put libredlock.so next to this test's `deps/` directory.
+/// `target/<profile>/deps`: where cargo put the libredlock.so it built for this very test
+/// run, with this run's features (not the copy in `target/<profile>`, which any later
+/// `cargo build` of the crate replaces).
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>");
+    let dir = exe.parent().expect("target/<profile>/deps/<test>");
+    let lib = dir.join("libredlock.so");
+    let bytes = std::fs::read(&lib).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}: run this suite with `cargo test -p redlock-ffi --features test-hooks` \
+             (`make test-rust` does)",
+            lib.display()
+        )
+    });
+    // A build of the crate without the feature between cargo's build and this run would
+    // have replaced the library: the panic tests would then fail to link, less clearly.
     assert!(
-        dir.join("libredlock.so").exists(),
-        "libredlock.so not found in {}: build it first with `cargo build -p redlock-ffi \
-         --features test-hooks` and the same target directory (`make test-ffi` does)",
-        dir.display()
+        bytes
+            .windows(b"redlock_test_panic".len())
+            .any(|w| w == b"redlock_test_panic"),
+        "{} lacks the test-only redlock_test_panic: it was built without `--features \
+         test-hooks`; rerun the suite with the feature so that cargo rebuilds it",
+        lib.display()
     );
     dir.to_path_buf()
 }
