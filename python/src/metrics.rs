@@ -17,6 +17,12 @@
 //!
 //! Every value is recorded once, with its exact attributes: nothing is sampled or dropped.
 //!
+//! That per-value route costs about ten SDK `record()` calls per acquire+release cycle (the
+//! OpenTelemetry Python SDK takes no pre-aggregated histogram). A tally made for a
+//! `redlock_rs.prometheus.RedlockCollector` ([`Tally::aggregating`]) instead keeps each
+//! series' exact bucket counts and sum here ([`Aggregate`]), and the collector reads them
+//! when Prometheus scrapes: no Python call per operation at all.
+//!
 //! A forked child starts new tallies (`_metrics.py`'s fork hook) and never touches its
 //! parent's: a recording thread the child does not have may have held their locks.
 
@@ -30,6 +36,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use redlock_core::{AcquireOutcome, AttemptResult, Measurement, MetricsSink};
 
 use crate::attach::AttachPermit;
+use crate::histograms::{Aggregate, BUCKETS};
 use crate::logging::keep_raised;
 use crate::process::process_id;
 
@@ -78,6 +85,8 @@ impl Series {
 #[derive(Default)]
 struct Counts {
     pending: Vec<(Series, f64)>,
+    /// Each series' bucket counts, in an aggregating tally (`pending` stays empty there).
+    aggregates: HashMap<Series, Aggregate>,
     /// `redlock.attempts` by [`AttemptResult::index`].
     attempts: [u64; AttemptResult::ALL.len()],
     /// `redlock.locks.held`; `None` until a lock was acquired.
@@ -104,11 +113,8 @@ pub(crate) struct Tally {
 /// What a [`Tally`] and its clients' sinks share.
 struct Shared {
     counts: Mutex<Counts>,
-    /// The `record` methods of `redlock.acquire.duration`, `redlock.extend.duration`,
-    /// `redlock.release.duration` and `db.client.operation.duration`.
-    histograms: [Py<PyAny>; 4],
-    /// The context values are recorded in (an empty one: see `_metrics.py`).
-    context: Py<PyAny>,
+    /// Where durations go: the SDK's histograms, or the tally's own [`Aggregate`]s.
+    route: Route,
     /// Touched only with the GIL, locked with `lock_py_attached` (building a dict may run
     /// Python code that lets another thread in).
     attributes: Mutex<Attributes>,
@@ -117,6 +123,20 @@ struct Shared {
     /// The process that made it: a forked child makes its own (see `_metrics.py`) and never
     /// touches its parent's, whose locks a thread the child does not have may hold.
     pid: u32,
+}
+
+/// How a tally takes durations.
+enum Route {
+    /// One SDK `record()` per value, in batches: the `record` methods of
+    /// `redlock.acquire.duration`, `redlock.extend.duration`, `redlock.release.duration` and
+    /// `db.client.operation.duration`, and the context values are recorded in (an empty one:
+    /// see `_metrics.py`).
+    PerValue {
+        histograms: [Py<PyAny>; 4],
+        context: Py<PyAny>,
+    },
+    /// Bucket counts kept in `Counts::aggregates`, read at collection.
+    Aggregated,
 }
 
 impl Shared {
@@ -128,6 +148,13 @@ impl Shared {
     /// the values not recorded yet are put back and the exception returned.
     fn record_pending(&self, py: Python<'_>) -> PyResult<()> {
         self.due.store(false, Ordering::SeqCst);
+        let Route::PerValue {
+            histograms,
+            context,
+        } = &self.route
+        else {
+            return Ok(());
+        };
         let batch = std::mem::take(&mut self.counts().pending);
         if batch.is_empty() {
             return Ok(());
@@ -150,8 +177,8 @@ impl Shared {
             }
         };
         for (done, ((series, seconds), attributes)) in batch.iter().zip(attributes).enumerate() {
-            let histogram = &self.histograms[series.histogram()];
-            if let Err(err) = histogram.call1(py, (*seconds, attributes, &self.context)) {
+            let histogram = &histograms[series.histogram()];
+            if let Err(err) = histogram.call1(py, (*seconds, attributes, context)) {
                 self.put_back(batch[done + 1..].to_vec());
                 return Err(err);
             }
@@ -210,19 +237,45 @@ impl Tally {
         request: Py<PyAny>,
         context: Py<PyAny>,
     ) -> Self {
-        let shared = Shared {
-            counts: Mutex::default(),
+        Tally::with_route(Route::PerValue {
             histograms: [acquire, extend, release, request],
             context,
-            attributes: Mutex::default(),
-            due: AtomicBool::new(false),
-            pid: process_id(),
-        };
-        let shared = Arc::new(shared);
-        let mut tallies = TALLIES.lock().unwrap_or_else(PoisonError::into_inner);
-        tallies.retain(|tally| tally.strong_count() > 0);
-        tallies.push(Arc::downgrade(&shared));
-        Tally { shared }
+        })
+    }
+
+    /// A tally that keeps each series' exact bucket counts itself (read with `histograms()`).
+    #[staticmethod]
+    fn aggregating() -> Self {
+        Tally::with_route(Route::Aggregated)
+    }
+
+    /// `[(histogram, attributes, bucket counts, sum)]` of an aggregating tally since the
+    /// start: `histogram` 0 to 3 (acquire, extend, release, request duration), the counts per
+    /// bucket (not cumulative; the last above every bound).
+    #[allow(clippy::type_complexity)]
+    fn histograms(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<Vec<(usize, Py<PyDict>, [u64; BUCKETS], f64)>> {
+        let aggregates: Vec<(Series, Aggregate)> = self
+            .shared
+            .counts()
+            .aggregates
+            .iter()
+            .map(|(series, aggregate)| (*series, *aggregate))
+            .collect();
+        let mut attributes = self
+            .shared
+            .attributes
+            .lock_py_attached(py)
+            .unwrap_or_else(PoisonError::into_inner);
+        aggregates
+            .into_iter()
+            .map(|(series, aggregate)| {
+                let of = attributes.of(py, series)?;
+                Ok((series.histogram(), of, aggregate.counts, aggregate.sum))
+            })
+            .collect()
     }
 
     /// Registers a server's attributes (`server.address`, `server.port`); returns its id.
@@ -281,6 +334,23 @@ impl Tally {
             .map(|item| item.into_pyobject(py))
             .collect::<PyResult<Vec<Bound<'py, PyTuple>>>>()?;
         PyList::new(py, items)
+    }
+}
+
+impl Tally {
+    fn with_route(route: Route) -> Self {
+        let shared = Shared {
+            counts: Mutex::default(),
+            route,
+            attributes: Mutex::default(),
+            due: AtomicBool::new(false),
+            pid: process_id(),
+        };
+        let shared = Arc::new(shared);
+        let mut tallies = TALLIES.lock().unwrap_or_else(PoisonError::into_inner);
+        tallies.retain(|tally| tally.strong_count() > 0);
+        tallies.push(Arc::downgrade(&shared));
+        Tally { shared }
     }
 }
 
@@ -347,15 +417,25 @@ impl PyMetrics {
 
 impl MetricsSink for PyMetrics {
     fn record(&self, measurement: Measurement) {
+        let aggregated = matches!(self.tally.route, Route::Aggregated);
         let pending = {
             let mut counts = self.tally.counts();
             match measurement {
                 Measurement::Acquire { outcome, seconds } => {
                     let fanout = self.fanout;
-                    pend(&mut counts, Series::Acquire { outcome, fanout }, seconds)
+                    pend(
+                        &mut counts,
+                        aggregated,
+                        Series::Acquire { outcome, fanout },
+                        seconds,
+                    )
                 }
-                Measurement::Extend { seconds } => pend(&mut counts, Series::Extend, seconds),
-                Measurement::Release { seconds } => pend(&mut counts, Series::Release, seconds),
+                Measurement::Extend { seconds } => {
+                    pend(&mut counts, aggregated, Series::Extend, seconds)
+                }
+                Measurement::Release { seconds } => {
+                    pend(&mut counts, aggregated, Series::Release, seconds)
+                }
                 Measurement::Request {
                     master,
                     operation,
@@ -371,7 +451,7 @@ impl MetricsSink for PyMetrics {
                         operation,
                         error_type,
                     };
-                    pend(&mut counts, series, seconds)
+                    pend(&mut counts, aggregated, series, seconds)
                 }
                 Measurement::Attempt { result } => {
                     counts.attempts[result.index()] += 1;
@@ -393,18 +473,26 @@ impl MetricsSink for PyMetrics {
     }
 }
 
-/// Adds a histogram value; returns how many are pending.
-fn pend(counts: &mut Counts, series: Series, seconds: f64) -> usize {
+/// Adds a histogram value: to its series' bucket counts in an aggregating tally (returns 0),
+/// else to the pending values (returns how many are pending).
+fn pend(counts: &mut Counts, aggregated: bool, series: Series, seconds: f64) -> usize {
+    if aggregated {
+        counts.aggregates.entry(series).or_default().record(seconds);
+        return 0;
+    }
     counts.pending.push((series, seconds));
     counts.pending.len()
 }
 
-/// The sink of a new client: `None` when OpenTelemetry is not installed (with a
-/// `meter_provider` given, the import error is raised) or, without one, when no global meter
-/// provider was set before the client was created.
+/// The sink of a new client: its `collector`'s aggregating tally (a
+/// `redlock_rs.prometheus.RedlockCollector`, checked by `_metrics.py`) and its OpenTelemetry
+/// meter's tally, each when there is one. OpenTelemetry's is `None` when it is not installed
+/// (with a `meter_provider` given, the import error is raised) or, without one, when no global
+/// meter provider was set before the client was created, or when a `collector` is given.
 pub(crate) fn sink(
     py: Python<'_>,
     meter_provider: Option<&Py<PyAny>>,
+    collector: Option<&Py<PyAny>>,
     masters: &[String],
     fanout: &'static str,
 ) -> PyResult<Option<Arc<dyn MetricsSink>>> {
@@ -412,16 +500,48 @@ pub(crate) fn sink(
         .iter()
         .map(|m| redlock_core::redact_url(m))
         .collect();
-    let recorder = py
-        .import("redlock_rs._metrics")?
-        .call_method1("recorder", (meter_provider.map(|p| p.bind(py)), redacted))?;
-    if recorder.is_none() {
-        return Ok(None);
+    let module = py.import("redlock_rs._metrics")?;
+    let mut routes = Vec::new();
+    for recorder in [
+        module.call_method1(
+            "collector_recorder",
+            (collector.map(|c| c.bind(py)), &redacted),
+        )?,
+        module.call_method1(
+            "recorder",
+            (
+                meter_provider.map(|p| p.bind(py)),
+                &redacted,
+                collector.is_some(),
+            ),
+        )?,
+    ] {
+        if recorder.is_none() {
+            continue;
+        }
+        let (tally, servers): (Bound<'_, Tally>, Vec<usize>) = recorder.extract()?;
+        routes.push(PyMetrics {
+            tally: tally.get().shared.clone(),
+            servers,
+            fanout,
+        });
     }
-    let (tally, servers): (Bound<'_, Tally>, Vec<usize>) = recorder.extract()?;
-    Ok(Some(Arc::new(PyMetrics {
-        tally: tally.get().shared.clone(),
-        servers,
-        fanout,
-    })))
+    Ok(match routes.len() {
+        0 => None,
+        1 => routes
+            .pop()
+            .map(|route| Arc::new(route) as Arc<dyn MetricsSink>),
+        _ => Some(Arc::new(Routes(routes))),
+    })
+}
+
+/// A client recording into both a collector and an OpenTelemetry meter.
+struct Routes(Vec<PyMetrics>);
+
+impl MetricsSink for Routes {
+    fn record(&self, measurement: Measurement) {
+        for route in &self.0 {
+            route.record(measurement);
+        }
+    }
 }
