@@ -27,7 +27,8 @@
 //! parent's: a recording thread the child does not have may have held their locks.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering::{self, Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use pyo3::prelude::*;
@@ -36,7 +37,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use redlock_core::{AcquireOutcome, AttemptResult, Measurement, MetricsSink};
 
 use crate::attach::AttachPermit;
-use crate::histograms::{Aggregate, BUCKETS};
+use crate::histograms::{Aggregate, Direct, BUCKETS};
 use crate::logging::keep_raised;
 use crate::process::process_id;
 
@@ -54,7 +55,7 @@ static TALLIES: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
 
 /// Which histogram a value goes to, with its attributes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Series {
+pub(crate) enum Series {
     Acquire {
         outcome: AcquireOutcome,
         fanout: &'static str,
@@ -85,15 +86,23 @@ impl Series {
 #[derive(Default)]
 struct Counts {
     pending: Vec<(Series, f64)>,
-    /// Each series' bucket counts, in an aggregating tally (`pending` stays empty there).
-    aggregates: HashMap<Series, Aggregate>,
-    /// `redlock.attempts` by [`AttemptResult::index`].
-    attempts: [u64; AttemptResult::ALL.len()],
-    /// `redlock.locks.held`; `None` until a lock was acquired.
-    held: Option<i64>,
-    lost: u64,
+    /// Each series' bucket counts, in an aggregating tally (`pending` stays empty there);
+    /// clients record into the common series through their [`Direct`] handles, without
+    /// this lock.
+    aggregates: HashMap<Series, Arc<Aggregate>>,
     /// `redlock.master.failures` by server and `error.type`.
     failures: HashMap<(usize, &'static str), u64>,
+}
+
+/// The counters every operation touches, summed without a lock.
+#[derive(Default)]
+struct Counters {
+    /// `redlock.attempts` by [`AttemptResult::index`].
+    attempts: [AtomicU64; AttemptResult::ALL.len()],
+    /// `redlock.locks.held`, read as `None` until `held_seen` (the first acquire).
+    held: AtomicI64,
+    held_seen: AtomicBool,
+    lost: AtomicU64,
 }
 
 /// The attribute sets of the pending values, built once each (with the GIL).
@@ -113,6 +122,7 @@ pub(crate) struct Tally {
 /// What a [`Tally`] and its clients' sinks share.
 struct Shared {
     counts: Mutex<Counts>,
+    counters: Counters,
     /// Where durations go: the SDK's histograms, or the tally's own [`Aggregate`]s.
     route: Route,
     /// Touched only with the GIL, locked with `lock_py_attached` (building a dict may run
@@ -189,6 +199,11 @@ impl Shared {
     fn put_back(&self, values: Vec<(Series, f64)>) {
         self.counts().pending.extend(values);
     }
+
+    /// The bucket counts of `series` in an aggregating tally, made on first use.
+    pub(crate) fn aggregate(&self, series: Series) -> Arc<Aggregate> {
+        self.counts().aggregates.entry(series).or_default().clone()
+    }
 }
 
 impl Attributes {
@@ -257,12 +272,12 @@ impl Tally {
         &self,
         py: Python<'_>,
     ) -> PyResult<Vec<(usize, Py<PyDict>, [u64; BUCKETS], f64)>> {
-        let aggregates: Vec<(Series, Aggregate)> = self
+        let aggregates: Vec<(Series, Arc<Aggregate>)> = self
             .shared
             .counts()
             .aggregates
             .iter()
-            .map(|(series, aggregate)| (*series, *aggregate))
+            .map(|(series, aggregate)| (*series, aggregate.clone()))
             .collect();
         let mut attributes = self
             .shared
@@ -271,9 +286,18 @@ impl Tally {
             .unwrap_or_else(PoisonError::into_inner);
         aggregates
             .into_iter()
-            .map(|(series, aggregate)| {
-                let of = attributes.of(py, series)?;
-                Ok((series.histogram(), of, aggregate.counts, aggregate.sum))
+            .filter_map(|(series, aggregate)| {
+                let (counts, sum) = aggregate.snapshot();
+                // A client's handles exist from its start; a series is served once it has a
+                // value, as the SDK's are.
+                if counts.iter().all(|&n| n == 0) {
+                    return None;
+                }
+                Some(
+                    attributes
+                        .of(py, series)
+                        .map(|of| (series.histogram(), of, counts, sum)),
+                )
             })
             .collect()
     }
@@ -296,7 +320,12 @@ impl Tally {
 
     /// `[(redlock.attempt.result, attempts)]` since the start, the results seen so far.
     fn attempts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let counts = self.shared.counts().attempts;
+        let counts = self
+            .shared
+            .counters
+            .attempts
+            .each_ref()
+            .map(|n| n.load(Relaxed));
         let seen = AttemptResult::ALL
             .iter()
             .zip(counts)
@@ -312,12 +341,14 @@ impl Tally {
 
     /// Locks held now (acquired, not released); `None` before the first acquire.
     fn locks_held(&self) -> Option<i64> {
-        self.shared.counts().held
+        let counters = &self.shared.counters;
+        let held = counters.held.load(Relaxed);
+        counters.held_seen.load(Relaxed).then_some(held)
     }
 
     /// Held locks found lost since the start.
     fn locks_lost(&self) -> u64 {
-        self.shared.counts().lost
+        self.shared.counters.lost.load(Relaxed)
     }
 
     /// `[(server id, error.type, failures)]` since the start.
@@ -341,6 +372,7 @@ impl Tally {
     fn with_route(route: Route) -> Self {
         let shared = Shared {
             counts: Mutex::default(),
+            counters: Counters::default(),
             route,
             attributes: Mutex::default(),
             due: AtomicBool::new(false),
@@ -385,6 +417,8 @@ struct PyMetrics {
     /// Each master's server id in the tally, in configured order.
     servers: Vec<usize>,
     fanout: &'static str,
+    /// An aggregating tally's series of this client, recorded into without a lock.
+    direct: Option<Direct>,
 }
 
 impl PyMetrics {
@@ -417,71 +451,76 @@ impl PyMetrics {
 
 impl MetricsSink for PyMetrics {
     fn record(&self, measurement: Measurement) {
-        let aggregated = matches!(self.tally.route, Route::Aggregated);
+        let counters = &self.tally.counters;
+        match measurement {
+            Measurement::Attempt { result } => {
+                counters.attempts[result.index()].fetch_add(1, Relaxed);
+                return;
+            }
+            Measurement::LocksHeld { delta } => {
+                counters.held.fetch_add(delta, Relaxed);
+                if !counters.held_seen.load(Relaxed) {
+                    counters.held_seen.store(true, Relaxed);
+                }
+                return;
+            }
+            Measurement::LockLost => {
+                counters.lost.fetch_add(1, Relaxed);
+                return;
+            }
+            _ => {}
+        }
+        if self
+            .direct
+            .as_ref()
+            .is_some_and(|direct| direct.record(measurement))
+        {
+            return;
+        }
+        let (series, seconds) = match measurement {
+            Measurement::Acquire { outcome, seconds } => {
+                let fanout = self.fanout;
+                (Series::Acquire { outcome, fanout }, seconds)
+            }
+            Measurement::Extend { seconds } => (Series::Extend, seconds),
+            Measurement::Release { seconds } => (Series::Release, seconds),
+            Measurement::Request {
+                master,
+                operation,
+                seconds,
+                error_type,
+            } => {
+                let server = self.servers.get(master).copied().unwrap_or(usize::MAX);
+                if let Some(error) = error_type {
+                    *self
+                        .tally
+                        .counts()
+                        .failures
+                        .entry((server, error))
+                        .or_default() += 1;
+                }
+                let series = Series::Request {
+                    server,
+                    operation,
+                    error_type,
+                };
+                (series, seconds)
+            }
+            _ => return,
+        };
+        if matches!(self.tally.route, Route::Aggregated) {
+            self.tally.aggregate(series).record(seconds);
+            return;
+        }
         let pending = {
             let mut counts = self.tally.counts();
-            match measurement {
-                Measurement::Acquire { outcome, seconds } => {
-                    let fanout = self.fanout;
-                    pend(
-                        &mut counts,
-                        aggregated,
-                        Series::Acquire { outcome, fanout },
-                        seconds,
-                    )
-                }
-                Measurement::Extend { seconds } => {
-                    pend(&mut counts, aggregated, Series::Extend, seconds)
-                }
-                Measurement::Release { seconds } => {
-                    pend(&mut counts, aggregated, Series::Release, seconds)
-                }
-                Measurement::Request {
-                    master,
-                    operation,
-                    seconds,
-                    error_type,
-                } => {
-                    let server = self.servers.get(master).copied().unwrap_or(usize::MAX);
-                    if let Some(error) = error_type {
-                        *counts.failures.entry((server, error)).or_default() += 1;
-                    }
-                    let series = Series::Request {
-                        server,
-                        operation,
-                        error_type,
-                    };
-                    pend(&mut counts, aggregated, series, seconds)
-                }
-                Measurement::Attempt { result } => {
-                    counts.attempts[result.index()] += 1;
-                    0
-                }
-                Measurement::LocksHeld { delta } => {
-                    *counts.held.get_or_insert(0) += delta;
-                    0
-                }
-                _ => {
-                    counts.lost += 1;
-                    0
-                }
-            }
+            counts.pending.push((series, seconds));
+            counts.pending.len()
         };
         if pending >= BATCH {
             self.batch_due(pending);
         }
     }
-}
-
-/// Adds a histogram value: to its series' bucket counts in an aggregating tally (returns 0),
-/// else to the pending values (returns how many are pending).
-fn pend(counts: &mut Counts, aggregated: bool, series: Series, seconds: f64) -> usize {
-    if aggregated {
-        counts.aggregates.entry(series).or_default().record(seconds);
-        return 0;
-    }
-    counts.pending.push((series, seconds));
-    counts.pending.len()
 }
 
 /// The sink of a new client: its `collector`'s aggregating tally (a
@@ -520,10 +559,14 @@ pub(crate) fn sink(
             continue;
         }
         let (tally, servers): (Bound<'_, Tally>, Vec<usize>) = recorder.extract()?;
+        let tally = tally.get().shared.clone();
+        let direct = matches!(tally.route, Route::Aggregated)
+            .then(|| Direct::new(|series| tally.aggregate(series), &servers, fanout));
         routes.push(PyMetrics {
-            tally: tally.get().shared.clone(),
+            tally,
             servers,
             fanout,
+            direct,
         });
     }
     Ok(match routes.len() {

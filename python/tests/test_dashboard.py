@@ -94,10 +94,21 @@ def prometheus(tmp_path: Path) -> Iterator[tuple[int, int]]:
             stderr=log,
         )
     try:
+        wait_until(lambda: ready(server), LIMIT, "Prometheus to be ready", interval=0.2)
         yield exporter, server
     finally:
         process.kill()
         process.wait()
+
+
+def ready(port: int) -> bool:
+    """Prometheus answers its readiness endpoint (it refuses connections, then answers 503,
+    while it starts)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=5) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize("route", ["meter_provider", "collector"])
@@ -151,6 +162,8 @@ def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
 
     try:
         wait_until(lambda: not empty(), LIMIT, "every dashboard query to return series", interval=0.5)
+        # Read while the exporter serves: once a scrape fails, Prometheus marks its series stale.
+        labels = query(prometheus_port, '{__name__=~"redlock_.*"}')
     finally:
         busy.release()
         redlock.close()
@@ -160,5 +173,4 @@ def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
         http_server.server_close()
         http_thread.join()
     # The series carry no resource name (only the job, instance and the attributes).
-    labels = query(prometheus_port, '{__name__=~"redlock_.*"}')
     assert labels and all("dash:" not in value for series in labels for value in series["metric"].values())

@@ -35,7 +35,8 @@ from ._redlock_rs import _Tally
 
 __all__ = ["RedlockCollector"]
 
-_LE = [floatToGoString(bound) for bound in _BOUNDARIES] + ["+Inf"]
+# prometheus_client's own spelling of a bound (untyped there), as its Histogram writes `le`.
+_LE = [floatToGoString(bound) for bound in _BOUNDARIES] + ["+Inf"]  # type: ignore[no-untyped-call]
 _SERVER_LABELS = ["server_address", "server_port"]
 
 # The tally's histograms, by index: (name, help, label names).
