@@ -66,9 +66,12 @@ def main() -> None:
         per_cycle: dict[str, list[float]] = {label: [] for label in clients}
         for label, client in clients.items():
             run_w2(client, THREADS, 0.5, f"bench:metrics:{label}")  # warm-up
-        for _ in range(args.phases):
-            for label, client in clients.items():
-                done = run_w2(client, THREADS, args.seconds, f"bench:metrics:{label}")
+        order = list(clients)
+        for phase in range(args.phases):
+            # Each round starts with another mode, so no mode always follows the same one.
+            shift = phase % len(order)
+            for label in order[shift:] + order[:shift]:
+                done = run_w2(clients[label], THREADS, args.seconds, f"bench:metrics:{label}")
                 per_cycle[label].append(done.cpu * 1e6 / max(done.cycles, 1))
         for label, values in per_cycle.items():
             print(
@@ -77,7 +80,7 @@ def main() -> None:
             )
         off = per_cycle["off"]
         for label in ("collector", "meter_provider"):
-            # Each phase against the off phase run just before it.
+            # Each round's phase against that round's off phase.
             ratios = [on / base for on, base in zip(per_cycle[label], off)]
             print(
                 f"{label} / off: {statistics.median(per_cycle[label]) / statistics.median(off):.3f}× of the medians; "
