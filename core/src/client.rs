@@ -438,9 +438,11 @@ impl Redlock {
         if self.inner.settings.fencing {
             // Telemetry sees the merged vote: one request per master, both rounds together.
             let (vote, fencing_token) = self.fenced_attempt(resource, token, ttl).await;
-            self.inner
-                .telemetry
-                .round_finished(RoundKind::Acquire, &vote);
+            self.inner.telemetry.round_finished(
+                RoundKind::FencedAcquire,
+                &vote,
+                &self.inner.masters,
+            );
             return (vote, fencing_token);
         }
         let op = Op::Lock {
@@ -449,7 +451,7 @@ impl Redlock {
         let vote = self.round(op, resource, token, Stop::WhenDecided).await;
         self.inner
             .telemetry
-            .round_finished(RoundKind::Acquire, &vote);
+            .round_finished(RoundKind::Acquire, &vote, &self.inner.masters);
         (self.with_validity(vote, ttl), None)
     }
 
@@ -528,7 +530,7 @@ impl Redlock {
             .await;
         self.inner
             .telemetry
-            .round_finished(RoundKind::Cleanup, &vote);
+            .round_finished(RoundKind::Cleanup, &vote, &self.inner.masters);
         vote
     }
 
@@ -576,7 +578,7 @@ impl Redlock {
             .await;
         self.inner
             .telemetry
-            .round_finished(RoundKind::Extend, &vote);
+            .round_finished(RoundKind::Extend, &vote, &self.inner.masters);
         let vote = self.with_validity(vote, ttl);
         if self.quorum().reached(vote.granted()) {
             if let Some(validity) = vote.validity {
@@ -640,7 +642,7 @@ impl Redlock {
             .await;
         self.inner
             .telemetry
-            .round_finished(RoundKind::Release, &vote);
+            .round_finished(RoundKind::Release, &vote, &self.inner.masters);
         vote
     }
 

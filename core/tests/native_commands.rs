@@ -6,10 +6,14 @@
 
 mod common;
 
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{get, holders, set};
-use redlock_core::{ExtendCommand, FanOut, Lock, Outcome, Redlock, ReleaseCommand, Vote};
+use redlock_core::{
+    ExtendCommand, FanOut, Lock, Measurement, MetricsSink, Outcome, Redlock, ReleaseCommand, Vote,
+};
 use redlock_local::{LocalMasters, ServerKind};
 
 const TTL: Duration = Duration::from_secs(10);
@@ -143,6 +147,51 @@ async fn a_mixed_fleet_of_3_valkey_and_2_redis_masters_locks_on_all_five() {
             (0, 20)
         );
     }
+}
+
+/// Each request's (master, `db.operation.name`), as a metrics sink receives them.
+#[derive(Default)]
+struct Operations(Mutex<BTreeSet<(usize, &'static str)>>);
+
+impl MetricsSink for Operations {
+    fn record(&self, measurement: Measurement) {
+        if let Measurement::Request {
+            master, operation, ..
+        } = measurement
+        {
+            self.0.lock().unwrap().insert((master, operation));
+        }
+    }
+}
+
+/// The request metrics name the command each master was sent: `SET` for the acquire and the
+/// Valkey masters' extend, `DELIFEQ` for their release, `EVALSHA` for Redis 7's extend and
+/// release.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_metrics_name_the_command_each_master_was_sent() {
+    let valkey = start(ServerKind::Valkey, 2);
+    let redis = start(ServerKind::Redis, 1);
+    let urls = [valkey.urls(), redis.urls()].concat();
+    let sink = Arc::new(Operations::default());
+    let redlock = Redlock::builder(urls)
+        .fanout(FanOut::Sequential)
+        .instance_timeout(Duration::from_secs(2))
+        .retry_count(0)
+        .metrics_sink(sink.clone())
+        .build()
+        .unwrap();
+    assert_eq!(redlock.wait_connected(Duration::from_secs(10)).await, 3);
+    cycles(&redlock, "labels", 2).await;
+    let seen = sink.0.lock().unwrap().clone();
+    let expected = BTreeSet::from([
+        (0, "SET"),
+        (0, "DELIFEQ"),
+        (1, "SET"),
+        (1, "DELIFEQ"),
+        (2, "SET"),
+        (2, "EVALSHA"),
+    ]);
+    assert_eq!(seen, expected);
 }
 
 fn outcomes(vote: &Vote) -> Vec<Outcome> {

@@ -18,9 +18,9 @@ static void print_stats(const redlock_client *client) {
                 redlock_last_error_message());
         return;
     }
-    printf("acquires: %llu acquired, %llu not acquired, %llu unavailable\n",
+    printf("acquires: %llu acquired, %llu not acquired, %llu unavailable, %llu error\n",
            (unsigned long long)s.acquires_acquired, (unsigned long long)s.acquires_not_acquired,
-           (unsigned long long)s.acquires_unavailable);
+           (unsigned long long)s.acquires_unavailable, (unsigned long long)s.acquires_error);
     printf("attempts: %llu won, %llu split, %llu clean loss, %llu expired, %llu unavailable\n",
            (unsigned long long)s.attempts_won, (unsigned long long)s.attempts_split,
            (unsigned long long)s.attempts_clean_loss, (unsigned long long)s.attempts_expired,

@@ -396,6 +396,12 @@ typedef struct redlock_stats {
      * Per-master requests; entries at `n_masters` and beyond are 0.
      */
     struct redlock_master_stats masters[REDLOCK_MAX_MASTERS];
+    /**
+     * Acquire calls that ended in any other error (`redlock.outcome` `error`: an invalid
+     * argument such as an empty resource or a zero TTL, an internal error). Appended after
+     * `masters`: a library older than this field leaves it 0 and `struct_size` short of it.
+     */
+    uint64_t acquires_error;
 } redlock_stats;
 
 /**

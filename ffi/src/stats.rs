@@ -96,6 +96,10 @@ pub struct redlock_stats {
     pub n_masters: usize,
     /// Per-master requests; entries at `n_masters` and beyond are 0.
     pub masters: [redlock_master_stats; REDLOCK_MAX_MASTERS],
+    /// Acquire calls that ended in any other error (`redlock.outcome` `error`: an invalid
+    /// argument such as an empty resource or a zero TTL, an internal error). Appended after
+    /// `masters`: a library older than this field leaves it 0 and `struct_size` short of it.
+    pub acquires_error: u64,
 }
 
 /// Most bytes a `struct_size` may claim: far more than the struct will ever grow to; a larger
@@ -141,6 +145,7 @@ impl From<&StatsSnapshot> for redlock_stats {
             acquire_max_ms: millis(latency.max()),
             n_masters: s.masters.len().min(REDLOCK_MAX_MASTERS),
             masters,
+            acquires_error: s.acquires.error,
         }
     }
 }
@@ -221,8 +226,12 @@ mod tests {
         assert_eq!(offset_of!(redlock_stats, n_masters), 8 * 21);
         assert_eq!(offset_of!(redlock_stats, masters), 8 * 22);
         assert_eq!(
-            size_of::<redlock_stats>(),
+            offset_of!(redlock_stats, acquires_error),
             8 * 22 + 16 * REDLOCK_MAX_MASTERS
+        );
+        assert_eq!(
+            size_of::<redlock_stats>(),
+            8 * 23 + 16 * REDLOCK_MAX_MASTERS
         );
     }
 

@@ -277,6 +277,8 @@ pub(crate) struct ClientArgs {
     pub trace_resource_names: bool,
     /// An OpenTelemetry `MeterProvider`; `None`: the global one (when installed).
     pub meter_provider: Option<Py<PyAny>>,
+    /// A `redlock_rs.prometheus.RedlockCollector` to aggregate the metrics for.
+    pub collector: Option<Py<PyAny>>,
 }
 
 impl ClientArgs {
@@ -284,8 +286,13 @@ impl ClientArgs {
     /// timeout) and names the bad one.
     pub(crate) fn builder(self, py: Python<'_>) -> PyResult<RedlockBuilder> {
         let fanout: FanOut = self.fanout.parse().map_err(|e| to_py_err(py, e))?;
-        let sink =
-            crate::metrics::sink(py, self.meter_provider.as_ref(), &self.masters, self.fanout)?;
+        let sink = crate::metrics::sink(
+            py,
+            self.meter_provider.as_ref(),
+            self.collector.as_ref(),
+            &self.masters,
+            self.fanout,
+        )?;
         let mut builder = Redlock::builder(self.masters)
             .fanout(fanout)
             .retry_count(self.retry_count)

@@ -23,6 +23,7 @@ mod client;
 mod coroutine;
 mod errors;
 mod held;
+mod histograms;
 mod logging;
 mod loop_wakeup;
 mod metrics;

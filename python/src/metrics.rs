@@ -17,11 +17,18 @@
 //!
 //! Every value is recorded once, with its exact attributes: nothing is sampled or dropped.
 //!
+//! That per-value route costs about ten SDK `record()` calls per acquire+release cycle (the
+//! OpenTelemetry Python SDK takes no pre-aggregated histogram). A tally made for a
+//! `redlock_rs.prometheus.RedlockCollector` ([`Tally::aggregating`]) instead keeps each
+//! series' exact bucket counts and sum here ([`Aggregate`]), and the collector reads them
+//! when Prometheus scrapes: no Python call per operation at all.
+//!
 //! A forked child starts new tallies (`_metrics.py`'s fork hook) and never touches its
 //! parent's: a recording thread the child does not have may have held their locks.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering::{self, Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use pyo3::prelude::*;
@@ -30,6 +37,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use redlock_core::{AcquireOutcome, AttemptResult, Measurement, MetricsSink};
 
 use crate::attach::AttachPermit;
+use crate::histograms::{Aggregate, Direct, BUCKETS};
 use crate::logging::keep_raised;
 use crate::process::process_id;
 
@@ -47,7 +55,7 @@ static TALLIES: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
 
 /// Which histogram a value goes to, with its attributes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Series {
+pub(crate) enum Series {
     Acquire {
         outcome: AcquireOutcome,
         fanout: &'static str,
@@ -78,13 +86,23 @@ impl Series {
 #[derive(Default)]
 struct Counts {
     pending: Vec<(Series, f64)>,
-    /// `redlock.attempts` by [`AttemptResult::index`].
-    attempts: [u64; AttemptResult::ALL.len()],
-    /// `redlock.locks.held`; `None` until a lock was acquired.
-    held: Option<i64>,
-    lost: u64,
+    /// Each series' bucket counts, in an aggregating tally (`pending` stays empty there);
+    /// clients record into the common series through their [`Direct`] handles, without
+    /// this lock.
+    aggregates: HashMap<Series, Arc<Aggregate>>,
     /// `redlock.master.failures` by server and `error.type`.
     failures: HashMap<(usize, &'static str), u64>,
+}
+
+/// The counters every operation touches, summed without a lock.
+#[derive(Default)]
+struct Counters {
+    /// `redlock.attempts` by [`AttemptResult::index`].
+    attempts: [AtomicU64; AttemptResult::ALL.len()],
+    /// `redlock.locks.held`, read as `None` until `held_seen` (the first acquire).
+    held: AtomicI64,
+    held_seen: AtomicBool,
+    lost: AtomicU64,
 }
 
 /// The attribute sets of the pending values, built once each (with the GIL).
@@ -104,11 +122,9 @@ pub(crate) struct Tally {
 /// What a [`Tally`] and its clients' sinks share.
 struct Shared {
     counts: Mutex<Counts>,
-    /// The `record` methods of `redlock.acquire.duration`, `redlock.extend.duration`,
-    /// `redlock.release.duration` and `db.client.operation.duration`.
-    histograms: [Py<PyAny>; 4],
-    /// The context values are recorded in (an empty one: see `_metrics.py`).
-    context: Py<PyAny>,
+    counters: Counters,
+    /// Where durations go: the SDK's histograms, or the tally's own [`Aggregate`]s.
+    route: Route,
     /// Touched only with the GIL, locked with `lock_py_attached` (building a dict may run
     /// Python code that lets another thread in).
     attributes: Mutex<Attributes>,
@@ -117,6 +133,20 @@ struct Shared {
     /// The process that made it: a forked child makes its own (see `_metrics.py`) and never
     /// touches its parent's, whose locks a thread the child does not have may hold.
     pid: u32,
+}
+
+/// How a tally takes durations.
+enum Route {
+    /// One SDK `record()` per value, in batches: the `record` methods of
+    /// `redlock.acquire.duration`, `redlock.extend.duration`, `redlock.release.duration` and
+    /// `db.client.operation.duration`, and the context values are recorded in (an empty one:
+    /// see `_metrics.py`).
+    PerValue {
+        histograms: [Py<PyAny>; 4],
+        context: Py<PyAny>,
+    },
+    /// Bucket counts kept in `Counts::aggregates`, read at collection.
+    Aggregated,
 }
 
 impl Shared {
@@ -128,6 +158,13 @@ impl Shared {
     /// the values not recorded yet are put back and the exception returned.
     fn record_pending(&self, py: Python<'_>) -> PyResult<()> {
         self.due.store(false, Ordering::SeqCst);
+        let Route::PerValue {
+            histograms,
+            context,
+        } = &self.route
+        else {
+            return Ok(());
+        };
         let batch = std::mem::take(&mut self.counts().pending);
         if batch.is_empty() {
             return Ok(());
@@ -150,8 +187,8 @@ impl Shared {
             }
         };
         for (done, ((series, seconds), attributes)) in batch.iter().zip(attributes).enumerate() {
-            let histogram = &self.histograms[series.histogram()];
-            if let Err(err) = histogram.call1(py, (*seconds, attributes, &self.context)) {
+            let histogram = &histograms[series.histogram()];
+            if let Err(err) = histogram.call1(py, (*seconds, attributes, context)) {
                 self.put_back(batch[done + 1..].to_vec());
                 return Err(err);
             }
@@ -161,6 +198,11 @@ impl Shared {
 
     fn put_back(&self, values: Vec<(Series, f64)>) {
         self.counts().pending.extend(values);
+    }
+
+    /// The bucket counts of `series` in an aggregating tally, made on first use.
+    pub(crate) fn aggregate(&self, series: Series) -> Arc<Aggregate> {
+        self.counts().aggregates.entry(series).or_default().clone()
     }
 }
 
@@ -210,19 +252,54 @@ impl Tally {
         request: Py<PyAny>,
         context: Py<PyAny>,
     ) -> Self {
-        let shared = Shared {
-            counts: Mutex::default(),
+        Tally::with_route(Route::PerValue {
             histograms: [acquire, extend, release, request],
             context,
-            attributes: Mutex::default(),
-            due: AtomicBool::new(false),
-            pid: process_id(),
-        };
-        let shared = Arc::new(shared);
-        let mut tallies = TALLIES.lock().unwrap_or_else(PoisonError::into_inner);
-        tallies.retain(|tally| tally.strong_count() > 0);
-        tallies.push(Arc::downgrade(&shared));
-        Tally { shared }
+        })
+    }
+
+    /// A tally that keeps each series' exact bucket counts itself (read with `histograms()`).
+    #[staticmethod]
+    fn aggregating() -> Self {
+        Tally::with_route(Route::Aggregated)
+    }
+
+    /// `[(histogram, attributes, bucket counts, sum)]` of an aggregating tally since the
+    /// start: `histogram` 0 to 3 (acquire, extend, release, request duration), the counts per
+    /// bucket (not cumulative; the last above every bound).
+    #[allow(clippy::type_complexity)]
+    fn histograms(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<Vec<(usize, Py<PyDict>, [u64; BUCKETS], f64)>> {
+        let aggregates: Vec<(Series, Arc<Aggregate>)> = self
+            .shared
+            .counts()
+            .aggregates
+            .iter()
+            .map(|(series, aggregate)| (*series, aggregate.clone()))
+            .collect();
+        let mut attributes = self
+            .shared
+            .attributes
+            .lock_py_attached(py)
+            .unwrap_or_else(PoisonError::into_inner);
+        aggregates
+            .into_iter()
+            .filter_map(|(series, aggregate)| {
+                let (counts, sum) = aggregate.snapshot();
+                // A client's handles exist from its start; a series is served once it has a
+                // value, as the SDK's are.
+                if counts.iter().all(|&n| n == 0) {
+                    return None;
+                }
+                Some(
+                    attributes
+                        .of(py, series)
+                        .map(|of| (series.histogram(), of, counts, sum)),
+                )
+            })
+            .collect()
     }
 
     /// Registers a server's attributes (`server.address`, `server.port`); returns its id.
@@ -243,7 +320,12 @@ impl Tally {
 
     /// `[(redlock.attempt.result, attempts)]` since the start, the results seen so far.
     fn attempts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let counts = self.shared.counts().attempts;
+        let counts = self
+            .shared
+            .counters
+            .attempts
+            .each_ref()
+            .map(|n| n.load(Relaxed));
         let seen = AttemptResult::ALL
             .iter()
             .zip(counts)
@@ -259,12 +341,14 @@ impl Tally {
 
     /// Locks held now (acquired, not released); `None` before the first acquire.
     fn locks_held(&self) -> Option<i64> {
-        self.shared.counts().held
+        let counters = &self.shared.counters;
+        let held = counters.held.load(Relaxed);
+        counters.held_seen.load(Relaxed).then_some(held)
     }
 
     /// Held locks found lost since the start.
     fn locks_lost(&self) -> u64 {
-        self.shared.counts().lost
+        self.shared.counters.lost.load(Relaxed)
     }
 
     /// `[(server id, error.type, failures)]` since the start.
@@ -281,6 +365,24 @@ impl Tally {
             .map(|item| item.into_pyobject(py))
             .collect::<PyResult<Vec<Bound<'py, PyTuple>>>>()?;
         PyList::new(py, items)
+    }
+}
+
+impl Tally {
+    fn with_route(route: Route) -> Self {
+        let shared = Shared {
+            counts: Mutex::default(),
+            counters: Counters::default(),
+            route,
+            attributes: Mutex::default(),
+            due: AtomicBool::new(false),
+            pid: process_id(),
+        };
+        let shared = Arc::new(shared);
+        let mut tallies = TALLIES.lock().unwrap_or_else(PoisonError::into_inner);
+        tallies.retain(|tally| tally.strong_count() > 0);
+        tallies.push(Arc::downgrade(&shared));
+        Tally { shared }
     }
 }
 
@@ -315,6 +417,8 @@ struct PyMetrics {
     /// Each master's server id in the tally, in configured order.
     servers: Vec<usize>,
     fanout: &'static str,
+    /// An aggregating tally's series of this client, recorded into without a lock.
+    direct: Option<Direct>,
 }
 
 impl PyMetrics {
@@ -347,45 +451,71 @@ impl PyMetrics {
 
 impl MetricsSink for PyMetrics {
     fn record(&self, measurement: Measurement) {
+        let counters = &self.tally.counters;
+        match measurement {
+            Measurement::Attempt { result } => {
+                counters.attempts[result.index()].fetch_add(1, Relaxed);
+                return;
+            }
+            Measurement::LocksHeld { delta } => {
+                counters.held.fetch_add(delta, Relaxed);
+                if !counters.held_seen.load(Relaxed) {
+                    counters.held_seen.store(true, Relaxed);
+                }
+                return;
+            }
+            Measurement::LockLost => {
+                counters.lost.fetch_add(1, Relaxed);
+                return;
+            }
+            _ => {}
+        }
+        if self
+            .direct
+            .as_ref()
+            .is_some_and(|direct| direct.record(measurement))
+        {
+            return;
+        }
+        let (series, seconds) = match measurement {
+            Measurement::Acquire { outcome, seconds } => {
+                let fanout = self.fanout;
+                (Series::Acquire { outcome, fanout }, seconds)
+            }
+            Measurement::Extend { seconds } => (Series::Extend, seconds),
+            Measurement::Release { seconds } => (Series::Release, seconds),
+            Measurement::Request {
+                master,
+                operation,
+                seconds,
+                error_type,
+            } => {
+                let server = self.servers.get(master).copied().unwrap_or(usize::MAX);
+                if let Some(error) = error_type {
+                    *self
+                        .tally
+                        .counts()
+                        .failures
+                        .entry((server, error))
+                        .or_default() += 1;
+                }
+                let series = Series::Request {
+                    server,
+                    operation,
+                    error_type,
+                };
+                (series, seconds)
+            }
+            _ => return,
+        };
+        if matches!(self.tally.route, Route::Aggregated) {
+            self.tally.aggregate(series).record(seconds);
+            return;
+        }
         let pending = {
             let mut counts = self.tally.counts();
-            match measurement {
-                Measurement::Acquire { outcome, seconds } => {
-                    let fanout = self.fanout;
-                    pend(&mut counts, Series::Acquire { outcome, fanout }, seconds)
-                }
-                Measurement::Extend { seconds } => pend(&mut counts, Series::Extend, seconds),
-                Measurement::Release { seconds } => pend(&mut counts, Series::Release, seconds),
-                Measurement::Request {
-                    master,
-                    operation,
-                    seconds,
-                    error_type,
-                } => {
-                    let server = self.servers.get(master).copied().unwrap_or(usize::MAX);
-                    if let Some(error) = error_type {
-                        *counts.failures.entry((server, error)).or_default() += 1;
-                    }
-                    let series = Series::Request {
-                        server,
-                        operation,
-                        error_type,
-                    };
-                    pend(&mut counts, series, seconds)
-                }
-                Measurement::Attempt { result } => {
-                    counts.attempts[result.index()] += 1;
-                    0
-                }
-                Measurement::LocksHeld { delta } => {
-                    *counts.held.get_or_insert(0) += delta;
-                    0
-                }
-                _ => {
-                    counts.lost += 1;
-                    0
-                }
-            }
+            counts.pending.push((series, seconds));
+            counts.pending.len()
         };
         if pending >= BATCH {
             self.batch_due(pending);
@@ -393,18 +523,15 @@ impl MetricsSink for PyMetrics {
     }
 }
 
-/// Adds a histogram value; returns how many are pending.
-fn pend(counts: &mut Counts, series: Series, seconds: f64) -> usize {
-    counts.pending.push((series, seconds));
-    counts.pending.len()
-}
-
-/// The sink of a new client: `None` when OpenTelemetry is not installed (with a
-/// `meter_provider` given, the import error is raised) or, without one, when no global meter
-/// provider was set before the client was created.
+/// The sink of a new client: its `collector`'s aggregating tally (a
+/// `redlock_rs.prometheus.RedlockCollector`, checked by `_metrics.py`) and its OpenTelemetry
+/// meter's tally, each when there is one. OpenTelemetry's is `None` when it is not installed
+/// (with a `meter_provider` given, the import error is raised) or, without one, when no global
+/// meter provider was set before the client was created, or when a `collector` is given.
 pub(crate) fn sink(
     py: Python<'_>,
     meter_provider: Option<&Py<PyAny>>,
+    collector: Option<&Py<PyAny>>,
     masters: &[String],
     fanout: &'static str,
 ) -> PyResult<Option<Arc<dyn MetricsSink>>> {
@@ -412,16 +539,52 @@ pub(crate) fn sink(
         .iter()
         .map(|m| redlock_core::redact_url(m))
         .collect();
-    let recorder = py
-        .import("redlock_rs._metrics")?
-        .call_method1("recorder", (meter_provider.map(|p| p.bind(py)), redacted))?;
-    if recorder.is_none() {
-        return Ok(None);
+    let module = py.import("redlock_rs._metrics")?;
+    let mut routes = Vec::new();
+    for recorder in [
+        module.call_method1(
+            "collector_recorder",
+            (collector.map(|c| c.bind(py)), &redacted),
+        )?,
+        module.call_method1(
+            "recorder",
+            (
+                meter_provider.map(|p| p.bind(py)),
+                &redacted,
+                collector.is_some(),
+            ),
+        )?,
+    ] {
+        if recorder.is_none() {
+            continue;
+        }
+        let (tally, servers): (Bound<'_, Tally>, Vec<usize>) = recorder.extract()?;
+        let tally = tally.get().shared.clone();
+        let direct = matches!(tally.route, Route::Aggregated)
+            .then(|| Direct::new(|series| tally.aggregate(series), &servers, fanout));
+        routes.push(PyMetrics {
+            tally,
+            servers,
+            fanout,
+            direct,
+        });
     }
-    let (tally, servers): (Bound<'_, Tally>, Vec<usize>) = recorder.extract()?;
-    Ok(Some(Arc::new(PyMetrics {
-        tally: tally.get().shared.clone(),
-        servers,
-        fanout,
-    })))
+    Ok(match routes.len() {
+        0 => None,
+        1 => routes
+            .pop()
+            .map(|route| Arc::new(route) as Arc<dyn MetricsSink>),
+        _ => Some(Arc::new(Routes(routes))),
+    })
+}
+
+/// A client recording into both a collector and an OpenTelemetry meter.
+struct Routes(Vec<PyMetrics>);
+
+impl MetricsSink for Routes {
+    fn record(&self, measurement: Measurement) {
+        for route in &self.0 {
+            route.record(measurement);
+        }
+    }
 }

@@ -25,12 +25,14 @@ macro_rules! client_methods {
                                 local_handoff = true,
                                 fencing = false,
                                 trace_resource_names = false,
-                                meter_provider = None),
+                                meter_provider = None,
+                                collector = None),
                    text_signature = "(masters, *, retry_count=3, retry_delay=0.2, \
                                      drift_factor=0.01, instance_timeout=0.05, \
                                      fanout='concurrent', quorum=None, max_extensions=1000, \
                                      local_handoff=True, fencing=False, \
-                                     trace_resource_names=False, meter_provider=None)")]
+                                     trace_resource_names=False, meter_provider=None, \
+                                     collector=None)")]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 py: Python<'_>,
@@ -46,6 +48,7 @@ macro_rules! client_methods {
                 #[pyo3(from_py_with = args::fencing)] fencing: bool,
                 #[pyo3(from_py_with = args::trace_resource_names)] trace_resource_names: bool,
                 meter_provider: Option<Py<PyAny>>,
+                collector: Option<Py<PyAny>>,
             ) -> PyResult<Self> {
                 let args = args::ClientArgs {
                     masters,
@@ -60,6 +63,7 @@ macro_rules! client_methods {
                     fencing,
                     trace_resource_names,
                     meter_provider,
+                    collector,
                 };
                 guarded(|| Self::build(py, args))
             }

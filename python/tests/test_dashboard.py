@@ -1,7 +1,8 @@
 """The library's Grafana dashboard (deploy/grafana/redlock-library.json) against what a service
-using the lock serves: redlock_rs recording through OpenTelemetry's Prometheus exporter
-(`opentelemetry-exporter-prometheus`, served by `prometheus_client`), scraped by a real
-Prometheus server (Debian's `prometheus`, installed by `make deps`). Every query of the
+using the lock serves, by either route: redlock_rs recording through OpenTelemetry's
+Prometheus exporter (`opentelemetry-exporter-prometheus`, served by `prometheus_client`), or
+through `redlock_rs.prometheus.RedlockCollector` (histograms aggregated in Rust), scraped by a
+real Prometheus server (Debian's `prometheus`, installed by `make deps`). Every query of the
 dashboard returns series."""
 
 from __future__ import annotations
@@ -93,24 +94,45 @@ def prometheus(tmp_path: Path) -> Iterator[tuple[int, int]]:
             stderr=log,
         )
     try:
+        wait_until(lambda: ready(server), LIMIT, "Prometheus to be ready", interval=0.2)
         yield exporter, server
     finally:
         process.kill()
         process.wait()
 
 
+def ready(port: int) -> bool:
+    """Prometheus answers its readiness endpoint (it refuses connections, then answers 503,
+    while it starts)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=5) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("route", ["meter_provider", "collector"])
 def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
-    fresh_masters: LocalMasters, prometheus: tuple[int, int]
+    fresh_masters: LocalMasters, prometheus: tuple[int, int], route: str
 ) -> None:
     from opentelemetry.exporter.prometheus import PrometheusMetricReader
     from opentelemetry.sdk.metrics import MeterProvider
-    from prometheus_client import start_http_server
+    from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+
+    from redlock_rs.prometheus import RedlockCollector
 
     exporter_port, prometheus_port = prometheus
-    provider = MeterProvider(metric_readers=[PrometheusMetricReader()])
-    http_server, http_thread = start_http_server(exporter_port, addr="127.0.0.1")
-    redlock = Redlock(fresh_masters.urls, meter_provider=provider, retry_count=0)
-    rival = Redlock(fresh_masters.urls, meter_provider=provider, retry_count=0)
+    registry = REGISTRY
+    if route == "meter_provider":
+        provider = MeterProvider(metric_readers=[PrometheusMetricReader()])
+        routed: dict[str, Any] = {"meter_provider": provider}
+    else:
+        provider = MeterProvider()
+        registry = CollectorRegistry()
+        routed = {"collector": RedlockCollector(registry=registry)}
+    http_server, http_thread = start_http_server(exporter_port, addr="127.0.0.1", registry=registry)
+    redlock = Redlock(fresh_masters.urls, retry_count=0, **routed)
+    rival = Redlock(fresh_masters.urls, retry_count=0, **routed)
     fresh_masters.kill(4)  # its failures, by server
     busy = redlock.acquire("dash:busy", ttl=60.0)
     rounds = 0
@@ -140,6 +162,8 @@ def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
 
     try:
         wait_until(lambda: not empty(), LIMIT, "every dashboard query to return series", interval=0.5)
+        # Read while the exporter serves: once a scrape fails, Prometheus marks its series stale.
+        labels = query(prometheus_port, '{__name__=~"redlock_.*"}')
     finally:
         busy.release()
         redlock.close()
@@ -149,5 +173,4 @@ def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
         http_server.server_close()
         http_thread.join()
     # The series carry no resource name (only the job, instance and the attributes).
-    labels = query(prometheus_port, '{__name__=~"redlock_.*"}')
     assert labels and all("dash:" not in value for series in labels for value in series["metric"].values())

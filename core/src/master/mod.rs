@@ -172,6 +172,15 @@ impl Master {
         }
     }
 
+    /// The release and extend commands of the established connection (no allocation: read on
+    /// every request's measurement); `None` while not connected.
+    pub(crate) fn commands(&self) -> Option<(ReleaseCommand, ExtendCommand)> {
+        match &**self.handle.shared.state.load() {
+            ConnState::Connected(server) => Some((server.release, server.extend)),
+            _ => None,
+        }
+    }
+
     /// Waits until connected (true) or until a connect attempt failed (false).
     pub(crate) async fn connected(&self) -> bool {
         let shared = &self.handle.shared;

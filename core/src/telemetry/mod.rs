@@ -125,9 +125,10 @@ impl Telemetry {
     /// A round is over: the per-request measurements, and for each failed master a WARN
     /// event at most once per [`MASTER_WARNING_INTERVAL`] (carrying `suppressed`, the failures
     /// of it held back since its last), DEBUG otherwise and for a cleanup round.
-    pub(crate) fn round_finished(&self, kind: RoundKind, vote: &Vote) {
+    /// `masters`: the client's, for the command each request used.
+    pub(crate) fn round_finished(&self, kind: RoundKind, vote: &Vote, masters: &[Master]) {
         if let Some(sink) = &self.sink {
-            requests(sink.as_ref(), kind, vote);
+            requests(sink.as_ref(), kind, vote, masters);
         }
         for m in vote.masters() {
             if !matches!(m.outcome, Outcome::Failed(_) | Outcome::TimedOut) {
@@ -301,10 +302,12 @@ fn extend_outcome(span: &Span, result: &std::result::Result<&Vote, &Error>) -> &
     outcome
 }
 
-/// One `Request` measurement per master that answered, failed or timed out.
-fn requests(sink: &dyn MetricsSink, kind: RoundKind, vote: &Vote) {
-    let operation = kind.operation_name();
+/// One `Request` measurement per master that answered, failed or timed out, named by the
+/// command its connection uses now (a reconnect in between may have changed it: rare, and
+/// only for a request that failed with the old connection).
+fn requests(sink: &dyn MetricsSink, kind: RoundKind, vote: &Vote, masters: &[Master]) {
     for m in vote.masters() {
+        let operation = kind.operation_name(masters.get(m.master).and_then(Master::commands));
         let error_type = match m.outcome {
             Outcome::Granted | Outcome::Denied => None,
             Outcome::Failed(_) | Outcome::TimedOut => Some(failure_kind(m.outcome)),

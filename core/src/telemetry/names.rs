@@ -1,6 +1,7 @@
 //! The names telemetry reports in spans, events and request metrics (the closed vocabularies
 //! of acquire outcomes and attempt results are in `vocabulary.rs`).
 
+use crate::master::{ExtendCommand, ReleaseCommand};
 use crate::vote::Outcome;
 
 /// Which operation a round served (the cleanup after a lost attempt is its own kind: its
@@ -8,6 +9,8 @@ use crate::vote::Outcome;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RoundKind {
     Acquire,
+    /// Both rounds of a fenced acquire (scripts), reported together.
+    FencedAcquire,
     Extend,
     Release,
     Cleanup,
@@ -16,17 +19,31 @@ pub(crate) enum RoundKind {
 impl RoundKind {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
-            RoundKind::Acquire => "acquire",
+            RoundKind::Acquire | RoundKind::FencedAcquire => "acquire",
             RoundKind::Extend => "extend",
             RoundKind::Release => "release",
             RoundKind::Cleanup => "cleanup",
         }
     }
 
-    /// `db.operation.name` of its requests: an acquire's `SET`, else a script's `EVALSHA`.
-    pub(crate) fn operation_name(self) -> &'static str {
-        match self {
-            RoundKind::Acquire => "SET",
+    /// `db.operation.name` of its requests to a master whose connection uses `commands`
+    /// (`None`: not connected, so the scripts the client falls back to): the command actually
+    /// sent, `SET` for an acquire, `EVALSHA` for a fenced one, and for an extend or release
+    /// (a cleanup is a release) the master's own `SET … IFEQ`, `DELIFEQ` or `DELEX` where it
+    /// has them, else `EVALSHA`.
+    pub(crate) fn operation_name(
+        self,
+        commands: Option<(ReleaseCommand, ExtendCommand)>,
+    ) -> &'static str {
+        match (self, commands) {
+            (RoundKind::Acquire, _) => "SET",
+            (RoundKind::Extend, Some((_, ExtendCommand::SetIfEq))) => "SET",
+            (RoundKind::Release | RoundKind::Cleanup, Some((ReleaseCommand::DelIfEq, _))) => {
+                "DELIFEQ"
+            }
+            (RoundKind::Release | RoundKind::Cleanup, Some((ReleaseCommand::DelExIfEq, _))) => {
+                "DELEX"
+            }
             _ => "EVALSHA",
         }
     }

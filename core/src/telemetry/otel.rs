@@ -14,15 +14,15 @@ use crate::master::Master;
 /// The meter's name (instrumentation scope).
 const METER: &str = "redlock_core";
 
+/// Every `db.operation.name` a request can have: an acquire's `SET`, the scripts' `EVALSHA`,
+/// and a server's own release (`DELIFEQ`, `DELEX`); a Lua-free extend is a `SET` too.
+const OPERATIONS: [&str; 4] = ["SET", "EVALSHA", "DELIFEQ", "DELEX"];
+
 /// One master's precomputed attributes.
 struct MasterAttributes {
-    /// `db.*` and `server.*` of an acquire's `SET`.
-    set: Vec<KeyValue>,
-    /// The same for a script (`EVALSHA`: extend and release).
-    script: Vec<KeyValue>,
-    /// `db.client.operation.duration` bound to `set` and to `script`: an answered request.
-    set_duration: BoundHistogram<f64>,
-    script_duration: BoundHistogram<f64>,
+    /// By [`OPERATIONS`]: `db.*` and `server.*` of a request of that command, and
+    /// `db.client.operation.duration` bound to them (an answered request).
+    operations: [(Vec<KeyValue>, BoundHistogram<f64>); OPERATIONS.len()],
     /// `server.*` only (for `redlock.master.failures`, with `error.type` added).
     server: Vec<KeyValue>,
 }
@@ -129,10 +129,12 @@ impl Metrics {
         let Some(attributes) = self.masters.get(master) else {
             return;
         };
-        let (base, answered) = match operation {
-            "SET" => (&attributes.set, &attributes.set_duration),
-            _ => (&attributes.script, &attributes.script_duration),
-        };
+        // Four names compared in turn: no hashing on the hot path.
+        let index = OPERATIONS
+            .iter()
+            .position(|&name| name == operation)
+            .unwrap_or(1);
+        let (base, answered) = &attributes.operations[index];
         let Some(error) = error else {
             answered.record(seconds);
             return;
@@ -167,12 +169,12 @@ fn attributes_of(display: &str, operation_duration: &Histogram<f64>) -> MasterAt
         attributes.extend(server.iter().cloned());
         attributes
     };
-    let (set, script) = (with("SET"), with("EVALSHA"));
     MasterAttributes {
-        set_duration: operation_duration.bind(&set),
-        script_duration: operation_duration.bind(&script),
-        set,
-        script,
+        operations: OPERATIONS.map(|operation| {
+            let attributes = with(operation);
+            let bound = operation_duration.bind(&attributes);
+            (attributes, bound)
+        }),
         server,
     }
 }

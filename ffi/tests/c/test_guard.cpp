@@ -90,9 +90,14 @@ static void guard_scope() {
     CHECK(thrown.has_value());
     CHECK(thrown && other.release(*thrown) == urls.size());
 
+    // An acquire the core refuses (empty resource) counts as the `error` outcome.
+    CHECK(expect_error(REDLOCK_INVALID_ARGUMENT, [&] { (void)other.try_acquire("", 1s); })
+              .find("resource") != std::string::npos);
+
     // `other` lost one acquisition to the guard, then won and released two.
     redlock::Stats stats = other.stats();
     CHECK(stats.acquires_not_acquired == 1 && stats.acquires_acquired == 2);
+    CHECK(stats.acquires_error == 1 && stats.acquires_unavailable == 0);
     CHECK(stats.releases == 2 && stats.locks_held == 0 && stats.n_masters == urls.size());
     CHECK(stats.acquire_max_ms > 0 && stats.acquire_p50_ms <= stats.acquire_max_ms);
 

@@ -172,6 +172,14 @@ static void sizes(void) {
     redlock_client *client = test_client();
     redlock_lock *lock = NULL;
     CHECK_STATUS(redlock_acquire(client, "c:stats:sizes", 10000, &lock), REDLOCK_OK);
+    /* Two acquire calls the core refuses: counted with the `error` outcome, after `masters`. */
+    redlock_lock *refused = NULL;
+    CHECK_STATUS(redlock_acquire(client, "", 10000, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK_STATUS(redlock_acquire(client, "c:stats:zero", 0, &refused), REDLOCK_INVALID_ARGUMENT);
+    CHECK(refused == NULL);
+    redlock_stats counted = stats_of(client);
+    CHECK(counted.acquires_error == 2 && counted.acquires_acquired == 1);
+    CHECK(counted.acquires_not_acquired == 0 && counted.acquires_unavailable == 0);
 
     redlock_stats stats, before;
     memset(&stats, 0xAB, sizeof stats);
@@ -206,6 +214,17 @@ static void sizes(void) {
         CHECK(short_one->acquires_acquired == 1 && short_one->master_failures == 0);
         free(short_one);
     }
+    /* The header before `acquires_error` (it ended with `masters`): filled up to there. */
+    size_t before_error = offsetof(redlock_stats, acquires_error);
+    redlock_stats *no_error = malloc(before_error);
+    CHECK(no_error != NULL);
+    if (no_error != NULL) {
+        no_error->struct_size = before_error;
+        CHECK_STATUS(redlock_client_stats(client, no_error), REDLOCK_OK);
+        CHECK(no_error->struct_size == before_error);
+        CHECK(no_error->acquires_acquired == 1 && no_error->n_masters == n_urls);
+        free(no_error);
+    }
     /* A size that ends inside a field: the field is not written, its bytes are zeroed. */
     unsigned char *odd = malloc(12);
     CHECK(odd != NULL);
@@ -230,6 +249,7 @@ static void sizes(void) {
     CHECK_STATUS(redlock_client_stats(client, &newer.known), REDLOCK_OK);
     CHECK(newer.known.struct_size == sizeof(redlock_stats));
     CHECK(newer.known.acquires_acquired == 1 && newer.known.locks_held == 1);
+    CHECK(newer.known.acquires_error == 2);
     CHECK(newer.added[0] == 0 && newer.added[3] == 0);
 
     CHECK_STATUS(redlock_release(client, lock), REDLOCK_OK);

@@ -1,4 +1,5 @@
-"""Metrics through OpenTelemetry's API, when it is installed (``pip install 'redlock-rs[otel]'``).
+"""Metrics through OpenTelemetry's API, when it is installed (``pip install 'redlock-rs[otel]'``),
+and the tallies of ``redlock_rs.prometheus``'s collectors.
 
 The instruments and attributes are those of the book's observability page, on the meter
 ``redlock_rs``. The clients
@@ -29,6 +30,29 @@ def _server(url: str) -> Dict[str, Any]:
     if parts.hostname is None:
         return {"server.address": parts.path}
     return {"server.address": parts.hostname, "server.port": parts.port or 6379}
+
+
+class _Servers:
+    """A tally's server attributes: one id per distinct server, in the order registered."""
+
+    def __init__(self, tally: _Tally) -> None:
+        self.tally = tally
+        self.attributes: List[Dict[str, Any]] = []
+        self._ids: Dict[Tuple[Tuple[str, Any], ...], int] = {}
+        self._lock = threading.Lock()
+
+    def ids(self, masters: Sequence[str]) -> List[int]:
+        """The tally's id of each master's server attributes."""
+        ids = []
+        with self._lock:
+            for url in masters:
+                attributes = _server(url)
+                key = tuple(sorted(attributes.items()))
+                if key not in self._ids:
+                    self._ids[key] = self.tally.add_server(attributes)
+                    self.attributes.append(attributes)
+                ids.append(self._ids[key])
+        return ids
 
 
 class _Instruments:
@@ -95,22 +119,7 @@ class _Instruments:
         parent's may be locked by a thread the child does not have. The child's counts start
         from zero; its parent's clients cannot be used there."""
         self.tally = _Tally(*self._histograms, self._context)
-        self._servers: List[Dict[str, Any]] = []
-        self._server_ids: Dict[Tuple[Tuple[str, Any], ...], int] = {}
-        self._lock = threading.Lock()
-
-    def server_ids(self, masters: Sequence[str]) -> List[int]:
-        """The tally's id of each master's server attributes (one per distinct server)."""
-        ids = []
-        with self._lock:
-            for url in masters:
-                attributes = _server(url)
-                key = tuple(sorted(attributes.items()))
-                if key not in self._server_ids:
-                    self._server_ids[key] = self.tally.add_server(attributes)
-                    self._servers.append(attributes)
-                ids.append(self._server_ids[key])
-        return ids
+        self.servers = _Servers(self.tally)
 
     def _attempts(self) -> Iterable[Any]:
         return [self._observation(n, {"redlock.attempt.result": result}) for result, n in self.tally.attempts()]
@@ -124,16 +133,19 @@ class _Instruments:
         return [self._observation(lost)] if lost else []
 
     def _failures(self) -> Iterable[Any]:
+        servers = self.servers.attributes
         return [
-            self._observation(n, {**self._servers[server], "error.type": error})
+            self._observation(n, {**servers[server], "error.type": error})
             for server, error, n in self.tally.failures()
-            if server < len(self._servers)
+            if server < len(servers)
         ]
 
 
 _INSTRUMENTS: "weakref.WeakKeyDictionary[Any, _Instruments]" = weakref.WeakKeyDictionary()
 _INSTRUMENTS_LOCK = threading.Lock()
 _UNREGISTERED: List[_Instruments] = []
+# Every redlock_rs.prometheus collector, for the fork hook.
+_COLLECTORS: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
@@ -141,6 +153,8 @@ def _after_fork_in_child() -> None:
     _INSTRUMENTS_LOCK = threading.Lock()
     for instruments in [*_INSTRUMENTS.values(), *_UNREGISTERED]:
         instruments._start_over()
+    for collector in list(_COLLECTORS):
+        collector._start_over()
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
@@ -180,10 +194,28 @@ def _proxy_provider_class() -> Any:
     return _ProxyMeterProvider
 
 
-def recorder(meter_provider: Optional[Any], masters: Sequence[str]) -> Optional[Tuple[_Tally, List[int]]]:
+def collector_recorder(collector: Optional[Any], masters: Sequence[str]) -> Optional[Tuple[_Tally, List[int]]]:
+    """What one client records into for its ``collector``: the collector's aggregating tally
+    and its masters' server ids; None without a collector."""
+    if collector is None:
+        return None
+    servers = getattr(collector, "_redlock_servers", None)
+    if not isinstance(servers, _Servers):
+        raise TypeError(
+            f"collector must be a redlock_rs.prometheus.RedlockCollector, not {type(collector).__name__}"
+        )
+    return servers.tally, servers.ids(masters)
+
+
+def recorder(
+    meter_provider: Optional[Any], masters: Sequence[str], collector_given: bool = False
+) -> Optional[Tuple[_Tally, List[int]]]:
     """What one client records into: its meter's tally and its masters' server ids. None when
     OpenTelemetry is not installed or, without a ``meter_provider``, when no global meter
-    provider was set before the client was created (nothing is recorded unless turned on)."""
+    provider was set before the client was created or a collector was given (nothing is
+    recorded unless turned on)."""
+    if meter_provider is None and collector_given:
+        return None
     try:
         from opentelemetry import metrics
     except ImportError:
@@ -199,4 +231,4 @@ def recorder(meter_provider: Optional[Any], masters: Sequence[str]) -> Optional[
         if not _is_set(meter_provider):
             return None
     instruments = _instruments(meter_provider.get_meter("redlock_rs", __version__))
-    return instruments.tally, instruments.server_ids(masters)
+    return instruments.tally, instruments.servers.ids(masters)

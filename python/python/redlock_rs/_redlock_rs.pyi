@@ -224,6 +224,7 @@ class _Client:
         fencing: bool = False,
         trace_resource_names: bool = False,
         meter_provider: Optional[Any] = None,
+        collector: Optional[Any] = None,
     ) -> Self:
         """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def connected_masters(self) -> int:
@@ -402,6 +403,11 @@ class _Tally:
         context: object,
     ) -> _Tally:
         """The four histograms' record methods, and the context to record in."""
+    @staticmethod
+    def aggregating() -> _Tally:
+        """A tally that keeps each series' exact bucket counts itself."""
+    def histograms(self) -> list[tuple[int, dict[str, Any], list[int], float]]:
+        """[(histogram, attributes, bucket counts, sum)] of an aggregating tally."""
     def add_server(self, attributes: dict[str, Any]) -> int:
         """Registers a server's attributes (server.address, server.port); returns its id."""
     def flush(self) -> None:
