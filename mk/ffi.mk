@@ -7,6 +7,12 @@
 # asan (programs built with ASan + UBSan, LeakSanitizer on) or valgrind (memcheck; slower).
 FFI_CHECK ?= asan
 PREFIX ?= /usr/local
+# The cargo profile `make install` builds. The install check uses the debug profile (dev): what
+# it checks (SONAME, symlinks, pkg-config and CMake files, static and shared linking) is the
+# same in both, and a release build of the whole dependency tree would double its time.
+FFI_PROFILE ?= release
+FFI_PROFILE_DIR = $(if $(filter dev,$(FFI_PROFILE)),debug,$(FFI_PROFILE))
+FFI_BUILT = $(or $(CARGO_TARGET_DIR),target)/$(FFI_PROFILE_DIR)
 FFI_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 # The SONAME's number (libredlock.so.$(FFI_ABI)), set in ffi/build.rs.
 FFI_ABI = $(shell sed -n 's/^const ABI: u32 = \([0-9]*\);/\1/p' ffi/build.rs)
@@ -47,7 +53,7 @@ test-ffi-suite: deps-ffi deps-redis
 
 test-ffi-install: deps-ffi deps-redis
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix"; \
+	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix" FFI_PROFILE=dev; \
 	lib="$$tmp/prefix/lib"; \
 	readelf -d "$$lib/libredlock.so.$(FFI_VERSION)" | grep -q "SONAME.*\[libredlock.so.$(FFI_ABI)\]" \
 	  || { echo "libredlock.so.$(FFI_VERSION) has no SONAME libredlock.so.$(FFI_ABI)"; readelf -d "$$lib/libredlock.so.$(FFI_VERSION)"; exit 1; }; \
@@ -80,14 +86,18 @@ test-ffi-install: deps-ffi deps-redis
 	  "$$with_masters" "$$tmp/$$program" >/dev/null || { echo "$$program failed"; exit 1; }; \
 	done; \
 	echo "test-ffi-install: SONAME and symlinks; basic, guard, static basic built with pkg-config and with CMake (find_package(redlock)), all ran"
+	@# The debug build without test-hooks wrote target/debug/deps/libredlock.so, where the C
+	@# suite's own build (with the feature, still fresh to cargo) lives: drop the crate's
+	@# artifacts so that the next suite run rebuilds it (seconds).
+	$(CARGO) clean --locked -q -p redlock-ffi
 
 install: ## Install libredlock (.so with SONAME and symlinks, .a), redlock.h, redlock.hpp, redlock.pc and the CMake package under PREFIX (default /usr/local)
-	$(CARGO) build --locked --release -p redlock-ffi
+	$(CARGO) build --locked --profile $(FFI_PROFILE) -p redlock-ffi
 	install -d "$(FFI_LIBDIR)/pkgconfig" "$(FFI_LIBDIR)/cmake/redlock" "$(DESTDIR)$(PREFIX)/include"
-	install -m 755 target/release/libredlock.so "$(FFI_LIBDIR)/libredlock.so.$(FFI_VERSION)"
+	install -m 755 $(FFI_BUILT)/libredlock.so "$(FFI_LIBDIR)/libredlock.so.$(FFI_VERSION)"
 	ln -sfn libredlock.so.$(FFI_VERSION) "$(FFI_LIBDIR)/libredlock.so.$(FFI_ABI)"
 	ln -sfn libredlock.so.$(FFI_ABI) "$(FFI_LIBDIR)/libredlock.so"
-	install -m 644 target/release/libredlock.a "$(FFI_LIBDIR)/libredlock.a"
+	install -m 644 $(FFI_BUILT)/libredlock.a "$(FFI_LIBDIR)/libredlock.a"
 	install -m 644 ffi/include/redlock.h ffi/include/redlock.hpp "$(DESTDIR)$(PREFIX)/include/"
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(FFI_VERSION)|' \
 	  -e 's|@NATIVE_STATIC_LIBS@|$(FFI_NATIVE_STATIC_LIBS)|' ffi/redlock.pc.in \
