@@ -37,6 +37,7 @@ impl RunConfig {
             fencing: false,
             storage: None,
             live: None,
+            history: None,
         }
     }
 

@@ -11,6 +11,7 @@ use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, RUN_TIMING};
 use crate::engine::coordinator::agent::Agent;
 use crate::engine::coordinator::Coordination;
+use crate::engine::history::HistoryLog;
 use crate::engine::runner;
 use crate::error::LoadgenError;
 use crate::exporter::server::Exporter;
@@ -30,6 +31,10 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         },
     };
     let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(&args)?;
+    if let Some(path) = &args.history {
+        let limit = args.history_limit.history_limit;
+        cfg.history = Some(Arc::new(HistoryLog::create(path, limit)?));
+    }
     // Bound before anything starts, so an address that cannot be used fails the command at once.
     let exporter = start_exporter(&args, &mut cfg)?;
     if let Some(coordination) = Coordination::from_args(&args.agents) {
@@ -53,6 +58,13 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         let result = runner::run(&cfg, &target, &mut schedule, signals).await?;
         Ok::<_, LoadgenError>((result, schedule.into_events()))
     })?;
+    if let Some(history) = &cfg.history {
+        let events = history.finish()?;
+        say(
+            cfg.quiet,
+            &format!("history: {events} events in {}", history.path().display()),
+        );
+    }
     let mut report = Report::from_run(&result);
     report.faults = faults;
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;

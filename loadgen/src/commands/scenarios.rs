@@ -1,11 +1,14 @@
 //! `redlock-loadgen scenarios`: the fault matrix ([`crate::engine::faults::scenarios`]) run row by
 //! row on fresh local masters, printed as one verdict table.
 
+use std::sync::Arc;
+
 use redlock_core::FanOut;
 
 use super::shared::Session;
 use crate::cli::ScenariosArgs;
 use crate::engine::faults::scenarios::{run_scenario, select, Scenario};
+use crate::engine::history::HistoryLog;
 use crate::error::LoadgenError;
 use crate::model::document::to_text;
 use crate::model::header::{new_run_id, unix_now_s};
@@ -31,6 +34,21 @@ fn rows(args: &ScenariosArgs) -> Result<Vec<(Scenario, FanOut)>, LoadgenError> {
         .collect())
 }
 
+/// A row's history file: its name in lower case, every run of other characters as one `-`,
+/// then the fan-out.
+pub fn history_file_name(name: &str, fanout: FanOut) -> String {
+    let mut slug = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    format!("{slug}-{}.jsonl", fanout.as_str())
+}
+
 /// `--list`: each row's `redlock-loadgen run` command line.
 pub fn list(args: &ScenariosArgs) -> Result<(), LoadgenError> {
     for (s, mode) in &rows(args)? {
@@ -44,6 +62,14 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
     let modes = args.fanout.modes();
     let rows = rows(&args)?;
     let started_unix_s = unix_now_s();
+    if let Some(dir) = &args.history {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            LoadgenError::Usage(format!(
+                "--history {}: cannot create it: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     let mut outcomes = Vec::with_capacity(rows.len());
     // A signal (SIGINT, SIGTERM, SIGHUP) ends the current row early and skips the rest; the
     // masters are still stopped.
@@ -62,8 +88,18 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
                 scenario.run_flags(*mode)
             );
         }
-        let run = crate::cli::translate::scenario_run(&scenario.run_flags(*mode))?;
+        let mut run = crate::cli::translate::scenario_run(&scenario.run_flags(*mode))?;
+        if let Some(dir) = &args.history {
+            let path = dir.join(history_file_name(scenario.name, *mode));
+            let limit = args.history_limit.history_limit;
+            run.0.history = Some(Arc::new(HistoryLog::create(&path, limit)?));
+        }
+        let history = run.0.history.clone();
         let mut outcome = run_scenario(&session.rt, scenario, run, args.server.as_ref(), signals)?;
+        if let Some(history) = history {
+            history.finish()?;
+            outcome.history = Some(history.path().display().to_string());
+        }
         if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
             outcome.row.cells[0] = outcome.scenario.clone();

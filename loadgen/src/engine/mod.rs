@@ -8,6 +8,7 @@ pub mod config;
 pub mod coordinator;
 pub(crate) mod cpu;
 pub mod faults;
+pub mod history;
 pub(crate) mod hooks;
 pub(crate) mod keys;
 pub mod locks;

@@ -309,6 +309,8 @@ pub fn run_scenario(
         reason: verdict.err().unwrap_or_default(),
         keys_left,
         faults,
+        history: None,
+        timeline: None,
         result: report,
         row,
     })

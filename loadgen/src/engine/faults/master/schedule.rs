@@ -3,12 +3,14 @@
 //! next mode starts from healthy masters.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redlock_core::FanOut;
 use redlock_local::proxy::{Direction, FaultProxies};
 
 use super::spec::{FaultKind, FaultSpec};
+use crate::engine::history::HistoryLog;
 use crate::engine::runner::RunHooks;
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
@@ -52,6 +54,10 @@ pub struct FaultSchedule {
     events: Vec<FaultEvent>,
     /// Time of the latest tick of the current mode (when its end is logged).
     last_tick: Duration,
+    /// Where fault windows are logged as nemesis lines (`--history`), and the specs whose
+    /// window is open there.
+    history: Option<Arc<HistoryLog>>,
+    open_windows: BTreeSet<usize>,
 }
 
 /// How long a `restart-delayed` master stays away: the longest TTL plus the drift allowance
@@ -120,7 +126,40 @@ impl FaultSchedule {
             paused: BTreeSet::new(),
             events: Vec::new(),
             last_tick: Duration::ZERO,
+            history: None,
+            open_windows: BTreeSet::new(),
         })
+    }
+
+    /// Logs every fault window in `history` too, from now on.
+    pub fn log_to(&mut self, history: Option<Arc<HistoryLog>>) {
+        self.history = history;
+    }
+
+    /// The history's nemesis lines of a step applied from `begun` to `done`: a step that
+    /// brings a fault on opens its window, the step that lifts it closes it, a one-off step
+    /// (restart, expire) is a window of its own.
+    fn log_window(&mut self, action: &Action, begun: Instant, done: Instant) {
+        let Some(history) = &self.history else {
+            return;
+        };
+        let label = self.specs[action.spec].to_string();
+        match action.step {
+            Step::Kill | Step::Pause | Step::Latency(_) | Step::BlackholeOn => {
+                if self.open_windows.insert(action.spec) {
+                    history.nemesis(true, &label, begun);
+                }
+            }
+            Step::StartAgain | Step::Resume | Step::LatencyOff | Step::BlackholeOff => {
+                if self.open_windows.remove(&action.spec) {
+                    history.nemesis(false, &label, done);
+                }
+            }
+            Step::Restart | Step::Expire => {
+                history.nemesis(true, &label, begun);
+                history.nemesis(false, &label, done);
+            }
+        }
     }
 
     /// True when some fault acts on the network path (latency, blackhole).
@@ -170,6 +209,7 @@ impl FaultSchedule {
             self.next += 1;
             let begun = Instant::now();
             let done = blocking(|| self.apply(&action, target))?;
+            self.log_window(&action, begun, Instant::now());
             let fault = self.specs[action.spec].to_string();
             self.log(fanout, (since, since + begun.elapsed()), fault, done);
         }
@@ -332,6 +372,11 @@ impl RunHooks for FaultSchedule {
         let pending = self.actions.len() - self.next;
         let begun = Instant::now();
         let healed = blocking(|| self.heal(target))?;
+        if let Some(history) = &self.history {
+            for spec in std::mem::take(&mut self.open_windows) {
+                history.nemesis(false, &self.specs[spec].to_string(), Instant::now());
+            }
+        }
         if !healed.is_empty() || pending > 0 {
             let mut action = healed.join("; ");
             if pending > 0 {
