@@ -4,13 +4,14 @@
 use std::sync::Arc;
 
 use super::shared::{
-    check, check_agent_target, describe_run, say, target, warn_about_generator, Session,
+    check, check_agent_target, describe_run, say, target_with_clocks, warn_about_generator, Session,
 };
 use crate::cli::RunArgs;
 use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, RUN_TIMING};
 use crate::engine::coordinator::agent::Agent;
 use crate::engine::coordinator::Coordination;
+use crate::engine::faults::FaultSpec;
 use crate::engine::history::HistoryLog;
 use crate::engine::runner;
 use crate::error::LoadgenError;
@@ -44,7 +45,8 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     }
     let signals = &session.signals;
     let (result, faults) = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
+        let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
+        let mut target = target_with_clocks(&args.target, jumps)?;
         if let Some(live) = &cfg.live {
             live.set_masters(&target.display_urls());
         }
@@ -151,7 +153,8 @@ fn run_as_agent(
     }
     let signals = &session.signals;
     let report = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
+        let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
+        let mut target = target_with_clocks(&args.target, jumps)?;
         if let Some(live) = &cfg.live {
             live.set_masters(&target.display_urls());
         }

@@ -186,6 +186,22 @@ pub fn matrix() -> Vec<Scenario> {
             flags: "--fault expire:m0@1500ms",
             expect: Expect::Detected,
         },
+        // Real clock jumps (masters under libfaketime; Valkey unless --server names another).
+        // A holder of all 5 masters loses 2 of them: the other client still cannot win 3.
+        Scenario {
+            name: "clock: minority jumps",
+            about: "2 of the holder's 5 masters jump +5 s",
+            flags: "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault clock:m0,m1:+5s@1500ms",
+            expect: Expect::NoViolation,
+        },
+        // Kleppmann's scenario, on the control's schedule: the holder has exactly m0-m2, m0's
+        // clock jumps past the key's expiry, the other client wins m0, m3, m4.
+        Scenario {
+            name: "clock: shared master jumps",
+            about: "a holder's master's wall clock jumps +5 s (libfaketime)",
+            flags: "--fault clock:m0:+5s@1500ms",
+            expect: Expect::Detected,
+        },
         Scenario {
             name: "control: delayed restart",
             about: "the same restart, back only after the TTL",
@@ -255,11 +271,20 @@ pub fn run_scenario(
 ) -> Result<Outcome, LoadgenError> {
     cfg.quiet = true;
     let flags = scenario.run_flags(cfg.fanouts[0]);
+    // Clock rows need a server that runs under libfaketime: Valkey, unless one was named.
+    let jumps = specs.iter().any(FaultSpec::jumps_clocks);
+    let valkey = redlock_local::ServerKind::Valkey;
+    let server = if jumps && server.is_none() {
+        Some(&valkey)
+    } else {
+        server
+    };
     cfg.command_line = match server {
         Some(server) => format!("redlock-loadgen run {flags} --server {server}"),
         None => format!("redlock-loadgen run {flags}"),
     };
-    let mut target = Target::spawn(crate::engine::target::DEFAULT_LOCAL_MASTERS, server)?;
+    let mut target =
+        Target::spawn_masters(crate::engine::target::DEFAULT_LOCAL_MASTERS, server, jumps)?;
     target.attach_storage(&cfg)?;
     let (result, faults) = rt.block_on(run_with_faults(&cfg, &mut target, &specs, signals))?;
     if let Some(signal) = result.interrupted {

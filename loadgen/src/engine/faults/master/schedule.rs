@@ -29,6 +29,8 @@ enum Step {
     BlackholeOn,
     BlackholeOff,
     Expire,
+    /// Jump the wall clock by this many ms.
+    Clock(i64),
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +78,14 @@ impl FaultSchedule {
         ttl: Duration,
         keys: Vec<String>,
     ) -> Result<FaultSchedule, LoadgenError> {
+        let jumps = specs.iter().find(|s| matches!(s.kind, FaultKind::Clock(_)));
+        if let (Some(jump), Some(local)) = (jumps, &target.local) {
+            if !local.has_fake_clock() {
+                return Err(LoadgenError::Usage(format!(
+                    "fault {jump}: the masters were not started under libfaketime"
+                )));
+            }
+        }
         if !specs.is_empty() && target.local.is_none() {
             return Err(LoadgenError::Usage(
                 "--fault needs the local masters the load generator starts (drop --masters)".into(),
@@ -108,6 +118,7 @@ impl FaultSchedule {
                 FaultKind::Latency(d) => (Step::Latency(d), Some(Step::LatencyOff)),
                 FaultKind::Blackhole => (Step::BlackholeOn, Some(Step::BlackholeOff)),
                 FaultKind::Expire => (Step::Expire, None),
+                FaultKind::Clock(ms) => (Step::Clock(ms), None),
             };
             push(spec.at, on);
             if let (Some(off), Some(until)) = (off, spec.until) {
@@ -155,7 +166,7 @@ impl FaultSchedule {
                     history.nemesis(false, &label, done);
                 }
             }
-            Step::Restart | Step::Expire => {
+            Step::Restart | Step::Expire | Step::Clock(_) => {
                 history.nemesis(true, &label, begun);
                 history.nemesis(false, &label, done);
             }
@@ -281,6 +292,9 @@ impl FaultSchedule {
                         expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
                     }
                 }
+                Step::Clock(ms) => {
+                    local.shift_clock(i, ms).map_err(|e| failed("clock", &e))?;
+                }
                 Step::Latency(_) | Step::LatencyOff | Step::BlackholeOn | Step::BlackholeOff => {
                     let proxy = self
                         .proxies
@@ -313,6 +327,7 @@ impl FaultSchedule {
             Step::BlackholeOn => format!("blackholed {names}"),
             Step::BlackholeOff => format!("lifted the blackhole of {names}"),
             Step::Expire => expired.join("; "),
+            Step::Clock(ms) => format!("jumped the wall clock of {names} by {ms:+} ms"),
         })
     }
 
@@ -338,6 +353,22 @@ impl FaultSchedule {
             }
             if !killed.is_empty() {
                 done.push(format!("started {} again (empty)", master_names(&killed)));
+            }
+            // Clocks set right again, so the next mode starts on real time.
+            let mut reset = Vec::new();
+            for i in 0..local.len() {
+                let offset = local
+                    .clock_offset_ms(i)
+                    .map_err(|e| LoadgenError::Failed(format!("m{i}'s clock: {e}")))?;
+                if offset != 0 {
+                    local.shift_clock(i, -offset).map_err(|e| {
+                        LoadgenError::Failed(format!("resetting m{i}'s clock: {e}"))
+                    })?;
+                    reset.push(i);
+                }
+            }
+            if !reset.is_empty() {
+                done.push(format!("set the clock of {} right", master_names(&reset)));
             }
         }
         if let Some(proxies) = &self.proxies {
