@@ -2,7 +2,7 @@
 # pinned in its go.mod, that judges load generator histories apart from the load generator's
 # own checker (docs/src/faults-and-safety.md).
 
-.PHONY: deps-go deps-faketime history-check test-history-check
+.PHONY: deps-go deps-faketime history-check test-history-check test-history-agreement
 
 GO ?= go
 HISTORY_CHECK_BIN := $(or $(CARGO_TARGET_DIR),target)/tools/history-check
@@ -26,5 +26,10 @@ history-check: deps-go ## Build the independent history checker into target/tool
 test-history-check: deps-go ## Vet and test the history checker (legal, overlapping, expired and stale-write histories)
 	cd loadgen/history-check && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+# The fault matrix's histories checked by both checkers (loadgen/tests/history_agreement.rs):
+# a bounded subset of rows, about a minute.
+test-history-agreement: history-check deps-valkey deps-faketime deps-redis ## Own checker and Porcupine agree on the fault matrix's histories
+	HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) $(CARGO) test --locked -p redlock-loadgen --test history_agreement
+
 DEPS_TARGETS += deps-go deps-faketime
-TEST_TARGETS += test-history-check
+TEST_TARGETS += test-history-check test-history-agreement
