@@ -125,6 +125,9 @@ fn own_checker_and_porcupine_agree_on_every_row_and_on_a_planted_overlap() {
         .arg(&histories)
         .arg("--json")
         .arg(&json_path)
+        .arg("--html")
+        .arg(dir.path().join("report.html"))
+        .env("HISTORY_CHECK", &checker)
         .output()
         .unwrap();
     assert!(
@@ -155,6 +158,20 @@ fn own_checker_and_porcupine_agree_on_every_row_and_on_a_planted_overlap() {
             ));
         }
         flagged_rows += usize::from(illegal);
+        // A flagged row's timeline is drawn beside the HTML report and linked from it.
+        if let Some(timeline) = row["timeline"].as_str() {
+            assert!(
+                dir.path().join(timeline).is_file(),
+                "{name}: {timeline} missing"
+            );
+            let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+            assert!(
+                page.contains(&format!("href=\"{timeline}\"")),
+                "{name}: no link"
+            );
+        } else {
+            assert!(own.is_empty(), "{name}: flagged but no timeline");
+        }
         // The history holds the windows the own checker counted, no more, no fewer.
         let text = std::fs::read_to_string(&history).unwrap();
         let counted: u64 = row["result"]["modes"]

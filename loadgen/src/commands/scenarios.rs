@@ -1,6 +1,8 @@
 //! `redlock-loadgen scenarios`: the fault matrix ([`crate::engine::faults::scenarios`]) run row by
 //! row on fresh local masters, printed as one verdict table.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 
 use redlock_core::FanOut;
@@ -13,7 +15,7 @@ use crate::error::LoadgenError;
 use crate::model::document::to_text;
 use crate::model::header::{new_run_id, unix_now_s};
 use crate::model::header::{Header, Kind};
-use crate::model::scenarios::ScenariosResult;
+use crate::model::scenarios::{Outcome, ScenariosResult};
 use crate::render::scenarios::{self as table, Row};
 
 /// The selected rows, each in each selected fan-out mode.
@@ -114,7 +116,7 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
     let table_rows: Vec<Row> = outcomes.iter().map(|o| o.row.clone()).collect();
     print!("{}", table::render(&table_rows));
     let failed = outcomes.iter().filter(|o| !o.passed).count();
-    let result = ScenariosResult {
+    let mut result = ScenariosResult {
         header: Header::new(Kind::Scenarios, new_run_id(), started_unix_s),
         rows: outcomes,
     };
@@ -122,6 +124,9 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         std::fs::write(path, text)
             .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))
     };
+    if let (Some(html), Some(_)) = (&args.html, &args.history) {
+        draw_timelines(&mut result.rows, html, args.quiet)?;
+    }
     if let Some(path) = &args.json {
         write(path, &to_text(&result))?;
     }
@@ -135,4 +140,76 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
             "{n} scenario(s) missed their expected outcome"
         ))),
     }
+}
+
+/// Whether the own checker flags a row: an overlap, a stale write stored, tokens out of order.
+fn flagged(outcome: &Outcome) -> bool {
+    outcome.result.modes.iter().any(|m| {
+        let f = m.fencing.clone().unwrap_or_default();
+        m.counts.violations > 0 || f.stale_writes_accepted > 0 || f.token_order_violations > 0
+    })
+}
+
+/// The independent checker (loadgen/history-check): $HISTORY_CHECK, else where `make
+/// history-check` puts it beside this binary's target directory, else on the PATH.
+fn history_checker() -> PathBuf {
+    if let Some(path) = std::env::var_os("HISTORY_CHECK") {
+        return PathBuf::from(path);
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("tools/history-check")));
+    beside
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("history-check"))
+}
+
+/// Porcupine's timeline of every flagged row's history, in `REPORT-timelines/` beside the
+/// HTML report, linked from its row.
+fn draw_timelines(rows: &mut [Outcome], html: &Path, quiet: bool) -> Result<(), LoadgenError> {
+    let stem = html
+        .file_stem()
+        .map_or("scenarios".into(), |s| s.to_string_lossy());
+    let folder = format!("{stem}-timelines");
+    let dir = html.parent().unwrap_or(Path::new("")).join(&folder);
+    let checker = history_checker();
+    for row in rows.iter_mut().filter(|r| flagged(r)) {
+        let Some(history) = row.history.clone() else {
+            continue;
+        };
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| LoadgenError::Failed(format!("creating {}: {e}", dir.display())))?;
+        let history = Path::new(&history);
+        let name = history
+            .file_stem()
+            .map_or("row".into(), |s| s.to_string_lossy());
+        let file = format!("{name}.html");
+        let out = Command::new(&checker)
+            .arg("-timeline")
+            .arg(dir.join(&file))
+            .arg(history)
+            .output();
+        match out {
+            // 0: legal, 1: illegal; both draw the timeline.
+            Ok(out) if matches!(out.status.code(), Some(0 | 1)) => {
+                row.timeline = Some(format!("{folder}/{file}"));
+            }
+            Ok(out) => eprintln!(
+                "redlock-loadgen: no timeline for {:?}: {} said {}",
+                row.scenario,
+                checker.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            Err(e) => {
+                if !quiet {
+                    eprintln!(
+                        "redlock-loadgen: no timelines: {} ({e}); build it with `make history-check` or name it in HISTORY_CHECK",
+                        checker.display()
+                    );
+                }
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
 }

@@ -57,6 +57,7 @@ pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
             escape(&o.scenario),
             escape(&o.command)
         );
+        out.push_str(&timeline_link(o));
         let mut report = o.result.clone();
         if report.faults.is_empty() {
             report.faults = o.faults.clone();
@@ -70,4 +71,14 @@ pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
         &format!("redlock-loadgen scenarios {}", result.header.run_id),
         &out,
     ))
+}
+
+/// The link to Porcupine's timeline of a row's history, when one was drawn.
+fn timeline_link(o: &crate::model::scenarios::Outcome) -> String {
+    o.timeline.as_ref().map_or_else(String::new, |href| {
+        format!(
+            "<p><a href=\"{}\">Porcupine's timeline of this row's history</a> (the independent checker's view; fault windows on a row of their own)</p>\n",
+            escape(href)
+        )
+    })
 }
