@@ -147,7 +147,8 @@ fn own_checker_and_porcupine_agree_on_every_row_and_on_a_planted_overlap() {
         let history = PathBuf::from(row["history"].as_str().expect("each row names its history"));
         let own = own_flags(row);
         let (report, illegal) = porcupine(&checker, &history);
-        if illegal != !own.is_empty() {
+        let own_flagged = !own.is_empty();
+        if illegal != own_flagged {
             disagreements.push(format!(
                 "{name}: own checker: {}; Porcupine: {report}",
                 if own.is_empty() {
