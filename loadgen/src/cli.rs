@@ -223,6 +223,11 @@ pub struct RunArgs {
     /// violations, and holders write through the storage's token check.
     #[arg(long)]
     pub fencing: bool,
+    /// Each holder writes to the protected resource a second time at the end of its hold,
+    /// just before it releases (if its lock is still valid): a critical section that writes
+    /// at both ends.
+    #[arg(long)]
+    pub write_at_release: bool,
     /// The protected resource, a Redis each holder writes (resource, token) to while it
     /// believes it holds the lock (default with --fencing or a pause: one more local
     /// redis-server). Writes carry a token check only with --fencing.

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 /// The rows checked: holds and breaks of every kind the model knows (overlap, stale write,
 /// token order), real clock jumps included. About a minute on a quiet machine.
-const ROWS: &str = "no faults,control: expire,control: delayed restart,clock: minority jumps,clock: shared master jumps,single: restart,redlock: holder pause,redlock fenced: holder pause,fenced: quorums meet in an emptied master";
+const ROWS: &str = "no faults,control: expire,control: delayed restart,clock: minority jumps,clock: shared master jumps,clock: shared master jumps (fenced),single: restart,redlock: holder pause,redlock fenced: holder pause,fenced: quorums meet in an emptied master";
 
 fn history_check() -> PathBuf {
     let path = std::env::var_os("HISTORY_CHECK").map(PathBuf::from).expect(

@@ -293,7 +293,15 @@ async fn cycle(
             task.with(|r| r.token_issued(in_order));
         }
         let writer = (process, key.as_str());
-        write_while_held(setup, protected, task, &lock, (resource, writer), faults).await;
+        write_while_held(
+            setup,
+            protected,
+            task,
+            &lock,
+            (resource, writer),
+            Some(faults),
+        )
+        .await;
     }
 
     let hold = choices.hold();
@@ -334,6 +342,10 @@ async fn cycle(
     }
     hold_for(setup, hold.saturating_sub(piece * cfg.extends_per_hold)).await;
 
+    if let (Some(protected), true) = (&setup.protected, cfg.write_at_release) {
+        let writer = (process, key.as_str());
+        write_while_held(setup, protected, task, &lock, (resource, writer), None).await;
+    }
     let release_started = Instant::now();
     let owned_until = lock.valid_until().min(release_started);
     task.with(|r| r.owned(resource, lock.token(), owned_from, owned_until));
@@ -383,12 +395,13 @@ async fn write_while_held(
     task: &TaskRecorder,
     lock: &Lock,
     (resource, (process, key)): (u32, (u32, &str)),
-    faults: &WorkerFaults,
+    faults: Option<&WorkerFaults>,
 ) {
     if !lock.is_valid() {
         return; // the holder knows it lost the lock: it does not write
     }
-    let pause = faults.pause_now();
+    // A holder pause (client fault) strikes the first write of a lock only.
+    let pause = faults.map_or(Duration::ZERO, WorkerFaults::pause_now);
     if !pause.is_zero() && !hold_for(setup, pause).await {
         return;
     }

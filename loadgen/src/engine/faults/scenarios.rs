@@ -203,6 +203,12 @@ pub fn matrix() -> Vec<Scenario> {
             expect: Expect::Detected,
         },
         Scenario {
+            name: "clock: shared master jumps (fenced)",
+            about: "the same jump; holders write at both ends of the hold, by token",
+            flags: "--fencing --write-at-release --fault clock:m0:+5s@1500ms",
+            expect: Expect::OverlapFenced,
+        },
+        Scenario {
             name: "control: delayed restart",
             about: "the same restart, back only after the TTL",
             flags: "--fault restart-delayed:m0@1500ms",
@@ -224,7 +230,7 @@ impl Scenario {
     /// The `redlock-loadgen run` flags of this row.
     pub fn run_flags(&self, fanout: FanOut) -> String {
         let base = match self.expect {
-            Expect::Detected | Expect::Safe => CONTROL,
+            Expect::Detected | Expect::Safe | Expect::OverlapFenced => CONTROL,
             Expect::Live | Expect::Unavailable => LOAD,
             _ => "",
         };
