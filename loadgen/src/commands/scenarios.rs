@@ -213,3 +213,22 @@ fn draw_timelines(rows: &mut [Outcome], html: &Path, quiet: bool) -> Result<(), 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_files_are_named_after_their_row_and_fanout() {
+        let name = |row| history_file_name(row, FanOut::Concurrent);
+        assert_eq!(
+            name("clock: shared master jumps (fenced)"),
+            "clock-shared-master-jumps-fenced-concurrent.jsonl"
+        );
+        assert_eq!(name("2 slow (+50ms)"), "2-slow-50ms-concurrent.jsonl");
+        assert_eq!(
+            history_file_name("no faults", FanOut::Sequential),
+            "no-faults-sequential.jsonl"
+        );
+    }
+}

@@ -441,6 +441,40 @@ mod tests {
     }
 
     #[test]
+    fn the_fenced_overlap_needs_two_holders_and_a_write_refused_by_token() {
+        let cfg = cfg();
+        let mut m = mode(&[1, 0, 1]);
+        m.vote_patterns.insert(
+            VotePattern {
+                granted: 3,
+                denied: 0,
+                failed: 2,
+                not_awaited: 0,
+            },
+            1,
+        );
+        m.counts.violations = 1;
+        let mut f = crate::model::fencing::FencingStats {
+            fenced: true,
+            storage_writes: 4,
+            ..Default::default()
+        };
+        m.fencing = Some(f.clone());
+        let none_refused = judge(Expect::OverlapFenced, &m, &cfg, 5).unwrap_err();
+        assert!(none_refused.contains("no write refused"), "{none_refused}");
+        f.storage_writes_rejected = 1;
+        m.fencing = Some(f.clone());
+        assert_eq!(judge(Expect::OverlapFenced, &m, &cfg, 5), Ok(()));
+        f.stale_writes_accepted = 1;
+        m.fencing = Some(f);
+        assert!(judge(Expect::OverlapFenced, &m, &cfg, 5).is_err());
+        m.counts.violations = 0;
+        assert!(judge(Expect::OverlapFenced, &m, &cfg, 5)
+            .unwrap_err()
+            .contains("no overlap"));
+    }
+
+    #[test]
     fn rows_are_selected_by_name_and_unknown_names_are_refused() {
         let rows = select(&["2 killed".into(), "no faults".into()]).unwrap();
         let names: Vec<&str> = rows.iter().map(|s| s.name).collect();
