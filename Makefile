@@ -52,7 +52,7 @@ layers: ## No module imports one of a layer above its own (loadgen, core; docs/s
 
 lint: fmt-check clippy doc import-cycles layers ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc, import-cycle and layer gates
 
-test-rust: deps-redis ## Rust unit, integration and doc tests against real local masters
+test-rust: deps-redis deps-valkey deps-faketime ## Rust unit, integration and doc tests against real local masters
 	$(CARGO) test --workspace --locked $(CARGO_TEST_FLAGS)
 
 test: deps lint test-rust $(TEST_TARGETS) ## Install what is missing, then run every gate and test

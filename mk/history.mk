@@ -29,7 +29,7 @@ test-history-check: deps-go ## Vet and test the history checker (legal, overlapp
 # The fault matrix's histories checked by both checkers (loadgen/tests/history_agreement.rs):
 # a bounded subset of rows, about a minute.
 test-history-agreement: history-check deps-valkey deps-faketime deps-redis ## Own checker and Porcupine agree on the fault matrix's histories
-	HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) $(CARGO) test --locked -p redlock-loadgen --test history_agreement
+	HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) $(CARGO) test --locked -p redlock-loadgen --test history_agreement -- --include-ignored
 
 DEPS_TARGETS += deps-go deps-faketime
 TEST_TARGETS += test-history-check test-history-agreement
