@@ -2,7 +2,7 @@
 # pinned in its go.mod, that judges load generator histories apart from the load generator's
 # own checker (docs/src/faults-and-safety.md).
 
-.PHONY: deps-go history-check test-history-check
+.PHONY: deps-go deps-faketime history-check test-history-check test-history-agreement
 
 GO ?= go
 HISTORY_CHECK_BIN := $(or $(CARGO_TARGET_DIR),target)/tools/history-check
@@ -13,11 +13,24 @@ deps-go: ## Install the Go toolchain (the distribution's golang-go) if missing
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq golang-go; }
 
+# Clock faults (`--fault clock:...`) run masters under Debian's libfaketime.
+deps-faketime: ## Install libfaketime (the distribution's package) if missing
+	@ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 2>/dev/null | grep -q . || { \
+	  echo "installing libfaketime"; \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq libfaketime; }
+
 history-check: deps-go ## Build the independent history checker into target/tools/history-check
 	cd loadgen/history-check && $(GO) build -o $(abspath $(HISTORY_CHECK_BIN)) .
 
 test-history-check: deps-go ## Vet and test the history checker (legal, overlapping, expired and stale-write histories)
 	cd loadgen/history-check && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-DEPS_TARGETS += deps-go
-TEST_TARGETS += test-history-check
+# The fault matrix's histories checked by both checkers (loadgen/tests/history_agreement.rs):
+# a bounded subset of rows, about a minute.
+test-history-agreement: history-check deps-valkey deps-faketime deps-redis ## Own checker and Porcupine agree on the fault matrix's histories
+	HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) $(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) \
+	  --test history_agreement -- --include-ignored
+
+DEPS_TARGETS += deps-go deps-faketime
+TEST_TARGETS += test-history-check test-history-agreement

@@ -9,7 +9,7 @@
 # Extra `scenarios` flags, e.g. RELIABILITY_ARGS='--fanout concurrent --json reliability.json'.
 RELIABILITY_ARGS ?=
 
-reliability: deps-rust deps-redis ## The fault matrix, both fan-out modes, the baselines' rows once (release, ~4 min): one table ending "N passed, N failed"
+reliability: deps-rust deps-redis deps-valkey deps-faketime ## The fault matrix, both fan-out modes, the baselines' rows once (release, ~4 min): one table ending "N passed, N failed"
 	$(CARGO) run --release --locked -q -p redlock-loadgen -- scenarios $(RELIABILITY_ARGS)
 
 reliability-list: deps-rust ## Print the `redlock-loadgen run` command line of every reliability row

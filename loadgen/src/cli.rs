@@ -212,10 +212,22 @@ pub struct RunArgs {
     /// validity check and its write to the --storage).
     #[arg(long = "client-fault", value_name = "SPEC", value_parser = WorkerFault::parse)]
     pub client_faults: Vec<WorkerFault>,
+    /// Write every operation (acquire, extend, release, write) and every fault window as JSON
+    /// lines in Jepsen's shape, for an independent checker (loadgen/history-check). About
+    /// 165 bytes a line, 4 to 6 lines per lock cycle.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub history: Option<PathBuf>,
+    #[command(flatten)]
+    pub history_limit: HistoryLimitArgs,
     /// Redlock with fencing tokens: the report adds the tokens issued and the token order
     /// violations, and holders write through the storage's token check.
     #[arg(long)]
     pub fencing: bool,
+    /// Each holder writes to the protected resource a second time at the end of its hold,
+    /// just before it releases (if its lock is still valid): a critical section that writes
+    /// at both ends.
+    #[arg(long)]
+    pub write_at_release: bool,
     /// The protected resource, a Redis each holder writes (resource, token) to while it
     /// believes it holds the lock (default with --fencing or a pause: one more local
     /// redis-server). Writes carry a token check only with --fencing.
@@ -387,6 +399,14 @@ pub struct ScenariosArgs {
     /// binary (default: $REDLOCK_SERVER, else redis).
     #[arg(long, value_name = "redis|valkey|PATH")]
     pub server: Option<redlock_local::ServerKind>,
+    /// Write each row's history (every operation and fault window, JSON lines, as `run
+    /// --history`) into this directory (created if missing), one file per row and fan-out:
+    /// the row's name in lower case, runs of other characters as `-`, then `-sequential` or
+    /// `-concurrent` and `.jsonl`.
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+    #[command(flatten)]
+    pub history_limit: HistoryLimitArgs,
     /// Write every row (expectation, verdict, fault log, full result) as one JSON array.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -397,6 +417,15 @@ pub struct ScenariosArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// The bound on a `--history`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct HistoryLimitArgs {
+    /// The most events a history may hold; a run that makes more fails at its end (the cut
+    /// file proves nothing).
+    #[arg(long, value_name = "N", default_value_t = crate::engine::history::DEFAULT_LIMIT, value_parser = clap::value_parser!(u64).range(1..))]
+    pub history_limit: u64,
 }
 
 /// A `redlock-loadgen run` command line without the program name (a scenario's row).

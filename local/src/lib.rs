@@ -20,6 +20,7 @@ mod wait;
 
 pub use child::with_default_signals;
 pub use masters::{
-    die_with_parent, private_ca, Launch, LocalError, LocalMasters, ServerKind, TlsFiles, SERVER_ENV,
+    die_with_parent, private_ca, Launch, LocalError, LocalMasters, ServerKind, TlsFiles,
+    FAKETIME_LIB_ENV, SERVER_ENV,
 };
 pub use wait::{eventually, eventually_blocking, wait_for_exit};

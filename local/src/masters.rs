@@ -9,6 +9,7 @@
 //! masters can be paused (SIGSTOP), resumed, killed and restarted (empty: no persistence) to
 //! inject faults.
 
+mod clock;
 mod lifetime;
 mod server;
 mod tls;
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::resp::{self, Decoder, Reply};
 
+pub use clock::FAKETIME_LIB_ENV;
 pub use lifetime::die_with_parent;
 use server::Server as Kind;
 pub use server::{Server as ServerKind, SERVER_ENV};
@@ -88,6 +90,14 @@ pub enum LocalError {
         /// Masters started.
         count: usize,
     },
+    /// The server cannot run with a fake clock (libfaketime).
+    #[error("{binary} cannot run with a fake clock: {reason}")]
+    NoFakeClock {
+        /// The server binary.
+        binary: String,
+        /// Why, and what to use instead.
+        reason: String,
+    },
     /// An OS-level failure.
     #[error("local masters: {0}")]
     Io(#[from] std::io::Error),
@@ -100,6 +110,8 @@ struct Server {
     port: u16,
     child: Option<Child>,
     paused: bool,
+    /// Its wall clock's offset from the real one, in ms (masters with a fake clock).
+    clock_offset_ms: i64,
 }
 
 impl Server {
@@ -134,6 +146,8 @@ pub struct LocalMasters {
     tls: Option<TlsFiles>,
     /// URLs end in `#insecure` (a throw-away self-signed certificate: nothing to verify).
     insecure: bool,
+    /// The libfaketime library every master runs under (`None`: real clocks).
+    fake_clock: Option<PathBuf>,
     dir: tempfile::TempDir,
     servers: Vec<Mutex<Server>>,
 }
@@ -218,15 +232,19 @@ impl LocalMasters {
     /// Masters of a chosen server, whatever [`SERVER_ENV`] says: e.g.
     /// `LocalMasters::of(ServerKind::Valkey).start(5)`.
     pub fn of(server: ServerKind) -> Launch {
-        Launch { server }
+        Launch {
+            server,
+            fake_clock: false,
+        }
     }
 
     fn start_with_options(
-        server: &Kind,
+        launch: &Launch,
         n: usize,
         password: Option<String>,
         tls: Tls,
     ) -> Result<Self, LocalError> {
+        let server = &launch.server;
         let binary = server.binary();
         match Command::new(&binary)
             .arg("--version")
@@ -244,6 +262,12 @@ impl LocalMasters {
             }
             Err(e) => return Err(e.into()),
         }
+        let fake_clock = if launch.fake_clock {
+            clock::check_server(&binary)?;
+            Some(clock::library()?)
+        } else {
+            None
+        };
         lifetime::sweep_abandoned_dirs(&std::env::temp_dir());
         let dir = tempfile::Builder::new()
             .prefix(lifetime::DIR_PREFIX)
@@ -260,6 +284,7 @@ impl LocalMasters {
             password,
             tls,
             insecure,
+            fake_clock,
             dir,
             servers: Vec::with_capacity(n),
         };
@@ -318,11 +343,20 @@ impl LocalMasters {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        if let Some(library) = &self.fake_clock {
+            // A master started again keeps the offset its clock had (as a real machine would).
+            let file = clock::offset_file(self.dir.path(), index);
+            if !file.exists() {
+                clock::write_offset(self.dir.path(), index, 0)?;
+            }
+            clock::add_env(&mut command, library, &file);
+        }
         let child = lifetime::spawn_tied_to_process(command)?;
         let mut server = Server {
             port,
             child: Some(child),
             paused: false,
+            clock_offset_ms: 0,
         };
         let started = Instant::now();
         loop {
@@ -436,7 +470,9 @@ impl LocalMasters {
     pub fn start_again(&self, index: usize) -> Result<(), LocalError> {
         let mut s = self.server(index)?;
         if s.child.is_none() {
+            let offset = s.clock_offset_ms;
             *s = self.spawn(index, s.port)?;
+            s.clock_offset_ms = offset;
         }
         Ok(())
     }
@@ -445,8 +481,39 @@ impl LocalMasters {
     pub fn restart(&self, index: usize) -> Result<(), LocalError> {
         let mut s = self.server(index)?;
         s.kill();
+        let offset = s.clock_offset_ms;
         *s = self.spawn(index, s.port)?;
+        s.clock_offset_ms = offset;
         Ok(())
+    }
+
+    /// True when the masters run with a fake clock ([`Launch::with_fake_clock`]).
+    pub fn has_fake_clock(&self) -> bool {
+        self.fake_clock.is_some()
+    }
+
+    /// Jumps master `index`'s wall clock by `by_ms` (negative: back), from its next clock
+    /// call on; returns its new offset from the real clock, in ms. Only on masters started
+    /// [`with_fake_clock`](Launch::with_fake_clock).
+    pub fn shift_clock(&self, index: usize, by_ms: i64) -> Result<i64, LocalError> {
+        let mut s = self.server(index)?;
+        if self.fake_clock.is_none() {
+            return Err(LocalError::NoFakeClock {
+                binary: self.binary.display().to_string(),
+                reason:
+                    "these masters were not started with a fake clock (Launch::with_fake_clock)"
+                        .into(),
+            });
+        }
+        let offset = s.clock_offset_ms.saturating_add(by_ms);
+        clock::write_offset(self.dir.path(), index, offset)?;
+        s.clock_offset_ms = offset;
+        Ok(offset)
+    }
+
+    /// Master `index`'s wall clock offset from the real one, in ms (0 without a fake clock).
+    pub fn clock_offset_ms(&self, index: usize) -> Result<i64, LocalError> {
+        Ok(self.server(index)?.clock_offset_ms)
     }
 
     /// Runs one command on master `index` over a fresh connection and returns its reply
@@ -530,12 +597,20 @@ impl LocalMasters {
 #[derive(Debug, Clone)]
 pub struct Launch {
     server: ServerKind,
+    fake_clock: bool,
 }
 
 impl Launch {
+    /// Runs every master under libfaketime, so [`LocalMasters::shift_clock`] can jump its wall
+    /// clock. Starting fails when libfaketime is missing, or the server is built with jemalloc
+    /// (it hangs under libfaketime: use Valkey, `make deps-valkey`).
+    pub fn with_fake_clock(mut self) -> Launch {
+        self.fake_clock = true;
+        self
+    }
     /// Starts `n` masters; see [`LocalMasters::start`].
     pub fn start(&self, n: usize) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(&self.server, n, None, Tls::Off)
+        LocalMasters::start_with_options(self, n, None, Tls::Off)
     }
     /// Starts `n` masters that require `password`; see [`LocalMasters::start_with_password`].
     pub fn start_with_password(
@@ -543,15 +618,15 @@ impl Launch {
         n: usize,
         password: &str,
     ) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(&self.server, n, Some(password.to_string()), Tls::Off)
+        LocalMasters::start_with_options(self, n, Some(password.to_string()), Tls::Off)
     }
     /// Starts `n` TLS-only masters, self-signed; see [`LocalMasters::start_tls`].
     pub fn start_tls(&self, n: usize) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(&self.server, n, None, Tls::SelfSigned)
+        LocalMasters::start_with_options(self, n, None, Tls::SelfSigned)
     }
     /// Starts `n` TLS-only masters with `files`; see [`LocalMasters::start_tls_with`].
     pub fn start_tls_with(&self, n: usize, files: TlsFiles) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(&self.server, n, None, Tls::Files(files))
+        LocalMasters::start_with_options(self, n, None, Tls::Files(files))
     }
 }
 

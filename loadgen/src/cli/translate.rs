@@ -37,6 +37,8 @@ impl RunConfig {
             fencing: false,
             storage: None,
             live: None,
+            write_at_release: false,
+            history: None,
         }
     }
 
@@ -45,6 +47,7 @@ impl RunConfig {
         self.worker_faults =
             WorkerFaultPlan::new(&args.client_faults, args.clients).map_err(LoadgenError::Usage)?;
         self.fencing = args.fencing;
+        self.write_at_release = args.write_at_release;
         self.storage = args.storage.clone();
         Ok(self)
     }

@@ -4,13 +4,15 @@
 use std::sync::Arc;
 
 use super::shared::{
-    check, check_agent_target, describe_run, say, target, warn_about_generator, Session,
+    check, check_agent_target, describe_run, say, target_with_clocks, warn_about_generator, Session,
 };
 use crate::cli::RunArgs;
 use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, RUN_TIMING};
 use crate::engine::coordinator::agent::Agent;
 use crate::engine::coordinator::Coordination;
+use crate::engine::faults::FaultSpec;
+use crate::engine::history::HistoryLog;
 use crate::engine::runner;
 use crate::error::LoadgenError;
 use crate::exporter::server::Exporter;
@@ -30,6 +32,10 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         },
     };
     let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(&args)?;
+    if let Some(path) = &args.history {
+        let limit = args.history_limit.history_limit;
+        cfg.history = Some(Arc::new(HistoryLog::create(path, limit)?));
+    }
     // Bound before anything starts, so an address that cannot be used fails the command at once.
     let exporter = start_exporter(&args, &mut cfg)?;
     if let Some(coordination) = Coordination::from_args(&args.agents) {
@@ -39,7 +45,8 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     }
     let signals = &session.signals;
     let (result, faults) = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
+        let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
+        let mut target = target_with_clocks(&args.target, jumps)?;
         if let Some(live) = &cfg.live {
             live.set_masters(&target.display_urls());
         }
@@ -53,6 +60,13 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         let result = runner::run(&cfg, &target, &mut schedule, signals).await?;
         Ok::<_, LoadgenError>((result, schedule.into_events()))
     })?;
+    if let Some(history) = &cfg.history {
+        let events = history.finish()?;
+        say(
+            cfg.quiet,
+            &format!("history: {events} events in {}", history.path().display()),
+        );
+    }
     let mut report = Report::from_run(&result);
     report.faults = faults;
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
@@ -139,7 +153,8 @@ fn run_as_agent(
     }
     let signals = &session.signals;
     let report = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
+        let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
+        let mut target = target_with_clocks(&args.target, jumps)?;
         if let Some(live) = &cfg.live {
             live.set_masters(&target.display_urls());
         }

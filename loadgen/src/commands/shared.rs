@@ -36,10 +36,16 @@ fn runtime() -> Result<tokio::runtime::Runtime, LoadgenError> {
 }
 
 pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
+    target_with_clocks(args, false)
+}
+
+/// The same; local masters run under libfaketime when `fake_clock` (clock faults).
+pub fn target_with_clocks(args: &TargetArgs, fake_clock: bool) -> Result<Target, LoadgenError> {
     if args.masters.is_empty() {
-        Target::spawn(
+        Target::spawn_masters(
             args.spawn.unwrap_or(DEFAULT_LOCAL_MASTERS),
             args.server.as_ref(),
+            fake_clock,
         )
     } else {
         Ok(Target::existing(args.masters.clone()))

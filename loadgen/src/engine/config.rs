@@ -77,6 +77,10 @@ pub struct RunConfig {
     pub storage: Option<String>,
     /// `run --prometheus`: the running figures the exporter serves, fed by the control loop.
     pub live: Option<std::sync::Arc<crate::exporter::LiveFigures>>,
+    /// Holders write again just before they release (`--write-at-release`).
+    pub write_at_release: bool,
+    /// Where every operation is logged (`--history`).
+    pub history: Option<std::sync::Arc<crate::engine::history::HistoryLog>>,
 }
 
 /// Default measured time and warm-up of a `run`, and of each `sweep` level.

@@ -3,11 +3,12 @@
 //! checks it makes while running. It builds the result model ([`crate::model`]) and may hand
 //! it to the readers beside it (renderers, merge, the exporter); none of them reaches up here.
 
-pub(crate) mod checker;
+pub mod checker;
 pub mod config;
 pub mod coordinator;
 pub(crate) mod cpu;
 pub mod faults;
+pub mod history;
 pub(crate) mod hooks;
 pub(crate) mod keys;
 pub mod locks;

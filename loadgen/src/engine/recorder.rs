@@ -73,6 +73,8 @@ pub enum Failure {
 pub struct WorkerState {
     /// The worker's position in its task (its entry of `acquired_per_worker`).
     pub index: usize,
+    /// The worker's global index (its process in a history).
+    pub process: u32,
     /// False during the warm-up: operations are then not counted (their windows still are).
     pub measuring: bool,
     /// The previous attempt of the current acquire call was a split vote.

@@ -39,11 +39,32 @@ impl Target {
     /// Starts `n` local masters of `server` (`None`: the one $REDLOCK_SERVER names, else
     /// redis-server).
     pub fn spawn(n: u32, server: Option<&ServerKind>) -> Result<Target, LoadgenError> {
-        let started = match server {
-            Some(server) => LocalMasters::of(server.clone()).start(n as usize),
-            None => LocalMasters::start(n as usize),
+        Target::spawn_masters(n, server, false)
+    }
+
+    /// The same, every master under libfaketime when `fake_clock` (for clock faults): a
+    /// server that cannot run so, or a missing libfaketime, is a usage error that says why.
+    pub fn spawn_masters(
+        n: u32,
+        server: Option<&ServerKind>,
+        fake_clock: bool,
+    ) -> Result<Target, LoadgenError> {
+        let kind = match server {
+            Some(server) => server.clone(),
+            None => ServerKind::from_env()
+                .map_err(|e| LoadgenError::Usage(format!("starting local masters: {e}")))?,
         };
-        let local = started.map_err(|e| match e {
+        let mut launch = LocalMasters::of(kind);
+        if fake_clock {
+            launch = launch.with_fake_clock();
+        }
+        let local = launch.start(n as usize).map_err(|e| match e {
+            LocalError::NoFakeClock { .. } => {
+                LoadgenError::Usage(format!("--fault clock needs masters under libfaketime: {e}"))
+            }
+            LocalError::NotInstalled { .. } if fake_clock => {
+                LoadgenError::Usage(format!("--fault clock needs masters under libfaketime: {e}"))
+            }
             LocalError::NotInstalled { .. } => LoadgenError::Failed(format!(
                 "{e}\n(or run `make deps-redis` in the repository, or pass --masters URL,... to load existing masters)"
             )),

@@ -19,12 +19,13 @@ use redlock_core::{Lock, Redlock, Retry, Vote};
 
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
+use crate::engine::history::{Lease, Op, Outcome};
 use crate::engine::keys::Choices;
 use crate::engine::locks::cycle::{self as baseline_cycle, Record};
 use crate::engine::locks::setup::LockSetup;
 use crate::engine::pacing;
 use crate::engine::recorder::{Recorder, WorkerState};
-use crate::engine::storage::{self, Protected};
+use crate::engine::storage::{self, Protected, Written};
 use crate::signals::Stop;
 
 /// The run's clock: the warm-up runs from `epoch` to `measure_start`, the measurement from
@@ -138,10 +139,11 @@ impl Record for TaskRecorder {
 /// stop) and returns the task's measurements.
 pub async fn run_task(setup: WorkerSetup, indices: Vec<u32>, rec: Recorder) -> Recorder {
     let task = TaskRecorder(Mutex::new(rec));
-    let workers = indices
-        .iter()
-        .enumerate()
-        .map(|(position, &index)| run_worker(&setup, index, WorkerState::new(position), &task));
+    let workers = indices.iter().enumerate().map(|(position, &index)| {
+        let mut state = WorkerState::new(position);
+        state.process = index;
+        run_worker(&setup, index, state, &task)
+    });
     futures_util::future::join_all(workers).await;
     let mut rec = task.0.into_inner().unwrap_or_else(PoisonError::into_inner);
     rec.flush_interval();
@@ -224,6 +226,11 @@ async fn cycle(
     let resource = choices.resource();
     let key = &setup.keys[resource as usize];
     worker.begin_acquire();
+    let history = setup.cfg.history.as_deref();
+    let process = worker.process;
+    if let Some(h) = history {
+        h.invoke(process, Op::Acquire, key, None, Instant::now());
+    }
     // The highest token of the acquisitions completed before this one began.
     let token_floor = setup.protected.as_ref().map(|p| p.order.floor(resource));
     let result = setup
@@ -242,15 +249,25 @@ async fn cycle(
         Ok(Some(lock)) => lock,
         Ok(None) => {
             // Cut off by the end-of-run grace (its keys were deleted on every master).
+            if let Some(h) = history {
+                h.complete(process, Op::Acquire, key, Outcome::Info, None, done);
+            }
             task.with(|r| r.cancelled(worker));
             return true;
         }
         Err(e) => {
+            if let Some(h) = history {
+                h.complete(process, Op::Acquire, key, Outcome::Fail, None, done);
+            }
             task.with(|r| r.acquired(worker, Err(&e), latency, done));
             return true;
         }
     };
     if faults.crash_now() {
+        // Nobody learns the crashed holder's outcome: the own checker has no window for it.
+        if let Some(h) = history {
+            h.complete(process, Op::Acquire, key, Outcome::Info, None, done);
+        }
         task.with(|r| r.crashed());
         return false; // dies holding the lock: its keys expire with the TTL
     }
@@ -260,12 +277,31 @@ async fn cycle(
     task.with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
     // Ownership starts when the holder learns it won.
     let owned_from = lock.vote().completed();
+    if let Some(h) = history {
+        h.complete(
+            process,
+            Op::Acquire,
+            key,
+            Outcome::Ok,
+            Some(lease(&lock)),
+            owned_from,
+        );
+    }
     if let (Some(protected), Some(floor)) = (&setup.protected, token_floor) {
         if let Some(token) = lock.fencing_token() {
             let in_order = protected.order.completed(resource, floor, token);
             task.with(|r| r.token_issued(in_order));
         }
-        write_while_held(setup, protected, task, &lock, resource, faults).await;
+        let writer = (process, key.as_str());
+        write_while_held(
+            setup,
+            protected,
+            task,
+            &lock,
+            (resource, writer),
+            Some(faults),
+        )
+        .await;
     }
 
     let hold = choices.hold();
@@ -276,8 +312,26 @@ async fn cycle(
             break;
         }
         let started = Instant::now();
+        if let Some(h) = history {
+            h.invoke(process, Op::Extend, key, Some(lease(&lock)), started);
+        }
         let result = setup.redlock.extend(&mut lock, cfg.ttl).await;
         let latency = started.elapsed();
+        if let Some(h) = history {
+            let outcome = if result.is_ok() {
+                Outcome::Ok
+            } else {
+                Outcome::Fail
+            };
+            h.complete(
+                process,
+                Op::Extend,
+                key,
+                outcome,
+                Some(lease(&lock)),
+                Instant::now(),
+            );
+        }
         match &result {
             Ok(()) => task.with(|r| r.extended(worker, true, Some(lock.vote()), latency)),
             Err(e) => task.with(|r| r.extended(worker, false, e.vote(), latency)),
@@ -288,11 +342,38 @@ async fn cycle(
     }
     hold_for(setup, hold.saturating_sub(piece * cfg.extends_per_hold)).await;
 
+    if let (Some(protected), true) = (&setup.protected, cfg.write_at_release) {
+        let writer = (process, key.as_str());
+        write_while_held(setup, protected, task, &lock, (resource, writer), None).await;
+    }
     let release_started = Instant::now();
     let owned_until = lock.valid_until().min(release_started);
     task.with(|r| r.owned(resource, lock.token(), owned_from, owned_until));
+    let token_only = Lease {
+        token: lock.token(),
+        fence: lock.fencing_token(),
+        valid_until: None,
+    };
+    if let Some(h) = history {
+        h.invoke(process, Op::Release, key, Some(token_only), release_started);
+    }
     let released = setup.redlock.release(&lock).await;
     let latency = release_started.elapsed();
+    if let Some(h) = history {
+        let outcome = if released.is_ok() {
+            Outcome::Ok
+        } else {
+            Outcome::Info
+        };
+        h.complete(
+            process,
+            Op::Release,
+            key,
+            outcome,
+            Some(token_only),
+            Instant::now(),
+        );
+    }
     // A release reports 0 released rather than failing; an error still carries a vote.
     let vote = match &released {
         Ok(vote) => Some(vote),
@@ -313,13 +394,14 @@ async fn write_while_held(
     protected: &Protected,
     task: &TaskRecorder,
     lock: &Lock,
-    resource: u32,
-    faults: &WorkerFaults,
+    (resource, (process, key)): (u32, (u32, &str)),
+    faults: Option<&WorkerFaults>,
 ) {
     if !lock.is_valid() {
         return; // the holder knows it lost the lock: it does not write
     }
-    let pause = faults.pause_now();
+    // A holder pause (client fault) strikes the first write of a lock only.
+    let pause = faults.map_or(Duration::ZERO, WorkerFaults::pause_now);
     if !pause.is_zero() && !hold_for(setup, pause).await {
         return;
     }
@@ -328,9 +410,42 @@ async fn write_while_held(
         .fencing_token()
         .map_or_else(|| lock.token().to_string(), |t| t.to_string());
     let sent = Instant::now();
+    let history = setup.cfg.history.as_deref();
+    let claim = Lease {
+        token: lock.token(),
+        fence: lock.fencing_token(),
+        valid_until: None,
+    };
+    if let Some(h) = history {
+        h.invoke(process, Op::Write, key, Some(claim), sent);
+    }
     let written = protected.storage.write(resource, &value).await;
+    if let Some(h) = history {
+        let outcome = match written {
+            Written::Stored => Outcome::Ok,
+            Written::Refused => Outcome::Fail,
+            Written::Failed(_) => Outcome::Info,
+        };
+        h.complete(
+            process,
+            Op::Write,
+            key,
+            outcome,
+            Some(claim),
+            Instant::now(),
+        );
+    }
     let stale = storage::is_stale(sent, lock.valid_until());
     task.with(|r| r.stored(&written, stale));
+}
+
+/// What a history line says of a held lock.
+fn lease(lock: &Lock) -> Lease<'_> {
+    Lease {
+        token: lock.token(),
+        fence: lock.fencing_token(),
+        valid_until: Some(lock.valid_until()),
+    }
 }
 
 /// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run

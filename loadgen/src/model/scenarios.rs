@@ -25,6 +25,12 @@ pub struct Outcome {
     /// (master, lock keys) still present once the TTL had passed.
     pub keys_left: Vec<(usize, u64)>,
     pub faults: Vec<FaultEvent>,
+    /// The row's history file (`scenarios --history DIR`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
+    /// Porcupine's timeline of the history, relative to the HTML report that links it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<String>,
     pub result: Report,
     #[serde(skip)]
     pub row: Row,

@@ -26,6 +26,7 @@ pub async fn prepare(
     specs: &[FaultSpec],
 ) -> Result<FaultSchedule, LoadgenError> {
     let mut schedule = FaultSchedule::new(specs, target, cfg.ttl, lock_keys(cfg))?;
+    schedule.log_to(cfg.history.clone());
     schedule.route_through_proxies(target).await?;
     Ok(schedule)
 }

@@ -188,6 +188,28 @@ pub fn matrix() -> Vec<Scenario> {
             flags: "--fault expire:m0@1500ms",
             expect: Expect::Detected,
         },
+        // Real clock jumps (masters under libfaketime; Valkey unless --server names another).
+        // A holder of all 5 masters loses 2 of them: the other client still cannot win 3.
+        Scenario {
+            name: "clock: minority jumps",
+            about: "2 of the holder's 5 masters jump +5 s",
+            flags: "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault clock:m0,m1:+5s@1500ms",
+            expect: Expect::NoViolation,
+        },
+        // Kleppmann's scenario, on the control's schedule: the holder has exactly m0-m2, m0's
+        // clock jumps past the key's expiry, the other client wins m0, m3, m4.
+        Scenario {
+            name: "clock: shared master jumps",
+            about: "a holder's master's wall clock jumps +5 s (libfaketime)",
+            flags: "--fault clock:m0:+5s@1500ms",
+            expect: Expect::Detected,
+        },
+        Scenario {
+            name: "clock: shared master jumps (fenced)",
+            about: "the same jump; holders write at both ends of the hold, by token",
+            flags: "--fencing --write-at-release --fault clock:m0:+5s@1500ms",
+            expect: Expect::OverlapFenced,
+        },
         Scenario {
             name: "control: delayed restart",
             about: "the same restart, back only after the TTL",
@@ -210,7 +232,7 @@ impl Scenario {
     /// The `redlock-loadgen run` flags of this row.
     pub fn run_flags(&self, fanout: FanOut) -> String {
         let base = match self.expect {
-            Expect::Detected | Expect::Safe => CONTROL,
+            Expect::Detected | Expect::Safe | Expect::OverlapFenced => CONTROL,
             Expect::Live | Expect::Unavailable => LOAD,
             _ => "",
         };
@@ -257,11 +279,20 @@ pub fn run_scenario(
 ) -> Result<Outcome, LoadgenError> {
     cfg.quiet = true;
     let flags = scenario.run_flags(cfg.fanouts[0]);
+    // Clock rows need a server that runs under libfaketime: Valkey, unless one was named.
+    let jumps = specs.iter().any(FaultSpec::jumps_clocks);
+    let valkey = redlock_local::ServerKind::Valkey;
+    let server = if jumps && server.is_none() {
+        Some(&valkey)
+    } else {
+        server
+    };
     cfg.command_line = match server {
         Some(server) => format!("redlock-loadgen run {flags} --server {server}"),
         None => format!("redlock-loadgen run {flags}"),
     };
-    let mut target = Target::spawn(crate::engine::target::DEFAULT_LOCAL_MASTERS, server)?;
+    let mut target =
+        Target::spawn_masters(crate::engine::target::DEFAULT_LOCAL_MASTERS, server, jumps)?;
     target.attach_storage(&cfg)?;
     let (result, faults) = rt.block_on(run_with_faults(&cfg, &mut target, &specs, signals))?;
     if let Some(signal) = result.interrupted {
@@ -311,6 +342,8 @@ pub fn run_scenario(
         reason: verdict.err().unwrap_or_default(),
         keys_left,
         faults,
+        history: None,
+        timeline: None,
         result: report,
         row,
     })
@@ -407,6 +440,40 @@ mod tests {
         m.counts.violations = 1;
         assert_eq!(judge(Expect::Detected, &m, &cfg, 5), Ok(()));
         assert!(judge(Expect::Safe, &m, &cfg, 5).is_err());
+    }
+
+    #[test]
+    fn the_fenced_overlap_needs_two_holders_and_a_write_refused_by_token() {
+        let cfg = cfg();
+        let mut m = mode(&[1, 0, 1]);
+        m.vote_patterns.insert(
+            VotePattern {
+                granted: 3,
+                denied: 0,
+                failed: 2,
+                not_awaited: 0,
+            },
+            1,
+        );
+        m.counts.violations = 1;
+        let mut f = crate::model::fencing::FencingStats {
+            fenced: true,
+            storage_writes: 4,
+            ..Default::default()
+        };
+        m.fencing = Some(f.clone());
+        let none_refused = judge(Expect::OverlapFenced, &m, &cfg, 5).unwrap_err();
+        assert!(none_refused.contains("no write refused"), "{none_refused}");
+        f.storage_writes_rejected = 1;
+        m.fencing = Some(f.clone());
+        assert_eq!(judge(Expect::OverlapFenced, &m, &cfg, 5), Ok(()));
+        f.stale_writes_accepted = 1;
+        m.fencing = Some(f);
+        assert!(judge(Expect::OverlapFenced, &m, &cfg, 5).is_err());
+        m.counts.violations = 0;
+        assert!(judge(Expect::OverlapFenced, &m, &cfg, 5)
+            .unwrap_err()
+            .contains("no overlap"));
     }
 
     #[test]

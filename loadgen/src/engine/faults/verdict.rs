@@ -39,6 +39,9 @@ pub enum Expect {
     StaleAccepted,
     /// The same pause with fencing: the late write refused, none stored, tokens in order.
     StaleRejected,
+    /// Two holders at once (a control's overlap), and fencing stops the older one: a write
+    /// refused by token, none stored out of order, tokens in order.
+    OverlapFenced,
     /// Fencing's stated assumption broken: tokens came out of order (negative control).
     TokensOutOfOrder,
     /// The same kind of schedule within the assumption: tokens in order, locks after it.
@@ -63,6 +66,7 @@ impl Expect {
             Expect::StaleRejected => "stale writes all rejected",
             Expect::TokensOutOfOrder => "tokens out of order (breaks)",
             Expect::TokensInOrder => "tokens in order, locks go on",
+            Expect::OverlapFenced => "overlap; the old holder's write refused",
         }
     }
 }
@@ -146,7 +150,7 @@ pub fn judge(
             }
             Ok(())
         }
-        Expect::Detected | Expect::Safe if !exact_quorum_holder => Err(format!(
+        Expect::Detected | Expect::Safe | Expect::OverlapFenced if !exact_quorum_holder => Err(format!(
             "no lock was won with exactly {quorum} of {n_masters} grants: the control did not set up its holder"
         )),
         Expect::Detected if c.violations == 0 => {
@@ -195,8 +199,35 @@ pub fn judge(
         )),
         Expect::TwoHolders => Ok(()),
         Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
+        Expect::OverlapFenced => judge_fenced_overlap(mode),
         Expect::TokensOutOfOrder | Expect::TokensInOrder => judge_token_order(expect, mode),
     }
+}
+
+/// Kleppmann's clock jump with fencing: the two holders overlap (the lock cannot stop it),
+/// and the older holder's later write is refused by the storage's token check.
+fn judge_fenced_overlap(mode: &ModeStats) -> Result<(), String> {
+    let c = &mode.counts;
+    let f = mode.fencing.clone().unwrap_or_default();
+    if !f.fenced {
+        return Err("the run was not fenced".into());
+    }
+    if c.violations == 0 {
+        return Err("no overlap: the jump did not give two holders at once".into());
+    }
+    if f.storage_writes_rejected == 0 {
+        return Err(format!(
+            "no write refused by token ({} writes): the older holder never wrote after the newer one",
+            f.storage_writes
+        ));
+    }
+    if f.stale_writes_accepted > 0 || f.token_order_violations > 0 {
+        return Err(format!(
+            "{} stale write(s) stored, {} token order violation(s)",
+            f.stale_writes_accepted, f.token_order_violations
+        ));
+    }
+    Ok(())
 }
 
 /// The quorum-overlap rows: tokens before and after the masters they met in lost their data.

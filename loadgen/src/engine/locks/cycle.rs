@@ -9,6 +9,7 @@ use rand::Rng;
 use super::baseline::{AttemptResult, Baseline, Held};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
+use crate::engine::history::{Lease, Op, Outcome};
 use crate::engine::keys::Choices;
 use crate::engine::pacing;
 use crate::engine::recorder::{Failure, Recorder, WorkerState};
@@ -43,9 +44,28 @@ pub async fn run(
     let resource = choices.resource();
     let key = &mode.keys[resource as usize];
     worker.begin_acquire();
+    let history = cfg.history.as_deref();
+    let process = worker.process;
+    if let Some(h) = history {
+        h.invoke(process, Op::Acquire, key, None, Instant::now());
+    }
+    // Ends the history's acquire without a lease (cancelled, crashed: outcome unknown).
+    let unknown = || {
+        if let Some(h) = history {
+            h.complete(
+                process,
+                Op::Acquire,
+                key,
+                Outcome::Info,
+                None,
+                Instant::now(),
+            );
+        }
+    };
     let mut attempts = 0;
     let held: Result<Held, Failure> = loop {
         if mode.hard_stop.is_set() {
+            unknown();
             task.with(|r| r.cancelled(worker));
             return true;
         }
@@ -54,6 +74,7 @@ pub async fn run(
         let failure = match attempt.result {
             AttemptResult::Acquired(held) => break Ok(held),
             AttemptResult::Crashed => {
+                unknown();
                 task.with(|r| r.crashed());
                 return false;
             }
@@ -66,6 +87,7 @@ pub async fn run(
         }
         let delay = jittered(cfg.retry_delay);
         if !hold_for(mode.hard_stop, delay).await {
+            unknown();
             task.with(|r| r.cancelled(worker));
             return true;
         }
@@ -75,12 +97,34 @@ pub async fn run(
     let held = match held {
         Ok(held) => held,
         Err(failure) => {
+            if let Some(h) = history {
+                h.complete(process, Op::Acquire, key, Outcome::Fail, None, done);
+            }
             task.with(|r| r.baseline_acquired(worker, Err(failure), latency, done));
             return true;
         }
     };
     if faults.crash_happened() {
         task.with(|r| r.acquired_after_crash());
+    }
+    // A baseline's value need not be unique (setnx-getset writes a timestamp): the history's
+    // token names the process too.
+    let token = format!("p{process}-{}", held.value);
+    let lease = |valid_until| Lease {
+        token: &token,
+        fence: None,
+        valid_until,
+    };
+    if let Some(h) = history {
+        let owned = lease(Some(held.valid_until));
+        h.complete(
+            process,
+            Op::Acquire,
+            key,
+            Outcome::Ok,
+            Some(owned),
+            held.completed,
+        );
     }
     let validity = held.valid_until.saturating_duration_since(done);
     task.with(|r| r.baseline_acquired(worker, Ok(validity), latency, done));
@@ -90,8 +134,28 @@ pub async fn run(
     let release_started = Instant::now();
     let owned_until = held.valid_until.min(release_started);
     task.with(|r| r.owned(resource, &held.value, held.completed, owned_until));
+    if let Some(h) = history {
+        h.invoke(
+            process,
+            Op::Release,
+            key,
+            Some(lease(None)),
+            release_started,
+        );
+    }
     let released = baseline.release(key, &held, faults).await;
     let latency = release_started.elapsed();
+    if let Some(h) = history {
+        let at = Instant::now();
+        h.complete(
+            process,
+            Op::Release,
+            key,
+            Outcome::Ok,
+            Some(lease(None)),
+            at,
+        );
+    }
     task.with(|r| r.baseline_released(worker, &released, latency));
     true
 }

@@ -54,6 +54,12 @@ pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
         @for (o, svg) in result.rows.iter().zip(&over_time) {
             h3 { (o.scenario) }
             pre { (o.command) }
+            @if let Some(href) = &o.timeline {
+                p {
+                    a href=(href) { "Porcupine's timeline of this row's history" }
+                    " (the independent checker's view; fault windows on a row of their own)"
+                }
+            }
             (chart(svg))
         }
     };
@@ -62,3 +68,4 @@ pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
         body,
     ))
 }
+

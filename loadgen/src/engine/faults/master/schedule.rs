@@ -3,12 +3,14 @@
 //! next mode starts from healthy masters.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redlock_core::FanOut;
 use redlock_local::proxy::{Direction, FaultProxies};
 
 use super::spec::{FaultKind, FaultSpec};
+use crate::engine::history::HistoryLog;
 use crate::engine::runner::RunHooks;
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
@@ -27,6 +29,8 @@ enum Step {
     BlackholeOn,
     BlackholeOff,
     Expire,
+    /// Jump the wall clock by this many ms.
+    Clock(i64),
 }
 
 #[derive(Debug, Clone)]
@@ -52,6 +56,10 @@ pub struct FaultSchedule {
     events: Vec<FaultEvent>,
     /// Time of the latest tick of the current mode (when its end is logged).
     last_tick: Duration,
+    /// Where fault windows are logged as nemesis lines (`--history`), and the specs whose
+    /// window is open there.
+    history: Option<Arc<HistoryLog>>,
+    open_windows: BTreeSet<usize>,
 }
 
 /// How long a `restart-delayed` master stays away: the longest TTL plus the drift allowance
@@ -70,6 +78,14 @@ impl FaultSchedule {
         ttl: Duration,
         keys: Vec<String>,
     ) -> Result<FaultSchedule, LoadgenError> {
+        let jumps = specs.iter().find(|s| matches!(s.kind, FaultKind::Clock(_)));
+        if let (Some(jump), Some(local)) = (jumps, &target.local) {
+            if !local.has_fake_clock() {
+                return Err(LoadgenError::Usage(format!(
+                    "fault {jump}: the masters were not started under libfaketime"
+                )));
+            }
+        }
         if !specs.is_empty() && target.local.is_none() {
             return Err(LoadgenError::Usage(
                 "--fault needs the local masters the load generator starts (drop --masters)".into(),
@@ -102,6 +118,7 @@ impl FaultSchedule {
                 FaultKind::Latency(d) => (Step::Latency(d), Some(Step::LatencyOff)),
                 FaultKind::Blackhole => (Step::BlackholeOn, Some(Step::BlackholeOff)),
                 FaultKind::Expire => (Step::Expire, None),
+                FaultKind::Clock(ms) => (Step::Clock(ms), None),
             };
             push(spec.at, on);
             if let (Some(off), Some(until)) = (off, spec.until) {
@@ -120,7 +137,40 @@ impl FaultSchedule {
             paused: BTreeSet::new(),
             events: Vec::new(),
             last_tick: Duration::ZERO,
+            history: None,
+            open_windows: BTreeSet::new(),
         })
+    }
+
+    /// Logs every fault window in `history` too, from now on.
+    pub fn log_to(&mut self, history: Option<Arc<HistoryLog>>) {
+        self.history = history;
+    }
+
+    /// The history's nemesis lines of a step applied from `begun` to `done`: a step that
+    /// brings a fault on opens its window, the step that lifts it closes it, a one-off step
+    /// (restart, expire) is a window of its own.
+    fn log_window(&mut self, action: &Action, begun: Instant, done: Instant) {
+        let Some(history) = &self.history else {
+            return;
+        };
+        let label = self.specs[action.spec].to_string();
+        match action.step {
+            Step::Kill | Step::Pause | Step::Latency(_) | Step::BlackholeOn => {
+                if self.open_windows.insert(action.spec) {
+                    history.nemesis(true, &label, begun);
+                }
+            }
+            Step::StartAgain | Step::Resume | Step::LatencyOff | Step::BlackholeOff => {
+                if self.open_windows.remove(&action.spec) {
+                    history.nemesis(false, &label, done);
+                }
+            }
+            Step::Restart | Step::Expire | Step::Clock(_) => {
+                history.nemesis(true, &label, begun);
+                history.nemesis(false, &label, done);
+            }
+        }
     }
 
     /// True when some fault acts on the network path (latency, blackhole).
@@ -170,6 +220,7 @@ impl FaultSchedule {
             self.next += 1;
             let begun = Instant::now();
             let done = blocking(|| self.apply(&action, target))?;
+            self.log_window(&action, begun, Instant::now());
             let fault = self.specs[action.spec].to_string();
             self.log(fanout, (since, since + begun.elapsed()), fault, done);
         }
@@ -241,6 +292,9 @@ impl FaultSchedule {
                         expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
                     }
                 }
+                Step::Clock(ms) => {
+                    local.shift_clock(i, ms).map_err(|e| failed("clock", &e))?;
+                }
                 Step::Latency(_) | Step::LatencyOff | Step::BlackholeOn | Step::BlackholeOff => {
                     let proxy = self
                         .proxies
@@ -273,6 +327,7 @@ impl FaultSchedule {
             Step::BlackholeOn => format!("blackholed {names}"),
             Step::BlackholeOff => format!("lifted the blackhole of {names}"),
             Step::Expire => expired.join("; "),
+            Step::Clock(ms) => format!("jumped the wall clock of {names} by {ms:+} ms"),
         })
     }
 
@@ -298,6 +353,22 @@ impl FaultSchedule {
             }
             if !killed.is_empty() {
                 done.push(format!("started {} again (empty)", master_names(&killed)));
+            }
+            // Clocks set right again, so the next mode starts on real time.
+            let mut reset = Vec::new();
+            for i in 0..local.len() {
+                let offset = local
+                    .clock_offset_ms(i)
+                    .map_err(|e| LoadgenError::Failed(format!("m{i}'s clock: {e}")))?;
+                if offset != 0 {
+                    local.shift_clock(i, -offset).map_err(|e| {
+                        LoadgenError::Failed(format!("resetting m{i}'s clock: {e}"))
+                    })?;
+                    reset.push(i);
+                }
+            }
+            if !reset.is_empty() {
+                done.push(format!("set the clock of {} right", master_names(&reset)));
             }
         }
         if let Some(proxies) = &self.proxies {
@@ -332,6 +403,11 @@ impl RunHooks for FaultSchedule {
         let pending = self.actions.len() - self.next;
         let begun = Instant::now();
         let healed = blocking(|| self.heal(target))?;
+        if let Some(history) = &self.history {
+            for spec in std::mem::take(&mut self.open_windows) {
+                history.nemesis(false, &self.specs[spec].to_string(), Instant::now());
+            }
+        }
         if !healed.is_empty() || pending > 0 {
             let mut action = healed.join("; ");
             if pending > 0 {

@@ -10,6 +10,7 @@
 //! | `latency:N:D@T1-T2` | through the proxy: add D to each reply from T1 to T2 (`@T`: until the end) |
 //! | `blackhole:N@T1-T2` | through the proxy: swallow every byte, answer nothing (`@T`: until the end) |
 //! | `expire:N@T` | delete the lock keys on those masters at T (what a clock jump there does) |
+//! | `clock:N:+D@T` | jump the wall clock of those masters by D (`-D`: back) at T, for the rest of the mode (masters under libfaketime) |
 //!
 //! `WHO` is a count `N` — the first N masters in configured order (masters 0, 1, …) — or an
 //! explicit list `mI,mJ` of master indices (e.g. `m3,m4`), to hit chosen masters such as the
@@ -32,6 +33,8 @@ pub enum FaultKind {
     Latency(Duration),
     Blackhole,
     Expire,
+    /// A wall-clock jump of the masters, in ms (negative: back).
+    Clock(i64),
 }
 
 impl FaultKind {
@@ -45,6 +48,7 @@ impl FaultKind {
             FaultKind::Latency(_) => "latency",
             FaultKind::Blackhole => "blackhole",
             FaultKind::Expire => "expire",
+            FaultKind::Clock(_) => "clock",
         }
     }
 
@@ -57,12 +61,15 @@ impl FaultKind {
     fn is_instant(&self) -> bool {
         matches!(
             self,
-            FaultKind::Restart | FaultKind::RestartDelayed | FaultKind::Expire
+            FaultKind::Restart
+                | FaultKind::RestartDelayed
+                | FaultKind::Expire
+                | FaultKind::Clock(_)
         )
     }
 }
 
-const KINDS: &str = "kill, pause, restart, restart-delayed, latency, blackhole, expire";
+const KINDS: &str = "kill, pause, restart, restart-delayed, latency, blackhole, expire, clock";
 
 /// Which masters a fault hits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +123,11 @@ pub struct FaultSpec {
 }
 
 impl FaultSpec {
+    /// True for a clock jump (its masters must run under libfaketime).
+    pub fn jumps_clocks(&self) -> bool {
+        matches!(self.kind, FaultKind::Clock(_))
+    }
+
     /// Parses `KIND:WHO[:ARG]@WHEN`; the error names the part at fault.
     pub fn parse(text: &str) -> Result<FaultSpec, String> {
         let bad = |part: &str, why: String| format!("fault {text:?}: {part}: {why}");
@@ -141,6 +153,15 @@ impl FaultSpec {
             ("latency", Some(d)) => FaultKind::Latency(
                 parse_duration(d).map_err(|e| bad(&format!("latency {d:?}"), e))?,
             ),
+            ("clock", Some(d)) => {
+                FaultKind::Clock(parse_jump(d).map_err(|e| bad(&format!("clock jump {d:?}"), e))?)
+            }
+            ("clock", None) => {
+                return Err(bad(
+                    "clock",
+                    "needs the jump, e.g. clock:m2:+2s@1500ms (or -2s)".into(),
+                ));
+            }
             ("latency", None) => {
                 return Err(bad(
                     "latency",
@@ -227,6 +248,22 @@ fn parse_masters(text: &str) -> Result<Masters, String> {
     }
 }
 
+/// `+D` or `-D`: a clock jump in ms.
+fn parse_jump(text: &str) -> Result<i64, String> {
+    let (sign, rest) = match text.chars().next() {
+        Some('+') => (1, &text[1..]),
+        Some('-') => (-1, &text[1..]),
+        _ => return Err("write the jump with its sign: +2s or -2s".into()),
+    };
+    let d = parse_duration(rest)?;
+    if d.is_zero() || d.subsec_nanos() % 1_000_000 != 0 {
+        return Err("must be a whole number of ms above zero".into());
+    }
+    i64::try_from(d.as_millis())
+        .map(|ms| sign * ms)
+        .map_err(|_| "too large".into())
+}
+
 fn parse_time(text: &str) -> Result<Duration, String> {
     if text.trim().is_empty() {
         return Err("empty; write a duration such as 500ms or 3s".into());
@@ -250,6 +287,11 @@ impl fmt::Display for FaultSpec {
         write!(f, "{}:{}", self.kind.name(), self.masters)?;
         if let FaultKind::Latency(d) = self.kind {
             write!(f, ":{}", short_duration(d))?;
+        }
+        if let FaultKind::Clock(ms) = self.kind {
+            let sign = if ms < 0 { '-' } else { '+' };
+            let d = Duration::from_millis(ms.unsigned_abs());
+            write!(f, ":{sign}{}", short_duration(d))?;
         }
         write!(f, "@{}", short_duration(self.at))?;
         if let Some(until) = self.until {
@@ -307,6 +349,25 @@ mod tests {
             FaultSpec::parse("kill:m3,m4@0s-500ms").unwrap().masters,
             Masters::List(vec![3, 4])
         );
+    }
+
+    #[test]
+    fn clock_jumps_parse_with_their_sign_and_print_back() {
+        let ahead = FaultSpec::parse("clock:m2:+2s@1500ms").unwrap();
+        assert_eq!((ahead.kind, ahead.at), (FaultKind::Clock(2000), ms(1500)));
+        assert_eq!(ahead.to_string(), "clock:m2:+2s@1500ms");
+        let back = FaultSpec::parse("clock:1:-250ms@1s").unwrap();
+        assert_eq!(back.kind, FaultKind::Clock(-250));
+        assert_eq!(back.to_string(), "clock:1:-250ms@1s");
+        for (text, part) in [
+            ("clock:m2:2s@1s", "with its sign"),
+            ("clock:m2@1s", "needs the jump"),
+            ("clock:m2:+0s@1s", "above zero"),
+            ("clock:m2:+2s@1s-2s", "one instant"),
+        ] {
+            let err = FaultSpec::parse(text).unwrap_err();
+            assert!(err.contains(part), "{text}: {err}");
+        }
     }
 
     #[test]
