@@ -55,6 +55,9 @@ pub struct Figure {
     pub ratio: Option<fn(&ModeStats) -> f64>,
     /// CSV columns (name, value), always written.
     pub columns: Vec<Column>,
+    /// The headline figure (`crate::model::estimates::HEADLINE`) this row shows, whose
+    /// ratio carries an interval.
+    pub headline: Option<&'static str>,
 }
 
 /// A CSV column: its name and its value of a mode.
@@ -63,6 +66,11 @@ pub type Column = (&'static str, fn(&ModeStats) -> String);
 impl Figure {
     fn csv(mut self, name: &'static str, value: fn(&ModeStats) -> String) -> Figure {
         self.columns.push((name, value));
+        self
+    }
+
+    fn headline(mut self, name: &'static str) -> Figure {
+        self.headline = Some(name);
         self
     }
 }
@@ -75,6 +83,7 @@ pub fn figures() -> Vec<Figure> {
         cell,
         ratio,
         columns: Vec::new(),
+        headline: None,
     };
     let when = |label, shown, cell| Figure {
         label,
@@ -82,6 +91,7 @@ pub fn figures() -> Vec<Figure> {
         cell,
         ratio: None,
         columns: Vec::new(),
+        headline: None,
     };
     let open_loop: fn(&ModeStats) -> bool = |m| m.counts.scheduled_slots > 0;
     vec![
@@ -90,7 +100,8 @@ pub fn figures() -> Vec<Figure> {
             |m| per_s(m.acquires_per_s()),
             Some(|m| m.acquires_per_s()),
         )
-        .csv("acquires_per_s", |m| format!("{:.1}", m.acquires_per_s())),
+        .csv("acquires_per_s", |m| format!("{:.1}", m.acquires_per_s()))
+        .headline("goodput"),
         line(
             "acquire calls",
             |m| m.counts.acquire_calls.to_string(),
@@ -104,7 +115,8 @@ pub fn figures() -> Vec<Figure> {
         )
         .csv("acquire_success_rate", |m| {
             format!("{:.6}", m.acquire_success_rate())
-        }),
+        })
+        .headline("acquire.success"),
         line(
             "attempts",
             |m| m.counts.attempts.to_string(),
@@ -131,7 +143,8 @@ pub fn figures() -> Vec<Figure> {
         )
         .csv("quorum_success_rate", |m| {
             format!("{:.6}", m.quorum_success_rate())
-        }),
+        })
+        .headline("quorum.success"),
         line(
             "split votes",
             |m| vote_only(m, m.counts.split_votes),

@@ -28,6 +28,7 @@
 pub mod capacity;
 pub mod counts;
 pub mod document;
+pub mod estimates;
 pub mod fencing;
 pub mod figures;
 pub mod generator;

@@ -102,6 +102,14 @@ pub struct ThresholdVerdict {
     pub uncertain: bool,
 }
 
+/// A verdict and where its figure was read (a mode of a run; in `compare`, a result).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgedThreshold {
+    pub mode: String,
+    #[serde(flatten)]
+    pub verdict: ThresholdVerdict,
+}
+
 impl Threshold {
     /// Judges the threshold against `measured` (None: the figure is missing, which fails).
     pub fn judge(&self, measured: Option<Estimate>) -> ThresholdVerdict {

@@ -109,10 +109,13 @@ impl Resampled {
         value: f64,
     ) -> Resampled {
         // Pairing needs as many draws on both sides; a side with none gives no interval.
+        // Two sides with as many units drew the same blocks in the same order (one seed):
+        // pairing draw i with the other's draw from the far end keeps the two independent, as
+        // two runs are, instead of moving together with the blocks they share.
         let draws = self
             .draws
             .iter()
-            .zip(&other.draws)
+            .zip(other.draws.iter().rev())
             .filter_map(|(&a, &b)| combine(a, b))
             .filter(|x| x.is_finite())
             .collect();
@@ -161,7 +164,10 @@ impl Order {
 /// `figure` gets the indexes of the drawn units (with repeats; n of them) and returns the
 /// figure, or `None` when it is undefined for that draw. The figure of the whole run is
 /// `figure(0..n)`.
-pub fn bootstrap(units: usize, figure: impl Fn(&[usize]) -> Option<f64>) -> Option<Resampled> {
+pub fn bootstrap(
+    units: usize,
+    mut figure: impl FnMut(&[usize]) -> Option<f64>,
+) -> Option<Resampled> {
     let all: Vec<usize> = (0..units).collect();
     let value = figure(&all)?;
     if units < MIN_UNITS {

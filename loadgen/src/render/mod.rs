@@ -12,3 +12,4 @@ pub mod plot;
 pub mod scenarios;
 pub mod sweep;
 pub mod text;
+pub mod uncertainty;

@@ -13,6 +13,7 @@ use crate::render::text;
 
 pub mod charts;
 mod faults;
+mod intervals;
 mod markup;
 mod scenarios;
 mod tables;
@@ -104,6 +105,7 @@ fn run_sections(out: &mut String, report: &Report) -> Result<(), String> {
     }
     tables::latency(out, &report.modes);
     tables::counts(out, &report.modes);
+    out.push_str(&intervals::section(report).into_string());
     tables::vote_patterns(out, &report.modes);
     tables::masters(out, report);
     for m in &report.modes {
