@@ -197,6 +197,11 @@ pub struct RunArgs {
     /// Exit 0 even when a fan-out mode won no lock at all (otherwise exit 1).
     #[arg(long)]
     pub allow_no_locks: bool,
+    /// A CI gate (repeatable): FIGURE OP VALUE, e.g. 'acquire.p99<10ms', 'acquire.success>=99.9%',
+    /// 'violations==0', 'goodput>=2000'; judged on every mode, listed with pass/fail and the
+    /// measured value's 95 % interval; one not met exits 4.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<crate::model::threshold::Threshold>,
     /// Inject a fault into the local masters (repeatable): kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
     /// Times count from the start of each mode's measured window (after --warmup), the clock

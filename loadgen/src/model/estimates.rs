@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::interval::Interval;
 use super::mode::ModeStats;
+use super::threshold::{JudgedThreshold, Threshold};
 use super::uncertainty::{bootstrap, ratio_of_sums, Estimate, Order, Resampled};
 
 /// A figure that carries an interval: its JSON/threshold name, its label, and which way is
@@ -176,6 +177,37 @@ fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
         resampled.value = whole;
     }
     Some(resampled)
+}
+
+/// Figure `name` of `m` (a threshold's figure) with its interval where it has one; `None`
+/// when the mode has no such figure.
+pub fn figure_of(m: &ModeStats, name: &str) -> Option<Estimate> {
+    let count = |n: u64| Some(Estimate::bare(n as f64));
+    match name {
+        "violations" => count(m.counts.violations),
+        "stale_writes.accepted" => count(m.fencing.as_ref()?.stale_writes_accepted),
+        "token_order_violations" => count(m.fencing.as_ref()?.token_order_violations),
+        _ => {
+            if let Some(e) = m.estimates.as_ref().and_then(|e| e.get(name)) {
+                return Some(e);
+            }
+            let r = resample(m, name)?;
+            Some(widen_to(r.estimate()))
+        }
+    }
+}
+
+/// Every threshold judged on every mode of a run, in the order given.
+pub fn judge_modes(modes: &[ModeStats], thresholds: &[Threshold]) -> Vec<JudgedThreshold> {
+    thresholds
+        .iter()
+        .flat_map(|t| {
+            modes.iter().map(move |m| JudgedThreshold {
+                mode: m.label().into(),
+                verdict: t.judge(figure_of(m, &t.figure)),
+            })
+        })
+        .collect()
 }
 
 /// `m`'s headline figures with their intervals (`None` when the mode has no intervals).

@@ -111,6 +111,11 @@ pub struct JudgedThreshold {
 }
 
 impl Threshold {
+    /// Whether it judges a ratio between results (`compare` only).
+    pub fn is_ratio(&self) -> bool {
+        self.figure.ends_with(".ratio")
+    }
+
     /// Judges the threshold against `measured` (None: the figure is missing, which fails).
     pub fn judge(&self, measured: Option<Estimate>) -> ThresholdVerdict {
         let passed = measured.is_some_and(|m| self.op.holds(m.value, self.bound));

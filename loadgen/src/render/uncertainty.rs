@@ -41,7 +41,11 @@ pub fn estimate_text(name: &str, e: &Estimate) -> String {
             bare(name, low),
             bare(name, high)
         ),
-        None => format!("{} (too short to say)", value_text(name, e.value)),
+        None if HEADLINE.iter().any(|f| f.name == name) => {
+            format!("{} (too short to say)", value_text(name, e.value))
+        }
+        // A count (violations, stale writes) is exact: it has no interval to give.
+        None => value_text(name, e.value),
     }
 }
 
