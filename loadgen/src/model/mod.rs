@@ -26,6 +26,7 @@
 //! [`header::SCHEMA_VERSION`] and keeps the old version readable in [`document`].
 
 pub mod capacity;
+pub mod comparison;
 pub mod counts;
 pub mod document;
 pub mod estimates;

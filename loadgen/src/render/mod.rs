@@ -3,6 +3,7 @@
 pub mod capacity_plot;
 pub mod capacity_table;
 pub mod chart;
+pub mod compare;
 pub mod csv;
 pub mod hgrm;
 pub mod hlog;

@@ -12,12 +12,14 @@ use crate::model::sweep::SweepResult;
 use crate::render::text;
 
 pub mod charts;
+mod compare;
 mod faults;
 mod intervals;
 mod markup;
 mod scenarios;
 mod tables;
 
+pub use compare::compare_page;
 pub use scenarios::scenarios_page;
 
 use faults::{fault_windows, windows_of};
