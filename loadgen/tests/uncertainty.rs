@@ -75,3 +75,167 @@ fn a_ratio_threshold_on_run_is_a_usage_error() {
         "{stderr}"
     );
 }
+
+/// One short concurrent-fan-out run on `urls` with `clients` clients on distinct keys; its
+/// result file.
+fn short_run(urls: &str, clients: &str, dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let json = dir.join(format!("{name}.json"));
+    let out = common::loadgen(&[
+        "run",
+        "--masters",
+        urls,
+        "--fanout",
+        "concurrent",
+        "--clients",
+        clients,
+        "--resources",
+        "1000",
+        "--duration",
+        "2s",
+        "--warmup",
+        "300ms",
+        "--interval",
+        "100ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+    json
+}
+
+/// `compare`'s verdict on `figure` (concurrent mode) as JSON.
+fn verdict(compared: &serde_json::Value, figure: &str) -> String {
+    compared["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["figure"] == figure && f["mode"] == "concurrent")
+        .unwrap_or_else(|| panic!("{figure} not compared: {compared}"))["verdict"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn compare_json(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> serde_json::Value {
+    let mut args = vec![
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let run = common::loadgen(&args);
+    assert!(run.status.success(), "{args:?}: {}", text(&run.stderr));
+    read_json(out)
+}
+
+/// Ten pairs of runs of the same command (A/A) and ten pairs of 1 client against 16 on
+/// distinct keys (A/B): the same command shows no clear difference in goodput and acquire p99
+/// in at least 9 of 10 pairs, the real difference is found in all 10, and one run's goodput
+/// interval covers the other run's goodput in at least 8 of 10 pairs.
+#[test]
+fn compare_tells_noise_from_a_real_difference_and_intervals_cover_a_second_run() {
+    let masters = LocalMasters::start(3).expect("redis-server is installed");
+    let urls = masters.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut same_goodput, mut same_p99, mut found, mut covered) = (0, 0, 0, 0);
+    let pairs = 10;
+    for i in 0..pairs {
+        let a = short_run(&urls, "16", dir.path(), &format!("a{i}"));
+        let a_again = short_run(&urls, "16", dir.path(), &format!("a{i}-again"));
+        let one = short_run(&urls, "1", dir.path(), &format!("one{i}"));
+        let aa = compare_json(&a, &a_again, &dir.path().join(format!("aa{i}.json")), &[]);
+        same_goodput += usize::from(verdict(&aa, "goodput") == "no_clear_difference");
+        same_p99 += usize::from(verdict(&aa, "acquire.p99") == "no_clear_difference");
+        let ab = compare_json(
+            &one,
+            &a,
+            &dir.path().join(format!("ab{i}.json")),
+            &["--allow-different"],
+        );
+        // A difference either way: on a busy machine 16 clients can be slower than one.
+        let told = verdict(&ab, "goodput");
+        found += usize::from(told == "better" || told == "worse");
+        let (first, second) = (read_json(&a), read_json(&a_again));
+        let goodput = |r: &serde_json::Value| r["modes"][0]["estimates"]["goodput"].clone();
+        let (interval, other) = (goodput(&first), goodput(&second)["value"].as_f64().unwrap());
+        let (low, high) = (
+            interval["low"].as_f64().unwrap(),
+            interval["high"].as_f64().unwrap(),
+        );
+        covered += usize::from(low <= other && other <= high);
+        if i == 0 {
+            assert_schema_valid(&first);
+            let html = dir.path().join("compare.html");
+            let out = common::loadgen(&[
+                "compare",
+                a.to_str().unwrap(),
+                a_again.to_str().unwrap(),
+                one.to_str().unwrap(),
+                "--allow-different",
+                "--html",
+                html.to_str().unwrap(),
+            ]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let dom = common::browser::check_in_browser(&html, "compare", 2);
+            assert!(
+                dom.contains("no clear difference") || dom.contains("better"),
+                "{dom}"
+            );
+        }
+    }
+    println!(
+        "A/A no clear difference: goodput {same_goodput}/{pairs}, acquire p99 {same_p99}/{pairs}; \
+         A/B (1 vs 16 clients) found {found}/{pairs}; goodput interval covered the second run {covered}/{pairs}"
+    );
+    assert!(
+        same_goodput >= 9,
+        "A/A goodput: {same_goodput}/{pairs} no clear difference"
+    );
+    assert!(
+        same_p99 >= 9,
+        "A/A acquire p99: {same_p99}/{pairs} no clear difference"
+    );
+    assert_eq!(
+        found, pairs,
+        "A/B: the 16-client goodput found better in {found}/{pairs}"
+    );
+    assert!(covered >= 8, "coverage: {covered}/{pairs}");
+}
+
+/// Differently shaped workloads are refused, naming what differs; a ratio threshold gates.
+#[test]
+fn compare_refuses_different_shapes_and_gates_on_a_ratio_threshold() {
+    let masters = LocalMasters::start(3).expect("redis-server is installed");
+    let urls = masters.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let a = short_run(&urls, "4", dir.path(), "a");
+    let b = short_run(&urls, "2", dir.path(), "b");
+    let (_, stderr) = exits(2, &["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        stderr.contains("clients (4 vs 2)") && stderr.contains("--allow-different"),
+        "{stderr}"
+    );
+    let (stdout, _) = exits(
+        4,
+        &[
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--allow-different",
+            "--threshold",
+            "goodput.ratio>=1000",
+        ],
+    );
+    assert!(
+        stdout.contains("configuration differences") && stdout.contains("FAIL"),
+        "{stdout}"
+    );
+}

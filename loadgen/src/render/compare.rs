@@ -6,7 +6,7 @@ use crate::model::comparison::CompareResult;
 use crate::render::uncertainty::{estimate_text, thresholds_block, value_text};
 
 /// B − A in the figure's reading unit, with its interval.
-fn difference_text(figure: &str, d: &crate::model::uncertainty::Estimate) -> String {
+pub fn difference_text(figure: &str, d: &crate::model::uncertainty::Estimate) -> String {
     let signed = |x: f64| {
         let t = value_text(figure, x.abs());
         if x < 0.0 {

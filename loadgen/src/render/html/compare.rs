@@ -8,6 +8,7 @@ use super::markup::{chart, page};
 use crate::model::comparison::{CompareResult, Verdict};
 use crate::model::report::Report;
 use crate::render::chart::{self as plot_chart, log_range, Axes, PALETTE};
+use crate::render::compare::difference_text;
 use crate::render::plot::{curve, percentile_label, X_MAX};
 use crate::render::uncertainty::{estimate_text, thresholds_block};
 
@@ -51,7 +52,7 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
                     td { (f.result) } td { (f.mode) } td { (f.figure) }
                     td { (estimate_text(&f.figure, &f.a)) }
                     td { (estimate_text(&f.figure, &f.b)) }
-                    td { (difference(&f.difference)) }
+                    td { (difference_text(&f.figure, &f.difference)) }
                     td class=(match f.verdict { Verdict::Better => "ok", Verdict::Worse => "bad", _ => "" }) {
                         (f.verdict.as_str())
                     }
@@ -66,13 +67,6 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
         (PreEscaped(charts))
     };
     Ok(page("redlock-loadgen compare", &body.into_string()))
-}
-
-fn difference(d: &crate::model::uncertainty::Estimate) -> String {
-    match d.interval() {
-        Some((low, high)) => format!("{:+.4} (95 % {low:+.4} to {high:+.4})", d.value),
-        None => format!("{:+.4} (too short to say)", d.value),
-    }
 }
 
 /// Every (result, mode) as a series name and its mode.
