@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::interval::Interval;
 use super::mode::ModeStats;
 use super::threshold::{JudgedThreshold, Threshold};
+pub use super::uncertainty::ModeEstimates;
 use super::uncertainty::{bootstrap, ratio_of_sums, Estimate, Order, Resampled};
 
 /// A figure that carries an interval: its JSON/threshold name, its label, and which way is
@@ -52,34 +53,6 @@ pub const HEADLINE: [HeadlineFigure; 6] = [
         higher_is_better: false,
     },
 ];
-
-/// A mode's headline figures with their intervals (the JSON mode's `estimates`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ModeEstimates {
-    /// Intervals resampled (fewer than 5: no interval, too short to say).
-    pub units: usize,
-    pub goodput: Estimate,
-    pub acquire_success: Estimate,
-    pub quorum_success: Estimate,
-    pub split_vote_share: Estimate,
-    pub acquire_p50_us: Estimate,
-    pub acquire_p99_us: Estimate,
-}
-
-impl ModeEstimates {
-    /// The estimate of a [`HEADLINE`] figure by name.
-    pub fn get(&self, name: &str) -> Option<Estimate> {
-        Some(match name {
-            "goodput" => self.goodput,
-            "acquire.success" => self.acquire_success,
-            "quorum.success" => self.quorum_success,
-            "split_votes.share" => self.split_vote_share,
-            "acquire.p50" => self.acquire_p50_us,
-            "acquire.p99" => self.acquire_p99_us,
-            _ => return None,
-        })
-    }
-}
 
 /// One ratio between two modes or runs with its interval and what the interval says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -206,7 +206,7 @@ pub struct ModeStats {
     /// Derived: the headline figures with their 95 % intervals, resampled from `intervals`
     /// (absent when there are no intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimates: Option<super::estimates::ModeEstimates>,
+    pub estimates: Option<super::uncertainty::ModeEstimates>,
 }
 
 /// One part of a merged result (a file, an agent) over time: what it measured in each interval,
@@ -389,7 +389,6 @@ impl ModeStats {
         self.fairness.min_acquired = per_worker.iter().copied().min().unwrap_or(0);
         self.fairness.max_acquired = per_worker.iter().copied().max().unwrap_or(0);
         self.fairness.jain_index = self.jain_index();
-        self.estimates = super::estimates::of_mode(self);
     }
 
     fn per_second(&self, n: u64) -> f64 {

@@ -144,6 +144,7 @@ impl Report {
         let judgements: Vec<_> = self.modes.iter().map(|m| self.judge(m)).collect();
         for (m, judgement) in self.modes.iter_mut().zip(judgements) {
             m.derive(judgement);
+            m.estimates = super::estimates::of_mode(m);
         }
         self.comparison = self.compare();
         self.against_redlock = self.against_redlock();

@@ -123,6 +123,34 @@ impl Resampled {
     }
 }
 
+/// A mode's headline figures with their intervals (the JSON mode's `estimates`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ModeEstimates {
+    /// Intervals resampled (fewer than 5: no interval, too short to say).
+    pub units: usize,
+    pub goodput: Estimate,
+    pub acquire_success: Estimate,
+    pub quorum_success: Estimate,
+    pub split_vote_share: Estimate,
+    pub acquire_p50_us: Estimate,
+    pub acquire_p99_us: Estimate,
+}
+
+impl ModeEstimates {
+    /// The estimate of a headline figure (`crate::model::estimates::HEADLINE`) by name.
+    pub fn get(&self, name: &str) -> Option<Estimate> {
+        Some(match name {
+            "goodput" => self.goodput,
+            "acquire.success" => self.acquire_success,
+            "quorum.success" => self.quorum_success,
+            "split_votes.share" => self.split_vote_share,
+            "acquire.p50" => self.acquire_p50_us,
+            "acquire.p99" => self.acquire_p99_us,
+            _ => return None,
+        })
+    }
+}
+
 /// Where a ratio's (or a difference's) interval puts the first figure against the second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
