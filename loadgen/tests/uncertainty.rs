@@ -153,7 +153,7 @@ fn compare_finds_a_real_difference() {
 /// clear difference in goodput and acquire p99 in at least 9 of 10 pairs, and one run's
 /// goodput interval covers the second run's goodput in at least 8 of 10. The intervals cover
 /// the noise within a run, not a neighbour's load that comes or goes between two runs (on a
-/// shared 2-core machine at load 5–8 the A/A goodput pairs measured 6–9 of 10); and even then
+/// shared 2-core machine at load 5–8 the A/A goodput pairs measured 4–9 of 10); and even then
 /// a 95 % interval of one run holds a second run's figure about 83 % of the time, so 8 of 10
 /// is the bound, not a margin.
 #[test]
