@@ -4,7 +4,7 @@
 
 use crate::cli::{Cli, Command};
 use crate::commands::shared::Session;
-use crate::commands::{capacity, collect, merge, report, run, scenarios, sweep};
+use crate::commands::{capacity, collect, compare, merge, report, run, scenarios, sweep};
 use crate::error::LoadgenError;
 
 /// Runs the parsed command line. `Ok` means exit code 0.
@@ -15,6 +15,7 @@ pub fn execute(cli: Cli) -> Result<(), LoadgenError> {
         Command::Capacity(args) => capacity::command(args, &Session::start()?),
         Command::Merge(args) => merge::command(args),
         Command::Report(args) => report::command(args),
+        Command::Compare(args) => compare::command(args),
         Command::Collect(args) => collect::command(args, &Session::start()?),
         Command::Scenarios(args) if args.list => scenarios::list(&args),
         Command::Scenarios(args) => scenarios::command(args, &Session::start()?),

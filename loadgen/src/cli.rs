@@ -76,6 +76,33 @@ pub enum Command {
     /// Run the fixed fault matrix (negative controls included) and print one verdict table.
     #[command(after_help = EXIT_CODES_HELP)]
     Scenarios(ScenariosArgs),
+    /// Set results (`--json` of run, merge or collect) side by side against the first: what
+    /// differs in their configurations, then each headline figure of each mode with B − A, the
+    /// 95 % interval of that difference and a verdict (better / worse / no clear difference).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Compare(CompareArgs),
+}
+
+/// `compare A.json B.json [...]`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Result files; the first (A) is the baseline every other is compared with.
+    #[arg(value_name = "RESULT.json", num_args = 2.., required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Write the comparison as one self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write the comparison as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// A CI gate (repeatable): 'goodput.ratio>=0.95' (B ÷ A), or any `run` figure, judged on
+    /// each B; one not met exits 4.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<crate::model::threshold::Threshold>,
+    /// Compare results whose workloads differ in shape (clients, rate, resources, hold, ...);
+    /// the report names what differs.
+    #[arg(long)]
+    pub allow_different: bool,
 }
 
 /// Where the masters are.
@@ -197,6 +224,11 @@ pub struct RunArgs {
     /// Exit 0 even when a fan-out mode won no lock at all (otherwise exit 1).
     #[arg(long)]
     pub allow_no_locks: bool,
+    /// A CI gate (repeatable): FIGURE OP VALUE, e.g. 'acquire.p99<10ms', 'acquire.success>=99.9%',
+    /// 'violations==0', 'goodput>=2000'; judged on every mode, listed with pass/fail and the
+    /// measured value's 95 % interval; one not met exits 4.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<crate::model::threshold::Threshold>,
     /// Inject a fault into the local masters (repeatable): kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
     /// Times count from the start of each mode's measured window (after --warmup), the clock

@@ -11,6 +11,9 @@ pub enum LoadgenError {
     /// The run completed but holders of one resource overlapped (exit code 3).
     #[error("mutual exclusion violated: {0} overlapping ownership window pair(s)")]
     Violations(u64),
+    /// The run (or comparison) completed but a `--threshold` was not met (exit code 4).
+    #[error("{0} threshold(s) not met")]
+    ThresholdsFailed(usize),
     /// Anything else (exit code 1).
     #[error("{0}")]
     Failed(String),
@@ -23,16 +26,18 @@ pub enum LoadgenError {
 pub const EXIT_CODES_HELP: &str =
     "Exit codes: 0 success; 1 failure (masters unreachable, no lock won, \
 a scenario missed its outcome, a file could not be written); 2 bad argument or input (named in \
-the message); 3 mutual-exclusion violations; 130 / 143 / 129 interrupted by SIGINT (Ctrl-C) / \
+the message); 3 mutual-exclusion violations; 4 a --threshold not met; 130 / 143 / 129 interrupted by SIGINT (Ctrl-C) / \
 SIGTERM / SIGHUP, after the partial report.";
 
 impl LoadgenError {
-    /// The process exit code: 2 bad arguments, 3 mutual-exclusion violations, 128 + n after
+    /// The process exit code: 2 bad arguments, 3 mutual-exclusion violations, 4 a threshold
+    /// not met, 128 + n after
     /// signal n, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
             LoadgenError::Usage(_) => 2,
             LoadgenError::Violations(_) => 3,
+            LoadgenError::ThresholdsFailed(_) => 4,
             LoadgenError::Failed(_) => 1,
             LoadgenError::Interrupted(signal) => signal.exit_code(),
         }
@@ -78,6 +83,7 @@ mod tests {
     fn exit_codes_follow_the_contract() {
         assert_eq!(LoadgenError::Usage("x".into()).exit_code(), 2);
         assert_eq!(LoadgenError::Violations(1).exit_code(), 3);
+        assert_eq!(LoadgenError::ThresholdsFailed(1).exit_code(), 4);
         assert_eq!(LoadgenError::Failed("x".into()).exit_code(), 1);
         let sigint = LoadgenError::Interrupted(crate::signals::Signal::Sigint);
         assert_eq!(sigint.exit_code(), 130);

@@ -3,6 +3,7 @@
 
 pub mod capacity;
 pub mod collect;
+pub mod compare;
 pub mod merge;
 pub mod output;
 pub mod report;

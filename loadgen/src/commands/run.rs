@@ -17,11 +17,18 @@ use crate::engine::runner;
 use crate::error::LoadgenError;
 use crate::exporter::server::Exporter;
 use crate::exporter::LiveFigures;
+use crate::model::estimates::judge_modes;
 use crate::model::report::Report;
+use crate::model::threshold::JudgedThreshold;
 use crate::render::{csv, hgrm, hlog, html, json, plot, text};
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
+    if let Some(t) = args.thresholds.iter().find(|t| t.is_ratio()) {
+        return Err(LoadgenError::Usage(format!(
+            "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
+        )));
+    }
     let load = match args.rate {
         Some(rate_per_s) => Load::Open {
             rate_per_s,
@@ -69,12 +76,22 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     }
     let mut report = Report::from_run(&result);
     report.faults = faults;
+    report.thresholds = judge_modes(&report.modes, &args.thresholds);
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);
     write_outputs(&report, &outputs, cfg.quiet)?;
     linger(exporter, &args, &cfg, session)?;
     let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
-    check(&report, no_locks_ok)
+    check(&report, no_locks_ok)?;
+    check_thresholds(&report.thresholds)
+}
+
+/// Exit 4 when a threshold was not met (after the report that lists them).
+pub fn check_thresholds(verdicts: &[JudgedThreshold]) -> Result<(), LoadgenError> {
+    match verdicts.iter().filter(|v| !v.verdict.passed).count() {
+        0 => Ok(()),
+        failed => Err(LoadgenError::ThresholdsFailed(failed)),
+    }
 }
 
 /// `--prometheus ADDR`: binds ADDR and serves the figures `cfg`'s run will add to.

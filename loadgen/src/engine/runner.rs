@@ -114,6 +114,7 @@ impl Report {
             comparison: None,
             against_redlock: Vec::new(),
             faults: Vec::new(),
+            thresholds: Vec::new(),
         };
         report.derive();
         report

@@ -148,6 +148,7 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
         modes,
         comparison: None,
         against_redlock: Vec::new(),
+        thresholds: Vec::new(),
         faults: parts.iter().flat_map(|(_, r)| r.faults.clone()).collect(),
         ..first.clone()
     };

@@ -54,6 +54,9 @@ pub struct Figure {
     pub ratio: Option<fn(&ModeStats) -> f64>,
     /// CSV columns (name, value), always written.
     pub columns: Vec<Column>,
+    /// The headline figure (`crate::model::estimates::HEADLINE`) this row shows, whose
+    /// ratio carries an interval.
+    pub headline: Option<&'static str>,
 }
 
 /// A CSV column: its name and its value of a mode.
@@ -62,6 +65,11 @@ pub type Column = (&'static str, fn(&ModeStats) -> String);
 impl Figure {
     fn csv(mut self, name: &'static str, value: fn(&ModeStats) -> String) -> Figure {
         self.columns.push((name, value));
+        self
+    }
+
+    fn headline(mut self, name: &'static str) -> Figure {
+        self.headline = Some(name);
         self
     }
 }
@@ -74,6 +82,7 @@ pub fn figures() -> Vec<Figure> {
         cell,
         ratio,
         columns: Vec::new(),
+        headline: None,
     };
     let when = |label, shown, cell| Figure {
         label,
@@ -81,6 +90,7 @@ pub fn figures() -> Vec<Figure> {
         cell,
         ratio: None,
         columns: Vec::new(),
+        headline: None,
     };
     let open_loop: fn(&ModeStats) -> bool = |m| m.counts.scheduled_slots > 0;
     vec![
@@ -89,7 +99,8 @@ pub fn figures() -> Vec<Figure> {
             |m| per_s(m.acquires_per_s()),
             Some(|m| m.acquires_per_s()),
         )
-        .csv("acquires_per_s", |m| format!("{:.1}", m.acquires_per_s())),
+        .csv("acquires_per_s", |m| format!("{:.1}", m.acquires_per_s()))
+        .headline("goodput"),
         line(
             "acquire calls",
             |m| m.counts.acquire_calls.to_string(),
@@ -103,7 +114,8 @@ pub fn figures() -> Vec<Figure> {
         )
         .csv("acquire_success_rate", |m| {
             format!("{:.6}", m.acquire_success_rate())
-        }),
+        })
+        .headline("acquire.success"),
         line(
             "attempts",
             |m| m.counts.attempts.to_string(),
@@ -130,7 +142,8 @@ pub fn figures() -> Vec<Figure> {
         )
         .csv("quorum_success_rate", |m| {
             format!("{:.6}", m.quorum_success_rate())
-        }),
+        })
+        .headline("quorum.success"),
         line(
             "split votes",
             |m| vote_only(m, m.counts.split_votes),

@@ -27,8 +27,10 @@
 //! [`header::SCHEMA_VERSION`] and keeps the old version readable in [`document`].
 
 pub mod capacity;
+pub mod comparison;
 pub mod counts;
 pub mod document;
+pub mod estimates;
 pub mod fencing;
 pub mod figures;
 pub mod generator;

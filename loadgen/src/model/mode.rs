@@ -203,6 +203,10 @@ pub struct ModeStats {
     /// Fencing tokens and the protected resource's writes (absent: neither was used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fencing: Option<super::fencing::FencingStats>,
+    /// Derived: the headline figures with their 95 % intervals, resampled from `intervals`
+    /// (absent when there are no intervals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimates: Option<super::uncertainty::ModeEstimates>,
 }
 
 /// One part of a merged result (a file, an agent) over time: what it measured in each interval,
@@ -268,6 +272,7 @@ impl ModeStats {
             outages: Vec::new(),
             part_series: Vec::new(),
             fencing: None,
+            estimates: None,
         }
     }
 

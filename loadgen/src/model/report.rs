@@ -74,6 +74,10 @@ pub struct Comparison {
     pub attempt_p99_ratio: Option<f64>,
     pub quorum_success_rate_ratio: Option<f64>,
     pub split_votes_ratio: Option<f64>,
+    /// The headline figures' ratios with their 95 % intervals and the order they show
+    /// (older results: absent).
+    #[serde(default)]
+    pub intervals: Vec<super::estimates::RatioEstimate>,
 }
 
 /// One baseline ÷ Redlock (the Redlock mode of the same fan-out, or the first one).
@@ -108,6 +112,9 @@ pub struct Report {
     /// Faults applied during the run (`run --fault`), in order (absent when there were none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultEvent>,
+    /// `run --threshold`: each threshold judged on each mode (absent when none was given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<super::threshold::JudgedThreshold>,
 }
 
 /// One thing the schedule did to the masters, as logged in the reports.
@@ -137,6 +144,7 @@ impl Report {
         let judgements: Vec<_> = self.modes.iter().map(|m| self.judge(m)).collect();
         for (m, judgement) in self.modes.iter_mut().zip(judgements) {
             m.derive(judgement);
+            m.estimates = super::estimates::of_mode(m);
         }
         self.comparison = self.compare();
         self.against_redlock = self.against_redlock();
@@ -181,6 +189,7 @@ impl Report {
             attempt_p99_ratio: ratio(quantile(&cl.attempt, 0.99), quantile(&sl.attempt, 0.99)),
             quorum_success_rate_ratio: ratio(c.quorum_success_rate(), s.quorum_success_rate()),
             split_votes_ratio: ratio(c.counts.split_votes as f64, s.counts.split_votes as f64),
+            intervals: super::estimates::ratios(c, s),
         })
     }
 

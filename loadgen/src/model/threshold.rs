@@ -102,7 +102,20 @@ pub struct ThresholdVerdict {
     pub uncertain: bool,
 }
 
+/// A verdict and where its figure was read (a mode of a run; in `compare`, a result).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgedThreshold {
+    pub mode: String,
+    #[serde(flatten)]
+    pub verdict: ThresholdVerdict,
+}
+
 impl Threshold {
+    /// Whether it judges a ratio between results (`compare` only).
+    pub fn is_ratio(&self) -> bool {
+        self.figure.ends_with(".ratio")
+    }
+
     /// Judges the threshold against `measured` (None: the figure is missing, which fails).
     pub fn judge(&self, measured: Option<Estimate>) -> ThresholdVerdict {
         let passed = measured.is_some_and(|m| self.op.holds(m.value, self.bound));

@@ -109,14 +109,45 @@ impl Resampled {
         value: f64,
     ) -> Resampled {
         // Pairing needs as many draws on both sides; a side with none gives no interval.
+        // Two sides with as many units drew the same blocks in the same order (one seed):
+        // pairing draw i with the other's draw from the far end keeps the two independent, as
+        // two runs are, instead of moving together with the blocks they share.
         let draws = self
             .draws
             .iter()
-            .zip(&other.draws)
+            .zip(other.draws.iter().rev())
             .filter_map(|(&a, &b)| combine(a, b))
             .filter(|x| x.is_finite())
             .collect();
         Resampled { value, draws }
+    }
+}
+
+/// A mode's headline figures with their intervals (the JSON mode's `estimates`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ModeEstimates {
+    /// Intervals resampled (fewer than 5: no interval, too short to say).
+    pub units: usize,
+    pub goodput: Estimate,
+    pub acquire_success: Estimate,
+    pub quorum_success: Estimate,
+    pub split_vote_share: Estimate,
+    pub acquire_p50_us: Estimate,
+    pub acquire_p99_us: Estimate,
+}
+
+impl ModeEstimates {
+    /// The estimate of a headline figure (`crate::model::estimates::HEADLINE`) by name.
+    pub fn get(&self, name: &str) -> Option<Estimate> {
+        Some(match name {
+            "goodput" => self.goodput,
+            "acquire.success" => self.acquire_success,
+            "quorum.success" => self.quorum_success,
+            "split_votes.share" => self.split_vote_share,
+            "acquire.p50" => self.acquire_p50_us,
+            "acquire.p99" => self.acquire_p99_us,
+            _ => return None,
+        })
     }
 }
 
@@ -161,7 +192,10 @@ impl Order {
 /// `figure` gets the indexes of the drawn units (with repeats; n of them) and returns the
 /// figure, or `None` when it is undefined for that draw. The figure of the whole run is
 /// `figure(0..n)`.
-pub fn bootstrap(units: usize, figure: impl Fn(&[usize]) -> Option<f64>) -> Option<Resampled> {
+pub fn bootstrap(
+    units: usize,
+    mut figure: impl FnMut(&[usize]) -> Option<f64>,
+) -> Option<Resampled> {
     let all: Vec<usize> = (0..units).collect();
     let value = figure(&all)?;
     if units < MIN_UNITS {

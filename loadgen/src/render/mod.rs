@@ -3,6 +3,7 @@
 pub mod capacity_plot;
 pub mod capacity_table;
 pub mod chart;
+pub mod compare;
 pub mod csv;
 pub mod hgrm;
 pub mod hlog;
@@ -12,3 +13,4 @@ pub mod plot;
 pub mod scenarios;
 pub mod sweep;
 pub mod text;
+pub mod uncertainty;

@@ -3,10 +3,13 @@
 use std::fmt::Write as _;
 
 use crate::hist::Hist;
+use crate::model::estimates::RatioEstimate;
 use crate::model::figures::{figures, Figure};
 use crate::model::mode::{ModeStats, VotePattern};
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
+use crate::model::uncertainty::Order;
+use crate::render::uncertainty::{modes_block, ratio_estimate_text, ratio_text, thresholds_block};
 
 const LABEL: usize = 34;
 const COL: usize = 16;
@@ -16,14 +19,22 @@ fn ms(us: u64) -> String {
 }
 
 /// A row of figures, one per mode, with the concurrent ÷ sequential ratio when both exist.
-fn row(out: &mut String, modes: &[&ModeStats], line: &Figure) {
+/// A headline figure whose interval leaves the order unclear says so instead of a bare ratio.
+fn row(out: &mut String, modes: &[&ModeStats], line: &Figure, intervals: &[RatioEstimate]) {
     let _ = write!(out, "{:<LABEL$}", line.label);
     for m in modes {
         let _ = write!(out, "{:>COL$}", (line.cell)(m));
     }
     if let (Some(value), Some([seq, conc])) = (line.ratio, fanout_pair(modes)) {
         let (s, c) = (value(seq), value(conc));
-        if s > 0.0 {
+        let unclear = line.headline.is_some_and(|name| {
+            intervals
+                .iter()
+                .any(|r| r.figure == name && r.order == Order::NoClearDifference)
+        });
+        if unclear {
+            let _ = write!(out, "{:>16}", "no clear diff.");
+        } else if s > 0.0 {
             let _ = write!(out, "{:>12}", ratio_text(c / s));
         }
     }
@@ -119,7 +130,7 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     text
 }
 
-fn counts(out: &mut String, modes: &[&ModeStats]) {
+fn counts(out: &mut String, modes: &[&ModeStats], intervals: &[RatioEstimate]) {
     let _ = write!(out, "\n{:<LABEL$}", "");
     for m in modes {
         let _ = write!(out, "{:>COL$}", m.label());
@@ -130,7 +141,7 @@ fn counts(out: &mut String, modes: &[&ModeStats]) {
     out.push('\n');
     for line in figures() {
         if modes.iter().any(|m| (line.shown)(m)) {
-            row(out, modes, &line);
+            row(out, modes, &line, intervals);
         }
     }
 }
@@ -321,7 +332,12 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
         out.push_str("\nno mode was measured\n");
         return out;
     }
-    counts(&mut out, &modes);
+    let intervals = report
+        .comparison
+        .as_ref()
+        .map_or(&[][..], |c| &c.intervals[..]);
+    counts(&mut out, &modes, intervals);
+    out.push_str(&modes_block(&modes));
     outages(&mut out, &modes);
     latency(&mut out, &modes, percentiles);
     masters(&mut out, &modes);
@@ -334,32 +350,32 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
         let _ = writeln!(out, "\n({SLOT_ATTRIBUTION})");
     }
     out.push_str(&judgements(report));
+    out.push_str(&thresholds_block(&report.thresholds));
     out
 }
 
-/// A ratio as `0.44×`; below 0.1 with two significant digits (`0.00086×`), since a p99 ratio
-/// can be a thousandth and must not read as `0.00×`.
-fn ratio_text(r: f64) -> String {
-    if r > 0.0 && r < 0.1 {
-        let decimals = (-r.log10()).ceil() as usize + 1;
-        format!("{r:.decimals$}×")
-    } else {
-        format!("{r:.2}×")
-    }
-}
-
-/// The concurrent ÷ sequential block (latency and rates), when both modes were measured.
+/// The concurrent ÷ sequential block (latency and rates), when both modes were measured:
+/// the headline figures with their 95 % intervals, then the attempt latencies and the split
+/// votes as bare ratios.
 pub fn comparison(report: &Report) -> Option<String> {
     let c = report.comparison.as_ref()?;
     let f = |x: Option<f64>| x.map(ratio_text).unwrap_or_else(|| "n/a".into());
+    let with_interval = |figure: &str, bare: Option<f64>| {
+        c.intervals
+            .iter()
+            .find(|r| r.figure == figure)
+            .map(ratio_estimate_text)
+            .unwrap_or_else(|| f(bare))
+    };
     Some(format!(
-        "\nconcurrent ÷ sequential: goodput {}, acquire p50 {}, acquire p99 {}, attempt p50 {}, attempt p99 {}, quorum success {}, split votes {}\n",
-        f(c.acquires_per_s_ratio),
-        f(c.acquire_p50_ratio),
-        f(c.acquire_p99_ratio),
+        "\nconcurrent ÷ sequential: goodput {}, acquire p50 {}, acquire p99 {}, quorum success {}, split-vote share {}; attempt p50 {}, attempt p99 {}, split votes {}\n",
+        with_interval("goodput", c.acquires_per_s_ratio),
+        with_interval("acquire.p50", c.acquire_p50_ratio),
+        with_interval("acquire.p99", c.acquire_p99_ratio),
+        with_interval("quorum.success", c.quorum_success_rate_ratio),
+        with_interval("split_votes.share", None),
         f(c.attempt_p50_ratio),
         f(c.attempt_p99_ratio),
-        f(c.quorum_success_rate_ratio),
         f(c.split_votes_ratio),
     ))
 }
@@ -394,18 +410,4 @@ pub fn against_redlock(report: &Report) -> String {
         out.push('\n');
     }
     out
-}
-
-#[cfg(test)]
-mod ratio_tests {
-    use super::ratio_text;
-
-    #[test]
-    fn small_ratios_keep_two_significant_digits() {
-        assert_eq!(ratio_text(0.00086), "0.00086×");
-        assert_eq!(ratio_text(0.05), "0.050×");
-        assert_eq!(ratio_text(0.44), "0.44×");
-        assert_eq!(ratio_text(2.113), "2.11×");
-        assert_eq!(ratio_text(0.0), "0.00×");
-    }
 }

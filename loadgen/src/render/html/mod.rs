@@ -12,11 +12,14 @@ use crate::model::sweep::SweepResult;
 use crate::render::text;
 
 pub mod charts;
+mod compare;
 mod faults;
+mod intervals;
 mod markup;
 mod scenarios;
 mod tables;
 
+pub use compare::compare_page;
 pub use scenarios::scenarios_page;
 
 use faults::{fault_windows, windows_of};
@@ -99,6 +102,7 @@ fn run_sections(report: &Report) -> Result<Markup, String> {
         @for svg in &spectra { (chart(svg)) }
         (tables::latency(&report.modes))
         (tables::counts(&report.modes))
+        (intervals::section(report))
         (tables::vote_patterns(&report.modes))
         (tables::masters(report))
         @for svg in &round_trips { (chart(svg)) }

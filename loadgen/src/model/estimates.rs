@@ -1,0 +1,316 @@
+//! The headline figures of a mode with their 95 % intervals, resampled from the mode's own
+//! per-interval records ([`super::uncertainty`] holds the method). Rates and shares are ratios
+//! of sums over the drawn intervals; percentiles are read from the drawn intervals' latency
+//! histograms added together.
+
+use serde::{Deserialize, Serialize};
+
+use super::interval::Interval;
+use super::mode::ModeStats;
+use super::threshold::{JudgedThreshold, Threshold};
+pub use super::uncertainty::ModeEstimates;
+use super::uncertainty::{bootstrap, ratio_of_sums, Estimate, Order, Resampled};
+
+/// A figure that carries an interval: its JSON/threshold name, its label, and which way is
+/// better (for `compare`'s verdicts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadlineFigure {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub higher_is_better: bool,
+}
+
+/// Every headline figure, in the order the reports list them.
+pub const HEADLINE: [HeadlineFigure; 6] = [
+    HeadlineFigure {
+        name: "goodput",
+        label: "goodput (acquires/s)",
+        higher_is_better: true,
+    },
+    HeadlineFigure {
+        name: "acquire.success",
+        label: "acquire success",
+        higher_is_better: true,
+    },
+    HeadlineFigure {
+        name: "quorum.success",
+        label: "quorum success",
+        higher_is_better: true,
+    },
+    HeadlineFigure {
+        name: "split_votes.share",
+        label: "split-vote share",
+        higher_is_better: false,
+    },
+    HeadlineFigure {
+        name: "acquire.p50",
+        label: "acquire p50",
+        higher_is_better: false,
+    },
+    HeadlineFigure {
+        name: "acquire.p99",
+        label: "acquire p99",
+        higher_is_better: false,
+    },
+];
+
+/// One ratio between two modes or runs with its interval and what the interval says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatioEstimate {
+    /// The [`HEADLINE`] figure's name.
+    pub figure: String,
+    #[serde(flatten)]
+    pub ratio: Estimate,
+    pub order: Order,
+}
+
+/// The headline figure `name` of `m`, resampled (`None`: undefined, e.g. no call at all).
+pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
+    let intervals = &m.intervals;
+    let count =
+        |f: fn(&Interval) -> u64| -> Vec<f64> { intervals.iter().map(|i| f(i) as f64).collect() };
+    let (num, den) = match name {
+        "goodput" => (count(|i| i.acquired), seconds_of(m)),
+        "acquire.success" => (count(|i| i.acquired), count(|i| i.acquire_calls)),
+        "quorum.success" => (count(|i| i.attempts_won), count(|i| i.attempts)),
+        "split_votes.share" => (count(|i| i.split_votes), count(|i| i.attempts)),
+        "acquire.p50" => return percentile(m, 0.50),
+        "acquire.p90" => return percentile(m, 0.90),
+        "acquire.p99" => return percentile(m, 0.99),
+        "acquire.p999" => return percentile(m, 0.999),
+        _ => return None,
+    };
+    ratio_of_sums(&num, &den)
+}
+
+/// The length of each interval in seconds; the last one ends with the measured window.
+fn seconds_of(m: &ModeStats) -> Vec<f64> {
+    let step = m.interval().as_secs_f64();
+    let total = m.duration.as_secs_f64();
+    let n = m.intervals.len();
+    (0..n)
+        .map(|i| {
+            let left = total - i as f64 * step;
+            if i + 1 == n && left > 0.0 {
+                left.min(step)
+            } else {
+                step
+            }
+        })
+        .collect()
+}
+
+/// Quantile `q` of the acquire latency over the drawn intervals, µs.
+fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
+    // Each interval's histogram as (bucket, count) over one sorted list of the values seen
+    // anywhere, so a resample adds sparse counts into one dense array instead of histograms.
+    let hists: Vec<_> = m.intervals.iter().map(|i| i.acquire.unpack()).collect();
+    let mut values: Vec<u64> = hists
+        .iter()
+        .flat_map(|h| h.inner().iter_recorded().map(|v| v.value_iterated_to()))
+        .collect();
+    values.sort_unstable();
+    values.dedup();
+    let sparse: Vec<Vec<(usize, u64)>> = hists
+        .iter()
+        .map(|h| {
+            h.inner()
+                .iter_recorded()
+                .map(|v| {
+                    let at = values.binary_search(&v.value_iterated_to()).unwrap_or(0);
+                    (at, v.count_at_value())
+                })
+                .collect()
+        })
+        .collect();
+    let whole = m.latency.acquire.quantile(q) as f64;
+    let mut dense = vec![0u64; values.len()];
+    let mut resampled = bootstrap(sparse.len(), |drawn| {
+        dense.iter_mut().for_each(|c| *c = 0);
+        let mut total = 0u64;
+        for &i in drawn {
+            for &(at, n) in &sparse[i] {
+                dense[at] += n;
+                total += n;
+            }
+        }
+        if total == 0 {
+            return None;
+        }
+        // The value below which a share q of the calls lie (HdrHistogram's rule: at least one).
+        let rank = ((q * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        dense.iter().zip(&values).find_map(|(&n, &v)| {
+            seen += n;
+            (seen >= rank).then_some(v as f64)
+        })
+    })?;
+    // The headline is the whole run's histogram (the same calls, read without resampling).
+    if m.latency.acquire.count() > 0 {
+        resampled.value = whole;
+    }
+    Some(resampled)
+}
+
+/// Figure `name` of `m` (a threshold's figure) with its interval where it has one; `None`
+/// when the mode has no such figure.
+pub fn figure_of(m: &ModeStats, name: &str) -> Option<Estimate> {
+    let count = |n: u64| Some(Estimate::bare(n as f64));
+    match name {
+        "violations" => count(m.counts.violations),
+        "stale_writes.accepted" => count(m.fencing.as_ref()?.stale_writes_accepted),
+        "token_order_violations" => count(m.fencing.as_ref()?.token_order_violations),
+        _ => {
+            if let Some(e) = m.estimates.as_ref().and_then(|e| e.get(name)) {
+                return Some(e);
+            }
+            let r = resample(m, name)?;
+            Some(widen_to(r.estimate()))
+        }
+    }
+}
+
+/// Every threshold judged on every mode of a run, in the order given.
+pub fn judge_modes(modes: &[ModeStats], thresholds: &[Threshold]) -> Vec<JudgedThreshold> {
+    thresholds
+        .iter()
+        .flat_map(|t| {
+            modes.iter().map(move |m| JudgedThreshold {
+                mode: m.label().into(),
+                verdict: t.judge(figure_of(m, &t.figure)),
+            })
+        })
+        .collect()
+}
+
+/// `m`'s headline figures with their intervals (`None` when the mode has no intervals).
+pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
+    if m.intervals.is_empty() {
+        return None;
+    }
+    let est = |name: &str, fallback: f64| {
+        resample(m, name).map_or(Estimate::bare(fallback), |r| r.estimate())
+    };
+    let mut goodput = est("goodput", m.acquires_per_s());
+    // The headline goodput divides by the measured window, as the table does.
+    goodput.value = m.acquires_per_s();
+    Some(ModeEstimates {
+        units: m.intervals.len(),
+        goodput: widen_to(goodput),
+        acquire_success: est("acquire.success", m.acquire_success_rate()),
+        quorum_success: est("quorum.success", m.quorum_success_rate()),
+        split_vote_share: est(
+            "split_votes.share",
+            super::mode::ratio(m.counts.split_votes, m.counts.attempts),
+        ),
+        acquire_p50_us: est("acquire.p50", m.latency.acquire.quantile(0.5) as f64),
+        acquire_p99_us: est("acquire.p99", m.latency.acquire.quantile(0.99) as f64),
+    })
+}
+
+/// Keeps the value inside its interval.
+fn widen_to(e: Estimate) -> Estimate {
+    match e.interval() {
+        Some((low, high)) => Estimate {
+            value: e.value,
+            low: Some(low.min(e.value)),
+            high: Some(high.max(e.value)),
+        },
+        None => e,
+    }
+}
+
+/// `a ÷ b` for every headline figure both define, with its interval and order.
+pub fn ratios(a: &ModeStats, b: &ModeStats) -> Vec<RatioEstimate> {
+    HEADLINE
+        .iter()
+        .filter_map(|f| {
+            let ratio = resample(a, f.name)?.ratio(&resample(b, f.name)?)?;
+            let ratio = widen_to(ratio.estimate());
+            Some(RatioEstimate {
+                figure: f.name.into(),
+                ratio,
+                order: Order::of(&ratio, 1.0),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use redlock_core::FanOut;
+
+    use super::*;
+    use crate::hist::{Hist, PackedHist};
+
+    fn mode(per_interval: &[(u64, u64)], n_intervals: usize) -> ModeStats {
+        let mut m = ModeStats::new(FanOut::Concurrent, 3, Duration::from_millis(100));
+        m.duration = Duration::from_millis(100 * n_intervals as u64);
+        for i in 0..n_intervals {
+            let (acquired, latency_us) = per_interval[i % per_interval.len()];
+            let mut h = Hist::new();
+            for k in 0..acquired {
+                h.record(latency_us + k % 7);
+            }
+            m.latency.acquire.add(&h);
+            m.counts.acquired += acquired;
+            m.counts.acquire_calls += acquired;
+            m.add_intervals([(
+                i,
+                Interval {
+                    acquired,
+                    acquire_calls: acquired,
+                    attempts: acquired,
+                    attempts_won: acquired,
+                    acquire: PackedHist::pack(&h),
+                    ..Interval::default()
+                },
+            )]);
+        }
+        m
+    }
+
+    #[test]
+    fn every_headline_figure_gets_an_interval_around_the_runs_own_figure() {
+        let m = mode(&[(100, 1000), (110, 1100), (90, 900), (105, 1200)], 20);
+        let e = of_mode(&m).unwrap();
+        for f in HEADLINE {
+            let est = e.get(f.name).unwrap();
+            let (low, high) = est.interval().unwrap_or_else(|| panic!("{}", f.name));
+            assert!(low <= est.value && est.value <= high, "{}: {est:?}", f.name);
+        }
+        assert_eq!(e.goodput.value, m.acquires_per_s());
+        assert_eq!(
+            e.acquire_p99_us.value,
+            m.latency.acquire.quantile(0.99) as f64
+        );
+        let (low, high) = e.acquire_p50_us.interval().unwrap();
+        assert!(low >= 900.0 && high <= 1210.0, "{:?}", e.acquire_p50_us);
+    }
+
+    #[test]
+    fn a_short_run_has_figures_but_no_intervals() {
+        let e = of_mode(&mode(&[(100, 1000)], 4)).unwrap();
+        assert_eq!(e.units, 4);
+        assert_eq!(e.goodput.interval(), None);
+        assert!(e.goodput.value > 0.0);
+    }
+
+    #[test]
+    fn ratios_tell_a_real_gap_from_noise() {
+        let slow = mode(&[(100, 1000), (110, 1100), (90, 900)], 15);
+        let fast = mode(&[(300, 400), (330, 440), (270, 360)], 15);
+        let r = ratios(&fast, &slow);
+        let goodput = r.iter().find(|r| r.figure == "goodput").unwrap();
+        assert_eq!(goodput.order, Order::Higher, "{goodput:?}");
+        let p99 = r.iter().find(|r| r.figure == "acquire.p99").unwrap();
+        assert_eq!(p99.order, Order::Lower, "{p99:?}");
+        let same = ratios(&slow, &slow.clone());
+        assert!(same
+            .iter()
+            .filter(|r| r.figure != "acquire.success" && r.figure != "quorum.success")
+            .all(|r| r.order == Order::NoClearDifference));
+    }
+}

@@ -1,0 +1,155 @@
+//! `compare --html`: the configuration diff, the verdict table, and two overlays (acquire
+//! latency by percentile, throughput over time) of every compared result, mode by mode.
+
+use maud::{html, PreEscaped};
+use plotters::prelude::*;
+
+use super::markup::{chart, page};
+use crate::model::comparison::{CompareResult, Verdict};
+use crate::model::report::Report;
+use crate::render::chart::{self as plot_chart, log_range, Axes, PALETTE};
+use crate::render::compare::difference_text;
+use crate::render::plot::{curve, percentile_label, X_MAX};
+use crate::render::uncertainty::{estimate_text, thresholds_block};
+
+const SIZE: (u32, u32) = (1100, 420);
+
+/// The page. `reports` are the compared results, A first, with their names.
+pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Result<String, String> {
+    let mut charts = String::new();
+    chart(&mut charts, &spectrum(reports)?);
+    chart(&mut charts, &throughput(reports)?);
+    let thresholds = thresholds_block(&result.thresholds);
+    let body = html! {
+        div class="answer" {
+            @for (i, name) in result.results.iter().enumerate() {
+                b { (if i == 0 { "A".to_string() } else { format!("B{i}") }) } ": " (name) br;
+            }
+            @let worse = result.figures.iter().filter(|f| f.verdict == Verdict::Worse).count();
+            @let better = result.figures.iter().filter(|f| f.verdict == Verdict::Better).count();
+            (better) " figure(s) better, " (worse) " worse, the rest with no clear difference at 95 %."
+        }
+        h2 { "Configuration" }
+        @if result.config_diff.is_empty() {
+            p { "The configurations are the same." }
+        } @else {
+            table class="config" {
+                tr { th { "key" } @for name in &result.results { th { (name) } } th { "shape" } }
+                @for d in &result.config_diff {
+                    tr {
+                        td { (d.key) }
+                        @for v in &d.values { td { (v) } }
+                        td { (if d.shape { "workload shape" } else { "not the shape" }) }
+                    }
+                }
+            }
+        }
+        h2 { "Figures (95 % intervals)" }
+        table {
+            tr { th { "result" } th { "mode" } th { "figure" } th { "A" } th { "B" } th { "B − A" } th { "verdict" } }
+            @for f in &result.figures {
+                tr {
+                    td { (f.result) } td { (f.mode) } td { (f.figure) }
+                    td { (estimate_text(&f.figure, &f.a)) }
+                    td { (estimate_text(&f.figure, &f.b)) }
+                    td { (difference_text(&f.figure, &f.difference)) }
+                    td class=(match f.verdict { Verdict::Better => "ok", Verdict::Worse => "bad", _ => "" }) {
+                        (f.verdict.as_str())
+                    }
+                }
+            }
+        }
+        @if !thresholds.is_empty() {
+            h2 { "Thresholds" }
+            pre { (thresholds.trim()) }
+        }
+        h2 { "Overlays" }
+        (PreEscaped(charts))
+    };
+    Ok(page("redlock-loadgen compare", &body.into_string()))
+}
+
+/// Every (result, mode) as a series name and its mode.
+fn series<'a>(
+    reports: &'a [(&str, &'a Report)],
+) -> impl Iterator<Item = (String, &'a crate::model::mode::ModeStats)> + 'a {
+    reports.iter().enumerate().flat_map(|(i, (_, r))| {
+        let tag = if i == 0 {
+            "A".to_string()
+        } else {
+            format!("B{i}")
+        };
+        r.modes
+            .iter()
+            .map(move |m| (format!("{tag} {}", m.label()), m))
+    })
+}
+
+/// Acquire latency by percentile of every result and mode, overlaid.
+fn spectrum(reports: &[(&str, &Report)]) -> Result<String, String> {
+    let lines: Vec<(String, Vec<(f64, f64)>)> = series(reports)
+        .filter(|(_, m)| m.latency.acquire.count() > 0)
+        .map(|(name, m)| (name, curve(&m.latency.acquire)))
+        .collect();
+    let (y_min, y_max) = log_range(lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.1)));
+    let axes = Axes {
+        x: "percentile",
+        y: "latency (ms, log)",
+        x_labels: Some(percentile_label),
+        margin_right: 60,
+    };
+    let y_min = if y_max / y_min < 99.0 {
+        y_min / 10.0
+    } else {
+        y_min
+    };
+    plot_chart::svg_sized(
+        SIZE,
+        "acquire latency by percentile",
+        axes,
+        (1f64..X_MAX).log_scale(),
+        (y_min * 0.999..y_max).log_scale(),
+        |c| {
+            for (i, (label, points)) in lines.into_iter().enumerate() {
+                plot_chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Locks acquired per second in each interval of every result and mode, overlaid.
+fn throughput(reports: &[(&str, &Report)]) -> Result<String, String> {
+    let mut lines = Vec::new();
+    let (mut x_max, mut y_max) = (1.0f64, 1.0f64);
+    for (name, m) in series(reports) {
+        let step = m.interval().as_secs_f64();
+        let points: Vec<(f64, f64)> = m
+            .intervals
+            .iter()
+            .map(|i| ((i.index as f64 + 0.5) * step, i.acquired as f64 / step))
+            .collect();
+        x_max = x_max.max(m.intervals.len() as f64 * step);
+        y_max = points.iter().map(|p| p.1).fold(y_max, f64::max);
+        lines.push((name, points));
+    }
+    let axes = Axes {
+        x: "seconds into the measured window",
+        y: "locks acquired per second",
+        x_labels: None,
+        margin_right: 30,
+    };
+    plot_chart::svg_sized(
+        SIZE,
+        "Throughput over time",
+        axes,
+        0f64..x_max,
+        0f64..y_max * 1.15,
+        |c| {
+            for (i, (label, points)) in lines.into_iter().enumerate() {
+                plot_chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
+            }
+            Ok(())
+        },
+    )
+}

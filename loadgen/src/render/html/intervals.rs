@@ -1,0 +1,55 @@
+//! The "how sure" table of a run's HTML report: each headline figure of each mode with its
+//! 95 % interval, and the concurrent ÷ sequential ratios with theirs.
+
+use maud::{html, Markup};
+
+use crate::model::estimates::HEADLINE;
+use crate::model::report::Report;
+use crate::model::uncertainty::MIN_UNITS;
+use crate::render::uncertainty::{estimate_text, ratio_estimate_text};
+
+/// The section, or nothing when no mode kept intervals.
+pub fn section(report: &Report) -> Markup {
+    let modes: Vec<_> = report
+        .modes
+        .iter()
+        .filter_map(|m| Some((m, m.estimates.as_ref()?)))
+        .collect();
+    let Some(&(first, first_estimates)) = modes.first() else {
+        return html! {};
+    };
+    let ratios = report.comparison.as_ref().map(|c| &c.intervals);
+    html! {
+        h2 { "How sure: 95 % intervals" }
+        p {
+            "Moving-block bootstrap over each mode's " (first_estimates.units) " intervals of "
+            (first.interval_ms) " ms: how much a figure would move if this machine ran the same \
+            command again. It does not cover another machine or another load on this one."
+            @if first_estimates.units < MIN_UNITS {
+                " Fewer than " (MIN_UNITS) " intervals: too short to say."
+            }
+        }
+        table {
+            tr {
+                th { "figure" }
+                @for (m, _) in &modes { th { (m.label()) " (95 %)" } }
+                @if ratios.is_some() { th { "concurrent ÷ sequential" } }
+            }
+            @for f in HEADLINE {
+                tr {
+                    td { (f.label) }
+                    @for (_, e) in &modes {
+                        td { @if let Some(est) = e.get(f.name) { (estimate_text(f.name, &est)) } }
+                    }
+                    @if let Some(ratios) = ratios {
+                        td {
+                            @if let Some(r) = ratios.iter().find(|r| r.figure == f.name) {
+                                (ratio_estimate_text(r))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
