@@ -13,6 +13,7 @@
 //! Used by the tests of every crate, the benchmarks (`bench/`) and the load generator.
 
 mod child;
+mod error;
 mod masters;
 pub mod proxy;
 pub mod resp;

@@ -10,8 +10,6 @@ use std::sync::Arc;
 
 use redlock_core::{AcquireOutcome, Measurement, DURATION_BUCKETS_S};
 
-use crate::metrics::Series;
-
 /// Buckets of a histogram: one per upper bound, and the last for values above every bound.
 pub(crate) const BUCKETS: usize = DURATION_BUCKETS_S.len() + 1;
 
@@ -114,6 +112,35 @@ impl Direct {
 /// The bucket of `seconds` (NaN, never measured, lands in the first).
 fn bucket_of(seconds: f64) -> usize {
     DURATION_BUCKETS_S.partition_point(|&bound| bound < seconds)
+}
+
+/// Which histogram a value goes to, with its attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Series {
+    Acquire {
+        outcome: AcquireOutcome,
+        fanout: &'static str,
+    },
+    Extend,
+    Release,
+    Request {
+        /// The master's server attributes (`Tally::add_server`).
+        server: usize,
+        operation: &'static str,
+        error_type: Option<&'static str>,
+    },
+}
+
+impl Series {
+    /// Position of its histogram in `Tally::histograms`.
+    pub(crate) fn histogram(self) -> usize {
+        match self {
+            Series::Acquire { .. } => 0,
+            Series::Extend => 1,
+            Series::Release => 2,
+            Series::Request { .. } => 3,
+        }
+    }
 }
 
 #[cfg(test)]

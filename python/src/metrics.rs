@@ -34,10 +34,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use redlock_core::{AcquireOutcome, AttemptResult, Measurement, MetricsSink};
+use redlock_core::{AttemptResult, Measurement, MetricsSink};
 
 use crate::attach::AttachPermit;
-use crate::histograms::{Aggregate, Direct, BUCKETS};
+use crate::histograms::{Aggregate, Direct, Series, BUCKETS};
 use crate::logging::keep_raised;
 use crate::process::process_id;
 
@@ -52,35 +52,6 @@ static DUE: AtomicBool = AtomicBool::new(false);
 /// never held by another thread when the interpreter forks (the recording threads, which do
 /// not hold the GIL, only set atomics).
 static TALLIES: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
-
-/// Which histogram a value goes to, with its attributes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Series {
-    Acquire {
-        outcome: AcquireOutcome,
-        fanout: &'static str,
-    },
-    Extend,
-    Release,
-    Request {
-        /// The master's server attributes (`Tally::add_server`).
-        server: usize,
-        operation: &'static str,
-        error_type: Option<&'static str>,
-    },
-}
-
-impl Series {
-    /// Position of its histogram in `Tally::histograms`.
-    fn histogram(self) -> usize {
-        match self {
-            Series::Acquire { .. } => 0,
-            Series::Extend => 1,
-            Series::Release => 2,
-            Series::Request { .. } => 3,
-        }
-    }
-}
 
 /// What the clients of one meter measured and nobody has read yet (counters: since the start).
 #[derive(Default)]

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::LocalError;
+use crate::error::LocalError;
 
 /// Names the libfaketime library to preload (default: Debian's, found under /usr/lib).
 pub const FAKETIME_LIB_ENV: &str = "REDLOCK_FAKETIME_LIB";

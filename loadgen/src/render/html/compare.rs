@@ -1,7 +1,7 @@
 //! `compare --html`: the configuration diff, the verdict table, and two overlays (acquire
 //! latency by percentile, throughput over time) of every compared result, mode by mode.
 
-use maud::{html, PreEscaped};
+use maud::html;
 use plotters::prelude::*;
 
 use super::markup::{chart, page};
@@ -16,9 +16,7 @@ const SIZE: (u32, u32) = (1100, 420);
 
 /// The page. `reports` are the compared results, A first, with their names.
 pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Result<String, String> {
-    let mut charts = String::new();
-    chart(&mut charts, &spectrum(reports)?);
-    chart(&mut charts, &throughput(reports)?);
+    let overlays = [spectrum(reports)?, throughput(reports)?];
     let thresholds = thresholds_block(&result.thresholds);
     let body = html! {
         div class="answer" {
@@ -64,9 +62,9 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             pre { (thresholds.trim()) }
         }
         h2 { "Overlays" }
-        (PreEscaped(charts))
+        @for svg in &overlays { (chart(svg)) }
     };
-    Ok(page("redlock-loadgen compare", &body.into_string()))
+    Ok(page("redlock-loadgen compare", body))
 }
 
 /// Every (result, mode) as a series name and its mode.

@@ -68,4 +68,3 @@ pub fn scenarios_page(result: &ScenariosResult) -> Result<String, String> {
         body,
     ))
 }
-
