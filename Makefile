@@ -11,8 +11,9 @@ CARGO_TEST_FLAGS ?=
 # The one feature set every workspace build of the suite uses (clippy, tests, benchmarks in
 # test mode, the Valkey reruns): cargo unifies features over the packages and targets it
 # builds, so a command with another selection (`-p CRATE`) rebuilds half the dependency tree
-# under other hashes. The C suite needs the test-only panic trigger in libredlock.so.
-WORKSPACE_FEATURES := --features redlock-ffi/test-hooks
+# under other hashes. The C suite needs the test-only panic trigger in libredlock.so; the
+# core's OpenTelemetry metrics (`otel`) are linted and tested in the same pass.
+WORKSPACE_FEATURES := --features redlock-ffi/test-hooks,redlock-core/otel,redlock-bench/otel
 # Surface test targets, appended by mk/*.mk, run after the Rust tests.
 TEST_TARGETS :=
 # Targets `make deps` runs, appended by mk/*.mk (e.g. a Python virtualenv).
@@ -57,8 +58,9 @@ layers: ## No module imports one of a layer above its own (loadgen, core; docs/s
 
 lint: fmt-check clippy doc import-cycles layers ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc, import-cycle and layer gates
 
-test-rust: deps-redis deps-ffi deps-valkey deps-faketime ## Rust unit, integration and doc tests against real local masters (the C/C++ suite included, under FFI_CHECK)
-	REDLOCK_FFI_CHECK=$(FFI_CHECK) $(CARGO) test --workspace --locked $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
+test-rust: deps-redis deps-ffi deps-valkey deps-faketime history-check ## Rust unit, integration and doc tests against real local masters (the C/C++ suite included, under FFI_CHECK)
+	REDLOCK_FFI_CHECK=$(FFI_CHECK) HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) \
+	  $(CARGO) test --workspace --locked $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
 
 test: deps lint test-rust $(TEST_TARGETS) ## Install what is missing, then run every gate and test
 

@@ -57,11 +57,18 @@ $(PY_WHEEL_STAMP): python/requirements-wheel.txt $(PY_DEPS_STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -r python/requirements-wheel.txt
 	@touch $@
 
+# The cargo profile of the wheel: release for `make wheel`; `make test-wheel` checks a wheel of
+# the dev profile, built the same way (zig, manylinux2014 tag, abi3): what it checks (the tag,
+# an install without Rust, a round trip) does not depend on the profile, and a release build of
+# the whole dependency tree would be the slowest step of `make test`.
+WHEEL_PROFILE ?= release
+test-wheel: WHEEL_PROFILE = dev
+
 # maturin links with zig (`--zig`, the `ziglang` package on PATH as `python -m ziglang`) against
 # glibc 2.17 and refuses to tag the wheel manylinux2014 if the extension needs anything newer.
 wheel: deps-wheel ## abi3 wheel for CPython >= 3.9 on manylinux2014 (glibc 2.17) x86_64, into target/wheels
 	rm -f $(WHEEL_DIR)/redlock_rs-*.whl
-	cd python && PATH="$(abspath $(PY_VENV))/bin:$$PATH" .venv/bin/maturin build --release --locked \
+	cd python && PATH="$(abspath $(PY_VENV))/bin:$$PATH" .venv/bin/maturin build --profile $(WHEEL_PROFILE) --locked \
 	  --strip --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu --out $(abspath $(WHEEL_DIR))
 	@ls -l $(WHEEL_DIR)/redlock_rs-*.whl
 

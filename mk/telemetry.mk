@@ -1,5 +1,5 @@
-# Observability (docs/src/observability.md): the core's `otel` feature is off in the workspace
-# build, so its lint and its test against the OpenTelemetry SDK's in-memory exporter run here.
+# Observability (docs/src/observability.md): `make test` lints and tests the core's `otel` feature in
+# its one workspace pass (WORKSPACE_FEATURES, in the Makefile); this target does only that.
 
 .PHONY: test-otel
 
@@ -7,4 +7,4 @@ test-otel: deps-redis ## The `otel` feature: clippy, and metrics collected by th
 	$(CARGO) clippy -p redlock-core -p redlock-bench --all-targets --features redlock-core/otel,redlock-bench/otel --locked -- -D warnings
 	$(CARGO) test -p redlock-core --features otel --locked --test otel --test spans
 
-TEST_TARGETS += test-otel
+# `make test` lints and tests the `otel` feature in its one workspace pass (WORKSPACE_FEATURES).
