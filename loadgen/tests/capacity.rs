@@ -191,6 +191,9 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
         narrow.starts_with("--start-rate 3 --max-rate 6 --max-steps "),
         "{narrow}"
     );
+    // The narrower search runs this answer's mode only.
+    let mode = answer["fanout"].as_str().unwrap();
+    assert!(narrow.ends_with(&format!(" --fanout {mode}")), "{narrow}");
     let statement = answer["statement"].as_str().unwrap();
     assert!(
         statement.contains("3/s passed, 6/s failed") && statement.contains(narrow),

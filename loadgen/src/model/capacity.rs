@@ -204,7 +204,16 @@ pub fn answer(
     let spread = spread(&same_rate);
     let narrow_with = match (rate, lowest_failed) {
         (Some(lo), Some(hi)) if !confirmed || limit == Limit::Steps => {
-            narrowing_flags(lo, hi, plan.precision)
+            // Only this mode: without it, the narrower search would run every mode again.
+            let mode = if matches!(fanout, "sequential" | "concurrent") {
+                "--fanout"
+            } else {
+                "--lock"
+            };
+            format!(
+                "{} {mode} {fanout}",
+                narrowing_flags(lo, hi, plan.precision)
+            )
         }
         _ => String::new(),
     };
