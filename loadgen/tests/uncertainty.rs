@@ -3,6 +3,7 @@
 mod common;
 
 use common::{assert_schema_valid, exits, read_json, text};
+use redlock_loadgen::model::generator::CPU_CONTENDED;
 use redlock_local::LocalMasters;
 
 /// A threshold no run can meet (no acquire takes less than 1 µs) exits 4, after a report and
@@ -136,74 +137,73 @@ fn compare_json(
     read_json(out)
 }
 
-/// Ten pairs of 1 client against 16 on distinct keys (A/B): the real difference (goodput or
-/// acquire p99) is found in all 10.
+/// Ten rounds of the same command twice (A/A) and of 1 client against 16 on distinct keys
+/// (A/B). The real difference (goodput or acquire p99) is found in all 10 A/B pairs, whatever
+/// the machine does.
+///
+/// The A/A figures depend on what the runs recorded. Where neither run of a pair waited for a
+/// core much of the time (a quiet machine), the same command twice shows no clear difference
+/// in goodput and in acquire p99 in at least 9 of 10 such pairs, and one run's goodput interval
+/// covers the second run's goodput in at least 8 of 10. Where a run did wait (a busy machine:
+/// its figures move with the other work, which no interval of one run covers), `compare` must
+/// say so for that run, whatever its verdict.
 #[test]
-fn compare_finds_a_real_difference() {
-    let Pairs { pairs, found, .. } = pairs_of_runs(10, false);
+fn compare_finds_a_real_difference_and_tells_noise_from_it() {
+    let Pairs {
+        pairs,
+        found,
+        quiet,
+        same_goodput,
+        same_p99,
+        covered,
+    } = pairs_of_runs(10);
+    println!(
+        "A/B (1 vs 16 clients): a difference found in {found}/{pairs}; \
+         A/A on a quiet machine ({quiet} pair(s)): no clear difference in goodput \
+         {same_goodput}, acquire p99 {same_p99}; goodput interval covered the second run {covered}"
+    );
     assert_eq!(
         found, pairs,
         "A/B: a difference in goodput or acquire p99 found in {found}/{pairs}"
     );
-}
-
-/// The issue's criteria for noise, only on a quiet machine: the same command twice shows no
-/// clear difference in goodput and acquire p99 in at least 9 of 10 pairs, and one run's
-/// goodput interval covers the second run's goodput in at least 8 of 10. The intervals cover
-/// the noise within a run, not a neighbour's load that comes or goes between two runs (on a
-/// shared 2-core machine at load 5–8 the A/A goodput pairs measured 4–9 of 10); and even then
-/// a 95 % interval of one run holds a second run's figure about 83 % of the time, so 8 of 10
-/// is the bound, not a margin.
-#[test]
-#[ignore = "needs a quiet machine: cargo test -p redlock-loadgen --test uncertainty -- --ignored"]
-fn the_same_command_twice_shows_no_clear_difference_on_a_quiet_machine() {
-    let Pairs {
-        pairs,
-        same_goodput,
-        same_p99,
-        covered,
-        ..
-    } = pairs_of_runs(10, true);
+    // "9 of 10" and "8 of 10", for however many pairs ran on a quiet machine.
+    let allowed = |per_ten: usize| (quiet * per_ten).div_ceil(10);
     assert!(
-        same_goodput >= 9,
-        "A/A goodput: {same_goodput}/{pairs} no clear difference"
+        quiet - same_goodput <= allowed(1),
+        "A/A goodput: {same_goodput}/{quiet} quiet pair(s) with no clear difference"
     );
     assert!(
-        same_p99 >= 9,
-        "A/A acquire p99: {same_p99}/{pairs} no clear difference"
+        quiet - same_p99 <= allowed(1),
+        "A/A acquire p99: {same_p99}/{quiet} quiet pair(s) with no clear difference"
     );
-    assert!(covered >= 8, "coverage: {covered}/{pairs}");
+    assert!(
+        quiet - covered <= allowed(2),
+        "coverage: {covered}/{quiet} quiet pair(s)"
+    );
 }
 
-/// What ten pairs of runs showed.
+/// What ten rounds of runs showed.
 struct Pairs {
     pairs: usize,
+    /// A/B pairs where `compare` found a difference.
+    found: usize,
+    /// A/A pairs where neither run waited for a core much of the time, and what they showed.
+    quiet: usize,
     same_goodput: usize,
     same_p99: usize,
-    found: usize,
     covered: usize,
 }
 
-/// `same_twice`: also run A a second time for the A/A figures (otherwise they stay 0).
-fn pairs_of_runs(pairs: usize, same_twice: bool) -> Pairs {
+fn pairs_of_runs(pairs: usize) -> Pairs {
     let masters = LocalMasters::start(3).expect("redis-server is installed");
     let urls = masters.urls().join(",");
     let dir = tempfile::tempdir().unwrap();
-    let (mut same_goodput, mut same_p99, mut found, mut covered) = (0, 0, 0, 0);
+    let (mut quiet, mut same_goodput, mut same_p99, mut found, mut covered) = (0, 0, 0, 0, 0);
     for i in 0..pairs {
         let a = short_run(&urls, "16", dir.path(), &format!("a{i}"));
         let one = short_run(&urls, "1", dir.path(), &format!("one{i}"));
-        // Without the A/A figures, the A/B page below compares A with itself.
-        let a_again = if same_twice {
-            short_run(&urls, "16", dir.path(), &format!("a{i}-again"))
-        } else {
-            a.clone()
-        };
-        if same_twice {
-            let aa = compare_json(&a, &a_again, &dir.path().join(format!("aa{i}.json")), &[]);
-            same_goodput += usize::from(verdict(&aa, "goodput") == "no_clear_difference");
-            same_p99 += usize::from(verdict(&aa, "acquire.p99") == "no_clear_difference");
-        }
+        let a_again = short_run(&urls, "16", dir.path(), &format!("a{i}-again"));
+        let aa = compare_json(&a, &a_again, &dir.path().join(format!("aa{i}.json")), &[]);
         let ab = compare_json(
             &one,
             &a,
@@ -214,9 +214,18 @@ fn pairs_of_runs(pairs: usize, same_twice: bool) -> Pairs {
         // flat or down); where they are many, goodput rises.
         let told = [verdict(&ab, "goodput"), verdict(&ab, "acquire.p99")];
         found += usize::from(told.iter().any(|v| v == "better" || v == "worse"));
-        let first = read_json(&a);
-        if same_twice {
-            let second = read_json(&a_again);
+        let (first, second) = (read_json(&a), read_json(&a_again));
+        let busy = busy_runs(&aa);
+        let waited = |r: &serde_json::Value| wait_share(r) >= CPU_CONTENDED;
+        assert_eq!(
+            busy.len(),
+            usize::from(waited(&first)) + usize::from(waited(&second)),
+            "compare names each run that waited for a core past {CPU_CONTENDED}: {busy:?}"
+        );
+        if busy.is_empty() {
+            quiet += 1;
+            same_goodput += usize::from(verdict(&aa, "goodput") == "no_clear_difference");
+            same_p99 += usize::from(verdict(&aa, "acquire.p99") == "no_clear_difference");
             let goodput = |r: &serde_json::Value| r["modes"][0]["estimates"]["goodput"].clone();
             let (interval, other) = (goodput(&first), goodput(&second)["value"].as_f64().unwrap());
             let (low, high) = (
@@ -238,27 +247,50 @@ fn pairs_of_runs(pairs: usize, same_twice: bool) -> Pairs {
                 html.to_str().unwrap(),
             ]);
             assert!(out.status.success(), "{}", text(&out.stderr));
+            let stdout = text(&out.stdout);
             let dom = common::browser::check_in_browser(&html, "compare", 2);
             assert!(
                 dom.contains("no clear difference") || dom.contains("better"),
                 "{dom}"
             );
+            // A run that waited for a core is named on both pages, with the reason.
+            let runs = [&first, &second, &read_json(&one)];
+            if runs.iter().any(|r| waited(r)) {
+                for page in [&stdout, &dom] {
+                    assert!(page.contains("waited for a core"), "{page}");
+                }
+            } else {
+                assert!(!stdout.contains("waited for a core"), "{stdout}");
+            }
         }
-    }
-    println!("A/B (1 vs 16 clients): a difference found in {found}/{pairs}");
-    if same_twice {
-        println!(
-            "A/A no clear difference: goodput {same_goodput}/{pairs}, acquire p99 {same_p99}/{pairs}; \
-             goodput interval covered the second run {covered}/{pairs}"
-        );
     }
     Pairs {
         pairs,
+        found,
+        quiet,
         same_goodput,
         same_p99,
-        found,
         covered,
     }
+}
+
+/// The share of its ready time a run's (only) mode's generator waited for a core, from the
+/// result file (0 where the platform did not tell).
+fn wait_share(result: &serde_json::Value) -> f64 {
+    let cpu = &result["modes"][0]["generator"]["cpu"];
+    let used = cpu["user_s"].as_f64().unwrap() + cpu["sys_s"].as_f64().unwrap();
+    match cpu["wait_s"].as_f64() {
+        Some(wait) if wait + used > 0.0 => wait / (wait + used),
+        _ => 0.0,
+    }
+}
+
+/// `compare`'s list of runs measured on a busy machine.
+fn busy_runs(compared: &serde_json::Value) -> Vec<serde_json::Value> {
+    compared["busy_machine"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Differently shaped workloads are refused, naming what differs; a ratio threshold gates.

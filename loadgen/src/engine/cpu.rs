@@ -1,19 +1,20 @@
 //! The load generator's own CPU: user + sys time of this process (all its threads, read by
-//! [`redlock_process_cpu`]), sampled at the start and the end of a measured window.
+//! [`redlock_process_cpu`]) and how long its threads waited for a core, sampled at the start
+//! and the end of a measured window.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use redlock_process_cpu::{process_cpu, CpuTime};
+use redlock_process_cpu::{cpu_wait, process_cpu, CpuTime};
 
 use crate::model::mode::GeneratorCpu;
 
-/// One reading of the process's CPU time and the wall clock.
+/// One reading of the wall clock, the process's CPU time and its threads' wait for a core.
 #[derive(Debug, Clone, Copy)]
-pub struct CpuSample(Instant, CpuTime);
+pub struct CpuSample(Instant, CpuTime, Option<Duration>);
 
 impl CpuSample {
     pub fn now() -> CpuSample {
-        CpuSample(Instant::now(), process_cpu())
+        CpuSample(Instant::now(), process_cpu(), cpu_wait())
     }
 
     /// What the process used from `self` to `later`, against what the machine offered.
@@ -25,6 +26,11 @@ impl CpuSample {
             sys_s: used.system.as_secs_f64(),
             core_s: later.0.saturating_duration_since(self.0).as_secs_f64() * f64::from(cores),
             cores,
+            // Threads that exited in the window take their wait with them: never negative.
+            wait_s: later
+                .2
+                .zip(self.2)
+                .map(|(end, start)| end.saturating_sub(start).as_secs_f64()),
         }
     }
 }

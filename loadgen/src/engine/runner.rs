@@ -11,6 +11,7 @@ use crate::engine::checker::count_violations;
 use crate::engine::config::{Load, RunConfig};
 use crate::engine::cpu::CpuSample;
 use crate::engine::faults::client::{CrashPlan, PausePlan};
+use crate::engine::hooks::FirstLock;
 pub use crate::engine::hooks::{NoHooks, RunHooks};
 use crate::engine::locks::baseline::Baseline;
 use crate::engine::locks::setup::{self, LockSetup};
@@ -254,6 +255,7 @@ async fn run_mode(
         Load::Closed { .. } => None,
     };
     let hard_stop = Stop::new();
+    let first_lock = Arc::new(FirstLock::new(clock.measure_start));
     let setup = WorkerSetup {
         redlock,
         cfg: Arc::clone(cfg),
@@ -262,6 +264,7 @@ async fn run_mode(
         slots: slots.clone(),
         stop: Arc::clone(stop),
         hard_stop: Arc::clone(&hard_stop),
+        first_lock: Arc::clone(&first_lock),
         lock: LockSetup {
             baseline,
             crash: cfg
@@ -375,6 +378,7 @@ async fn run_mode(
         hooks.tick(
             fanout,
             now.saturating_duration_since(clock.measure_start),
+            first_lock.at(),
             target,
         )?;
         let measured = (now >= clock.measure_start)

@@ -20,6 +20,7 @@ use redlock_core::{Lock, Redlock, Retry, Vote};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
 use crate::engine::history::{Lease, Op, Outcome};
+use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
 use crate::engine::locks::cycle::{self as baseline_cycle, Record};
 use crate::engine::locks::setup::LockSetup;
@@ -115,6 +116,8 @@ pub struct WorkerSetup {
     pub lock: LockSetup,
     /// The protected resource and the token order (fenced or storage-writing runs).
     pub protected: Option<Arc<Protected>>,
+    /// When the mode's first lock was granted (what faults timed `lock+D` wait for).
+    pub first_lock: Arc<FirstLock>,
 }
 
 /// The recorder of one task. Only the workers of the task's task touch it, and a task is
@@ -192,6 +195,7 @@ async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, ta
                     cfg: &setup.cfg,
                     keys: &setup.keys,
                     hard_stop: &setup.hard_stop,
+                    first_lock: &setup.first_lock,
                 };
                 baseline_cycle::run(
                     mode,
@@ -263,6 +267,7 @@ async fn cycle(
             return true;
         }
     };
+    setup.first_lock.granted(done);
     if faults.crash_now() {
         // Nobody learns the crashed holder's outcome: the own checker has no window for it.
         if let Some(h) = history {

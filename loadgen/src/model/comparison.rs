@@ -58,6 +58,17 @@ pub struct FigureComparison {
     pub verdict: Verdict,
 }
 
+/// A compared result whose generator waited for a core much of the time: its figures moved
+/// with the machine's other work, which no interval of one run covers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusyMachine {
+    /// The result (its file name) and mode.
+    pub result: String,
+    pub mode: String,
+    /// Share of its ready time the generator waited for a core.
+    pub wait_share: f64,
+}
+
 /// The whole comparison (`compare --json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareResult {
@@ -69,6 +80,10 @@ pub struct CompareResult {
     pub figures: Vec<FigureComparison>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<JudgedThreshold>,
+    /// Results measured on a busy machine (then a verdict may be the machine's, not the
+    /// configuration's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busy_machine: Vec<BusyMachine>,
 }
 
 /// Configuration keys that do not change what is measured, only for how long or from where.
@@ -158,7 +173,25 @@ pub fn compare(results: &[(String, Report)], thresholds: &[Threshold]) -> Compar
         config_diff: config_diff(results),
         figures,
         thresholds: verdicts,
+        busy_machine: busy_machine(results),
     }
+}
+
+/// Every mode of every result whose generator waited for a core past
+/// [`crate::model::generator::CPU_CONTENDED`].
+fn busy_machine(results: &[(String, Report)]) -> Vec<BusyMachine> {
+    results
+        .iter()
+        .flat_map(|(name, r)| {
+            r.modes.iter().filter_map(move |m| {
+                Some(BusyMachine {
+                    result: name.clone(),
+                    mode: m.label().into(),
+                    wait_share: crate::model::generator::contended(m)?,
+                })
+            })
+        })
+        .collect()
 }
 
 /// A threshold on one B: a `.ratio` figure on B ÷ A, any other figure on B itself; per mode.

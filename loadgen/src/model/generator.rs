@@ -6,6 +6,20 @@ use crate::model::mode::ModeStats;
 
 /// Share of the machine's cores above which the generator's CPU counts as saturated.
 pub const CPU_SATURATED: f64 = 0.8;
+/// Share of its ready time the generator waited for a core above which the machine counts as
+/// busy: its figures then move with the machine's other work, which the run's intervals do
+/// not see coming and going between runs. A run with cores to spare waits a few per cent.
+pub const CPU_CONTENDED: f64 = 0.25;
+
+/// The share of its ready time the generator of `m` waited for a core, when it is above
+/// [`CPU_CONTENDED`].
+pub fn contended(m: &ModeStats) -> Option<f64> {
+    m.generator
+        .cpu
+        .wait_share()
+        .filter(|&share| share >= CPU_CONTENDED)
+}
+
 /// Dropped slots above this share of the scheduled ones: the target rate was missed; late
 /// starts above it are reported.
 pub const MISSED_SHARE: f64 = 0.01;
@@ -115,6 +129,7 @@ mod tests {
             sys_s: 0.0,
             core_s: 2.0,
             cores: 2,
+            wait_s: None,
         };
         m
     }

@@ -66,14 +66,35 @@ pub struct GeneratorCpu {
     pub core_s: f64,
     /// Cores of the machine (merged: the largest).
     pub cores: u32,
+    /// Seconds the generator's threads were ready to run but waited for a core (Linux's run
+    /// delay; absent where the platform does not tell). Other work on the machine, or more
+    /// runnable threads than cores, shows up here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_s: Option<f64>,
 }
 
 impl GeneratorCpu {
     pub fn add(&mut self, other: &GeneratorCpu) {
+        // The default (nothing measured yet) takes the other's wait; a part that could not
+        // tell its wait leaves the sum unknown.
+        let nothing_yet = self.core_s == 0.0;
+        self.wait_s = match (self.wait_s, other.wait_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            (None, b) if nothing_yet => b,
+            _ => None,
+        };
         self.user_s += other.user_s;
         self.sys_s += other.sys_s;
         self.core_s += other.core_s;
         self.cores = self.cores.max(other.cores);
+    }
+
+    /// Share of the time the generator was ready to run that it spent waiting for a core:
+    /// wait ÷ (wait + CPU used). Near 0 on a machine with cores to spare.
+    pub fn wait_share(&self) -> Option<f64> {
+        let wait = self.wait_s?;
+        let ready = wait + self.user_s + self.sys_s;
+        (ready > 0.0).then(|| wait / ready)
     }
 
     /// Share of the machine's cores the generator used (0..=1).

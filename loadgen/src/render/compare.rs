@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::model::comparison::CompareResult;
-use crate::render::uncertainty::{estimate_text, thresholds_block, value_text};
+use crate::render::uncertainty::{busy_machine_text, estimate_text, thresholds_block, value_text};
 
 /// B − A in the figure's reading unit, with its interval.
 pub fn difference_text(figure: &str, d: &crate::model::uncertainty::Estimate) -> String {
@@ -55,6 +55,16 @@ pub fn text(result: &CompareResult) -> String {
                 } else {
                     "  (not the workload's shape)"
                 }
+            );
+        }
+    }
+    if !result.busy_machine.is_empty() {
+        out.push_str("\nmeasured on a busy machine\n");
+        for b in &result.busy_machine {
+            let _ = writeln!(
+                out,
+                "  ! {}",
+                busy_machine_text(&format!("{} {}", b.result, b.mode), b.wait_share)
             );
         }
     }

@@ -92,6 +92,11 @@ pub fn modes_block(modes: &[&ModeStats]) -> String {
             String::new()
         }
     );
+    for (m, _) in &with {
+        if let Some(share) = crate::model::generator::contended(m) {
+            let _ = writeln!(out, "  ! {}", busy_machine_text(m.label(), share));
+        }
+    }
     for f in HEADLINE {
         let _ = write!(out, "  {:<24}", f.label);
         for (m, e) in &with {
@@ -103,6 +108,19 @@ pub fn modes_block(modes: &[&ModeStats]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Why a run on a busy machine is read with care: `what` ("concurrent", "B sequential")
+/// waited for a core `share` of the time it was ready to run.
+pub fn busy_machine_text(what: &str, share: f64) -> String {
+    format!(
+        "{what}: the generator waited for a core {:.0} % of the time it was ready to run (other \
+         work on this machine, or more busy threads than cores). Its figures move with that \
+         work, which the intervals of one run do not cover as it comes and goes between runs: \
+         a difference from another run may be the machine's. Compare runs from a quiet machine, \
+         or repeat each (--repeat N) so the intervals span runs.",
+        100.0 * share
+    )
 }
 
 /// One line per threshold verdict: `pass  acquire.p99<10ms  concurrent 4.100 ms (95 % …)`.

@@ -2,6 +2,9 @@
 //! (`getrusage(RUSAGE_SELF)`). Local masters and other children are other processes and are
 //! not included. The load generator, the criterion benchmarks and the peer workloads all read
 //! it here, so their CPU figures mean the same thing.
+//!
+//! And how long the process's threads were ready to run but waited for a core
+//! ([`cpu_wait`]): what tells a run on a busy machine from one on a quiet machine.
 
 use std::ops::Sub;
 use std::time::Duration;
@@ -59,6 +62,32 @@ pub fn process_cpu() -> CpuTime {
     CpuTime::default()
 }
 
+/// How long the threads of this process alive now have waited, ready to run, for a core (the
+/// scheduler's run delay: `/proc/self/task/*/schedstat`, second field). `None` where the
+/// platform does not tell (not Linux, or schedstat switched off). A thread that has exited
+/// takes its wait with it: read it at the start and the end of a window of the same threads.
+pub fn cpu_wait() -> Option<Duration> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let mut total_ns = 0u64;
+    let mut read_any = false;
+    for task in tasks.flatten() {
+        // A thread can exit between the listing and the read: skip it.
+        let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        if let Some(ns) = run_delay_ns(&text) {
+            total_ns = total_ns.saturating_add(ns);
+            read_any = true;
+        }
+    }
+    read_any.then(|| Duration::from_nanos(total_ns))
+}
+
+/// The run delay (ns) of one `schedstat` line: "<on-cpu ns> <waiting ns> <timeslices>".
+fn run_delay_ns(schedstat: &str) -> Option<u64> {
+    schedstat.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +109,28 @@ mod tests {
             CpuTime::default(),
             "an earlier reading minus a later one is zero"
         );
+    }
+
+    #[test]
+    fn the_run_delay_is_the_second_field_and_garbage_is_none() {
+        assert_eq!(run_delay_ns("123 4567 8\n"), Some(4567));
+        assert_eq!(run_delay_ns("123"), None);
+        assert_eq!(run_delay_ns("1 x 2"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_process_wait_includes_this_threads_wait_which_never_shrinks() {
+        let mine = || {
+            let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+            run_delay_ns(&text).unwrap()
+        };
+        let before = mine();
+        let process = cpu_wait().expect("Linux tells the run delay");
+        assert!(
+            process.as_nanos() >= u128::from(before),
+            "the process waited {process:?}, this thread alone {before} ns before that"
+        );
+        assert!(mine() >= before);
     }
 }

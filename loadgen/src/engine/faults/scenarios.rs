@@ -33,14 +33,17 @@ pub struct Scenario {
 /// start 0.5 s into the measurement.
 const LOAD: &str = "--clients 8 --resources 1 --ttl 1s --warmup 500ms --duration 3s";
 /// Negative-control setup: 2 clients on one lock held 2.5 s with a 3 s TTL. m3 and m4 are down
-/// for the first second, so the first holder gets exactly m0, m1, m2 (3 of 5); they come back
-/// empty, then at 1.5 s one of the holder's masters loses its key.
-const CONTROL: &str = "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault kill:m3,m4@0s-1s";
+/// from the start until half a second after the first lock is granted, so the first holder
+/// gets exactly m0, m1, m2 (3 of 5); they come back empty, then a second after that first lock
+/// one of the holder's masters loses its key. Timed from the first lock, not the clock: on a
+/// slow machine the holder may win later than planned, and the schedule waits for it.
+const CONTROL: &str = "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault kill:m3,m4@0s-lock+500ms";
 
 /// The single-master baselines broken where their assumption fails, each next to Redlock
 /// under the same fault. Flags are complete (no shared load is added):
 /// - restart / killed: 2 clients on one lock held 4.5 s with a 5 s TTL, so the second client
-///   is still trying when the fault strikes at 1.5 s;
+///   is still trying when the fault strikes (the restart a second after the first lock, the
+///   kill at 1.5 s);
 /// - crash: 4 clients on one lock; the first to win it at or after 1 s dies holding it
 ///   (setnx-expire waits up to 5 s for a reply: a SETNX whose reply times out on a busy
 ///   machine strands the key just as the crash does, and before it, so it must not time out);
@@ -56,7 +59,7 @@ fn baseline_rows() -> Vec<Scenario> {
         row(
             "single: restart",
             "its master restarts at once, empty",
-            "--lock single --clients 2 --resources 1 --ttl 5s --hold 4500ms --warmup 0s --duration 6s --fault restart:m0@1500ms",
+            "--lock single --clients 2 --resources 1 --ttl 5s --hold 4500ms --warmup 0s --duration 6s --fault restart:m0@lock+1s",
             Expect::Broken,
         ),
         row(
@@ -179,13 +182,13 @@ pub fn matrix() -> Vec<Scenario> {
         Scenario {
             name: "control: restart",
             about: "a holder's master restarts at once, empty",
-            flags: "--fault restart:m0@1500ms",
+            flags: "--fault restart:m0@lock+1s",
             expect: Expect::Detected,
         },
         Scenario {
             name: "control: expire",
             about: "a holder's key expires early (clock jump)",
-            flags: "--fault expire:m0@1500ms",
+            flags: "--fault expire:m0@lock+1s",
             expect: Expect::Detected,
         },
         // Real clock jumps (masters under libfaketime; Valkey unless --server names another).
@@ -193,7 +196,7 @@ pub fn matrix() -> Vec<Scenario> {
         Scenario {
             name: "clock: minority jumps",
             about: "2 of the holder's 5 masters jump +5 s",
-            flags: "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault clock:m0,m1:+5s@1500ms",
+            flags: "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault clock:m0,m1:+5s@lock+1s",
             expect: Expect::NoViolation,
         },
         // Kleppmann's scenario, on the control's schedule: the holder has exactly m0-m2, m0's
@@ -201,19 +204,19 @@ pub fn matrix() -> Vec<Scenario> {
         Scenario {
             name: "clock: shared master jumps",
             about: "a holder's master's wall clock jumps +5 s (libfaketime)",
-            flags: "--fault clock:m0:+5s@1500ms",
+            flags: "--fault clock:m0:+5s@lock+1s",
             expect: Expect::Detected,
         },
         Scenario {
             name: "clock: shared master jumps (fenced)",
             about: "the same jump; holders write at both ends of the hold, by token",
-            flags: "--fencing --write-at-release --fault clock:m0:+5s@1500ms",
+            flags: "--fencing --write-at-release --fault clock:m0:+5s@lock+1s",
             expect: Expect::OverlapFenced,
         },
         Scenario {
             name: "control: delayed restart",
             about: "the same restart, back only after the TTL",
-            flags: "--fault restart-delayed:m0@1500ms",
+            flags: "--fault restart-delayed:m0@lock+1s",
             expect: Expect::Safe,
         },
     ]

@@ -10,6 +10,7 @@ use super::baseline::{AttemptResult, Baseline, Held};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
 use crate::engine::history::{Lease, Op, Outcome};
+use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
 use crate::engine::pacing;
 use crate::engine::recorder::{Failure, Recorder, WorkerState};
@@ -28,6 +29,8 @@ pub struct Mode<'a> {
     pub keys: &'a [String],
     /// Set when the end-of-run grace has passed: no new attempt, holds cut short.
     pub hard_stop: &'a Stop,
+    /// When the mode's first lock was granted.
+    pub first_lock: &'a FirstLock,
 }
 
 /// Runs one cycle; `false` when the worker crashed (it must stop for good).
@@ -126,6 +129,7 @@ pub async fn run(
             held.completed,
         );
     }
+    mode.first_lock.granted(done);
     let validity = held.valid_until.saturating_duration_since(done);
     task.with(|r| r.baseline_acquired(worker, Ok(validity), latency, done));
 

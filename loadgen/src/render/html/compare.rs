@@ -10,7 +10,7 @@ use crate::model::report::Report;
 use crate::render::chart::{self as plot_chart, log_range, Axes, PALETTE};
 use crate::render::compare::difference_text;
 use crate::render::plot::{curve, percentile_label, X_MAX};
-use crate::render::uncertainty::{estimate_text, thresholds_block};
+use crate::render::uncertainty::{busy_machine_text, estimate_text, thresholds_block};
 
 const SIZE: (u32, u32) = (1100, 420);
 
@@ -26,6 +26,9 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @let worse = result.figures.iter().filter(|f| f.verdict == Verdict::Worse).count();
             @let better = result.figures.iter().filter(|f| f.verdict == Verdict::Better).count();
             (better) " figure(s) better, " (worse) " worse, the rest with no clear difference at 95 %."
+            @for b in &result.busy_machine {
+                p class="warn" { "! " (busy_machine_text(&format!("{} {}", b.result, b.mode), b.wait_share)) }
+            }
         }
         h2 { "Configuration" }
         @if result.config_diff.is_empty() {

@@ -6,7 +6,7 @@ use maud::{html, Markup};
 use crate::model::estimates::HEADLINE;
 use crate::model::report::Report;
 use crate::model::uncertainty::MIN_UNITS;
-use crate::render::uncertainty::{estimate_text, ratio_estimate_text};
+use crate::render::uncertainty::{busy_machine_text, estimate_text, ratio_estimate_text};
 
 /// The section, or nothing when no mode kept intervals.
 pub fn section(report: &Report) -> Markup {
@@ -27,6 +27,11 @@ pub fn section(report: &Report) -> Markup {
             command again. It does not cover another machine or another load on this one."
             @if first_estimates.units < MIN_UNITS {
                 " Fewer than " (MIN_UNITS) " intervals: too short to say."
+            }
+        }
+        @for (m, _) in &modes {
+            @if let Some(share) = crate::model::generator::contended(m) {
+                p class="warn" { "! " (busy_machine_text(m.label(), share)) }
             }
         }
         table {

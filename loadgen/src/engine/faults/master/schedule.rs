@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use redlock_core::FanOut;
 use redlock_local::proxy::{Direction, FaultProxies};
 
-use super::spec::{FaultKind, FaultSpec};
+use super::spec::{FaultKind, FaultSpec, FaultTime};
 use crate::engine::history::HistoryLog;
 use crate::engine::runner::RunHooks;
 use crate::engine::target::Target;
@@ -35,7 +35,7 @@ enum Step {
 
 #[derive(Debug, Clone)]
 struct Action {
-    at: Duration,
+    at: FaultTime,
     spec: usize,
     step: Step,
     masters: Vec<usize>,
@@ -46,8 +46,9 @@ struct Action {
 pub struct FaultSchedule {
     specs: Vec<FaultSpec>,
     actions: Vec<Action>,
-    /// Index of the next action of the current mode.
-    next: usize,
+    /// Which actions the current mode has applied (in the order given: times from the first
+    /// lock are only placed among the others once it has come).
+    applied: Vec<bool>,
     /// Lock keys of the run (what `expire` deletes).
     keys: Vec<String>,
     proxies: Option<FaultProxies>,
@@ -112,7 +113,7 @@ impl FaultSchedule {
                 FaultKind::Restart => (Step::Restart, None),
                 FaultKind::RestartDelayed => {
                     push(spec.at, Step::Kill);
-                    push(spec.at + delayed_restart_gap(ttl), Step::StartAgain);
+                    push(spec.at.plus(delayed_restart_gap(ttl)), Step::StartAgain);
                     continue;
                 }
                 FaultKind::Latency(d) => (Step::Latency(d), Some(Step::LatencyOff)),
@@ -125,12 +126,10 @@ impl FaultSchedule {
                 push(until, off);
             }
         }
-        // Stable: faults due at the same time apply in the order they were given.
-        actions.sort_by_key(|a| a.at);
         Ok(FaultSchedule {
             specs: specs.to_vec(),
+            applied: vec![false; actions.len()],
             actions,
-            next: 0,
             keys,
             proxies: None,
             killed: BTreeSet::new(),
@@ -205,26 +204,35 @@ impl FaultSchedule {
         self.events
     }
 
+    /// Applies every action due by `since`, earliest first (faults due at the same time in
+    /// the order they were given); `first_lock` places the ones timed from it.
     fn apply_due(
         &mut self,
         fanout: FanOut,
         since: Duration,
+        first_lock: Option<Duration>,
         target: &Target,
     ) -> Result<(), LoadgenError> {
-        while let Some(action) = self
-            .actions
-            .get(self.next)
-            .filter(|a| a.at <= since)
-            .cloned()
-        {
-            self.next += 1;
+        loop {
+            let due = self
+                .actions
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !self.applied[*i])
+                .filter_map(|(i, a)| Some((a.at.due(first_lock)?, i)))
+                .filter(|(at, _)| *at <= since)
+                .min();
+            let Some((_, index)) = due else {
+                return Ok(());
+            };
+            self.applied[index] = true;
+            let action = self.actions[index].clone();
             let begun = Instant::now();
             let done = blocking(|| self.apply(&action, target))?;
             self.log_window(&action, begun, Instant::now());
             let fault = self.specs[action.spec].to_string();
             self.log(fanout, (since, since + begun.elapsed()), fault, done);
         }
-        Ok(())
     }
 
     /// Logs a step applied at `at` and finished at `done` (both since the measured start).
@@ -384,23 +392,24 @@ impl FaultSchedule {
 impl RunHooks for FaultSchedule {
     fn mode_start(&mut self, fanout: FanOut, target: &Target) -> Result<(), LoadgenError> {
         // Faults due at 0 apply before any worker starts (e.g. a master down from the start).
-        self.next = 0;
+        self.applied.fill(false);
         self.last_tick = Duration::ZERO;
-        self.apply_due(fanout, Duration::ZERO, target)
+        self.apply_due(fanout, Duration::ZERO, None, target)
     }
 
     fn tick(
         &mut self,
         fanout: FanOut,
         since_measure_start: Duration,
+        first_lock: Option<Duration>,
         target: &Target,
     ) -> Result<(), LoadgenError> {
         self.last_tick = since_measure_start;
-        self.apply_due(fanout, since_measure_start, target)
+        self.apply_due(fanout, since_measure_start, first_lock, target)
     }
 
     fn mode_done(&mut self, fanout: FanOut, target: &Target) -> Result<(), LoadgenError> {
-        let pending = self.actions.len() - self.next;
+        let pending = self.applied.iter().filter(|&&done| !done).count();
         let begun = Instant::now();
         let healed = blocking(|| self.heal(target))?;
         if let Some(history) = &self.history {
@@ -424,7 +433,7 @@ impl RunHooks for FaultSchedule {
                 action,
             );
         }
-        self.next = 0;
+        self.applied.fill(false);
         Ok(())
     }
 }

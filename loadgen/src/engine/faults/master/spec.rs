@@ -15,7 +15,10 @@
 //! `WHO` is a count `N` — the first N masters in configured order (masters 0, 1, …) — or an
 //! explicit list `mI,mJ` of master indices (e.g. `m3,m4`), to hit chosen masters such as the
 //! ones a holder owns. Times count from the start of each fan-out mode's measured window (after
-//! its warm-up) and are durations like `500ms`, `3s`, `1m`.
+//! its warm-up) and are durations like `500ms`, `3s`, `1m`; or from the mode's first lock
+//! granted: `lock` or `lock+500ms` (`kill:m3,m4@0s-lock+500ms` keeps m3 and m4 down until half
+//! a second after a holder got its lock from the others), so a schedule that needs a holder in
+//! place waits for one however slow the machine is.
 
 use std::fmt;
 use std::time::Duration;
@@ -111,15 +114,53 @@ impl fmt::Display for Masters {
     }
 }
 
+/// When a fault step happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultTime {
+    /// This long after the start of the mode's measured window.
+    Start(Duration),
+    /// This long after the mode's first lock was granted (`lock+D`).
+    FirstLock(Duration),
+}
+
+impl FaultTime {
+    /// When it is due on the measured window's clock: `None` while it waits for a first lock
+    /// that has not come (`first_lock`: when it came).
+    pub fn due(self, first_lock: Option<Duration>) -> Option<Duration> {
+        match self {
+            FaultTime::Start(d) => Some(d),
+            FaultTime::FirstLock(d) => first_lock.map(|at| at + d),
+        }
+    }
+
+    /// The same anchor, `d` later.
+    pub fn plus(self, d: Duration) -> FaultTime {
+        match self {
+            FaultTime::Start(t) => FaultTime::Start(t + d),
+            FaultTime::FirstLock(t) => FaultTime::FirstLock(t + d),
+        }
+    }
+}
+
+impl fmt::Display for FaultTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultTime::Start(d) => f.write_str(&short_duration(*d)),
+            FaultTime::FirstLock(d) if d.is_zero() => f.write_str("lock"),
+            FaultTime::FirstLock(d) => write!(f, "lock+{}", short_duration(*d)),
+        }
+    }
+}
+
 /// One fault of a schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultSpec {
     pub kind: FaultKind,
     pub masters: Masters,
-    /// When it starts, from the start of the mode.
-    pub at: Duration,
+    /// When it starts.
+    pub at: FaultTime,
     /// When it is lifted (`T1-T2`); `None`: at the end of the mode (instant faults: never).
-    pub until: Option<Duration>,
+    pub until: Option<FaultTime>,
 }
 
 impl FaultSpec {
@@ -197,11 +238,20 @@ impl FaultSpec {
             Some((from, to)) => {
                 let at = parse_time(from).map_err(|e| bad(&format!("start {from:?}"), e))?;
                 let until = parse_time(to).map_err(|e| bad(&format!("end {to:?}"), e))?;
-                if until <= at {
-                    return Err(bad(
-                        &format!("window {when:?}"),
-                        "ends before it starts (write START-END)".into(),
-                    ));
+                let window = |why: &str| Err(bad(&format!("window {when:?}"), why.into()));
+                match (at, until) {
+                    (FaultTime::Start(a), FaultTime::Start(b))
+                    | (FaultTime::FirstLock(a), FaultTime::FirstLock(b))
+                        if b <= a =>
+                    {
+                        return window("ends before it starts (write START-END)");
+                    }
+                    (FaultTime::FirstLock(_), FaultTime::Start(_)) => {
+                        return window(
+                            "starts at the first lock, so it must end at a time from it too (lock+D)",
+                        );
+                    }
+                    _ => {}
                 }
                 (at, Some(until))
             }
@@ -264,11 +314,20 @@ fn parse_jump(text: &str) -> Result<i64, String> {
         .map_err(|_| "too large".into())
 }
 
-fn parse_time(text: &str) -> Result<Duration, String> {
-    if text.trim().is_empty() {
-        return Err("empty; write a duration such as 500ms or 3s".into());
+/// `3s` (from the measured start), `lock` or `lock+500ms` (from the first lock granted).
+fn parse_time(text: &str) -> Result<FaultTime, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("empty; write a duration such as 500ms or 3s, or lock+500ms".into());
     }
-    parse_duration(text)
+    match text.strip_prefix("lock") {
+        Some("") => Ok(FaultTime::FirstLock(Duration::ZERO)),
+        Some(rest) => match rest.strip_prefix('+') {
+            Some(d) => parse_duration(d).map(FaultTime::FirstLock),
+            None => Err("write lock+D, e.g. lock+500ms".into()),
+        },
+        None => parse_duration(text).map(FaultTime::Start),
+    }
 }
 
 /// `3s`, `1500ms` or `250us`: the shortest exact form that parses back.
@@ -293,9 +352,9 @@ impl fmt::Display for FaultSpec {
             let d = Duration::from_millis(ms.unsigned_abs());
             write!(f, ":{sign}{}", short_duration(d))?;
         }
-        write!(f, "@{}", short_duration(self.at))?;
+        write!(f, "@{}", self.at)?;
         if let Some(until) = self.until {
-            write!(f, "-{}", short_duration(until))?;
+            write!(f, "-{until}")?;
         }
         Ok(())
     }
@@ -317,14 +376,18 @@ mod tests {
             FaultSpec {
                 kind: FaultKind::Kill,
                 masters: Masters::First(2),
-                at: ms(3000),
+                at: FaultTime::Start(ms(3000)),
                 until: None
             }
         );
         let pause = FaultSpec::parse("pause:1@2s-6s").unwrap();
         assert_eq!(
             (pause.kind, pause.at, pause.until),
-            (FaultKind::Pause, ms(2000), Some(ms(6000)))
+            (
+                FaultKind::Pause,
+                FaultTime::Start(ms(2000)),
+                Some(FaultTime::Start(ms(6000)))
+            )
         );
         assert_eq!(
             FaultSpec::parse("restart:1@4s").unwrap().kind,
@@ -354,7 +417,10 @@ mod tests {
     #[test]
     fn clock_jumps_parse_with_their_sign_and_print_back() {
         let ahead = FaultSpec::parse("clock:m2:+2s@1500ms").unwrap();
-        assert_eq!((ahead.kind, ahead.at), (FaultKind::Clock(2000), ms(1500)));
+        assert_eq!(
+            (ahead.kind, ahead.at),
+            (FaultKind::Clock(2000), FaultTime::Start(ms(1500)))
+        );
         assert_eq!(ahead.to_string(), "clock:m2:+2s@1500ms");
         let back = FaultSpec::parse("clock:1:-250ms@1s").unwrap();
         assert_eq!(back.kind, FaultKind::Clock(-250));
@@ -377,6 +443,10 @@ mod tests {
             "pause:1@2s-6s",
             "latency:m1,m2:50ms@1s-5s",
             "expire:m0@1500ms",
+            "kill:m3,m4@0s-lock+500ms",
+            "expire:m0@lock+1s",
+            "restart:1@lock",
+            "pause:1@lock+1s-lock+2s",
         ] {
             let spec = FaultSpec::parse(text).unwrap();
             assert_eq!(FaultSpec::parse(&spec.to_string()).unwrap(), spec, "{text}");
@@ -408,6 +478,10 @@ mod tests {
             ("latency:2:fast@1s", "latency \"fast\""),
             ("kill:2:50ms@1s", "kill takes no argument"),
             ("latency:2:5ms:9@1s", "one part too many"),
+            ("kill:1@lock-2s", "must end at a time from it too"),
+            ("pause:1@lock+2s-lock+1s", "ends before it starts"),
+            ("expire:1@lock2s", "write lock+D"),
+            ("expire:1@lock+soon", "time \"lock+soon\""),
         ];
         for (text, part) in cases {
             let err = FaultSpec::parse(text).expect_err(text);
@@ -428,5 +502,18 @@ mod tests {
             .resolve(5)
             .unwrap_err()
             .contains("m5 does not exist"));
+    }
+
+    #[test]
+    fn a_time_from_the_first_lock_waits_for_it() {
+        let expire = FaultSpec::parse("expire:m0@lock+1s").unwrap();
+        assert_eq!(expire.at, FaultTime::FirstLock(ms(1000)));
+        assert_eq!(expire.at.due(None), None);
+        assert_eq!(expire.at.due(Some(ms(2500))), Some(ms(3500)));
+        assert_eq!(FaultTime::Start(ms(300)).due(None), Some(ms(300)));
+        assert_eq!(
+            FaultTime::FirstLock(ms(200)).plus(ms(50)),
+            FaultTime::FirstLock(ms(250))
+        );
     }
 }
