@@ -233,7 +233,8 @@ pub struct RunArgs {
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
     /// Times count from the start of each mode's measured window (after --warmup), the clock
     /// of the per-second intervals and of the outage line; a fault at 0s is in place from the
-    /// mode's start, warm-up included.
+    /// mode's start, warm-up included. A time may count from the mode's first lock granted
+    /// instead: lock, lock+500ms (e.g. kill:m3,m4@0s-lock+500ms).
     #[arg(long = "fault", value_name = "SPEC", value_parser = crate::engine::faults::master::spec::FaultSpec::parse)]
     pub faults: Vec<crate::engine::faults::master::spec::FaultSpec>,
     /// Break the load clients themselves (repeatable; times from the measured window's start,
@@ -360,6 +361,10 @@ pub struct CollectArgs {
     /// How long to wait for every agent's result.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub wait: Duration,
+    /// A CI gate on the whole run (repeatable, as `run --threshold`): judged on the merged
+    /// result's modes; one not met exits 4.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<crate::model::threshold::Threshold>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -144,6 +144,8 @@ fn three_agents_start_together_and_collect_adds_them_up() {
             "--duration",
             "1s",
             "-q",
+            "--threshold",
+            "violations==0",
             "--json",
             json[i].to_str().unwrap(),
         ]
@@ -199,24 +201,48 @@ fn three_agents_start_together_and_collect_adds_them_up() {
     }
     no_lock_keys_on(&site.coordinator);
 
+    // Each agent judged its own part.
+    for r in &results {
+        let judged = r["thresholds"].as_array().unwrap();
+        assert_eq!(judged.len(), 2, "one verdict per mode: {judged:?}");
+        assert!(judged.iter().all(|t| t["passed"] == true), "{judged:?}");
+    }
+
+    // `collect` gates on the whole run: no acquire takes less than 1 µs, so it exits 4, after
+    // the merged report that lists both verdicts per mode.
     let merged = site.dir.path().join("merged.json");
-    let report = succeed(&[
-        "collect",
-        "--coordinator",
-        &site.coord,
-        "--run-id",
-        "together",
-        "--wait",
-        "30s",
-        "--json",
-        merged.to_str().unwrap(),
-    ]);
+    let (report, _) = exits(
+        4,
+        &[
+            "collect",
+            "--coordinator",
+            &site.coord,
+            "--run-id",
+            "together",
+            "--wait",
+            "30s",
+            "--threshold",
+            "violations==0",
+            "--threshold",
+            "acquire.p50<1us",
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(report.contains("thresholds"), "{report}");
     for n in 1..=3 {
         assert!(report.contains(&format!("agent {n} ")), "{report}");
     }
     assert!(report.contains("0 certain overlap(s)"), "{report}");
     let all = read_json(&merged);
     assert_schema_valid(&all);
+    let judged = all["thresholds"].as_array().unwrap();
+    assert_eq!(judged.len(), 4, "{judged:?}");
+    assert_eq!(
+        judged.iter().filter(|t| t["passed"] == false).count(),
+        2,
+        "acquire.p50<1us fails in both modes: {judged:?}"
+    );
     for (m, mode) in all["modes"].as_array().unwrap().iter().enumerate() {
         for (key, _) in mode["counts"].as_object().unwrap() {
             let sum: u64 = results

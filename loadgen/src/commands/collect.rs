@@ -13,8 +13,10 @@ use crate::engine::coordinator::overlap::{self, AgentWindows, Findings};
 use crate::engine::coordinator::{key, Coordinator, KEY_TTL, MAX_AGENTS};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
+use crate::model::estimates::judge_modes;
 use crate::model::limits;
 use crate::model::mode::ModeStats;
+use crate::model::threshold::{JudgedThreshold, Threshold};
 
 /// One agent's stored result.
 struct Part {
@@ -35,7 +37,8 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
             )
         })
         .collect();
-    let merged = crate::merge::merge(named, crate::merge::Allow::default())?;
+    let mut merged = crate::merge::merge(named, crate::merge::Allow::default())?;
+    let thresholds = judge_whole_run(&mut merged, &args.thresholds)?;
     let mut findings = Findings::default();
     let phases = parts.iter().map(|p| p.windows.len()).max().unwrap_or(0);
     for k in 0..phases {
@@ -60,8 +63,33 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
     let violations = print_merged(&merged, &outputs, Some(("coordination", coordination)))?;
     outputs.print_report(&agents_section(&parts, &merged, &findings))?;
     match violations + findings.certain {
-        0 => Ok(()),
+        0 => crate::commands::run::check_thresholds(&thresholds),
         n => Err(LoadgenError::Violations(n)),
+    }
+}
+
+/// `--threshold` on the merged result of a distributed `run` (kept in its report, so the text,
+/// JSON and HTML list them); refused for other kinds and for `.ratio` figures.
+fn judge_whole_run(
+    merged: &mut Document,
+    thresholds: &[Threshold],
+) -> Result<Vec<JudgedThreshold>, LoadgenError> {
+    if thresholds.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(t) = thresholds.iter().find(|t| t.is_ratio()) {
+        return Err(LoadgenError::Usage(format!(
+            "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
+        )));
+    }
+    match merged {
+        Document::Run(report) => {
+            report.thresholds = judge_modes(&report.modes, thresholds);
+            Ok(report.thresholds.clone())
+        }
+        _ => Err(LoadgenError::Usage(
+            "--threshold judges the figures of a run; this coordinated run is a sweep or a capacity search".into(),
+        )),
     }
 }
 

@@ -46,9 +46,11 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     // Bound before anything starts, so an address that cannot be used fails the command at once.
     let exporter = start_exporter(&args, &mut cfg)?;
     if let Some(coordination) = Coordination::from_args(&args.agents) {
+        // Each agent judges its own part; `collect --threshold` judges the whole run.
         let report = run_as_agent(&args, &cfg, &coordination, &outputs, session)?;
         linger(exporter, &args, &cfg, session)?;
-        return check(&report, args.allow_no_locks);
+        check(&report, args.allow_no_locks)?;
+        return check_thresholds(&report.thresholds);
     }
     let signals = &session.signals;
     let (result, faults) = session.rt.block_on(async {
@@ -186,7 +188,8 @@ fn run_as_agent(
             );
             let mut result = runner::run(cfg, &target, &mut agent, signals).await?;
             agent.align(&mut result);
-            let report = Report::from_run(&result);
+            let mut report = Report::from_run(&result);
+            report.thresholds = judge_modes(&report.modes, &args.thresholds);
             agent.finish(&json::render(&report)).await?;
             Ok::<_, LoadgenError>(report)
         }
