@@ -134,7 +134,8 @@ def test_every_dashboard_query_returns_series_from_a_service_using_the_lock(
     redlock = Redlock(fresh_masters.urls, retry_count=0, **routed)
     rival = Redlock(fresh_masters.urls, retry_count=0, **routed)
     fresh_masters.kill(4)  # its failures, by server
-    busy = redlock.acquire("dash:busy", ttl=60.0)
+    # Held past the whole wait, so the rival keeps finding it taken (contended acquires).
+    busy = redlock.acquire("dash:busy", ttl=2 * LIMIT)
     rounds = 0
 
     def one_round() -> None:
