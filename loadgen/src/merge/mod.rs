@@ -288,6 +288,7 @@ fn merge_capacity(
         ),
         objective: first.objective.clone(),
         plan: first.plan,
+        warnings: first.warnings.clone(),
         answers,
         steps,
     })

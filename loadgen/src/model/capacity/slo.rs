@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::estimates::figure_of;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::label;
 use crate::model::values::parse_duration;
@@ -128,6 +129,77 @@ impl Objective {
             out.push(format!("rate missed ({:.0}/s started)", m.started_per_s()));
         }
         out
+    }
+}
+
+/// The headline figure that carries the interval of an acquire percentile (`None`: that
+/// percentile has no interval).
+fn percentile_figure(percentile: f64) -> Option<&'static str> {
+    [
+        (50.0, "acquire.p50"),
+        (90.0, "acquire.p90"),
+        (99.0, "acquire.p99"),
+        (99.9, "acquire.p999"),
+    ]
+    .iter()
+    .find(|(p, _)| (p - percentile).abs() < 1e-9)
+    .map(|&(_, name)| name)
+}
+
+impl Objective {
+    /// The objective in words: `p99<10ms and success ≥ 99.900%`.
+    pub fn describe(&self) -> String {
+        format!("{} and success ≥ {:.3}%", self.slo, 100.0 * self.min_success)
+    }
+
+    /// The terms of the objective whose 95 % interval in `m` contains their bound, so that
+    /// noise may have decided the step's verdict, each in words ("p99 interval 8.100–12.400
+    /// ms straddled 10.000 ms"). Empty when the verdict does not hinge on them: every interval
+    /// is clear of its bound, or the step fails for a reason no interval covers (a missed
+    /// rate, a violation, a figure clear of its bound on the failing side).
+    pub fn straddled(&self, m: &ModeStats, failures: &[String]) -> Vec<String> {
+        let mut straddled = Vec::new();
+        // Failures of terms whose interval straddles: any other failure decides the step.
+        let mut explained = 0;
+        for b in &self.slo.bounds {
+            let name = label(b.percentile);
+            let interval = percentile_figure(b.percentile)
+                .and_then(|f| figure_of(m, f))
+                .and_then(|e| e.interval());
+            let bound = b.bound_us as f64;
+            // A step passes with the figure at or below the bound.
+            if let Some((low, high)) = interval.filter(|(l, h)| *l <= bound && bound < *h) {
+                straddled.push(format!(
+                    "{name} interval {:.3}–{:.3} ms straddled {:.3} ms",
+                    low / 1000.0,
+                    high / 1000.0,
+                    bound / 1000.0
+                ));
+                explained += failures
+                    .iter()
+                    .filter(|f| f.starts_with(&format!("{name} ")))
+                    .count();
+            }
+        }
+        let success = figure_of(m, "acquire.success").and_then(|e| e.interval());
+        let min = self.min_success;
+        // A step passes with the success at or above the minimum.
+        if let Some((low, high)) = success.filter(|(l, h)| *l < min && min <= *h) {
+            straddled.push(format!(
+                "success interval {:.3}–{:.3}% straddled {:.3}%",
+                100.0 * low,
+                100.0 * high,
+                100.0 * min
+            ));
+            explained += failures
+                .iter()
+                .filter(|f| f.starts_with("success "))
+                .count();
+        }
+        if explained < failures.len() {
+            return Vec::new();
+        }
+        straddled
     }
 }
 
