@@ -129,6 +129,22 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
     let csv = std::fs::read_to_string(&csv).unwrap();
     // One row per step, then one per answer.
     assert_eq!(csv.lines().count(), 1 + steps.len() + 1, "{csv}");
+    // Each step's row carries the 95 % intervals its JSON `estimates` hold.
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let column = |name: &str| rows[0].iter().position(|c| *c == name).expect(name);
+    for (step, row) in steps.iter().zip(&rows[1..]) {
+        let estimates = &step["result"]["modes"][0]["estimates"];
+        for (figure, key, unit) in [
+            ("goodput", "goodput", 1.0),
+            ("acquire_success", "acquire_success", 1.0),
+            ("acquire_p99_ms", "acquire_p99_us", 1000.0),
+        ] {
+            for end in ["low", "high"] {
+                let cell: f64 = row[column(&format!("{figure}_{end}"))].parse().unwrap();
+                assert_eq!(cell, f(&estimates[key], end) / unit, "{figure} {end}");
+            }
+        }
+    }
 }
 
 /// A planner's view of a search the step budget cut short: one client holding each lock

@@ -172,7 +172,10 @@ pub fn steps(result: &CapacityResult) -> Markup {
                     td colspan=(STEP_HEADERS.len()) style="text-align:left" {
                         @for (i, mark) in marks.iter().enumerate() {
                             @if i > 0 { br; }
-                            @if mark.starts_with('!') { span.bad { (mark) } } @else { (mark) }
+                            @match mark.strip_prefix('!') {
+                                Some(rest) => { span.bad { "!" } (rest) }
+                                None => (mark),
+                            }
                         }
                     }
                 }
