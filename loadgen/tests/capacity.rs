@@ -101,7 +101,14 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
     // The answer's block opens with its status, then the objective and the reproducer.
     let status = answer["status"].as_str().unwrap();
     assert!(
-        ["confirmed", "unconfirmed", "machine-floor", "max-rate-floor", "not-met"].contains(&status),
+        [
+            "confirmed",
+            "unconfirmed",
+            "machine-floor",
+            "max-rate-floor",
+            "not-met"
+        ]
+        .contains(&status),
         "{status}"
     );
     let objective = answer["objective"].as_str().unwrap();
@@ -109,7 +116,10 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
         objective.starts_with("p99<5s and success ≥ 50.000%"),
         "{objective}"
     );
-    assert!(report.contains(&format!("    objective: {objective}\n")), "{report}");
+    assert!(
+        report.contains(&format!("    objective: {objective}\n")),
+        "{report}"
+    );
 
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(
@@ -247,7 +257,10 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
         "{statement}"
     );
     let generator_reason = answer["generator_reason"].as_str().unwrap();
-    assert!(generator_reason.starts_with("at 6/s: "), "{generator_reason}");
+    assert!(
+        generator_reason.starts_with("at 6/s: "),
+        "{generator_reason}"
+    );
     assert!(
         report.contains(&format!(
             "  {statement}\n    generator-bound {generator_reason}\n    objective: p99<1s and success ≥ 99.900%"
@@ -333,7 +346,7 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
     // local-masters warning.
     let dom = common::browser::check_in_browser(&page, "capacity-floor", 1);
     assert!(dom.contains(&escape(statement)), "the statement: {dom}");
-    assert!(dom.contains(&escape(&format!("narrow: 3/s passed, 6/s failed"))));
+    assert!(dom.contains(&escape("narrow: 3/s passed, 6/s failed")));
     assert!(dom.contains(&escape(reproduce)), "the reproducer");
     for (setting, value) in [
         ("objective", "p99<1s and success ≥ 99.900%"),
@@ -346,14 +359,21 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
         ("clients", "1"),
     ] {
         assert!(
-            dom.contains(&format!("<td>{}</td><td>{}</td>", escape(setting), escape(value))),
+            dom.contains(&format!(
+                "<td>{}</td><td>{}</td>",
+                escape(setting),
+                escape(value)
+            )),
             "{setting} = {value}: {dom}"
         );
     }
     assert!(dom.contains("late / dropped") && dom.contains("generator CPU"));
     let dropped = counts["dropped_slots"].as_u64().unwrap();
     let late = counts["late_starts"].as_u64().unwrap();
-    assert!(dom.contains(&format!("<td>{late} / {dropped}</td>")), "{dom}");
+    assert!(
+        dom.contains(&format!("<td>{late} / {dropped}</td>")),
+        "{dom}"
+    );
     for reason in judgement["reasons"].as_array().unwrap() {
         let reason = escape(reason.as_str().unwrap());
         assert!(dom.contains(&format!("! {reason}")), "{reason}: {dom}");
@@ -367,7 +387,9 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
 
 /// Text as the page's DOM holds it.
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 #[test]
@@ -471,7 +493,10 @@ fn repeats_of_the_answer_give_its_spread() {
         (f(&spread["acquire_p99_ms"], "max") - max).abs() < 0.001,
         "{spread} vs {p99s:?}"
     );
-    assert!(report.contains("    spread: 3 runs at that rate"), "{report}");
+    assert!(
+        report.contains("    spread: 3 runs at that rate"),
+        "{report}"
+    );
 }
 
 /// A step whose 95 % interval of an objective's figure contains the bound runs again before
@@ -562,7 +587,11 @@ fn a_step_too_close_to_call_is_repeated_and_the_majority_counts() {
             .take_while(|r| r.repeat_of == Some(number(i)))
             .collect();
         if s.straddled.is_empty() {
-            assert!(repeats.is_empty() && s.noise.is_none(), "step {}", number(i));
+            assert!(
+                repeats.is_empty() && s.noise.is_none(),
+                "step {}",
+                number(i)
+            );
         } else {
             noisy += 1;
             let runs: Vec<bool> = std::iter::once(s.passed)
@@ -587,7 +616,11 @@ fn a_step_too_close_to_call_is_repeated_and_the_majority_counts() {
                     report.contains(&format!(
                         "~ step {} counted as {} ({} of {n} runs passed)",
                         number(i),
-                        if verdict.counted_passed { "a pass" } else { "a failure" },
+                        if verdict.counted_passed {
+                            "a pass"
+                        } else {
+                            "a failure"
+                        },
                         verdict.passed
                     )),
                     "{report}"
@@ -598,13 +631,20 @@ fn a_step_too_close_to_call_is_repeated_and_the_majority_counts() {
         search.record(phase, rate, s.counted().unwrap());
         i += 1 + repeats.len();
     }
-    assert_eq!(search.next_step(), None, "the search ended where the file ends");
+    assert_eq!(
+        search.next_step(),
+        None,
+        "the search ended where the file ends"
+    );
     assert!(noisy > 0, "no step straddled 40 %: {report}");
 
     // The answer says where noise decided a verdict it rests on.
     let answer = &result.answers[0];
     assert_eq!(answer.rate_per_s, search.answer().0);
-    let ends = answer.rate_per_s.into_iter().chain(answer.lowest_failed_per_s);
+    let ends = answer
+        .rate_per_s
+        .into_iter()
+        .chain(answer.lowest_failed_per_s);
     for rate in ends {
         let counted = result
             .steps

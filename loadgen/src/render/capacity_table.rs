@@ -101,7 +101,11 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
             out,
             "{:>16}~ counted as {} ({} of {} runs passed)",
             "",
-            if v.counted_passed { "a pass" } else { "a failure" },
+            if v.counted_passed {
+                "a pass"
+            } else {
+                "a failure"
+            },
             v.passed,
             v.runs
         );

@@ -372,7 +372,10 @@ pub fn answer(
     };
     let objective_words = match (rate, at) {
         (Some(r), Some(m)) => {
-            let p99 = m.estimates.as_ref().and_then(|e| e.acquire_p99_us.interval());
+            let p99 = m
+                .estimates
+                .as_ref()
+                .and_then(|e| e.acquire_p99_us.interval());
             format!(
                 "{}; the step at {}/s reached {} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{}, success {:.3}%",
                 objective.describe(),

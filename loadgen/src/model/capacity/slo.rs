@@ -149,7 +149,11 @@ fn percentile_figure(percentile: f64) -> Option<&'static str> {
 impl Objective {
     /// The objective in words: `p99<10ms and success ≥ 99.900%`.
     pub fn describe(&self) -> String {
-        format!("{} and success ≥ {:.3}%", self.slo, 100.0 * self.min_success)
+        format!(
+            "{} and success ≥ {:.3}%",
+            self.slo,
+            100.0 * self.min_success
+        )
     }
 
     /// The terms of the objective whose 95 % interval in `m` contains their bound, so that

@@ -103,7 +103,17 @@ mod tests {
     fn the_majority_decides_and_a_tie_fails() {
         // 1 of 1 with 2 more allowed: not settled; 2 of 2: settled, passed.
         assert!(!NoiseVerdict::of(1, 1, 2).1);
-        assert_eq!(NoiseVerdict::of(2, 2, 1), (NoiseVerdict { runs: 2, passed: 2, counted_passed: true }, true));
+        assert_eq!(
+            NoiseVerdict::of(2, 2, 1),
+            (
+                NoiseVerdict {
+                    runs: 2,
+                    passed: 2,
+                    counted_passed: true
+                },
+                true
+            )
+        );
         // 1 of 2 with one left: the third run decides.
         assert!(!NoiseVerdict::of(2, 1, 1).1);
         assert!(NoiseVerdict::of(3, 2, 0).0.counted_passed);

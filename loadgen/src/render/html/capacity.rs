@@ -43,7 +43,10 @@ pub fn configuration(result: &CapacityResult) -> Markup {
         ("max rate (/s)".into(), num(plan.max_rate, 0)),
         ("precision".into(), pct(plan.precision)),
         ("max steps (per mode)".into(), plan.max_steps.to_string()),
-        ("noise repeats (per straddling step)".into(), plan.noise_repeats.to_string()),
+        (
+            "noise repeats (per straddling step)".into(),
+            plan.noise_repeats.to_string(),
+        ),
         ("repeats of the answer".into(), plan.repeat.to_string()),
         ("fan-out modes".into(), modes.join(", ")),
     ];
@@ -62,7 +65,10 @@ pub fn configuration(result: &CapacityResult) -> Markup {
             ),
         ));
         for (i, m) in report.masters.iter().enumerate() {
-            settings.push((format!("master #{i}"), format!("{} ({})", m.url, m.server())));
+            settings.push((
+                format!("master #{i}"),
+                format!("{} ({})", m.url, m.server()),
+            ));
         }
         // The workload every step shares: the step's own rate and mode are left out.
         let config = serde_json::to_value(&report.config).unwrap_or_default();
@@ -141,7 +147,11 @@ pub fn steps(result: &CapacityResult) -> Markup {
         if let Some(v) = s.noise.filter(|v| v.runs > 1) {
             marks.push(format!(
                 "~ counted as {} ({} of {} runs passed)",
-                if v.counted_passed { "a pass" } else { "a failure" },
+                if v.counted_passed {
+                    "a pass"
+                } else {
+                    "a failure"
+                },
                 v.passed,
                 v.runs
             ));
