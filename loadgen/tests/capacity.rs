@@ -376,7 +376,10 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
     );
     for reason in judgement["reasons"].as_array().unwrap() {
         let reason = escape(reason.as_str().unwrap());
-        assert!(dom.contains(&format!("! {reason}")), "{reason}: {dom}");
+        assert!(
+            dom.contains(&format!("<span class=\"bad\">!</span> {reason}")),
+            "{reason}: {dom}"
+        );
     }
     assert!(
         dom.contains("warning: the masters are local (started by this command)"),
