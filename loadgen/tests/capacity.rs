@@ -560,7 +560,9 @@ fn a_step_too_close_to_call_is_repeated_and_the_majority_counts() {
     // nowhere near 5 s).
     for s in &result.steps {
         let m = &s.report.modes[0];
-        assert_eq!(m.intervals.len(), 10, "1 s steps in 100 ms intervals");
+        // 1 s steps are cut into 100 ms intervals, so every step has its 95 % intervals.
+        assert_eq!(m.interval_ms, 100);
+        assert!(m.intervals.len() >= 10, "{}", m.intervals.len());
         let e = m.estimates.as_ref().unwrap().acquire_success;
         let (low, high) = e.interval().expect("10 intervals give an interval");
         let inside = low < min && min <= high;
