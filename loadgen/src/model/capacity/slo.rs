@@ -210,6 +210,59 @@ impl Objective {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::uncertainty::{Estimate, ModeEstimates};
+
+    /// A mode whose p99 and success carry the given 95 % intervals.
+    fn mode_with(p99_us: (f64, f64), success: (f64, f64)) -> ModeStats {
+        let e = |(low, high): (f64, f64)| Estimate {
+            value: (low + high) / 2.0,
+            low: Some(low),
+            high: Some(high),
+        };
+        let mut m = ModeStats::new(
+            redlock_core::FanOut::Concurrent,
+            3,
+            Duration::from_millis(100),
+        );
+        m.estimates = Some(ModeEstimates {
+            units: 10,
+            goodput: Estimate::bare(100.0),
+            acquire_success: e(success),
+            quorum_success: Estimate::bare(1.0),
+            split_vote_share: Estimate::bare(0.0),
+            acquire_p50_us: Estimate::bare(1000.0),
+            acquire_p99_us: e(p99_us),
+        });
+        m
+    }
+
+    #[test]
+    fn a_verdict_hinges_on_noise_only_when_every_failure_has_a_straddling_interval() {
+        let objective = Objective {
+            slo: Slo::parse("p99<10ms").unwrap(),
+            min_success: 0.999,
+        };
+        let p99_failed = vec!["p99 11.000 ms > 10.000 ms".to_string()];
+        // p99's interval holds 10 ms: the failure may be noise.
+        let m = mode_with((8_000.0, 12_000.0), (1.0, 1.0));
+        assert_eq!(
+            objective.straddled(&m, &p99_failed),
+            ["p99 interval 8.000–12.000 ms straddled 10.000 ms"]
+        );
+        // A pass straddles too (it may be luck), success's interval as well.
+        let m = mode_with((8_000.0, 12_000.0), (0.998, 1.0));
+        assert_eq!(objective.straddled(&m, &[]).len(), 2);
+        // Clear of the bound on the failing side: the failure stands.
+        let m = mode_with((10_500.0, 12_000.0), (1.0, 1.0));
+        assert!(objective.straddled(&m, &p99_failed).is_empty());
+        // At the bound on the passing side (a pass is p99 ≤ 10 ms): no straddle.
+        let m = mode_with((8_000.0, 10_000.0), (1.0, 1.0));
+        assert!(objective.straddled(&m, &[]).is_empty());
+        // Another failure no interval covers decides the step whatever the noise.
+        let m = mode_with((8_000.0, 12_000.0), (1.0, 1.0));
+        let missed = vec![p99_failed[0].clone(), "rate missed (90/s started)".into()];
+        assert!(objective.straddled(&m, &missed).is_empty());
+    }
 
     #[test]
     fn slos_and_shares_parse_and_name_bad_values() {
