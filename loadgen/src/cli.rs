@@ -408,6 +408,11 @@ pub struct CapacityArgs {
     /// --max-steps; each takes one step's time).
     #[arg(long, value_name = "N", default_value = "0", value_parser = clap::value_parser!(u32).range(0..=20))]
     pub repeat: u32,
+    /// When a step's 95 % interval of an objective's figure (acquire p50/p90/p99/p99.9 or
+    /// success) contains the bound, run that rate up to N more times before its verdict
+    /// counts; the majority of the runs decides, a tie fails (not counted in --max-steps).
+    #[arg(long, value_name = "N", default_value = "2", value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub noise_repeats: u32,
     /// Clients the open-loop schedule of each step is spread over (enough that a free one is
     /// there when a slot comes due: rate × acquire latency).
     #[arg(long, value_name = "C", default_value = "512", value_parser = parse_clients)]

@@ -4,7 +4,8 @@
 mod common;
 
 use common::*;
-use redlock_loadgen::model::capacity::search::{Plan, Search};
+use redlock_loadgen::model::capacity::search::{Phase, Plan, Search};
+use redlock_loadgen::model::capacity::{grouped, CapacityResult, NoiseVerdict, Step};
 
 #[test]
 fn a_short_capacity_search_answers_and_keeps_every_step() {
@@ -56,24 +57,29 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
     assert_schema_valid(&result);
     assert_eq!(result["kind"], "capacity");
     let steps = result["steps"].as_array().unwrap();
-    assert!(!steps.is_empty() && steps.len() <= 4, "{}", steps.len());
+    // Repeats of a step too close to call are outside the step budget.
+    let searched = steps.iter().filter(|s| s["repeat_of"].is_null()).count();
+    assert!(searched > 0 && searched <= 4, "{searched}");
 
-    // The steps are exactly what the search asks for, given each step's verdict.
+    // The steps are exactly what the search asks for, given the verdict it counted for each.
+    let typed: CapacityResult = serde_json::from_value(result.clone()).unwrap();
     let mut search = Search::new(serde_json::from_value::<Plan>(result["search"].clone()).unwrap());
-    for step in steps {
-        let (phase, rate) = search.next_step().expect("no step beyond the search's end");
-        assert_eq!(step["phase"], phase.as_str());
-        assert_eq!(f(step, "rate_asked_per_s"), rate);
+    for (step, typed) in steps.iter().zip(&typed.steps) {
         let passed = step["passed"].as_bool().unwrap();
         assert_eq!(passed, step["failures"].as_array().unwrap().is_empty());
-        search.record(phase, rate, passed);
+        if typed.repeat_of.is_none() {
+            let (phase, rate) = search.next_step().expect("no step beyond the search's end");
+            assert_eq!(step["phase"], phase.as_str());
+            assert_eq!(f(step, "rate_asked_per_s"), rate);
+            search.record(phase, rate, typed.counted().unwrap());
+        }
         let r = &step["result"];
         assert_eq!(r["config"]["load"], "open");
         assert_eq!(
             r["config"]["resources"], 10_000,
             "capacity's default workload"
         );
-        assert_eq!(r["config"]["rate_per_s"].as_f64(), Some(rate));
+        assert_eq!(r["config"]["rate_per_s"].as_f64(), Some(typed.rate));
         assert_consistent(&r["modes"][0], 3, 32);
     }
     assert_eq!(
@@ -92,6 +98,28 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
     );
     // Exit 1 exactly when no rate met the objective.
     assert_eq!(out.status.code(), Some(if rate.is_some() { 0 } else { 1 }));
+    // The answer's block opens with its status, then the objective and the reproducer.
+    let status = answer["status"].as_str().unwrap();
+    assert!(
+        [
+            "confirmed",
+            "unconfirmed",
+            "machine-floor",
+            "max-rate-floor",
+            "not-met"
+        ]
+        .contains(&status),
+        "{status}"
+    );
+    let objective = answer["objective"].as_str().unwrap();
+    assert!(
+        objective.starts_with("p99<5s and success ≥ 50.000%"),
+        "{objective}"
+    );
+    assert!(
+        report.contains(&format!("    objective: {objective}\n")),
+        "{report}"
+    );
 
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(
@@ -111,6 +139,22 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
     let csv = std::fs::read_to_string(&csv).unwrap();
     // One row per step, then one per answer.
     assert_eq!(csv.lines().count(), 1 + steps.len() + 1, "{csv}");
+    // Each step's row carries the 95 % intervals its JSON `estimates` hold.
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let column = |name: &str| rows[0].iter().position(|c| *c == name).expect(name);
+    for (step, row) in steps.iter().zip(&rows[1..]) {
+        let estimates = &step["result"]["modes"][0]["estimates"];
+        for (figure, key, unit) in [
+            ("goodput", "goodput", 1.0),
+            ("acquire_success", "acquire_success", 1.0),
+            ("acquire_p99_ms", "acquire_p99_us", 1000.0),
+        ] {
+            for end in ["low", "high"] {
+                let cell: f64 = row[column(&format!("{figure}_{end}"))].parse().unwrap();
+                assert_eq!(cell, f(&estimates[key], end) / unit, "{figure} {end}");
+            }
+        }
+    }
 }
 
 /// A planner's view of a search the step budget cut short: one client holding each lock
@@ -124,7 +168,11 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
 #[test]
 fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let (json, csv) = (dir.path().join("c.json"), dir.path().join("c.csv"));
+    let (json, csv, page) = (
+        dir.path().join("c.json"),
+        dir.path().join("c.csv"),
+        dir.path().join("c.html"),
+    );
     let out = loadgen(&[
         "capacity",
         "--spawn",
@@ -152,6 +200,8 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
         json.to_str().unwrap(),
         "--csv",
         csv.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
     ]);
     let report = text(&out.stdout);
     assert!(
@@ -194,10 +244,34 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
     // The narrower search runs this answer's mode only.
     let mode = answer["fanout"].as_str().unwrap();
     assert!(narrow.ends_with(&format!(" --fanout {mode}")), "{narrow}");
+    // One client cannot start 6 acquires/s of 200 ms holds: the step above the answer was
+    // the generator's limit, so the answer is a floor this machine set, said first.
+    let judgement = &missed["result"]["modes"][0]["generator"];
+    assert_eq!(judgement["generator_bound"], true, "{judgement}");
+    assert_eq!(answer["status"], "machine-floor");
     let statement = answer["statement"].as_str().unwrap();
     assert!(
-        statement.contains("3/s passed, 6/s failed") && statement.contains(narrow),
+        statement.starts_with(
+            "concurrent: a floor set by this machine (the next rate up, 6/s, was generator-bound; NOT confirmed by a repeat) — 3 acquires/s"
+        ),
         "{statement}"
+    );
+    let generator_reason = answer["generator_reason"].as_str().unwrap();
+    assert!(
+        generator_reason.starts_with("at 6/s: "),
+        "{generator_reason}"
+    );
+    assert!(
+        report.contains(&format!(
+            "  {statement}\n    generator-bound {generator_reason}\n    objective: p99<1s and success ≥ 99.900%"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "    narrow: 3/s passed, 6/s failed, so the capacity lies between them: add {narrow} to the same command\n"
+        )),
+        "{report}"
     );
     let reproduce = answer["reproduce"].as_str().unwrap();
     assert!(
@@ -266,6 +340,59 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
         ],
         "{csv}"
     );
+
+    // The page shows what the text shows: the answer's block, the search's own settings (not
+    // the first step's), late and dropped slots, the generator's CPU, the `!` reasons and the
+    // local-masters warning.
+    let dom = common::browser::check_in_browser(&page, "capacity-floor", 1);
+    assert!(dom.contains(&escape(statement)), "the statement: {dom}");
+    assert!(dom.contains(&escape("narrow: 3/s passed, 6/s failed")));
+    assert!(dom.contains(&escape(reproduce)), "the reproducer");
+    for (setting, value) in [
+        ("objective", "p99<1s and success ≥ 99.900%"),
+        ("start rate (/s)", "3"),
+        ("min rate (/s)", "1"),
+        ("max steps (per mode)", "2"),
+        ("noise repeats (per straddling step)", "2"),
+        ("fan-out modes", "concurrent"),
+        ("masters", "3 local (started by this command)"),
+        ("clients", "1"),
+    ] {
+        assert!(
+            dom.contains(&format!(
+                "<td>{}</td><td>{}</td>",
+                escape(setting),
+                escape(value)
+            )),
+            "{setting} = {value}: {dom}"
+        );
+    }
+    assert!(dom.contains("late / dropped") && dom.contains("generator CPU"));
+    let dropped = counts["dropped_slots"].as_u64().unwrap();
+    let late = counts["late_starts"].as_u64().unwrap();
+    assert!(
+        dom.contains(&format!("<td>{late} / {dropped}</td>")),
+        "{dom}"
+    );
+    for reason in judgement["reasons"].as_array().unwrap() {
+        let reason = escape(reason.as_str().unwrap());
+        assert!(
+            dom.contains(&format!("<span class=\"bad\">!</span> {reason}")),
+            "{reason}: {dom}"
+        );
+    }
+    assert!(
+        dom.contains("warning: the masters are local (started by this command)"),
+        "{dom}"
+    );
+    assert_eq!(result["warnings"].as_array().unwrap().len(), 1);
+}
+
+/// Text as the page's DOM holds it.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 #[test]
@@ -292,7 +419,10 @@ fn an_objective_no_rate_meets_exits_1_with_the_answer_in_words() {
             "-q",
         ],
     );
-    assert!(out.contains("concurrent: no rate met p99<1µs"), "{out}");
+    assert!(
+        out.contains("concurrent: not met — no rate met p99<1µs and success ≥ 99.900% ("),
+        "{out}"
+    );
     assert!(err.contains("no rate met the objective"), "{err}");
 }
 
@@ -366,5 +496,182 @@ fn repeats_of_the_answer_give_its_spread() {
         (f(&spread["acquire_p99_ms"], "max") - max).abs() < 0.001,
         "{spread} vs {p99s:?}"
     );
-    assert!(report.contains("3 runs at that rate"), "{report}");
+    assert!(
+        report.contains("    spread: 3 runs at that rate"),
+        "{report}"
+    );
+}
+
+/// A step whose 95 % interval of an objective's figure contains the bound runs again before
+/// its verdict counts. One resource held 10–190 ms (seeded) with no retry: an acquire that
+/// finds it held fails, so about half succeed at 20/s, fewer at 30 and 40/s, and with 1 s
+/// steps of 100 ms intervals each success interval is wide enough to hold 40 % at one rate or
+/// another. What the test checks is what the file records: which steps straddled (by their
+/// own intervals), their repeats, the majority each counted, the search those verdicts drive,
+/// and the answer's words about it.
+#[test]
+fn a_step_too_close_to_call_is_repeated_and_the_majority_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let out = loadgen(&[
+        "capacity",
+        "--spawn",
+        "3",
+        "--fanout",
+        "concurrent",
+        "--slo",
+        "p99<5s",
+        "--min-success",
+        "40%",
+        "--start-rate",
+        "20",
+        "--min-rate",
+        "5",
+        "--max-rate",
+        "80",
+        "--max-steps",
+        "3",
+        "--clients",
+        "16",
+        "--resources",
+        "1",
+        "--hold",
+        "10ms..190ms",
+        "--retry-count",
+        "0",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let report = text(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{report}");
+    let raw = read_json(&json);
+    assert_schema_valid(&raw);
+    let result: CapacityResult = serde_json::from_value(raw).unwrap();
+    let budget = result.plan.noise_repeats;
+    assert_eq!(budget, 2, "the default");
+    let min = result.objective.min_success;
+
+    // Which steps straddled follows from each step's own recorded success interval (p99 is
+    // nowhere near 5 s).
+    for s in &result.steps {
+        let m = &s.report.modes[0];
+        // 1 s steps are cut into 100 ms intervals, so every step has its 95 % intervals.
+        assert_eq!(m.interval_ms, 100);
+        assert!(m.intervals.len() >= 10, "{}", m.intervals.len());
+        let e = m.estimates.as_ref().unwrap().acquire_success;
+        let (low, high) = e.interval().expect("10 intervals give an interval");
+        let inside = low < min && min <= high;
+        let other_failure = s.failures.iter().any(|f| !f.starts_with("success "));
+        assert_eq!(
+            !s.straddled.is_empty(),
+            inside && !other_failure,
+            "step at {} ({low}..{high}): {:?}",
+            s.rate,
+            s.straddled
+        );
+    }
+
+    // Each straddling search step is followed by its repeats, exactly as many as it took the
+    // majority to settle, and the step records that majority.
+    let mut search = Search::new(result.plan);
+    let mut i = 0;
+    let mut noisy = 0;
+    let number = |i: usize| i as u32 + 1; // one mode: numbers are positions
+    while i < result.steps.len() {
+        let s = &result.steps[i];
+        assert!(s.repeat_of.is_none(), "a repeat without its step: {i}");
+        let (phase, rate) = search.next_step().expect("the search asked for this step");
+        assert_eq!((s.phase, s.rate), (phase, rate));
+        let repeats: Vec<&Step> = result.steps[i + 1..]
+            .iter()
+            .take_while(|r| r.repeat_of == Some(number(i)))
+            .collect();
+        if s.straddled.is_empty() {
+            assert!(
+                repeats.is_empty() && s.noise.is_none(),
+                "step {}",
+                number(i)
+            );
+        } else {
+            noisy += 1;
+            let runs: Vec<bool> = std::iter::once(s.passed)
+                .chain(repeats.iter().map(|r| r.passed))
+                .collect();
+            assert!(runs.len() as u32 <= 1 + budget);
+            for r in &repeats {
+                assert_eq!((r.phase, r.rate), (Phase::Repeat, s.rate));
+            }
+            let passes = |k: usize| runs[..k].iter().filter(|p| **p).count() as u32;
+            // Unsettled after every shorter prefix, settled after all of them.
+            for k in 1..runs.len() {
+                assert!(!NoiseVerdict::of(k as u32, passes(k), budget + 1 - k as u32).1);
+            }
+            let n = runs.len() as u32;
+            let (verdict, settled) = NoiseVerdict::of(n, passes(runs.len()), budget + 1 - n);
+            assert!(settled);
+            assert_eq!(s.noise, Some(verdict), "step {}", number(i));
+            assert_eq!(verdict.counted_passed, 2 * verdict.passed > verdict.runs);
+            if n > 1 {
+                assert!(
+                    report.contains(&format!(
+                        "~ step {} counted as {} ({} of {n} runs passed)",
+                        number(i),
+                        if verdict.counted_passed {
+                            "a pass"
+                        } else {
+                            "a failure"
+                        },
+                        verdict.passed
+                    )),
+                    "{report}"
+                );
+                assert!(report.contains(&format!("(repeat of step {})", number(i))));
+            }
+        }
+        search.record(phase, rate, s.counted().unwrap());
+        i += 1 + repeats.len();
+    }
+    assert_eq!(
+        search.next_step(),
+        None,
+        "the search ended where the file ends"
+    );
+    assert!(noisy > 0, "no step straddled 40 %: {report}");
+
+    // The answer says where noise decided a verdict it rests on.
+    let answer = &result.answers[0];
+    assert_eq!(answer.rate_per_s, search.answer().0);
+    let ends = answer
+        .rate_per_s
+        .into_iter()
+        .chain(answer.lowest_failed_per_s);
+    for rate in ends {
+        let counted = result
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.rate == rate && s.repeat_of.is_none() && !s.straddled.is_empty());
+        let said = answer
+            .noise
+            .iter()
+            .find(|l| l.contains(&format!("at {}/s ", grouped(rate))));
+        match counted.and_then(|s| s.noise) {
+            Some(v) if v.runs > 1 => {
+                let line = said.expect("the answer names the noisy step");
+                assert!(
+                    line.starts_with("decided by noise: ")
+                        && line.contains(&format!("passed {} of {} runs", v.passed, v.runs)),
+                    "{line}"
+                );
+                assert!(report.contains(&format!("    {line}\n")), "{report}");
+            }
+            Some(_) => assert!(said.unwrap().starts_with("noise may have decided it: ")),
+            None => assert!(said.is_none(), "{said:?}"),
+        }
+    }
 }

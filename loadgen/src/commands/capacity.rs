@@ -14,7 +14,7 @@ use crate::engine::runner::{self, NoHooks};
 use crate::error::LoadgenError;
 use crate::model::capacity::search::{Phase, Plan, Search};
 use crate::model::capacity::slo::Objective;
-use crate::model::capacity::{answer, CapacityResult, Step};
+use crate::model::capacity::{answer, CapacityResult, NoiseVerdict, Step};
 use crate::model::document::to_text;
 use crate::model::header::{Header, Kind};
 use crate::model::report::Report;
@@ -45,6 +45,8 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         max_rate: args.max_rate,
         precision: args.precision.max(0.001),
         max_steps: args.max_steps,
+        noise_repeats: args.noise_repeats,
+        repeat: args.repeat,
     };
     let mut workload = args.workload.clone();
     workload.seed = Some(workload.seed.unwrap_or_else(rand::random));
@@ -65,6 +67,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     // steps and answers together; written and stored: this agent's part.
     let mut all_steps: Vec<Step> = Vec::new();
     let mut all_answers = Vec::new();
+    let mut warnings = Vec::new();
     let started_unix_s = crate::model::header::unix_now_s();
     let signals = &session.signals;
     let mut agent = match Coordination::from_args(&args.agents) {
@@ -82,12 +85,12 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         say(
             base.quiet,
             &format!(
-                "capacity search: objective {} and success ≥ {:.3}%; at most {} steps of {:?} warm-up + {:?} measured per fan-out mode{}; seed {}",
-                objective.slo,
-                100.0 * objective.min_success,
+                "capacity search: objective {}; at most {} steps of {:?} warm-up + {:?} measured per fan-out mode, each repeated up to {} time(s) when an interval straddles the objective{}; seed {}",
+                objective.describe(),
                 plan.max_steps,
                 base.warmup,
                 base.duration,
+                plan.noise_repeats,
                 if args.repeat > 0 {
                     format!(", then {} repeat(s) of the answer's step", args.repeat)
                 } else {
@@ -98,6 +101,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         );
         if let Some(warning) = shared_machine_warning(&target) {
             outputs.print_report(&format!("{warning}\n"))?;
+            warnings.push(warning);
         }
         let mut printed_header = false;
         for (lock, fanout) in base.modes() {
@@ -110,16 +114,22 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
             let mut search = Search::new(plan);
             let mut n = 0;
             let mut repeats_left = args.repeat;
+            // A step whose interval straddled the objective, waiting for its repeats.
+            let mut noisy: Option<Noisy> = None;
             loop {
-                // The search's steps, then the repeats of its answer.
-                let (phase, rate) = match search.next_step() {
-                    Some(step) => step,
-                    None => match search.answer().0 {
-                        Some(rate) if repeats_left > 0 => {
-                            repeats_left -= 1;
-                            (Phase::Repeat, rate)
-                        }
-                        _ => break,
+                // The search's steps (each straddling one followed by its repeats), then the
+                // repeats of its answer.
+                let (phase, rate, repeat_of) = match &noisy {
+                    Some(w) => (Phase::Repeat, w.rate, Some(w.number)),
+                    None => match search.next_step() {
+                        Some((phase, rate)) => (phase, rate, None),
+                        None => match search.answer().0 {
+                            Some(rate) if repeats_left > 0 => {
+                                repeats_left -= 1;
+                                (Phase::Repeat, rate, None)
+                            }
+                            _ => break,
+                        },
                     },
                 };
                 if signals.stop.is_set() {
@@ -133,6 +143,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     },
                     STEP_TIMING,
                 );
+                cfg.interval = step_interval(cfg.duration, cfg.interval);
                 cfg.locks = vec![lock];
                 cfg.fanouts = vec![fanout];
                 cfg.progress_label = Some(format!(
@@ -167,24 +178,36 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     head.push('\n');
                     outputs.print_report(&head)?;
                 }
-                let step = match &agent {
+                // Judged on the mode every agent sees: this one's, or all agents' merged.
+                let judge = |m: &crate::model::mode::ModeStats| {
+                    let failures = objective.failures(m, m.generator.judgement.target_missed);
+                    let straddled = objective.straddled(m, &failures);
+                    (failures, straddled)
+                };
+                let mut step = match &agent {
                     None => {
-                        let failures =
-                            objective.failures(mode, mode.generator.judgement.target_missed);
-                        Step::new(label, phase, rate, failures, report)
+                        let (failures, straddled) = judge(mode);
+                        let mut step = Step::new(label, phase, rate, failures, report);
+                        step.straddled = straddled;
+                        step
                     }
                     Some(a) => {
                         let all = a.exchange(steps.len() as u32 + 1, &report).await?;
-                        let failures = match all.modes.first() {
-                            Some(m) => objective.failures(m, m.generator.judgement.target_missed),
-                            None => vec!["nothing measured".into()],
+                        let (failures, straddled) = match all.modes.first() {
+                            Some(m) => judge(m),
+                            None => (vec!["nothing measured".into()], Vec::new()),
                         };
-                        let merged = Step::new(label, phase, rate, failures.clone(), all);
+                        let mut merged = Step::new(label, phase, rate, failures.clone(), all);
+                        merged.straddled = straddled.clone();
+                        merged.repeat_of = repeat_of;
                         outputs.print_report(&table::row(n + 1, &merged, p))?;
                         all_steps.push(merged);
-                        Step::new(label, phase, rate / share, failures, report)
+                        let mut step = Step::new(label, phase, rate / share, failures, report);
+                        step.straddled = straddled;
+                        step
                     }
                 };
+                step.repeat_of = repeat_of;
                 n += 1;
                 if agent.is_none() {
                     outputs.print_report(&table::row(n, &step, p))?;
@@ -193,14 +216,61 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     steps.push(step);
                     break; // a partial step says nothing about the rate
                 }
-                search.record(phase, rate, step.passed);
+                let (passed, straddles) = (step.passed, !step.straddled.is_empty());
                 steps.push(step);
+                let (at, at_all) = (steps.len() - 1, all_steps.len().saturating_sub(1));
+                let mut pending = match noisy.take() {
+                    Some(w) => Some(Noisy {
+                        runs: w.runs + 1,
+                        passed: w.passed + u32::from(passed),
+                        left: w.left - 1,
+                        ..w
+                    }),
+                    // A straddling step of the search waits for its repeats.
+                    None if phase != Phase::Repeat && straddles => Some(Noisy {
+                        at,
+                        at_all,
+                        number: n as u32,
+                        phase,
+                        rate,
+                        runs: 1,
+                        passed: u32::from(passed),
+                        left: plan.noise_repeats,
+                    }),
+                    None if phase != Phase::Repeat => {
+                        search.record(phase, rate, passed);
+                        None
+                    }
+                    None => None, // a --repeat run of the answer moves nothing
+                };
+                if let Some(w) = pending.take() {
+                    let (verdict, settled) = NoiseVerdict::of(w.runs, w.passed, w.left);
+                    steps[w.at].noise = Some(verdict);
+                    if agent.is_some() {
+                        all_steps[w.at_all].noise = Some(verdict);
+                    }
+                    if settled {
+                        if w.runs > 1 {
+                            outputs.print_report(&format!(
+                                "{:>16}~ step {} counted as {} ({} of {} runs passed)\n",
+                                "",
+                                w.number,
+                                if verdict.counted_passed { "a pass" } else { "a failure" },
+                                w.passed,
+                                w.runs
+                            ))?;
+                        }
+                        search.record(w.phase, w.rate, verdict.counted_passed);
+                    } else {
+                        noisy = Some(w);
+                    }
+                }
             }
             let (best, mut confirmed, limit) = search.answer();
             // A passing --repeat of the answer confirms it as a confirming step would.
             confirmed |= steps
                 .iter()
-                .any(|s| s.fanout == label && s.phase == Phase::Repeat && s.passed && Some(s.rate) == best);
+                .any(|s| s.fanout == label && s.phase == Phase::Repeat && s.repeat_of.is_none() && s.passed && Some(s.rate) == best);
             if agent.is_some() {
                 all_answers.push(answer(
                     label,
@@ -241,6 +311,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         header,
         objective,
         plan,
+        warnings,
         answers,
         steps,
     };
@@ -265,6 +336,33 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     ))?;
     write_outputs(&result, &outputs, base.quiet)?;
     finish(&result)
+}
+
+/// Intervals per step at least: enough for every step's figures to carry a 95 % interval
+/// (the bootstrap needs 5), which is what tells a step too close to the objective to call.
+const STEP_INTERVALS: u32 = 10;
+
+/// The interval of a step measured for `duration`: `--interval`, shortened to a tenth of the
+/// step (whole milliseconds, 100 ms at least) when that gives too few intervals.
+fn step_interval(duration: Duration, asked: Duration) -> Duration {
+    let tenth = (duration / STEP_INTERVALS).as_millis() as u64;
+    asked.min(Duration::from_millis(tenth.max(100)))
+}
+
+/// A step of the search whose interval straddled the objective, and its runs so far.
+#[derive(Debug, Clone, Copy)]
+struct Noisy {
+    /// Where it is in this agent's steps and in all agents' merged steps.
+    at: usize,
+    at_all: usize,
+    /// Its number within its mode.
+    number: u32,
+    phase: Phase,
+    rate: f64,
+    runs: u32,
+    passed: u32,
+    /// Repeats still allowed.
+    left: u32,
 }
 
 /// The warning printed when the masters run on the generator's machine (local masters, or

@@ -13,8 +13,8 @@ pub mod limits;
 pub mod windows;
 
 use crate::error::LoadgenError;
-use crate::model::capacity::search::Limit;
-use crate::model::capacity::{answer, CapacityResult, Step};
+use crate::model::capacity::search::{Limit, Phase};
+use crate::model::capacity::{answer, CapacityResult, NoiseVerdict, Step};
 use crate::model::document::Document;
 use crate::model::header::{Header, Kind};
 use crate::model::report::Report;
@@ -232,35 +232,70 @@ fn merge_capacity(
             .map(|(n, c)| (format!("{n} (step {})", i + 1), c.steps[i].report.clone()))
             .collect();
         let report = merge_runs(runs, allow)?;
-        let failures = match report.modes.first() {
-            Some(m) => first
-                .objective
-                .failures(m, m.generator.judgement.target_missed),
-            None => vec!["nothing measured".into()],
+        let (failures, straddled) = match report.modes.first() {
+            Some(m) => {
+                let failures = first
+                    .objective
+                    .failures(m, m.generator.judgement.target_missed);
+                let straddled = first.objective.straddled(m, &failures);
+                (failures, straddled)
+            }
+            None => (vec!["nothing measured".into()], Vec::new()),
         };
-        steps.push(Step::new(
+        let mut merged = Step::new(
             &step.fanout,
             step.phase,
             step.rate * parts.len() as f64,
             failures,
             report,
-        ));
+        );
+        merged.straddled = straddled;
+        merged.repeat_of = step.repeat_of;
+        steps.push(merged);
+    }
+    // The steps the search repeated for noise: their verdicts again, by the merged runs.
+    for (i, step) in first.steps.iter().enumerate() {
+        if step.noise.is_none() {
+            continue;
+        }
+        let number = first.steps[..=i]
+            .iter()
+            .filter(|s| s.fanout == step.fanout)
+            .count() as u32;
+        let runs: Vec<bool> = std::iter::once(steps[i].passed)
+            .chain(
+                steps
+                    .iter()
+                    .filter(|s| s.fanout == step.fanout && s.repeat_of == Some(number))
+                    .map(|s| s.passed),
+            )
+            .collect();
+        let passed = runs.iter().filter(|p| **p).count() as u32;
+        steps[i].noise = Some(NoiseVerdict::of(runs.len() as u32, passed, 0).0);
     }
     let answers = first
         .answers
         .iter()
         .map(|a| {
+            // The verdicts the search would count (a repeat for noise counts with its step).
             let best = steps
                 .iter()
-                .filter(|s| s.fanout == a.fanout && s.passed)
+                .filter(|s| {
+                    s.fanout == a.fanout && s.repeat_of.is_none() && s.counted().unwrap_or(s.passed)
+                })
                 .map(|s| s.rate)
                 .max_by(f64::total_cmp);
+            // Confirmed as the search confirms: a confirming step, or a --repeat run, passed.
             let confirmed = best.is_some_and(|r| {
-                steps
-                    .iter()
-                    .filter(|s| s.fanout == a.fanout && s.rate == r && s.passed)
-                    .count()
-                    > 1
+                steps.iter().any(|s| {
+                    s.fanout == a.fanout
+                        && s.rate == r
+                        && match s.phase {
+                            Phase::Confirm => s.counted() == Some(true),
+                            Phase::Repeat => s.repeat_of.is_none() && s.passed,
+                            _ => false,
+                        }
+                })
             });
             let limit = if best.is_some() {
                 a.limit
@@ -288,6 +323,7 @@ fn merge_capacity(
         ),
         objective: first.objective.clone(),
         plan: first.plan,
+        warnings: first.warnings.clone(),
         answers,
         steps,
     })

@@ -29,7 +29,10 @@ their call (each waits a retry delay, up to --retry-delay: the p99 cliff once co
 free, or slots were late or dropped while the generator used 80% of the cores or more, or every \
 client was busy when the rate needs more of them than --clients (rate × time per cycle). Late \
 starts with every client busy and enough clients mean the masters did not keep up: no mark. A \
-marked step's reasons are printed under its row.";
+marked step's reasons are printed under its row. `~` marks a step whose 95 % interval of an \
+objective's figure contained the bound: its rate runs again (phase repeat, up to \
+--noise-repeats times) and the majority of the runs is the verdict the search counts (a tie \
+fails).";
 
 /// One step's row (`n`: its number within its fan-out mode).
 pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
@@ -56,11 +59,14 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
     for cell in p.cells_ms(&m.latency.acquire) {
         let _ = write!(out, "{cell:>10}");
     }
-    let verdict = if step.passed {
+    let mut verdict = if step.passed {
         "pass".to_string()
     } else {
         format!("FAIL: {}", step.failures.join("; "))
     };
+    if let Some(k) = step.repeat_of {
+        let _ = write!(verdict, " (repeat of step {k})");
+    }
     let c = &m.counts;
     let _ = writeln!(
         out,
@@ -86,6 +92,23 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         for reason in &m.generator.judgement.reasons {
             let _ = writeln!(out, "{:>16}! {reason}", "");
         }
+    }
+    for straddled in &step.straddled {
+        let _ = writeln!(out, "{:>16}~ {straddled}", "");
+    }
+    if let Some(v) = step.noise.filter(|v| v.runs > 1) {
+        let _ = writeln!(
+            out,
+            "{:>16}~ counted as {} ({} of {} runs passed)",
+            "",
+            if v.counted_passed {
+                "a pass"
+            } else {
+                "a failure"
+            },
+            v.passed,
+            v.runs
+        );
     }
     out
 }
@@ -117,9 +140,9 @@ pub fn answers(result: &CapacityResult) -> String {
     let mut out =
         String::from("\ncapacity (highest open-loop acquire rate meeting the objective):\n");
     for a in &result.answers {
-        let _ = writeln!(out, "  {}", a.statement);
-        if !a.reproduce.is_empty() {
-            let _ = writeln!(out, "    reproduce: {}", a.reproduce);
+        for (i, line) in a.lines().iter().enumerate() {
+            let indent = if i == 0 { "  " } else { "    " };
+            let _ = writeln!(out, "{indent}{line}");
         }
     }
     out

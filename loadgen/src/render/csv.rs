@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model::capacity::CapacityResult;
+use crate::model::estimates::HEADLINE;
 use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
@@ -141,7 +142,22 @@ fn figure_names(p: &Percentiles) -> Vec<String> {
             .iter()
             .flat_map(|f| f.columns.iter().map(|c| c.0.to_string())),
     );
+    for (column, _) in HEADLINE.iter().map(|f| interval_column(f.name)) {
+        head.push(format!("{column}_low"));
+        head.push(format!("{column}_high"));
+    }
     head
+}
+
+/// The column name of a headline figure's 95 % interval, and the divisor to its unit
+/// (latencies in ms, as the other latency columns).
+fn interval_column(figure: &str) -> (String, f64) {
+    let name = figure.replace('.', "_");
+    if figure.starts_with("acquire.p") {
+        (format!("{name}_ms"), 1000.0)
+    } else {
+        (name, 1.0)
+    }
 }
 
 /// The figures of mode `m` of `report`: its load, its latency, then every figure's columns.
@@ -168,6 +184,22 @@ fn figures(report: &Report, m: &ModeStats, p: &Percentiles) -> Vec<String> {
             .iter()
             .flat_map(|f| f.columns.iter().map(|c| (c.1)(m))),
     );
+    // The 95 % intervals the JSON's `estimates` carry (empty: the run was too short to say).
+    for f in &HEADLINE {
+        let (_, unit) = interval_column(f.name);
+        let interval = m
+            .estimates
+            .as_ref()
+            .and_then(|e| e.get(f.name))
+            .and_then(|e| e.interval());
+        match interval {
+            Some((low, high)) => {
+                cells.push(format!("{}", low / unit));
+                cells.push(format!("{}", high / unit));
+            }
+            None => cells.extend([String::new(), String::new()]),
+        }
+    }
     cells
 }
 

@@ -74,6 +74,10 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
     if let Some(q) = c.quorum {
         flags.push(format!("--quorum {q}"));
     }
+    // Capacity cuts short steps into shorter intervals (for their 95 % intervals).
+    if let Some(m) = report.modes.first().filter(|m| m.interval_ms != 1000) {
+        flags.push(format!("--interval {}", duration_us(m.interval_ms * 1000)));
+    }
     flags.push(format!(
         "--warmup {} --duration {} --seed {}",
         duration_ms(c.warmup_s * 1000.0),

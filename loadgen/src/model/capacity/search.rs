@@ -41,6 +41,13 @@ pub struct Plan {
     pub precision: f64,
     /// Steps per fan-out mode, the confirmation included.
     pub max_steps: u32,
+    /// Repeats a step may get when a 95 % interval of its figures straddles the objective,
+    /// before its verdict counts (outside `max_steps`; the majority of the runs decides).
+    #[serde(default)]
+    pub noise_repeats: u32,
+    /// Runs of the answer's step once the search is over (`--repeat`).
+    #[serde(default)]
+    pub repeat: u32,
 }
 
 /// Why the answer is what it is.
@@ -181,6 +188,8 @@ mod tests {
             max_rate: 1_000_000.0,
             precision: 0.05,
             max_steps: 20,
+            noise_repeats: 2,
+            repeat: 0,
         }
     }
 

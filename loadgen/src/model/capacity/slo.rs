@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::estimates::figure_of;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::label;
 use crate::model::values::parse_duration;
@@ -131,9 +132,137 @@ impl Objective {
     }
 }
 
+/// The headline figure that carries the interval of an acquire percentile (`None`: that
+/// percentile has no interval).
+fn percentile_figure(percentile: f64) -> Option<&'static str> {
+    [
+        (50.0, "acquire.p50"),
+        (90.0, "acquire.p90"),
+        (99.0, "acquire.p99"),
+        (99.9, "acquire.p999"),
+    ]
+    .iter()
+    .find(|(p, _)| (p - percentile).abs() < 1e-9)
+    .map(|&(_, name)| name)
+}
+
+impl Objective {
+    /// The objective in words: `p99<10ms and success ≥ 99.900%`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} and success ≥ {:.3}%",
+            self.slo,
+            100.0 * self.min_success
+        )
+    }
+
+    /// The terms of the objective whose 95 % interval in `m` contains their bound, so that
+    /// noise may have decided the step's verdict, each in words ("p99 interval 8.100–12.400
+    /// ms straddled 10.000 ms"). Empty when the verdict does not hinge on them: every interval
+    /// is clear of its bound, or the step fails for a reason no interval covers (a missed
+    /// rate, a violation, a figure clear of its bound on the failing side).
+    pub fn straddled(&self, m: &ModeStats, failures: &[String]) -> Vec<String> {
+        let mut straddled = Vec::new();
+        // Failures of terms whose interval straddles: any other failure decides the step.
+        let mut explained = 0;
+        for b in &self.slo.bounds {
+            let name = label(b.percentile);
+            let interval = percentile_figure(b.percentile)
+                .and_then(|f| figure_of(m, f))
+                .and_then(|e| e.interval());
+            let bound = b.bound_us as f64;
+            // A step passes with the figure at or below the bound.
+            if let Some((low, high)) = interval.filter(|(l, h)| *l <= bound && bound < *h) {
+                straddled.push(format!(
+                    "{name} interval {:.3}–{:.3} ms straddled {:.3} ms",
+                    low / 1000.0,
+                    high / 1000.0,
+                    bound / 1000.0
+                ));
+                explained += failures
+                    .iter()
+                    .filter(|f| f.starts_with(&format!("{name} ")))
+                    .count();
+            }
+        }
+        let success = figure_of(m, "acquire.success").and_then(|e| e.interval());
+        let min = self.min_success;
+        // A step passes with the success at or above the minimum.
+        if let Some((low, high)) = success.filter(|(l, h)| *l < min && min <= *h) {
+            straddled.push(format!(
+                "success interval {:.3}–{:.3}% straddled {:.3}%",
+                100.0 * low,
+                100.0 * high,
+                100.0 * min
+            ));
+            explained += failures
+                .iter()
+                .filter(|f| f.starts_with("success "))
+                .count();
+        }
+        if explained < failures.len() {
+            return Vec::new();
+        }
+        straddled
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::uncertainty::{Estimate, ModeEstimates};
+
+    /// A mode whose p99 and success carry the given 95 % intervals.
+    fn mode_with(p99_us: (f64, f64), success: (f64, f64)) -> ModeStats {
+        let e = |(low, high): (f64, f64)| Estimate {
+            value: (low + high) / 2.0,
+            low: Some(low),
+            high: Some(high),
+        };
+        let mut m = ModeStats::new(
+            redlock_core::FanOut::Concurrent,
+            3,
+            Duration::from_millis(100),
+        );
+        m.estimates = Some(ModeEstimates {
+            units: 10,
+            goodput: Estimate::bare(100.0),
+            acquire_success: e(success),
+            quorum_success: Estimate::bare(1.0),
+            split_vote_share: Estimate::bare(0.0),
+            acquire_p50_us: Estimate::bare(1000.0),
+            acquire_p99_us: e(p99_us),
+        });
+        m
+    }
+
+    #[test]
+    fn a_verdict_hinges_on_noise_only_when_every_failure_has_a_straddling_interval() {
+        let objective = Objective {
+            slo: Slo::parse("p99<10ms").unwrap(),
+            min_success: 0.999,
+        };
+        let p99_failed = vec!["p99 11.000 ms > 10.000 ms".to_string()];
+        // p99's interval holds 10 ms: the failure may be noise.
+        let m = mode_with((8_000.0, 12_000.0), (1.0, 1.0));
+        assert_eq!(
+            objective.straddled(&m, &p99_failed),
+            ["p99 interval 8.000–12.000 ms straddled 10.000 ms"]
+        );
+        // A pass straddles too (it may be luck), success's interval as well.
+        let m = mode_with((8_000.0, 12_000.0), (0.998, 1.0));
+        assert_eq!(objective.straddled(&m, &[]).len(), 2);
+        // Clear of the bound on the failing side: the failure stands.
+        let m = mode_with((10_500.0, 12_000.0), (1.0, 1.0));
+        assert!(objective.straddled(&m, &p99_failed).is_empty());
+        // At the bound on the passing side (a pass is p99 ≤ 10 ms): no straddle.
+        let m = mode_with((8_000.0, 10_000.0), (1.0, 1.0));
+        assert!(objective.straddled(&m, &[]).is_empty());
+        // Another failure no interval covers decides the step whatever the noise.
+        let m = mode_with((8_000.0, 12_000.0), (1.0, 1.0));
+        let missed = vec![p99_failed[0].clone(), "rate missed (90/s started)".into()];
+        assert!(objective.straddled(&m, &missed).is_empty());
+    }
 
     #[test]
     fn slos_and_shares_parse_and_name_bad_values() {

@@ -11,6 +11,7 @@ use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
 use crate::render::text;
 
+mod capacity;
 pub mod charts;
 mod compare;
 mod faults;
@@ -138,20 +139,15 @@ pub fn sweep_page(sweep: &SweepResult) -> Result<String, String> {
 }
 
 /// The report of a capacity search: the answers, the steps against the objective, the steps'
-/// table.
+/// table with their marks, and the search's configuration.
 pub fn capacity_page(result: &CapacityResult) -> Result<String, String> {
     let plot = crate::render::capacity_plot::render(result)?;
     let body = html! {
-        div.answer { @for a in &result.answers { (a.statement) br; } }
-        // A planner checks an answer before planning on it: the command that repeats its step.
-        @for a in result.answers.iter().filter(|a| !a.reproduce.is_empty()) {
-            p { "Reproduce the " (a.fanout) " answer's step:" }
-            pre { (a.reproduce) }
-        }
+        (capacity::answers(result))
         h2 { "Steps against the objective" }
         (chart(&plot))
-        (tables::capacity_steps(result))
-        @if let Some(first) = result.steps.first() { (tables::configuration(&first.report)) }
+        (capacity::steps(result))
+        (capacity::configuration(result))
     };
     Ok(page(
         &format!("redlock-loadgen capacity {}", result.header.run_id),

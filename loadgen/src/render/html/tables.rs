@@ -1,12 +1,10 @@
 //! The HTML report's tables: latency summaries, counts, vote patterns, per-master round
-//! trips, the generator's own limits, the fault log, a capacity search's steps and the full
-//! configuration.
+//! trips, the generator's own limits, the fault log and the full configuration.
 
 use maud::{html, Markup};
 
 use super::markup::{num, pct, row, table};
 use crate::hist::Hist;
-use crate::model::capacity::CapacityResult;
 use crate::model::figures::figures;
 use crate::model::mode::ModeStats;
 use crate::model::report::Report;
@@ -178,37 +176,6 @@ pub fn fault_log(report: &Report) -> Markup {
         row([e.fanout.as_str(), &at, &e.fault, &e.action])
     });
     html! { @if !report.faults.is_empty() { h3 { "Faults applied" } (table(&headers, rows)) } }
-}
-
-/// A capacity search's steps.
-pub fn capacity_steps(result: &CapacityResult) -> Markup {
-    let headers = [
-        "fan-out",
-        "phase",
-        "rate asked (/s)",
-        "acquired (/s)",
-        "acquire p99 (ms)",
-        "success",
-        "met the objective",
-    ];
-    let rows = result.steps.iter().filter_map(|s| {
-        let m = s.report.modes.first()?;
-        Some(html! {
-            tr {
-                td { (s.fanout) }
-                td { (s.phase.as_str()) }
-                td { (num(s.rate, 0)) }
-                td { (num(m.acquires_per_s(), 0)) }
-                td { (ms(m.latency.acquire.quantile(0.99))) }
-                td { (pct(m.acquire_success_rate())) }
-                td {
-                    @if s.passed { span.ok { "yes" } }
-                    @else { span.bad { "no" } ": " (s.failures.join("; ")) }
-                }
-            }
-        })
-    });
-    html! { h2 { "Steps" } (table(&headers, rows)) }
 }
 
 /// The full configuration, the masters and the result's provenance.

@@ -1,0 +1,453 @@
+//! The answer for one fan-out mode, as a planner reads it: the rate, its status first
+//! (confirmed, not confirmed with its bracket, or a floor and what set it), the objective,
+//! whether noise decided it, and the commands that reproduce and narrow it.
+
+use serde::{Deserialize, Serialize};
+
+use super::reproduce;
+use super::search::{Limit, Plan};
+use super::slo::Objective;
+use super::step::Step;
+use crate::model::mode::ModeStats;
+
+/// What the answer's rate is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// A repeat of the rate met the objective too, and the next rate up missed it.
+    Confirmed,
+    /// No repeat confirmed the rate (the step budget ran out, or the search was stopped).
+    Unconfirmed,
+    /// The next rate up missed only because the load generator was the bottleneck: the
+    /// masters may sustain more than this machine can ask of them.
+    MachineFloor,
+    /// The rate is `--max-rate`: the masters may sustain more.
+    MaxRateFloor,
+    /// No rate met the objective.
+    NotMet,
+}
+
+impl Status {
+    /// The status in the words the answer opens with.
+    pub fn words(self) -> &'static str {
+        match self {
+            Status::Confirmed => "confirmed",
+            Status::Unconfirmed => "NOT confirmed",
+            Status::MachineFloor => "a floor set by this machine",
+            Status::MaxRateFloor => "a floor set by --max-rate",
+            Status::NotMet => "not met",
+        }
+    }
+}
+
+/// The answer for one fan-out mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub fanout: String,
+    /// The highest rate asked for that met the objective (null: none did).
+    pub rate_per_s: Option<f64>,
+    /// A repeat of that rate met it too.
+    pub confirmed: bool,
+    pub limit: Limit,
+    /// The step above the answer missed the objective only because the generator was the
+    /// bottleneck: the masters may sustain more than the answer.
+    pub generator_limited: bool,
+    /// What the rate is, and why (`status_reason`: the bracket, or what set the floor).
+    #[serde(default = "unconfirmed")]
+    pub status: Status,
+    #[serde(default)]
+    pub status_reason: String,
+    /// Why the failing step above the answer was generator-bound, in words (empty: it was not).
+    #[serde(default)]
+    pub generator_reason: String,
+    /// The answer's opening line: the mode, the status in words, the rate.
+    pub statement: String,
+    /// The objective, and what the answer's step measured against it.
+    #[serde(default)]
+    pub objective: String,
+    /// Where noise decided a verdict the answer rests on (the answer's rate or the failing
+    /// rate above it), in words.
+    #[serde(default)]
+    pub noise: Vec<String>,
+    /// What the search knows: the highest rate that passed (the answer) and the lowest above
+    /// it that failed (null: none did); the capacity lies between them.
+    #[serde(default)]
+    pub highest_passed_per_s: Option<f64>,
+    #[serde(default)]
+    pub lowest_failed_per_s: Option<f64>,
+    /// Flags to add to the same `capacity` command to narrow an unconfirmed or budget-limited
+    /// answer (empty: nothing to narrow).
+    #[serde(default)]
+    pub narrow_with: String,
+    /// The `redlock-loadgen run` command that reproduces the answer's step (with no answer:
+    /// the lowest step tried).
+    #[serde(default)]
+    pub reproduce: String,
+    /// The spread across every step run at the answer's rate (its confirmation and the
+    /// `--repeat` runs included; null: it ran once).
+    #[serde(default)]
+    pub spread: Option<Spread>,
+}
+
+fn unconfirmed() -> Status {
+    Status::Unconfirmed
+}
+
+impl Answer {
+    /// The answer's block: the statement, then the objective, the noise, the spread, the
+    /// narrowing advice and the `reproduce:` command, one line each.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![self.statement.clone()];
+        if !self.generator_reason.is_empty() {
+            lines.push(format!("generator-bound {}", self.generator_reason));
+        }
+        if !self.objective.is_empty() {
+            lines.push(format!("objective: {}", self.objective));
+        }
+        lines.extend(self.noise.iter().cloned());
+        if let Some(s) = &self.spread {
+            lines.push(format!(
+                "spread: {} runs at that rate ({} passed): p99 {:.3}/{:.3}/{:.3} ms, success {:.3}/{:.3}/{:.3}% (min/median/max)",
+                s.runs,
+                s.passed,
+                s.acquire_p99_ms.min,
+                s.acquire_p99_ms.median,
+                s.acquire_p99_ms.max,
+                100.0 * s.success_rate.min,
+                100.0 * s.success_rate.median,
+                100.0 * s.success_rate.max,
+            ));
+        }
+        if let (Some(lo), Some(hi)) = (self.rate_per_s, self.lowest_failed_per_s) {
+            if !self.narrow_with.is_empty() {
+                lines.push(format!(
+                    "narrow: {}/s passed, {}/s failed, so the capacity lies between them: add {} to the same command",
+                    grouped(lo),
+                    grouped(hi),
+                    self.narrow_with
+                ));
+            }
+        }
+        if !self.reproduce.is_empty() {
+            lines.push(format!("reproduce: {}", self.reproduce));
+        }
+        lines
+    }
+}
+
+/// A rate rounded to a whole number with thousands separated: `3,875`.
+pub fn grouped(rate: f64) -> String {
+    let digits = format!("{:.0}", rate.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if rate < -0.5 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// Minimum, median and maximum of a figure across runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Range {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Range {
+    fn of(mut values: Vec<f64>) -> Option<Range> {
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = match n {
+            0 => return None,
+            _ if n % 2 == 1 => values[n / 2],
+            _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+        };
+        Some(Range {
+            min: values[0],
+            median,
+            max: values[n - 1],
+        })
+    }
+}
+
+/// How much the answer's step moved from run to run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Steps run at the answer's rate, and how many of them met the objective.
+    pub runs: u32,
+    pub passed: u32,
+    pub acquire_p99_ms: Range,
+    /// Acquire success rate (acquired ÷ acquire calls).
+    pub success_rate: Range,
+}
+
+/// The spread of `steps` (one rate's runs), when there are at least two.
+fn spread(steps: &[&Step]) -> Option<Spread> {
+    let modes: Vec<&ModeStats> = steps
+        .iter()
+        .filter_map(|s| s.report.modes.first())
+        .collect();
+    if modes.len() < 2 {
+        return None;
+    }
+    let round = |x: f64, unit: f64| (x / unit).round() * unit;
+    Some(Spread {
+        runs: modes.len() as u32,
+        passed: steps.iter().filter(|s| s.passed).count() as u32,
+        acquire_p99_ms: Range::of(
+            modes
+                .iter()
+                .map(|m| round(m.latency.acquire.quantile(0.99) as f64 / 1000.0, 0.001))
+                .collect(),
+        )?,
+        success_rate: Range::of(
+            modes
+                .iter()
+                .map(|m| round(m.acquire_success_rate(), 1e-6))
+                .collect(),
+        )?,
+    })
+}
+
+/// Flags that narrow the bracket `lo..hi` to `precision`: start at the passing rate, cap at
+/// the failing one, and enough steps to bisect between them and confirm.
+fn narrowing_flags(lo: f64, hi: f64, precision: f64) -> String {
+    let halvings = (((hi - lo) / lo) / precision.max(0.001))
+        .log2()
+        .ceil()
+        .max(0.0) as u32;
+    // lo, hi, the bisection, the confirmation.
+    let steps = (halvings + 3).min(50);
+    format!("--start-rate {lo:.0} --max-rate {hi:.0} --max-steps {steps}")
+}
+
+/// The noise sentence of the step at `rate` that the search counted (`None`: its verdict did
+/// not hinge on an interval).
+fn noise_words(mine: &[&Step], rate: f64) -> Option<String> {
+    let step = mine
+        .iter()
+        .rev()
+        .find(|s| s.rate == rate && s.counted().is_some() && !s.straddled.is_empty())?;
+    let at = format!("at {}/s {}", grouped(rate), step.straddled.join(", "));
+    Some(match step.noise {
+        Some(n) if n.runs > 1 => format!(
+            "decided by noise: {at}; passed {} of {} runs, so it counted as {}",
+            n.passed,
+            n.runs,
+            if n.counted_passed { "a pass" } else { "a failure" }
+        ),
+        Some(n) => format!(
+            "noise may have decided it: {at}; it ran once and counted as {} (no repeat could change that: raise --noise-repeats)",
+            if n.counted_passed { "a pass" } else { "a failure" }
+        ),
+        None => format!("noise may have decided it: {at}"),
+    })
+}
+
+/// The answer for `fanout` from its steps and the search's outcome.
+pub fn answer(
+    fanout: &str,
+    steps: &[Step],
+    (rate, confirmed, limit): (Option<f64>, bool, Limit),
+    objective: &Objective,
+    plan: &Plan,
+) -> Answer {
+    let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == fanout).collect();
+    // The lowest failing step above the answer: was it only the generator?
+    let above = mine
+        .iter()
+        .filter(|s| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r))
+        .min_by(|a, b| a.rate.total_cmp(&b.rate));
+    let lowest_failed = above.map(|s| s.rate);
+    let bound_by = |s: &Step| {
+        s.report
+            .modes
+            .first()
+            .filter(|m| m.generator.judgement.generator_bound)
+            .map(|m| {
+                // The reason that says why it was the generator, else the first one.
+                let reasons = &m.generator.judgement.reasons;
+                reasons
+                    .iter()
+                    .find_map(|r| r.strip_prefix("generator-bound: "))
+                    .or(reasons.first().map(String::as_str))
+                    .unwrap_or("")
+                    .to_string()
+            })
+    };
+    let generator_reason = above.and_then(|s| bound_by(s));
+    let generator_limited = generator_reason.is_some();
+    let answer_step = rate.and_then(|r| mine.iter().rev().find(|s| s.rate == r && s.passed));
+    let at = answer_step.and_then(|s| s.report.modes.first());
+    let reproduced = answer_step.copied().or_else(|| {
+        mine.iter()
+            .copied()
+            .min_by(|a, b| a.rate.total_cmp(&b.rate))
+    });
+    let same_rate: Vec<&Step> = rate.map_or_else(Vec::new, |r| {
+        mine.iter().copied().filter(|s| s.rate == r).collect()
+    });
+    let spread = spread(&same_rate);
+    let narrow_with = match (rate, lowest_failed) {
+        (Some(lo), Some(hi)) if !confirmed || limit == Limit::Steps => {
+            // Only this mode: without it, the narrower search would run every mode again.
+            let mode = if matches!(fanout, "sequential" | "concurrent") {
+                "--fanout"
+            } else {
+                "--lock"
+            };
+            format!(
+                "{} {mode} {fanout}",
+                narrowing_flags(lo, hi, plan.precision)
+            )
+        }
+        _ => String::new(),
+    };
+    let repeat_words = if confirmed {
+        "confirmed by a repeat"
+    } else {
+        "NOT confirmed by a repeat"
+    };
+    let (status, status_reason) = match (rate, &generator_reason) {
+        (None, _) => (
+            Status::NotMet,
+            match &generator_reason {
+                Some(_) => "the generator was the bottleneck".to_string(),
+                None => format!("not even --min-rate {}/s", grouped(plan.min_rate)),
+            },
+        ),
+        (Some(_), Some(_)) => (
+            Status::MachineFloor,
+            format!(
+                "the next rate up, {}/s, was generator-bound; {repeat_words}",
+                grouped(lowest_failed.unwrap_or_default())
+            ),
+        ),
+        (Some(_), None) if limit == Limit::MaxRate => (
+            Status::MaxRateFloor,
+            format!("it passed at the highest rate allowed, so the masters may sustain more; {repeat_words}"),
+        ),
+        (Some(_), None) if confirmed => (
+            Status::Confirmed,
+            match lowest_failed {
+                Some(hi) => format!("the next rate up, {}/s, failed", grouped(hi)),
+                None => String::new(),
+            },
+        ),
+        (Some(r), None) => {
+            let bracket = match lowest_failed {
+                Some(hi) => format!("bracket {}–{}/s", grouped(r), grouped(hi)),
+                None => format!("at least {}/s: nothing above it failed yet", grouped(r)),
+            };
+            let why = if limit == Limit::Steps {
+                "the step budget ran out"
+            } else {
+                "the search was stopped"
+            };
+            (Status::Unconfirmed, format!("{bracket}; {why}"))
+        }
+    };
+    let statement = match rate {
+        Some(r) => format!(
+            "{fanout}: {}{} — {} acquires/s",
+            status.words(),
+            if status_reason.is_empty() {
+                String::new()
+            } else {
+                format!(" ({status_reason})")
+            },
+            grouped(r)
+        ),
+        None => format!(
+            "{fanout}: {} — no rate met {} ({status_reason})",
+            status.words(),
+            objective.describe()
+        ),
+    };
+    let objective_words = match (rate, at) {
+        (Some(r), Some(m)) => {
+            let p99 = m
+                .estimates
+                .as_ref()
+                .and_then(|e| e.acquire_p99_us.interval());
+            format!(
+                "{}; the step at {}/s reached {} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{}, success {:.3}%",
+                objective.describe(),
+                grouped(r),
+                grouped(m.acquires_per_s()),
+                m.latency.acquire.quantile(0.5) as f64 / 1000.0,
+                m.latency.acquire.quantile(0.99) as f64 / 1000.0,
+                p99.map_or(String::new(), |(lo, hi)| format!(
+                    " (95 % interval {:.3}–{:.3} ms)",
+                    lo / 1000.0,
+                    hi / 1000.0
+                )),
+                100.0 * m.acquire_success_rate(),
+            )
+        }
+        _ => objective.describe(),
+    };
+    let noise = rate
+        .into_iter()
+        .chain(lowest_failed)
+        .filter_map(|r| noise_words(&mine, r))
+        .collect();
+    Answer {
+        fanout: fanout.to_string(),
+        rate_per_s: rate,
+        confirmed,
+        limit,
+        generator_limited,
+        status,
+        status_reason,
+        generator_reason: match (generator_reason, lowest_failed) {
+            (Some(why), Some(hi)) if !why.is_empty() => format!("at {}/s: {why}", grouped(hi)),
+            _ => String::new(),
+        },
+        statement,
+        objective: objective_words,
+        noise,
+        highest_passed_per_s: rate,
+        lowest_failed_per_s: lowest_failed,
+        narrow_with,
+        reproduce: reproduced
+            .map(|s| reproduce::run_command(&s.report, &s.fanout, s.rate))
+            .unwrap_or_default(),
+        spread,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_narrowing_flags_budget_the_bisection_and_the_confirmation() {
+        // 8000..12000 is 50% apart: 4 halvings reach 5%, plus the two ends and a repeat.
+        assert_eq!(
+            narrowing_flags(8000.0, 12000.0, 0.05),
+            "--start-rate 8000 --max-rate 12000 --max-steps 7"
+        );
+    }
+
+    #[test]
+    fn a_range_has_the_median_of_an_even_count() {
+        let r = Range::of(vec![3.0, 1.0, 2.0, 10.0]).unwrap();
+        assert_eq!((r.min, r.median, r.max), (1.0, 2.5, 10.0));
+        assert!(Range::of(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn rates_are_grouped_by_thousands() {
+        assert_eq!(grouped(3875.4), "3,875");
+        assert_eq!(grouped(200_000.0), "200,000");
+        assert_eq!(grouped(999.6), "1,000");
+        assert_eq!(grouped(6.0), "6");
+    }
+}

@@ -1,0 +1,205 @@
+//! The capacity search's page parts: each answer as a block (status first, the objective, the
+//! noise, the narrowing advice, the `reproduce:` command), the search's own configuration, and
+//! the steps with the marks the text shows under its rows (`!` generator-bound, `~` noise).
+
+use maud::{html, Markup};
+
+use super::markup::{num, pct, row, table};
+use crate::model::capacity::{CapacityResult, Status};
+
+/// The answers, one block each, then the warnings the search printed before its first step.
+pub fn answers(result: &CapacityResult) -> Markup {
+    html! {
+        div.answer {
+            @for a in &result.answers {
+                @let lines = a.lines();
+                p {
+                    @if a.status == Status::Confirmed { b.ok { (lines[0]) } }
+                    @else { b { (lines[0]) } }
+                    @for line in lines[1..].iter().filter(|l| !l.starts_with("reproduce: ")) {
+                        br; (line)
+                    }
+                }
+                // A planner checks an answer before planning on it: the command that repeats
+                // its step.
+                @if !a.reproduce.is_empty() {
+                    "reproduce:" pre { (a.reproduce) }
+                }
+            }
+        }
+        @for warning in &result.warnings { p.warn { (warning) } }
+    }
+}
+
+/// The search's own configuration: its objective and settings, the modes searched, the
+/// masters and the workload every step shares (each step's rate is in the steps' table).
+pub fn configuration(result: &CapacityResult) -> Markup {
+    let plan = &result.plan;
+    let modes: Vec<&str> = result.answers.iter().map(|a| a.fanout.as_str()).collect();
+    let mut settings: Vec<(String, String)> = vec![
+        ("objective".into(), result.objective.describe()),
+        ("start rate (/s)".into(), num(plan.start_rate, 0)),
+        ("min rate (/s)".into(), num(plan.min_rate, 0)),
+        ("max rate (/s)".into(), num(plan.max_rate, 0)),
+        ("precision".into(), pct(plan.precision)),
+        ("max steps (per mode)".into(), plan.max_steps.to_string()),
+        (
+            "noise repeats (per straddling step)".into(),
+            plan.noise_repeats.to_string(),
+        ),
+        ("repeats of the answer".into(), plan.repeat.to_string()),
+        ("fan-out modes".into(), modes.join(", ")),
+    ];
+    let first = result.steps.first().map(|s| &s.report);
+    if let Some(report) = first {
+        settings.push((
+            "masters".into(),
+            format!(
+                "{}{}",
+                report.masters.len(),
+                if report.local_masters {
+                    " local (started by this command)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+        for (i, m) in report.masters.iter().enumerate() {
+            settings.push((
+                format!("master #{i}"),
+                format!("{} ({})", m.url, m.server()),
+            ));
+        }
+        // The workload every step shares: the step's own rate and mode are left out.
+        let config = serde_json::to_value(&report.config).unwrap_or_default();
+        for (key, value) in config.as_object().into_iter().flatten() {
+            if matches!(
+                key.as_str(),
+                "rate_per_s" | "fanouts" | "locks" | "command_line" | "load"
+            ) {
+                continue;
+            }
+            let value = match value {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => "default".into(),
+                other => other.to_string(),
+            };
+            settings.push((key.clone(), value));
+        }
+    }
+    let h = &result.header;
+    settings.extend([
+        ("run id".into(), h.run_id.clone()),
+        ("tool".into(), format!("{} {}", h.tool.name, h.tool.version)),
+        ("started (unix s)".into(), h.started_unix_s.to_string()),
+        ("interrupted".into(), h.interrupted.to_string()),
+    ]);
+    let rows = settings.iter().map(|(k, v)| row([k, v]));
+    html! {
+        h2 { "Configuration" }
+        @if let Some(report) = first { pre { (report.config.command_line) } }
+        div.config { (table(&["setting", "value"], rows)) }
+    }
+}
+
+const STEP_HEADERS: [&str; 12] = [
+    "fan-out",
+    "step",
+    "phase",
+    "rate asked (/s)",
+    "started (/s)",
+    "acquired (/s)",
+    "acquire p99 (ms, 95 % interval)",
+    "success",
+    "late / dropped",
+    "generator CPU",
+    "met the objective",
+    "repeat of",
+];
+
+/// The steps, each followed by its `!` (generator-bound) and `~` (noise) marks in words.
+pub fn steps(result: &CapacityResult) -> Markup {
+    let mut numbers: Vec<(&str, usize)> = Vec::new();
+    let rows = result.steps.iter().filter_map(|s| {
+        let n = match numbers.iter_mut().find(|(f, _)| *f == s.fanout) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                numbers.push((&s.fanout, 1));
+                1
+            }
+        };
+        let m = s.report.modes.first()?;
+        let j = &m.generator.judgement;
+        let p99 = m.latency.acquire.quantile(0.99) as f64 / 1000.0;
+        let interval = m
+            .estimates
+            .as_ref()
+            .and_then(|e| e.acquire_p99_us.interval())
+            .map(|(lo, hi)| format!(" ({}–{})", num(lo / 1000.0, 3), num(hi / 1000.0, 3)));
+        let mut marks: Vec<String> = Vec::new();
+        if j.generator_bound {
+            marks.extend(j.reasons.iter().map(|r| format!("! {r}")));
+        }
+        marks.extend(s.straddled.iter().map(|r| format!("~ {r}")));
+        if let Some(v) = s.noise.filter(|v| v.runs > 1) {
+            marks.push(format!(
+                "~ counted as {} ({} of {} runs passed)",
+                if v.counted_passed {
+                    "a pass"
+                } else {
+                    "a failure"
+                },
+                v.passed,
+                v.runs
+            ));
+        }
+        Some(html! {
+            tr {
+                td { (s.fanout) }
+                td { (n) }
+                td { (s.phase.as_str()) }
+                td { (num(s.rate, 0)) }
+                td { (num(m.started_per_s(), 0)) }
+                td { (num(m.acquires_per_s(), 0)) }
+                td { (num(p99, 3)) (interval.unwrap_or_default()) }
+                td { (pct(m.acquire_success_rate())) }
+                td { (m.counts.late_starts) " / " (m.counts.dropped_slots) }
+                td {
+                    (num(100.0 * m.generator.cpu.core_share(), 0)) "%"
+                    @if j.generator_bound { span.bad title="generator-bound" { "!" } }
+                }
+                td {
+                    @if s.passed { span.ok { "yes" } }
+                    @else { span.bad { "no" } ": " (s.failures.join("; ")) }
+                }
+                td { @if let Some(k) = s.repeat_of { (k) } }
+            }
+            @if !marks.is_empty() {
+                tr {
+                    td colspan=(STEP_HEADERS.len()) style="text-align:left" {
+                        @for (i, mark) in marks.iter().enumerate() {
+                            @if i > 0 { br; }
+                            @match mark.strip_prefix('!') {
+                                Some(rest) => { span.bad { "!" } (rest) }
+                                None => (mark),
+                            }
+                        }
+                    }
+                }
+            }
+        })
+    });
+    html! {
+        h2 { "Steps" }
+        (table(&STEP_HEADERS, rows))
+        p {
+            "late / dropped: slots started over 1 ms after their time / slots never started. "
+            "! marks a generator-bound step (the load generator, not the masters, limited it), "
+            "~ a step whose 95 % interval of an objective's figure contained the bound: its rate "
+            "ran again (phase repeat) and the majority of the runs is the verdict the search counted."
+        }
+    }
+}
