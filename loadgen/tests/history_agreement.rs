@@ -211,6 +211,8 @@ fn both_checkers_agree_on_every_row_and_flag_exactly_the_breaking_rows() {
             "{name}: the history's windows give another violation count than the run"
         );
     }
+    // Each row's size and checker time, for the record (`-- --nocapture` shows them).
+    eprintln!("{}", verdicts.join("\n"));
     assert!(
         wrong.is_empty(),
         "rows {wrong:?}: the checkers disagree, or flag a row they should not (or miss one):\n{}",
