@@ -187,7 +187,8 @@ fn both_checkers_agree_on_every_row_and_flag_exactly_the_breaking_rows() {
             text.lines().count(),
             text.len(),
         ));
-        if illegal != !own.is_empty() || illegal != expected {
+        let own_flagged = !own.is_empty();
+        if illegal != own_flagged || illegal != expected {
             wrong.push(name);
         }
         // A flagged row's timeline is drawn beside the HTML report and linked from it.
