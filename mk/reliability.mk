@@ -1,8 +1,9 @@
 # Fault scenarios of the load generator (loadgen/src/faults): the reliability matrix.
 #
 # Every row is a bounded `redlock-loadgen run` on 5 fresh local masters with a fault schedule
-# (see `redlock-loadgen scenarios --list`); negative controls must be detected. A short subset
-# runs in `make test` as cargo integration tests (loadgen/tests/scenarios.rs, faults.rs).
+# (see `redlock-loadgen scenarios --list`); negative controls must be detected. The whole
+# matrix runs once in `make test`, concurrent fan-out, with both history checkers
+# (loadgen/tests/history_agreement.rs); `run --fault` itself is tested in loadgen/tests/faults.rs.
 
 .PHONY: reliability reliability-list
 

@@ -11,7 +11,8 @@
 #     (native_commands runs on both servers in every `cargo test` anyway);
 #   - C ABI: the c_abi suite (the C and C++ lock tests), without the memcheck pass;
 #   - Python: test_sync, test_async, test_threads, test_faults;
-#   - load generator: the fault matrix subset (tests/scenarios.rs) and tests/faults.rs.
+#   - load generator: tests/faults.rs (the fault matrix runs once, in make test-rust; its
+#     clock rows are on Valkey there).
 
 .PHONY: deps-valkey test-valkey
 
@@ -42,6 +43,6 @@ $(VALKEY_LINK):
 test-valkey: deps-valkey deps-redis python-develop masters-bin ## The lock suites again on Valkey masters (REDLOCK_SERVER=valkey)
 	REDLOCK_SERVER=valkey $(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) \
 	  --test acquire_release --test extend --test mutual_exclusion --test faults --test connection \
-	  --test blocking --test c_abi --test scenarios
+	  --test blocking --test c_abi
 	cd python && REDLOCK_SERVER=valkey .venv/bin/python -m pytest -W error -p no:cacheprovider \
 	  --timeout $(PYTEST_TIMEOUT) tests/test_sync.py tests/test_async.py tests/test_threads.py tests/test_faults.py

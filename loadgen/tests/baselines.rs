@@ -1,9 +1,10 @@
-//! `--lock`: the single-master baselines measured next to Redlock in one run, and their fault
-//! rows (each must break where the pattern is documented to break; Redlock must not).
+//! `--lock`: the single-master baselines measured next to Redlock in one run. Their fault rows
+//! (each must break where the pattern is documented to break; Redlock must not) run with the
+//! whole matrix in history_agreement.rs.
 
 mod common;
 
-use common::{assert_schema_valid, passing_scenario, read_json, scenario_counts, succeed, u};
+use common::{assert_schema_valid, read_json, succeed, u};
 
 #[test]
 fn every_lock_algorithm_runs_side_by_side_and_its_figures_add_up() {
@@ -119,44 +120,6 @@ fn bad_lock_choices_are_refused_naming_the_value() {
         &["run", "--clients", "2", "--client-fault", "clock:5:+1s"],
     );
     assert!(err.contains("clock:5"), "{err}");
-}
-
-/// SETNX then EXPIRE: a holder that dies in between leaves a key without a TTL, and nobody
-/// ever gets the lock again. Redlock's holder dying the same way only costs one TTL.
-#[test]
-fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers() {
-    let stuck = passing_scenario("setnx-expire: crash");
-    let c = scenario_counts(&stuck);
-    assert_eq!(
-        (u(&c, "crashed_clients"), u(&c, "acquired_after_crash")),
-        (1, 0)
-    );
-    assert_eq!(
-        stuck.keys_left,
-        [(0, 1)],
-        "the stuck key stays on its master"
-    );
-    let recovered = scenario_counts(&passing_scenario("redlock: crash"));
-    assert_eq!(u(&recovered, "crashed_clients"), 1);
-    assert!(u(&recovered, "acquired_after_crash") > 0, "{recovered}");
-    assert_eq!(u(&recovered, "violations"), 0);
-}
-
-/// SETNX / GET / GETSET with a client whose clock runs ahead: it takes over live locks, and the
-/// holders it robbed delete its lock when they release.
-#[test]
-fn clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes() {
-    let c = scenario_counts(&passing_scenario("setnx-getset: clocks"));
-    assert!(u(&c, "violations") > 0, "{c}");
-    assert!(u(&c, "foreign_releases") > 0, "{c}");
-}
-
-/// One master restarting empty hands the lock to a second holder.
-#[test]
-fn a_single_master_restarting_empty_gives_the_lock_twice() {
-    let outcome = passing_scenario("single: restart");
-    assert_eq!(outcome.faults[0].action, "restarted m0 at once (empty)");
-    assert!(u(&scenario_counts(&outcome), "violations") > 0);
 }
 
 /// `capacity --lock`: one search per mode, each step a run of that lock, answers named by it.

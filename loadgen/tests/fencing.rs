@@ -1,10 +1,11 @@
 //! What fencing is for, shown by the load generator on real local masters: a fenced run
 //! issues tokens in order, and a holder that pauses past its validity has its late write
-//! stored without fencing and refused with it (the scenario rows `make reliability` runs).
+//! stored without fencing and refused with it (the matrix's fencing rows, which run with the
+//! whole matrix in history_agreement.rs).
 
 mod common;
 
-use common::{assert_schema_valid, exits, loadgen, passing_scenario, read_json, text, u};
+use common::{assert_schema_valid, exits, loadgen, read_json, text, u};
 use serde_json::Value;
 
 /// The fencing object of a result's only mode.
@@ -93,43 +94,4 @@ fn fencing_and_pauses_are_refused_where_they_cannot_apply() {
     );
     let (_, err) = exits(2, &["run", "--client-fault", "pause:0:1s"]);
     assert!(err.contains("pause:0:1s"), "{err}");
-}
-
-/// The scenario's fencing figures, as its JSON shows them.
-fn scenario_fencing(name: &str) -> Value {
-    let outcome = passing_scenario(name);
-    assert!(outcome.keys_left.is_empty(), "{:?}", outcome.keys_left);
-    fencing_of(&serde_json::to_value(&outcome.result).unwrap())
-}
-
-#[test]
-fn without_fencing_a_paused_holder_s_late_write_is_stored() {
-    let f = scenario_fencing("redlock: holder pause");
-    assert_eq!(f["fenced"], false, "{f}");
-    assert!(u(&f, "stale_writes_accepted") > 0, "{f}");
-    assert_eq!(u(&f, "stale_writes_rejected"), 0, "{f}");
-    assert_eq!(u(&f, "tokens_issued"), 0, "{f}");
-}
-
-#[test]
-fn with_fencing_the_same_late_write_is_refused() {
-    let f = scenario_fencing("redlock fenced: holder pause");
-    assert_eq!(f["fenced"], true, "{f}");
-    assert_eq!(u(&f, "stale_writes_accepted"), 0, "{f}");
-    assert!(u(&f, "stale_writes_rejected") > 0, "{f}");
-    assert_eq!(u(&f, "token_order_violations"), 0, "{f}");
-    assert!(u(&f, "tokens_issued") > 0, "{f}");
-}
-
-#[test]
-fn quorums_of_3_of_5_meeting_in_an_emptied_master_issue_tokens_out_of_order() {
-    let f = scenario_fencing("fenced: quorums meet in an emptied master");
-    assert!(u(&f, "token_order_violations") > 0, "{f}");
-}
-
-#[test]
-fn quorums_of_4_of_5_keep_the_order_with_two_shared_masters_emptied() {
-    let f = scenario_fencing("fenced 4 of 5: two shared masters emptied");
-    assert_eq!(u(&f, "token_order_violations"), 0, "{f}");
-    assert!(u(&f, "tokens_issued") > 0, "{f}");
 }

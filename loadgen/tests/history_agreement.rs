@@ -1,240 +1,235 @@
-//! Two checkers, one verdict: a bounded subset of the `scenarios` matrix runs with
-//! `--history`, and for every row the load generator's own checker and the independent one
-//! (loadgen/history-check, on Porcupine) must agree: both clean on the rows expected to hold,
-//! both flagging the rows expected to break. A planted overlap is flagged by both.
+//! The whole fault matrix, run once in `make test`: `redlock-loadgen scenarios --fanout
+//! concurrent --history DIR`, every row on its own fresh local masters (the clock rows on
+//! Valkey under libfaketime, as the command picks), as `make reliability` runs it.
 //!
-//! The Go checker is the one HISTORY_CHECK names (`make test-rust` builds it with
-//! `make history-check` and passes it); without HISTORY_CHECK the test builds it itself with
-//! `go build` (Go 1.19 or later: `make deps-go` installs it), and fails saying so if it cannot.
+//! From that one run: the command passes every row and says so on its last line; the load
+//! generator's own checker and the independent one (loadgen/history-check, on Porcupine)
+//! agree on every row's history, both flagging exactly the rows expected to break; a flagged
+//! row's timeline is linked from the HTML report; each history holds the windows the run
+//! counted; a planted overlap is flagged by both; and the facts each row is there to show
+//! (fault actions, counts, keys left) are read from its JSON row.
+//!
+//! The matrix runs once for all the tests of this file (the first to ask runs it); its files
+//! stay in the target directory's tmp folder for a look after a failure. The Go checker is
+//! the one HISTORY_CHECK names, else built here (common/history.rs).
 
 mod common;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Instant;
 
-use common::{assert_schema_valid, read_json};
-use redlock_loadgen::engine::checker::{count_violations, token_bytes, Window};
+use common::history::{history_check, own_flags, porcupine, windows};
+use common::{assert_schema_valid, read_json, u};
+use redlock_loadgen::engine::checker::count_violations;
+use redlock_loadgen::engine::faults::scenarios::{matrix, Expect};
 use serde_json::{json, Value};
 
-/// The rows checked: holds and breaks of every kind the model knows (overlap, stale write,
-/// token order), real clock jumps included. About a minute on a quiet machine.
-const ROWS: &str = "no faults,control: expire,control: delayed restart,clock: minority jumps,clock: shared master jumps,clock: shared master jumps (fenced),single: restart,redlock: holder pause,redlock fenced: holder pause,fenced: quorums meet in an emptied master";
-
-fn history_check() -> PathBuf {
-    let path = match std::env::var_os("HISTORY_CHECK") {
-        Some(path) => PathBuf::from(path),
-        None => build_history_check(),
-    };
-    assert!(
-        path.is_file(),
-        "{} is missing: run `make history-check`",
-        path.display()
-    );
-    path
+/// The one run of the matrix: where its files are, what it printed and how it exited.
+struct MatrixRun {
+    dir: PathBuf,
+    checker: PathBuf,
+    stdout: String,
+    stderr: String,
+    code: Option<i32>,
 }
 
-/// Builds loadgen/history-check into this test's target directory.
-fn build_history_check() -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("history-check");
-    let exe = std::env::current_exe().expect("test executable path");
-    let out = exe
-        .parent()
-        .expect("target/<profile>/deps")
-        .join("history-check");
-    let built = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&out)
-        .arg(".")
-        .current_dir(&source)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "go build in {}: {e}: install Go with `make deps-go`",
-                source.display()
-            )
-        });
-    assert!(
-        built.status.success(),
-        "go build in {}: {}",
-        source.display(),
-        String::from_utf8_lossy(&built.stderr)
-    );
-    out
-}
-
-/// Porcupine's verdict on `history`: its report, and whether it found the history illegal.
-fn porcupine(checker: &Path, history: &Path) -> (Value, bool) {
-    let out = Command::new(checker).arg(history).output().unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "history-check on {}: {e}\n{}",
-            history.display(),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let illegal = match (out.status.code(), report["verdict"].as_str()) {
-        (Some(0), Some("ok")) => false,
-        (Some(1), Some("illegal")) => true,
-        other => panic!("history-check on {}: {other:?} {report}", history.display()),
-    };
-    (report, illegal)
-}
-
-/// What the own checker's figures flag in a row: an overlap, a stale write stored, or
-/// fencing tokens out of order.
-fn own_flags(row: &Value) -> Vec<String> {
-    let mut flags = Vec::new();
-    for mode in row["result"]["modes"].as_array().unwrap() {
-        let c = &mode["counts"];
-        let f = &mode["fencing"];
-        for (name, value) in [
-            ("violations", &c["violations"]),
-            ("stale writes accepted", &f["stale_writes_accepted"]),
-            ("token order violations", &f["token_order_violations"]),
-        ] {
-            if value.as_u64().unwrap_or(0) > 0 {
-                flags.push(format!("{value} {name}"));
-            }
-        }
+impl MatrixRun {
+    /// The rows of its `--json` result, in matrix order.
+    fn rows(&self) -> Vec<Value> {
+        let path = self.dir.join("scenarios.json");
+        assert!(
+            path.is_file(),
+            "no --json result (exit {:?}):\n{}\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        read_json(&path)["rows"].as_array().unwrap().clone()
     }
-    flags
+
+    fn row(&self, name: &str) -> Value {
+        self.rows()
+            .into_iter()
+            .find(|r| r["scenario"] == name)
+            .unwrap_or_else(|| panic!("no row {name:?} in {}", self.dir.display()))
+    }
 }
 
-/// The ownership windows a history records (what the own checker counts): from an acquire's
-/// `ok` to the earlier of its release's invoke and its validity.
-fn windows(history: &str) -> Vec<Window> {
-    let mut leases: Vec<(String, u64, u64)> = Vec::new();
-    let mut by_token: HashMap<String, usize> = HashMap::new();
-    for line in history.lines() {
-        let e: Value = serde_json::from_str(line).unwrap();
-        let token = e["value"]["token"].as_str().unwrap_or_default().to_string();
-        let lease = by_token.get(&token).copied();
-        match (e["f"].as_str(), e["type"].as_str(), lease) {
-            (Some("acquire"), Some("ok"), _) => {
-                let until = e["value"]["valid_until"].as_u64().unwrap();
-                by_token.insert(token.clone(), leases.len());
-                leases.push((token, e["time"].as_u64().unwrap(), until));
-            }
-            (Some("extend"), Some("ok"), Some(i)) => {
-                let until = e["value"]["valid_until"].as_u64().unwrap();
-                leases[i].2 = leases[i].2.max(until);
-            }
-            (Some("release"), Some("invoke"), Some(i)) => {
-                leases[i].2 = leases[i].2.min(e["time"].as_u64().unwrap());
-            }
-            _ => {}
+fn matrix_run() -> &'static MatrixRun {
+    static RUN: OnceLock<MatrixRun> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let checker = history_check();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fault-matrix");
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).unwrap();
         }
-    }
-    leases
-        .into_iter()
-        .map(|(token, start_ns, end_ns)| Window {
-            resource: 0,
-            start_ns,
-            end_ns,
-            token: token_bytes(&token),
-        })
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+            .args(["scenarios", "--fanout", "concurrent", "--quiet"])
+            .arg("--history")
+            .arg(dir.join("histories"))
+            .arg("--json")
+            .arg(dir.join("scenarios.json"))
+            .arg("--html")
+            .arg(dir.join("report.html"))
+            .env("HISTORY_CHECK", &checker)
+            .output()
+            .unwrap();
+        MatrixRun {
+            dir,
+            checker,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            code: out.status.code(),
+        }
+    })
+}
+
+/// The mode's counts of a row (each row runs one mode).
+fn counts(row: &Value) -> &Value {
+    &row["result"]["modes"][0]["counts"]
+}
+
+fn actions(row: &Value) -> Vec<&str> {
+    row["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
         .collect()
 }
 
+/// Whether a row's expected outcome is a break both checkers must flag (an overlap, a stale
+/// write stored, tokens out of order); every other row must be clean in both.
+fn must_be_flagged(expect: Expect) -> bool {
+    match expect {
+        Expect::Detected
+        | Expect::OverlapFenced
+        | Expect::Broken
+        | Expect::TwoHolders
+        | Expect::StaleAccepted
+        | Expect::TokensOutOfOrder => true,
+        Expect::Live
+        | Expect::Unavailable
+        | Expect::Safe
+        | Expect::NoViolation
+        | Expect::Down
+        | Expect::Stuck
+        | Expect::Recovers
+        | Expect::StaleRejected
+        | Expect::TokensInOrder => false,
+    }
+}
+
+/// Through the binary, as `make reliability` runs it: every row of the matrix once, in
+/// matrix order, each passing; the table ends with the line CI tooling reads and the exit
+/// code is 0; `--json` keeps every row with its full result.
 #[test]
-fn own_checker_and_porcupine_agree_on_every_row_and_on_a_planted_overlap() {
-    let checker = history_check();
-    let dir = tempfile::tempdir().unwrap();
-    let histories = dir.path().join("histories");
-    let json_path = dir.path().join("scenarios.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
-        .args([
-            "scenarios",
-            "--fanout",
-            "concurrent",
-            "--quiet",
-            "--only",
-            ROWS,
-        ])
-        .arg("--history")
-        .arg(&histories)
-        .arg("--json")
-        .arg(&json_path)
-        .arg("--html")
-        .arg(dir.path().join("report.html"))
-        .env("HISTORY_CHECK", &checker)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
+fn the_whole_matrix_runs_once_and_every_row_meets_its_expectation() {
+    let run = matrix_run();
+    let names: Vec<&str> = matrix().iter().map(|s| s.name).collect();
+    let summary = format!("{} passed, 0 failed", names.len());
+    assert_eq!(
+        (run.code, run.stdout.lines().last()),
+        (Some(0), Some(summary.as_str())),
         "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        run.stdout,
+        run.stderr
     );
-    let result = read_json(&json_path);
+    let result = read_json(&run.dir.join("scenarios.json"));
     assert_schema_valid(&result);
-    let rows = result["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), ROWS.split(',').count());
-    let mut disagreements = Vec::new();
-    let mut flagged_rows = 0;
-    for row in rows {
-        let name = row["scenario"].as_str().unwrap();
+    assert_eq!(result["kind"], "scenarios");
+    let rows = run.rows();
+    let ran: Vec<&str> = rows
+        .iter()
+        .map(|r| r["scenario"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, names);
+    for (row, name) in rows.iter().zip(&names) {
+        assert_eq!(row["passed"], true, "{name}: {}", row["reason"]);
+        assert!(
+            run.stdout.contains(&format!("| {name} ")),
+            "{name}: {}",
+            run.stdout
+        );
+    }
+}
+
+/// Every row's history judged by both checkers: the same verdict on each, and exactly the
+/// rows whose expected outcome is a break flagged. On a disagreement both verdicts of every
+/// row are printed.
+#[test]
+fn both_checkers_agree_on_every_row_and_flag_exactly_the_breaking_rows() {
+    let run = matrix_run();
+    let page = std::fs::read_to_string(run.dir.join("report.html")).unwrap();
+    let mut verdicts = Vec::new();
+    let mut wrong = Vec::new();
+    for (row, scenario) in run.rows().iter().zip(matrix()) {
+        let name = scenario.name;
+        assert_eq!(row["scenario"], name);
         let history = PathBuf::from(row["history"].as_str().expect("each row names its history"));
         let own = own_flags(row);
-        let (report, illegal) = porcupine(&checker, &history);
-        let own_flagged = !own.is_empty();
-        if illegal != own_flagged {
-            disagreements.push(format!(
-                "{name}: own checker: {}; Porcupine: {report}",
-                if own.is_empty() {
-                    "clean".into()
-                } else {
-                    own.join(", ")
-                }
-            ));
-        }
-        flagged_rows += usize::from(illegal);
-        // A flagged row's timeline is drawn beside the HTML report and linked from it.
-        if let Some(timeline) = row["timeline"].as_str() {
-            assert!(
-                dir.path().join(timeline).is_file(),
-                "{name}: {timeline} missing"
-            );
-            let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-            assert!(
-                page.contains(&format!("href=\"{timeline}\"")),
-                "{name}: no link"
-            );
+        let started = Instant::now();
+        let (report, illegal) = porcupine(&run.checker, &history);
+        let checked_in = started.elapsed();
+        let text = std::fs::read_to_string(&history).unwrap();
+        let expected = must_be_flagged(scenario.expect);
+        let own_verdict = if own.is_empty() {
+            "clean".to_string()
         } else {
-            assert!(own.is_empty(), "{name}: flagged but no timeline");
+            own.join(", ")
+        };
+        verdicts.push(format!(
+            "{name}: expected {}; own checker: {own_verdict}; Porcupine ({} events, {} bytes, {checked_in:.1?}): {report}",
+            if expected { "flagged" } else { "clean" },
+            text.lines().count(),
+            text.len(),
+        ));
+        let own_flagged = !own.is_empty();
+        if illegal != own_flagged || illegal != expected {
+            wrong.push(name);
+        }
+        // A flagged row's timeline is drawn beside the HTML report and linked from it.
+        match row["timeline"].as_str() {
+            Some(timeline) => {
+                assert!(
+                    run.dir.join(timeline).is_file(),
+                    "{name}: {timeline} missing"
+                );
+                assert!(
+                    page.contains(&format!("href=\"{timeline}\"")),
+                    "{name}: no link"
+                );
+            }
+            None => assert!(own.is_empty(), "{name}: flagged but no timeline"),
         }
         // The history holds the windows the own checker counted, no more, no fewer.
-        let text = std::fs::read_to_string(&history).unwrap();
-        let counted: u64 = row["result"]["modes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["counts"]["violations"].as_u64().unwrap())
-            .sum();
         assert_eq!(
             count_violations(&mut windows(&text)),
-            counted,
+            u(counts(row), "violations"),
             "{name}: the history's windows give another violation count than the run"
         );
     }
+    // Each row's size and checker time, for the record (`-- --nocapture` shows them).
+    eprintln!("{}", verdicts.join("\n"));
     assert!(
-        disagreements.is_empty(),
-        "the checkers disagree:\n{}",
-        disagreements.join("\n")
+        wrong.is_empty(),
+        "rows {wrong:?}: the checkers disagree, or flag a row they should not (or miss one):\n{}",
+        verdicts.join("\n")
     );
-    assert!(
-        flagged_rows >= 5,
-        "{flagged_rows} row(s) flagged: the breaking rows must be"
-    );
+}
 
-    // Plant a second holder inside the first lease of the healthy run.
-    let healthy = rows.iter().find(|r| r["scenario"] == "no faults").unwrap();
-    let path = PathBuf::from(healthy["history"].as_str().unwrap());
+/// A second holder planted inside the first lease of the healthy row's history.
+#[test]
+fn a_planted_overlap_is_flagged_by_both_checkers() {
+    let run = matrix_run();
+    let path = PathBuf::from(run.row("no faults")["history"].as_str().unwrap());
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(count_violations(&mut windows(&text)), 0);
     assert!(
-        !porcupine(&checker, &path).1,
+        !porcupine(&run.checker, &path).1,
         "the healthy history is flagged"
     );
     let first = text
@@ -248,16 +243,134 @@ fn own_checker_and_porcupine_agree_on_every_row_and_on_a_planted_overlap() {
         json!({"index": 1_000_001, "process": 999, "type": "ok", "f": "acquire", "key": key,
                "value": {"token": "planted", "fence": null, "valid_until": at + 2}, "time": at + 1}),
     ];
-    let planted = dir.path().join("planted.jsonl");
+    let planted = run.dir.join("planted.jsonl");
     let mut edited = text.clone();
     for line in &planted_lines {
         edited.push_str(&format!("{line}\n"));
     }
     std::fs::write(&planted, &edited).unwrap();
     let own = count_violations(&mut windows(&edited));
-    let (report, illegal) = porcupine(&checker, &planted);
+    let (report, illegal) = porcupine(&run.checker, &planted);
     assert!(
         own > 0 && illegal,
         "planted overlap: own checker {own} violation(s); Porcupine {report}"
     );
+}
+
+/// The healthy run and the largest minority killed: locks won, no violation, no fault for
+/// the first, both masters killed (and started again) for the second, no key left by either.
+#[test]
+fn no_faults_and_two_masters_killed_acquire_without_violations() {
+    let run = matrix_run();
+    let healthy = run.row("no faults");
+    assert_eq!(healthy["faults"], json!([]));
+    let killed = run.row("2 killed");
+    assert_eq!(
+        actions(&killed),
+        ["killed m0, m1", "started m0, m1 again (empty)"]
+    );
+    for row in [&healthy, &killed] {
+        let c = counts(row);
+        assert_eq!(u(c, "violations"), 0, "{}: {c}", row["scenario"]);
+        assert!(u(c, "acquired") > 0, "{}: {c}", row["scenario"]);
+        assert_eq!(row["keys_left"], json!([]), "{}", row["scenario"]);
+    }
+}
+
+/// The negative control: the checker must see the two holders a restart without persistence
+/// creates (the first holds m0..m2 only; m0 comes back empty and a contender wins m0, m3, m4).
+#[test]
+fn an_immediate_restart_of_a_holders_master_is_detected_as_a_violation() {
+    let row = matrix_run().row("control: restart");
+    assert_eq!(
+        actions(&row),
+        [
+            "killed m3, m4",
+            "started m3, m4 again (empty)",
+            "restarted m0 at once (empty)"
+        ]
+    );
+    assert!(u(counts(&row), "violations") > 0, "{}", counts(&row));
+    assert_eq!(row["keys_left"], json!([]));
+}
+
+/// SETNX then EXPIRE: a holder that dies in between leaves a key without a TTL, and nobody
+/// ever gets the lock again. Redlock's holder dying the same way only costs one TTL.
+#[test]
+fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers() {
+    let run = matrix_run();
+    let stuck = run.row("setnx-expire: crash");
+    let c = counts(&stuck);
+    assert_eq!(
+        (u(c, "crashed_clients"), u(c, "acquired_after_crash")),
+        (1, 0),
+        "{c}"
+    );
+    assert_eq!(
+        stuck["keys_left"],
+        json!([[0, 1]]),
+        "the stuck key stays on its master"
+    );
+    let recovered = run.row("redlock: crash");
+    let c = counts(&recovered);
+    assert_eq!(u(c, "crashed_clients"), 1, "{c}");
+    assert!(u(c, "acquired_after_crash") > 0, "{c}");
+    assert_eq!(u(c, "violations"), 0, "{c}");
+    assert_eq!(recovered["keys_left"], json!([]));
+}
+
+/// SETNX / GET / GETSET with a client whose clock runs ahead: it takes over live locks, and
+/// the holders it robbed delete its lock when they release.
+#[test]
+fn clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes() {
+    let row = matrix_run().row("setnx-getset: clocks");
+    let c = counts(&row);
+    assert!(u(c, "violations") > 0, "{c}");
+    assert!(u(c, "foreign_releases") > 0, "{c}");
+}
+
+/// One master restarting empty hands the lock to a second holder.
+#[test]
+fn a_single_master_restarting_empty_gives_the_lock_twice() {
+    let row = matrix_run().row("single: restart");
+    assert_eq!(actions(&row), ["restarted m0 at once (empty)"]);
+    assert!(u(counts(&row), "violations") > 0, "{}", counts(&row));
+    assert_eq!(row["keys_left"], json!([]));
+}
+
+/// A fencing row's fencing figures; its lock keys all expired.
+fn fencing_of_row(name: &str) -> Value {
+    let row = matrix_run().row(name);
+    assert_eq!(row["keys_left"], json!([]), "{name}");
+    row["result"]["modes"][0]["fencing"].clone()
+}
+
+/// What fencing is for: a holder paused past its validity writes late; without fencing the
+/// storage keeps the stale write, with fencing it refuses it by token.
+#[test]
+fn a_paused_holder_s_late_write_is_stored_without_fencing_and_refused_with_it() {
+    let f = fencing_of_row("redlock: holder pause");
+    assert_eq!(f["fenced"], false, "{f}");
+    assert!(u(&f, "stale_writes_accepted") > 0, "{f}");
+    assert_eq!(u(&f, "stale_writes_rejected"), 0, "{f}");
+    assert_eq!(u(&f, "tokens_issued"), 0, "{f}");
+
+    let f = fencing_of_row("redlock fenced: holder pause");
+    assert_eq!(f["fenced"], true, "{f}");
+    assert_eq!(u(&f, "stale_writes_accepted"), 0, "{f}");
+    assert!(u(&f, "stale_writes_rejected") > 0, "{f}");
+    assert_eq!(u(&f, "token_order_violations"), 0, "{f}");
+    assert!(u(&f, "tokens_issued") > 0, "{f}");
+}
+
+/// Fencing's assumption: two quorums share a master that kept its counter. Quorums of 3 of 5
+/// meeting only in an emptied master issue tokens out of order; quorums of 4 of 5 share 3
+/// masters, and with 2 of them emptied the order holds.
+#[test]
+fn token_order_breaks_only_when_the_quorums_share_no_master_that_kept_its_counter() {
+    let f = fencing_of_row("fenced: quorums meet in an emptied master");
+    assert!(u(&f, "token_order_violations") > 0, "{f}");
+    let f = fencing_of_row("fenced 4 of 5: two shared masters emptied");
+    assert_eq!(u(&f, "token_order_violations"), 0, "{f}");
+    assert!(u(&f, "tokens_issued") > 0, "{f}");
 }

@@ -11,6 +11,7 @@ use redlock_loadgen::hist::Hist;
 use serde_json::Value;
 
 pub mod browser;
+pub mod history;
 
 pub fn loadgen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
@@ -350,9 +351,4 @@ pub fn passing_scenario(name: &str) -> Outcome {
         outcome.reason, outcome.command, outcome.faults
     );
     outcome
-}
-
-/// The counts of a scenario's (only) mode, as its JSON shows them.
-pub fn scenario_counts(outcome: &Outcome) -> Value {
-    serde_json::to_value(&outcome.result).unwrap()["modes"][0]["counts"].clone()
 }
