@@ -1,7 +1,7 @@
 //! A capacity search's result: every step (a full run result each) and the answer per fan-out
 //! mode. JSON `kind: "capacity"`. Its parts: [`search`] picks each step's rate, [`slo`] says
 //! whether a step met the objective, [`step`] holds a step and how noise decided it,
-//! [`answer`] words the answer, [`reproduce`] writes the command line of an answer.
+//! [`mod@answer`] words the answer, [`reproduce`] writes the command line of an answer.
 
 pub mod answer;
 pub mod reproduce;
