@@ -335,6 +335,8 @@ async fn run_mode(
     let mut cpu_start: Option<CpuSample> = None;
     let mut cpu = GeneratorCpu::default();
     let mut cpu_done = false;
+    // Per measured interval, the longest the loop below woke late: the generator not running.
+    let mut stalls: Vec<(usize, Duration)> = Vec::new();
     loop {
         // Wake at every tick, and exactly when the measurement starts and ends (CPU samples).
         let now = Instant::now();
@@ -345,6 +347,7 @@ async fn run_mode(
             wake = wake.min(clock.end);
         }
         tokio::time::sleep_until(wake.into()).await;
+        note_stall(&mut stalls, &clock, cfg.interval, wake, Instant::now());
         while let Ok((second, interval)) = rx.try_recv() {
             progress.add(second, &interval);
             stats.add_intervals([(second, to_live(live, interval))]);
@@ -415,6 +418,14 @@ async fn run_mode(
     if let Some(slots) = &slots {
         count_slots(&mut stats, slots, measured_end);
     }
+    stats.add_intervals(stalls.into_iter().map(|(index, late)| {
+        let interval = Interval {
+            index,
+            generator_stall_ms: late.as_millis() as u64,
+            ..Interval::default()
+        };
+        (index, interval)
+    }));
     // Intervals past the measured window only hold operations that were in flight at its end.
     let n_intervals = (stats.duration.as_secs_f64() / cfg.interval.as_secs_f64()).ceil() as usize;
     if stats.intervals.len() > n_intervals {
@@ -424,6 +435,32 @@ async fn run_mode(
         }
     }
     Ok(stats)
+}
+
+/// Woken at `woke` for `wake`: a wake-up 10 ms late or more (timer slack stays below) marks
+/// every measured interval from `wake` to `woke` with that lateness (the longest per interval
+/// is kept).
+fn note_stall(
+    stalls: &mut Vec<(usize, Duration)>,
+    clock: &Clock,
+    interval: Duration,
+    wake: Instant,
+    woke: Instant,
+) {
+    let late = woke.saturating_duration_since(wake);
+    if late < Duration::from_millis(10) || woke <= clock.measure_start || wake >= clock.end {
+        return;
+    }
+    let index = |t: Instant| {
+        let into = t.clamp(clock.measure_start, clock.end) - clock.measure_start;
+        (into.as_nanos() / interval.as_nanos().max(1)) as usize
+    };
+    for i in index(wake)..=index(woke.min(clock.end)) {
+        match stalls.iter_mut().find(|(at, _)| *at == i) {
+            Some((_, longest)) => *longest = (*longest).max(late),
+            None => stalls.push((i, late)),
+        }
+    }
 }
 
 /// Hands a task's finished interval to the live figures, and returns it as the run's series

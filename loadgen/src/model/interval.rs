@@ -11,6 +11,10 @@ use crate::hist::PackedHist;
 
 /// One interval of the measured window (`interval_ms` long, 1 s by default): what completed in
 /// it. Histograms are kept packed ([`PackedHist`]) so an hour of intervals stays small.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// Its position in the measured window (starts at `index × interval_ms`; schema version
@@ -48,6 +52,11 @@ pub struct Interval {
     pub first_acquired_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_acquired_ms: Option<u64>,
+    /// The longest the generator's control loop woke late in this interval, ms: a stretch in
+    /// which the load generator itself was not running (a busy machine), so the masters went
+    /// unobserved then. 0 (absent) when it woke on time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub generator_stall_ms: u64,
     /// p50, p99 and p99.9 of `acquire`, µs (derived).
     #[serde(default)]
     pub acquire_p50_us: u64,
@@ -138,6 +147,7 @@ pub struct MasterFailures {
 impl Interval {
     /// Adds the counts and the histograms of `other` (the index stays this one's).
     pub fn add(&mut self, other: &Interval) {
+        self.generator_stall_ms = self.generator_stall_ms.max(other.generator_stall_ms);
         self.acquire_calls = self.acquire_calls.saturating_add(other.acquire_calls);
         self.acquired = self.acquired.saturating_add(other.acquired);
         self.not_acquired = self.not_acquired.saturating_add(other.not_acquired);
