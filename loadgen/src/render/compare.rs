@@ -26,6 +26,15 @@ pub fn difference_text(figure: &str, d: &crate::model::uncertainty::Estimate) ->
     }
 }
 
+/// The compared runs measured on a busy machine, named "RESULT mode".
+pub fn busy_runs(result: &CompareResult) -> Vec<(String, f64)> {
+    result
+        .busy_machine
+        .iter()
+        .map(|b| (format!("{} {}", b.result, b.mode), b.wait_share))
+        .collect()
+}
+
 pub fn text(result: &CompareResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "A = {}", result.results[0]);
@@ -58,15 +67,9 @@ pub fn text(result: &CompareResult) -> String {
             );
         }
     }
-    if !result.busy_machine.is_empty() {
-        out.push_str("\nmeasured on a busy machine\n");
-        for b in &result.busy_machine {
-            let _ = writeln!(
-                out,
-                "  ! {}",
-                busy_machine_text(&format!("{} {}", b.result, b.mode), b.wait_share)
-            );
-        }
+    let busy = busy_machine_text(&busy_runs(result));
+    if !busy.is_empty() {
+        let _ = writeln!(out, "\n! {busy}");
     }
     let mut current = (String::new(), String::new());
     for f in &result.figures {

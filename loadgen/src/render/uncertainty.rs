@@ -92,10 +92,11 @@ pub fn modes_block(modes: &[&ModeStats]) -> String {
             String::new()
         }
     );
-    for (m, _) in &with {
-        if let Some(share) = crate::model::generator::contended(m) {
-            let _ = writeln!(out, "  ! {}", busy_machine_text(m.label(), share));
-        }
+    let busy = busy_machine_text(&busy_modes(
+        &with.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
+    ));
+    if !busy.is_empty() {
+        let _ = writeln!(out, "  ! {busy}");
     }
     for f in HEADLINE {
         let _ = write!(out, "  {:<24}", f.label);
@@ -110,17 +111,38 @@ pub fn modes_block(modes: &[&ModeStats]) -> String {
     out
 }
 
-/// Why a run on a busy machine is read with care: `what` ("concurrent", "B sequential")
-/// waited for a core `share` of the time it was ready to run.
-pub fn busy_machine_text(what: &str, share: f64) -> String {
+/// Why runs on a busy machine are read with care, once for all of them: each of `busy`
+/// ("concurrent", "B.json sequential") with the share of its ready time its generator waited
+/// for a core. Empty when none was busy.
+pub fn busy_machine_text(busy: &[(String, f64)]) -> String {
+    if busy.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = busy
+        .iter()
+        .map(|(what, share)| format!("{what} {:.0} %", 100.0 * share))
+        .collect();
     format!(
-        "{what}: the generator waited for a core {:.0} % of the time it was ready to run (other \
-         work on this machine, or more busy threads than cores). Its figures move with that \
-         work, which the intervals of one run do not cover as it comes and goes between runs: \
-         a difference from another run may be the machine's. Compare runs from a quiet machine, \
-         or repeat each (--repeat N) so the intervals span runs.",
-        100.0 * share
+        "measured on a busy machine: the generator waited for a core {} of the time it was \
+         ready to run (other work on this machine, or more busy threads than cores). Figures \
+         move with that work, which the intervals of one run do not cover as it comes and goes \
+         between runs: a difference from another run may be the machine's. Compare runs from a \
+         quiet machine, or repeat each (--repeat N) so the intervals span runs.",
+        each.join(", ")
     )
+}
+
+/// The modes of `modes` measured on a busy machine, with their generator's wait share.
+pub fn busy_modes(modes: &[&ModeStats]) -> Vec<(String, f64)> {
+    modes
+        .iter()
+        .filter_map(|m| {
+            Some((
+                m.label().to_string(),
+                crate::model::generator::contended(m)?,
+            ))
+        })
+        .collect()
 }
 
 /// One line per threshold verdict: `pass  acquire.p99<10ms  concurrent 4.100 ms (95 % …)`.

@@ -26,8 +26,9 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @let worse = result.figures.iter().filter(|f| f.verdict == Verdict::Worse).count();
             @let better = result.figures.iter().filter(|f| f.verdict == Verdict::Better).count();
             (better) " figure(s) better, " (worse) " worse, the rest with no clear difference at 95 %."
-            @for b in &result.busy_machine {
-                p class="warn" { "! " (busy_machine_text(&format!("{} {}", b.result, b.mode), b.wait_share)) }
+            @let busy = busy_machine_text(&crate::render::compare::busy_runs(result));
+            @if !busy.is_empty() {
+                p class="warn" { "! " (busy) }
             }
         }
         h2 { "Configuration" }

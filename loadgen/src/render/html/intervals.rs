@@ -6,7 +6,9 @@ use maud::{html, Markup};
 use crate::model::estimates::HEADLINE;
 use crate::model::report::Report;
 use crate::model::uncertainty::MIN_UNITS;
-use crate::render::uncertainty::{busy_machine_text, estimate_text, ratio_estimate_text};
+use crate::render::uncertainty::{
+    busy_machine_text, busy_modes, estimate_text, ratio_estimate_text,
+};
 
 /// The section, or nothing when no mode kept intervals.
 pub fn section(report: &Report) -> Markup {
@@ -29,10 +31,9 @@ pub fn section(report: &Report) -> Markup {
                 " Fewer than " (MIN_UNITS) " intervals: too short to say."
             }
         }
-        @for (m, _) in &modes {
-            @if let Some(share) = crate::model::generator::contended(m) {
-                p class="warn" { "! " (busy_machine_text(m.label(), share)) }
-            }
+        @let busy = busy_machine_text(&busy_modes(&modes.iter().map(|(m, _)| *m).collect::<Vec<_>>()));
+        @if !busy.is_empty() {
+            p class="warn" { "! " (busy) }
         }
         table {
             tr {
