@@ -28,6 +28,10 @@ from redlock_rs import Redlock
 
 faulthandler.register(signal.SIGUSR1)  # the parent asks for stacks if this child goes silent
 warnings.simplefilter("always", ResourceWarning)  # a lock dropped while held says so
+# Ctrl-C raises KeyboardInterrupt, as in a program started from a terminal, even when this
+# suite runs as a background job (a shell starts those with SIGINT ignored, and Python then
+# installs no handler of its own).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def until_interrupted():
     # Short sleeps: a signal that arrives just before a sleep starts (after the interpreter's
