@@ -88,37 +88,42 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
             }
         ),
     );
-    if m.generator.judgement.generator_bound {
-        for reason in &m.generator.judgement.reasons {
-            let _ = writeln!(out, "{:>16}! {reason}", "");
-        }
-    }
-    for straddled in &step.straddled {
-        let _ = writeln!(out, "{:>16}~ {straddled}", "");
-    }
-    if let Some(v) = step.noise.filter(|v| v.runs > 1) {
-        let _ = writeln!(
-            out,
-            "{:>16}~ counted as {} ({} of {} runs passed)",
-            "",
-            if v.counted_passed {
-                "a pass"
-            } else {
-                "a failure"
-            },
-            v.passed,
-            v.runs
-        );
+    for mark in marks(step) {
+        let _ = writeln!(out, "{:>16}{mark}", "");
     }
     out
 }
 
-/// The whole table and the answers (what `merge` prints).
-pub fn render(result: &CapacityResult, p: &Percentiles) -> String {
-    let mut out = header(p);
-    out.push('\n');
+/// What is printed under a step's row, in words, for the text and the HTML table alike: each
+/// reason it was generator-bound (`! …`), each objective figure whose interval held its bound,
+/// and the majority its noise repeats counted (`~ …`).
+pub fn marks(step: &Step) -> Vec<String> {
+    let mut marks = Vec::new();
+    if let Some(m) = step.report.modes.first() {
+        let j = &m.generator.judgement;
+        if j.generator_bound {
+            marks.extend(j.reasons.iter().map(|r| format!("! {r}")));
+        }
+    }
+    marks.extend(step.straddled.iter().map(|r| format!("~ {r}")));
+    if let Some(v) = step.noise.filter(|v| v.runs > 1) {
+        let counted = if v.counted_passed {
+            "a pass"
+        } else {
+            "a failure"
+        };
+        marks.push(format!(
+            "~ counted as {counted} ({} of {} runs passed)",
+            v.passed, v.runs
+        ));
+    }
+    marks
+}
+
+/// Each step with its number within its fan-out mode (1, 2, … per mode, as the tables show).
+pub fn numbered(result: &CapacityResult) -> impl Iterator<Item = (usize, &Step)> {
     let mut per_fanout: Vec<(&str, usize)> = Vec::new();
-    for step in &result.steps {
+    result.steps.iter().map(move |step| {
         let n = match per_fanout.iter_mut().find(|(f, _)| *f == step.fanout) {
             Some((_, n)) => {
                 *n += 1;
@@ -129,6 +134,15 @@ pub fn render(result: &CapacityResult, p: &Percentiles) -> String {
                 1
             }
         };
+        (n, step)
+    })
+}
+
+/// The whole table and the answers (what `merge` prints).
+pub fn render(result: &CapacityResult, p: &Percentiles) -> String {
+    let mut out = header(p);
+    out.push('\n');
+    for (n, step) in numbered(result) {
         out.push_str(&row(n, step, p));
     }
     out.push_str(&answers(result));

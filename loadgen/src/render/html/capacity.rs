@@ -2,6 +2,7 @@
 //! noise, the narrowing advice, the `reproduce:` command), the search's own configuration, and
 //! the steps with the marks the text shows under its rows (`!` generator-bound, `~` noise).
 
+use crate::render::capacity_table::{marks, numbered};
 use maud::{html, Markup};
 
 use super::markup::{num, pct, row, table};
@@ -119,18 +120,7 @@ const STEP_HEADERS: [&str; 12] = [
 
 /// The steps, each followed by its `!` (generator-bound) and `~` (noise) marks in words.
 pub fn steps(result: &CapacityResult) -> Markup {
-    let mut numbers: Vec<(&str, usize)> = Vec::new();
-    let rows = result.steps.iter().filter_map(|s| {
-        let n = match numbers.iter_mut().find(|(f, _)| *f == s.fanout) {
-            Some((_, n)) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                numbers.push((&s.fanout, 1));
-                1
-            }
-        };
+    let rows = numbered(result).filter_map(|(n, s)| {
         let m = s.report.modes.first()?;
         let j = &m.generator.judgement;
         let p99 = m.latency.acquire.quantile(0.99) as f64 / 1000.0;
@@ -139,23 +129,7 @@ pub fn steps(result: &CapacityResult) -> Markup {
             .as_ref()
             .and_then(|e| e.acquire_p99_us.interval())
             .map(|(lo, hi)| format!(" ({}–{})", num(lo / 1000.0, 3), num(hi / 1000.0, 3)));
-        let mut marks: Vec<String> = Vec::new();
-        if j.generator_bound {
-            marks.extend(j.reasons.iter().map(|r| format!("! {r}")));
-        }
-        marks.extend(s.straddled.iter().map(|r| format!("~ {r}")));
-        if let Some(v) = s.noise.filter(|v| v.runs > 1) {
-            marks.push(format!(
-                "~ counted as {} ({} of {} runs passed)",
-                if v.counted_passed {
-                    "a pass"
-                } else {
-                    "a failure"
-                },
-                v.passed,
-                v.runs
-            ));
-        }
+        let marks = marks(s);
         Some(html! {
             tr {
                 td { (s.fanout) }
