@@ -27,6 +27,9 @@ use std::time::{Duration, Instant};
 use crate::resp::{self, Decoder, Reply};
 
 pub use clock::FAKETIME_LIB_ENV;
+
+/// How long [`LocalMasters::shift_clock`] waits for a running master to show its new clock.
+const CLOCK_TAKE_LIMIT: Duration = Duration::from_secs(5);
 pub use lifetime::die_with_parent;
 use server::Server as Kind;
 pub use server::{Server as ServerKind, SERVER_ENV};
@@ -437,23 +440,64 @@ impl LocalMasters {
         self.fake_clock.is_some()
     }
 
-    /// Jumps master `index`'s wall clock by `by_ms` (negative: back), from its next clock
-    /// call on; returns its new offset from the real clock, in ms. Only on masters started
+    /// Jumps master `index`'s wall clock by `by_ms` (negative: back) and returns its new
+    /// offset from the real clock, in ms. Only on masters started
     /// [`with_fake_clock`](Launch::with_fake_clock).
+    ///
+    /// A running master has taken the jump when this returns: libfaketime can answer a clock
+    /// call or two after the offset file changed with the old offset (seen on about a third of
+    /// jumps), so the master's own `TIME` is read until it shows the new offset (at most 5 s).
+    /// A killed or paused master reads its new offset when it runs again.
     pub fn shift_clock(&self, index: usize, by_ms: i64) -> Result<i64, LocalError> {
-        let mut s = self.server(index)?;
-        if self.fake_clock.is_none() {
-            return Err(LocalError::NoFakeClock {
-                binary: self.binary.display().to_string(),
-                reason:
-                    "these masters were not started with a fake clock (Launch::with_fake_clock)"
-                        .into(),
-            });
+        let (old, offset, running) = {
+            let mut s = self.server(index)?;
+            if self.fake_clock.is_none() {
+                return Err(LocalError::NoFakeClock {
+                    binary: self.binary.display().to_string(),
+                    reason:
+                        "these masters were not started with a fake clock (Launch::with_fake_clock)"
+                            .into(),
+                });
+            }
+            let old = s.clock_offset_ms;
+            let offset = old.saturating_add(by_ms);
+            clock::write_offset(self.dir.path(), index, offset)?;
+            s.clock_offset_ms = offset;
+            (old, offset, s.child.is_some() && !s.paused)
+        };
+        if running && offset != old {
+            self.await_clock(index, old, offset)?;
         }
-        let offset = s.clock_offset_ms.saturating_add(by_ms);
-        clock::write_offset(self.dir.path(), index, offset)?;
-        s.clock_offset_ms = offset;
         Ok(offset)
+    }
+
+    /// Reads master `index`'s `TIME` until its wall clock is nearer `offset` than `old` (ms
+    /// from the real clock, which the master and this process share).
+    fn await_clock(&self, index: usize, old: i64, offset: i64) -> Result<(), LocalError> {
+        let deadline = Instant::now() + CLOCK_TAKE_LIMIT;
+        let shown = loop {
+            let before = clock::real_now_ms();
+            let reply = self.command(index, &["TIME"])?;
+            let after = clock::real_now_ms();
+            let master_ms =
+                clock::time_reply_ms(&reply).ok_or_else(|| unexpected(index, "TIME", &reply))?;
+            let shown = master_ms - (before + after) / 2;
+            if clock::nearer_new(shown, old, offset) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                break shown;
+            }
+            // Poll, not spin: each try is a new connection.
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        Err(LocalError::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "master #{index} still showed a clock offset of {} ms {CLOCK_TAKE_LIMIT:?} after its offset file said {offset} ms",
+                shown
+            ),
+        )))
     }
 
     /// Master `index`'s wall clock offset from the real one, in ms (0 without a fake clock).

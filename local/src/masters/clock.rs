@@ -3,6 +3,8 @@
 //! read at every call: `FAKETIME_NO_CACHE=1`), with the monotonic clock left real
 //! (`FAKETIME_DONT_FAKE_MONOTONIC=1`). Writing a new offset into a master's file jumps that
 //! master's wall clock, and nothing else: Redis and Valkey expire keys by the wall clock.
+//! libfaketime may answer a call or two after the write with the old offset, so the caller
+//! confirms the jump with the master's `TIME` (see `LocalMasters::shift_clock`).
 //!
 //! jemalloc builds (Debian's redis-server) hang under libfaketime (jemalloc's
 //! `clock_gettime` recursion, libfaketime issues #130 and #478), so they are refused.
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::error::LocalError;
+use crate::resp::Reply;
 
 /// Names the libfaketime library to preload (default: Debian's, found under /usr/lib).
 pub const FAKETIME_LIB_ENV: &str = "REDLOCK_FAKETIME_LIB";
@@ -79,6 +82,34 @@ pub(super) fn write_offset(dir: &Path, index: usize, offset_ms: i64) -> Result<(
     Ok(())
 }
 
+/// The real wall clock, in ms since the epoch.
+pub(super) fn real_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A `TIME` reply (seconds and microseconds, as bulk strings) in ms since the epoch.
+pub(super) fn time_reply_ms(reply: &Reply) -> Option<i64> {
+    let Reply::Array(parts) = reply else {
+        return None;
+    };
+    let number = |part: &Reply| match part {
+        Reply::Bulk(bytes) => std::str::from_utf8(bytes).ok()?.parse::<i64>().ok(),
+        _ => None,
+    };
+    match parts.as_slice() {
+        [secs, micros] => Some(number(secs)? * 1000 + number(micros)? / 1000),
+        _ => None,
+    }
+}
+
+/// True when a clock seen `shown_ms` off the real one is nearer the `new` offset than the
+/// `old` one.
+pub(super) fn nearer_new(shown_ms: i64, old: i64, new: i64) -> bool {
+    (shown_ms - new).abs() < (shown_ms - old).abs()
+}
+
 /// The environment of a master under libfaketime.
 pub(super) fn add_env(command: &mut Command, library: &Path, file: &Path) {
     command
@@ -102,5 +133,21 @@ mod tests {
         assert_eq!(read(), "-1.500\n");
         write_offset(dir.path(), 2, 0).unwrap();
         assert_eq!(read(), "+0.000\n");
+    }
+
+    #[test]
+    fn a_time_reply_reads_in_ms_and_a_clock_is_placed_by_its_nearer_offset() {
+        let bulk = |s: &str| Reply::Bulk(s.as_bytes().to_vec());
+        let reply = Reply::Array(vec![bulk("1795816130"), bulk("141497")]);
+        assert_eq!(time_reply_ms(&reply), Some(1_795_816_130_141));
+        assert_eq!(
+            time_reply_ms(&Reply::Array(vec![bulk("x"), bulk("1")])),
+            None
+        );
+        assert_eq!(time_reply_ms(&Reply::Integer(1)), None);
+        assert!(nearer_new(119_990, 0, 120_000));
+        assert!(!nearer_new(3, 0, 120_000));
+        assert!(nearer_new(2, 120_000, 0));
+        assert!(!nearer_new(-400, -500, 500));
     }
 }
