@@ -47,6 +47,22 @@ def sdk_histograms(reader: InMemoryMetricReader) -> Series:
     return found
 
 
+def sdk_attempts(reader: InMemoryMetricReader) -> dict[frozenset[tuple[str, str]], float]:
+    """The SDK's `redlock.attempts`, keyed by the collector's label set."""
+    found: dict[frozenset[tuple[str, str]], float] = {}
+    data = reader.get_metrics_data()
+    assert data is not None
+    for resource_metrics in data.resource_metrics:
+        for scope in resource_metrics.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name != "redlock.attempts":
+                    continue
+                for point in metric.data.data_points:
+                    labels = frozenset((k.replace(".", "_"), str(v)) for k, v in (point.attributes or {}).items())
+                    found[labels] = float(point.value)
+    return found
+
+
 def collector_histograms(registry: CollectorRegistry) -> Series:
     """The same from the collector's samples (empty labels dropped, as Prometheus drops them)."""
     buckets: dict[tuple[str, frozenset[tuple[str, str]]], list[float]] = {}
@@ -112,9 +128,14 @@ def test_bucket_counts_equal_the_sdks_for_the_same_values(fresh_masters: LocalMa
     assert any(dict(labels).get("error_type") for name, labels in ours if name.startswith("db_client"))
 
     attempts = sample_values(registry, "redlock_attempts_total")
-    assert attempts[frozenset({("redlock_attempt_result", "won")})] == 220
-    assert attempts[frozenset({("redlock_attempt_result", "clean_loss")})] == 200
-    assert attempts[frozenset({("redlock_attempt_result", "split")})] == 0
+    # The SDK lists the results seen; the collector every result, 0 for the rest.
+    assert {k: v for k, v in attempts.items() if v} == sdk_attempts(reader)
+    won = attempts[frozenset({("redlock_attempt_result", "won")})]
+    lost = [attempts.get(frozenset({("redlock_attempt_result", r)}), 0) for r in ("clean_loss", "split")]
+    assert won == 220
+    # Each rival call lost its one attempt: a clean loss, or (a holder's SET that reached a
+    # master after its timeout, on a busy machine) a split vote.
+    assert sum(lost) == 200
     assert sample_values(registry, "redlock_locks_held") == {frozenset(): 0.0}
     failures = sample_values(registry, "redlock_master_failures_total")
     assert {dict(labels)["server_port"] for labels in failures} == {str(p) for p in fresh_masters.ports[:3]}
