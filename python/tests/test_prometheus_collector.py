@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 from conftest import LocalMasters
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader, NumberDataPoint
 from prometheus_client import CollectorRegistry, generate_latest
 
 import redlock_rs
@@ -58,6 +58,7 @@ def sdk_attempts(reader: InMemoryMetricReader) -> dict[frozenset[tuple[str, str]
                 if metric.name != "redlock.attempts":
                     continue
                 for point in metric.data.data_points:
+                    assert isinstance(point, NumberDataPoint)
                     labels = frozenset((k.replace(".", "_"), str(v)) for k, v in (point.attributes or {}).items())
                     found[labels] = float(point.value)
     return found
