@@ -87,7 +87,7 @@ pub struct CompareResult {
 }
 
 /// Configuration keys that do not change what is measured, only for how long or from where.
-const NOT_SHAPE: &[&str] = &["command_line", "duration_s", "warmup_s", "seed"];
+const NOT_SHAPE: &[&str] = &["command_line", "duration_s", "warmup_s", "seed", "repeat"];
 
 /// What differs between the results' configurations (the number of masters included).
 pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
