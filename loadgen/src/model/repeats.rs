@@ -32,7 +32,7 @@ impl Repeat {
 /// series for a single run.
 pub fn segments(m: &ModeStats) -> Vec<Range<usize>> {
     if m.repeats.len() < 2 {
-        return vec![0..m.intervals.len()];
+        return std::iter::once(0..m.intervals.len()).collect();
     }
     m.repeats.iter().map(Repeat::span).collect()
 }

@@ -316,7 +316,7 @@ fn block_length(units: usize) -> usize {
 /// A ratio of sums over the drawn units (`num[i] / den[i]` summed): success rates, shares,
 /// and goodput (den = the interval's length in seconds).
 pub fn ratio_of_sums(num: &[f64], den: &[f64]) -> Option<Resampled> {
-    ratio_of_sums_in(&[0..num.len()], num, den)
+    ratio_of_sums_in(std::slice::from_ref(&(0..num.len())), num, den)
 }
 
 /// [`ratio_of_sums`] over units measured in `segments` (see [`resample_segments`]).
