@@ -221,6 +221,13 @@ fn pairs_of_runs(pairs: usize, same_twice: bool, timing: &[&str]) -> Pairs {
             &dir.path().join(format!("ab{i}.json")),
             &["--allow-different"],
         );
+        // Results measured once are named: their intervals do not span runs.
+        let once = ab["single_runs"].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            once,
+            if timing.contains(&"--repeat") { 0 } else { 2 },
+            "{ab}"
+        );
         // A difference either way: where cores are few, 16 clients queue (p99 up, goodput
         // flat or down); where they are many, goodput rises.
         let told = [verdict(&ab, "goodput"), verdict(&ab, "acquire.p99")];

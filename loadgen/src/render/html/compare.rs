@@ -30,6 +30,10 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @if !busy.is_empty() {
                 p class="warn" { "! " (busy) }
             }
+            @let single = crate::render::compare::single_runs_text(result);
+            @if !single.is_empty() {
+                p { (single) }
+            }
         }
         h2 { "Configuration" }
         @if result.config_diff.is_empty() {
