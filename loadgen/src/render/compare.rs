@@ -35,13 +35,18 @@ pub fn busy_runs(result: &CompareResult) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// Why a verdict between results measured once may be the runs' own movement.
+pub const SINGLE_RUN_WHY: &str = "The intervals of a single run hold the noise within it, not what moves between two runs of the same command, so a verdict may be that movement.";
+/// How to get intervals that span runs.
+pub const REPEAT_HINT: &str = "run --repeat 5";
+
 /// What a verdict between single runs rests on, and how to get one between runs (empty when
 /// every result was repeated).
 pub fn single_runs_text(result: &CompareResult) -> String {
     match result.single_runs.as_slice() {
         [] => String::new(),
         runs => format!(
-            "measured once: {}. The intervals of a single run hold the noise within it, not what moves between two runs of the same command, so a verdict may be that movement; measure each side with `run --repeat 5` for intervals taken across runs.",
+            "measured once: {}. {SINGLE_RUN_WHY} Measure each side with `{REPEAT_HINT}` for intervals taken across runs.",
             runs.join(", ")
         ),
     }

@@ -30,9 +30,12 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @if !busy.is_empty() {
                 p class="warn" { "! " (busy) }
             }
-            @let single = crate::render::compare::single_runs_text(result);
-            @if !single.is_empty() {
-                p { (single) }
+            @if !result.single_runs.is_empty() {
+                p {
+                    "measured once: " (result.single_runs.join(", ")) ". "
+                    (crate::render::compare::SINGLE_RUN_WHY) " Measure each side with "
+                    code { (crate::render::compare::REPEAT_HINT) } " for intervals taken across runs."
+                }
             }
         }
         h2 { "Configuration" }
