@@ -164,8 +164,8 @@ fn compare_finds_a_real_difference_and_names_runs_from_a_busy_machine() {
 /// acquire p99 in at least 9 of 10 pairs, and one run's goodput interval covers the second
 /// run's goodput in at least 8 of 10. The command is `run --repeat 5`, whose intervals are
 /// taken across its repeats: single runs, whose intervals cover only the noise within one
-/// stretch of time, measured 7, 7 and 5 of 10 on a quiet 2-core machine (see the book's "How
-/// sure" page). A statistical criterion: each pair may show a "difference" by chance (5 % at
+/// stretch of time, measured 7, 7 and 5 of 10 on a quiet 2-core machine; `--repeat 5`, 8, 9
+/// and 6 quiet, 10, 10 and 10 busy (see the book's "How sure" page). A statistical criterion: each pair may show a "difference" by chance (5 % at
 /// 95 %), so even with exact intervals 9 of 10 fails about one run in twelve; with its five
 /// minutes, it runs on demand rather than in every `make test`.
 #[test]
