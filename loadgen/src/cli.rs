@@ -252,6 +252,11 @@ pub struct RunArgs {
     pub history: Option<PathBuf>,
     #[command(flatten)]
     pub history_limit: HistoryLimitArgs,
+    /// Measure every mode N times, the modes' order reversed every second time, repeat r with
+    /// seed + r; the figures are over all repeats and their 95 % intervals are Student's t over
+    /// the repeats' own figures (the noise between runs, which one run's intervals cannot see).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_repeat)]
+    pub repeat: u32,
     /// Redlock with fencing tokens: the report adds the tokens issued and the token order
     /// violations, and holders write through the storage's token check.
     #[arg(long)]
@@ -539,6 +544,18 @@ pub fn parse_clients(text: &str) -> Result<u32, String> {
         ));
     }
     Ok(n)
+}
+
+/// Most repeats `run --repeat` takes (each is a whole run of every mode).
+pub const MAX_REPEATS: u32 = 1000;
+
+pub fn parse_repeat(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_REPEATS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text:?} is not a number of repeats: 1 to {MAX_REPEATS} (1: one run; 5 or more give intervals worth reading)"
+        )),
+    }
 }
 
 pub fn parse_rate(text: &str) -> Result<f64, String> {

@@ -336,9 +336,15 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
         [
             ["step", "bracket", "3", "pass"],
             ["step", "bracket", "6", "fail"],
-            ["answer", "", "3", "unconfirmed"],
+            ["answer", "", "3", "machine-floor"],
         ],
         "{csv}"
+    );
+    // The answer's row says why, as the answer does, and what bracket it knows.
+    let answer_row = csv.lines().last().unwrap();
+    assert!(
+        answer_row.contains("\"the next rate up, 6/s, was generator-bound; NOT confirmed by a repeat; between 3 (passed) and 6 (failed)\""),
+        "{answer_row}"
     );
 
     // The page shows what the text shows: the answer's block, the search's own settings (not

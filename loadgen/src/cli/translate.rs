@@ -30,6 +30,7 @@ impl RunConfig {
             warmup: w.warmup.unwrap_or(timing.1),
             interval: w.interval,
             seed: w.seed.unwrap_or_else(rand::random),
+            repeat: 1,
             quiet: w.quiet,
             command_line: command_line(),
             worker_faults: WorkerFaultPlan::default(),
@@ -49,6 +50,7 @@ impl RunConfig {
         self.fencing = args.fencing;
         self.write_at_release = args.write_at_release;
         self.storage = args.storage.clone();
+        self.repeat = args.repeat;
         Ok(self)
     }
 }

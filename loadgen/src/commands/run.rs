@@ -38,6 +38,7 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
             workers: args.clients,
         },
     };
+    check_repeat(&args)?;
     let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(&args)?;
     if let Some(path) = &args.history {
         let limit = args.history_limit.history_limit;
@@ -66,7 +67,7 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         target.probe_versions().await;
         crate::engine::probe::require_quorum(&target, cfg.quorum).await?;
         say(cfg.quiet, &describe_run(&cfg, &target));
-        let result = runner::run(&cfg, &target, &mut schedule, signals).await?;
+        let result = runner::run_repeated(&cfg, &target, &mut schedule, signals).await?;
         Ok::<_, LoadgenError>((result, schedule.into_events()))
     })?;
     if let Some(history) = &cfg.history {
@@ -86,6 +87,32 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
     check(&report, no_locks_ok)?;
     check_thresholds(&report.thresholds)
+}
+
+/// `--repeat N` (N > 1) lays whole runs end to end: refused where a run's own timeline or
+/// schedule matters (faults, a history, agents started together).
+fn check_repeat(args: &RunArgs) -> Result<(), LoadgenError> {
+    if args.repeat < 2 {
+        return Ok(());
+    }
+    let clash = if !args.faults.is_empty() {
+        Some("--fault (a fault schedule belongs to one run)")
+    } else if !args.client_faults.is_empty() {
+        Some("--client-fault (a fault schedule belongs to one run)")
+    } else if args.history.is_some() {
+        Some("--history (a history holds one run's timeline)")
+    } else if args.agents.coordinator.is_some() {
+        Some("--coordinator (the agents start each mode together once)")
+    } else {
+        None
+    };
+    match clash {
+        Some(what) => Err(LoadgenError::Usage(format!(
+            "--repeat {} does not combine with {what}; run the command several times and `compare` the results instead",
+            args.repeat
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Exit 4 when a threshold was not met (after the report that lists them).

@@ -78,13 +78,21 @@ pub fn describe_run(cfg: &RunConfig, target: &Target) -> String {
         })
         .collect();
     format!(
-        "{} {}master(s); {}; {}: {:?} warm-up + {:?} measured each",
+        "{} {}master(s); {}; {}: {:?} warm-up + {:?} measured each{}",
         target.urls.len(),
         if target.local.is_some() { "local " } else { "" },
         cfg.load,
         modes.join(" then "),
         cfg.warmup,
-        cfg.duration
+        cfg.duration,
+        if cfg.repeat > 1 {
+            format!(
+                ", {} times (the order reversed every second time)",
+                cfg.repeat
+            )
+        } else {
+            String::new()
+        }
     )
 }
 

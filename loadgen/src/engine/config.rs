@@ -63,6 +63,8 @@ pub struct RunConfig {
     /// Length of one interval of the over-time figures.
     pub interval: Duration,
     pub seed: u64,
+    /// `run --repeat N`: the modes measured N times (repeat r with seed + r), laid end to end.
+    pub repeat: u32,
     pub quiet: bool,
     /// The command line, for the report.
     pub command_line: String,

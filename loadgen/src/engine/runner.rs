@@ -110,6 +110,7 @@ impl Report {
                 duration_s: cfg.duration.as_secs_f64(),
                 warmup_s: cfg.warmup.as_secs_f64(),
                 seed: cfg.seed,
+                repeat: cfg.repeat,
             },
             modes: run.modes.clone(),
             comparison: None,
@@ -123,6 +124,24 @@ impl Report {
 }
 
 impl RunResult {
+    /// Lays `next` (the same run again, its modes in any order) after this one, mode by mode
+    /// ([`crate::model::repeats::append`]); a mode `next` did not reach (a stop) is left as it
+    /// was. An interruption of `next` is this run's.
+    pub fn append_repeat(&mut self, next: RunResult) {
+        for m in &mut self.modes {
+            if let Some(again) = next
+                .modes
+                .iter()
+                .find(|n| n.lock == m.lock && n.fanout == m.fanout)
+            {
+                crate::model::repeats::append(m, again);
+            }
+        }
+        if next.interrupted.is_some() {
+            self.interrupted = next.interrupted;
+        }
+    }
+
     /// Violations over all modes.
     pub fn violations(&self) -> u64 {
         self.modes.iter().map(|m| m.counts.violations).sum()
@@ -136,11 +155,66 @@ pub async fn run(
     hooks: &mut dyn RunHooks,
     stop: &crate::signals::Signals,
 ) -> Result<RunResult, LoadgenError> {
+    run_modes(cfg, &cfg.modes(), target, hooks, stop).await
+}
+
+/// Runs every mode of `cfg` `cfg.repeat` times (`run --repeat`), the modes' order reversed
+/// every second time and repeat r seeded with seed + r, and lays the repeats end to end
+/// ([`RunResult::append_repeat`]). A stop ends it after the mode it cut short.
+pub async fn run_repeated(
+    cfg: &RunConfig,
+    target: &Target,
+    hooks: &mut dyn RunHooks,
+    stop: &crate::signals::Signals,
+) -> Result<RunResult, LoadgenError> {
+    let order = cfg.modes();
+    let mut whole: Option<RunResult> = None;
+    for r in 0..cfg.repeat.max(1) {
+        if whole.as_ref().is_some_and(|w| w.interrupted.is_some()) || stop.stop.is_set() {
+            break;
+        }
+        let mut again = cfg.clone();
+        again.seed = cfg.seed.wrapping_add(u64::from(r));
+        if cfg.repeat > 1 {
+            let repeat = format!("repeat {}/{}", r + 1, cfg.repeat);
+            again.progress_label = Some(match &cfg.progress_label {
+                Some(label) => format!("{label} {repeat}"),
+                None => repeat,
+            });
+        }
+        let order: Vec<_> = if r % 2 == 1 {
+            order.iter().rev().copied().collect()
+        } else {
+            order.clone()
+        };
+        let result = run_modes(&again, &order, target, hooks, stop).await?;
+        match &mut whole {
+            None => {
+                whole = Some(RunResult {
+                    config: cfg.clone(),
+                    ..result
+                })
+            }
+            Some(w) => w.append_repeat(result),
+        }
+    }
+    whole.ok_or_else(|| LoadgenError::Failed("stopped before the run began".into()))
+}
+
+/// Runs the modes of `cfg` in the order given (a repeat of `run --repeat` takes them in the
+/// other order every second time, so a slow drift of the machine falls on each alike).
+pub async fn run_modes(
+    cfg: &RunConfig,
+    order: &[(LockAlgorithm, FanOut)],
+    target: &Target,
+    hooks: &mut dyn RunHooks,
+    stop: &crate::signals::Signals,
+) -> Result<RunResult, LoadgenError> {
     cfg.check_locks()?;
     let started_unix_s = unix_now_s();
     let cfg_shared = Arc::new(cfg.clone());
-    let mut modes = Vec::with_capacity(cfg.fanouts.len());
-    for (lock, fanout) in cfg.modes() {
+    let mut modes = Vec::with_capacity(order.len());
+    for &(lock, fanout) in order {
         if stop.stop.is_set() {
             break;
         }

@@ -75,6 +75,12 @@ fn check_run_ids(parts: &[(String, Vec<String>)]) -> Result<(), LoadgenError> {
 
 /// Adds run results of the same workload, mode by mode, on one wall-clock timeline.
 pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, LoadgenError> {
+    if let Some((name, part)) = parts.iter().find(|(_, r)| r.config.repeat > 1) {
+        return Err(LoadgenError::Usage(format!(
+            "{name} is a run of --repeat {}: its repeats are laid end to end, not on one clock with the other parts, so it cannot be merged (`compare` reads it)",
+            part.config.repeat
+        )));
+    }
     let ids: Vec<(String, Vec<String>)> = parts
         .iter()
         .map(|(n, r)| (n.clone(), r.part_run_ids.clone()))

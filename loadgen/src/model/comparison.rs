@@ -84,10 +84,14 @@ pub struct CompareResult {
     /// configuration's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub busy_machine: Vec<BusyMachine>,
+    /// Results measured once (not `run --repeat`): their intervals hold the noise within the
+    /// run, not what moves between two runs of the same command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub single_runs: Vec<String>,
 }
 
 /// Configuration keys that do not change what is measured, only for how long or from where.
-const NOT_SHAPE: &[&str] = &["command_line", "duration_s", "warmup_s", "seed"];
+const NOT_SHAPE: &[&str] = &["command_line", "duration_s", "warmup_s", "seed", "repeat"];
 
 /// What differs between the results' configurations (the number of masters included).
 pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
@@ -174,6 +178,11 @@ pub fn compare(results: &[(String, Report)], thresholds: &[Threshold]) -> Compar
         figures,
         thresholds: verdicts,
         busy_machine: busy_machine(results),
+        single_runs: results
+            .iter()
+            .filter(|(_, r)| r.config.repeat < 2)
+            .map(|(name, _)| name.clone())
+            .collect(),
     }
 }
 

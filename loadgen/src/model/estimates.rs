@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::interval::Interval;
 use super::mode::ModeStats;
+use super::repeats;
 use super::threshold::{JudgedThreshold, Threshold};
 pub use super::uncertainty::ModeEstimates;
-use super::uncertainty::{bootstrap, ratio_of_sums, Estimate, Order, Resampled};
+use super::uncertainty::{ratio_of_sums_in, resample_segments, Estimate, Order, Resampled, Unit};
 
 /// A figure that carries an interval: its JSON/threshold name, its label, and which way is
 /// better (for `compare`'s verdicts).
@@ -70,7 +71,7 @@ pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
     let count =
         |f: fn(&Interval) -> u64| -> Vec<f64> { intervals.iter().map(|i| f(i) as f64).collect() };
     let (num, den) = match name {
-        "goodput" => (count(|i| i.acquired), seconds_of(m)),
+        "goodput" => (count(|i| i.acquired), repeats::interval_seconds(m)),
         "acquire.success" => (count(|i| i.acquired), count(|i| i.acquire_calls)),
         "quorum.success" => (count(|i| i.attempts_won), count(|i| i.attempts)),
         "split_votes.share" => (count(|i| i.split_votes), count(|i| i.attempts)),
@@ -80,24 +81,12 @@ pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
         "acquire.p999" => return percentile(m, 0.999),
         _ => return None,
     };
-    ratio_of_sums(&num, &den)
-}
-
-/// The length of each interval in seconds; the last one ends with the measured window.
-fn seconds_of(m: &ModeStats) -> Vec<f64> {
-    let step = m.interval().as_secs_f64();
-    let total = m.duration.as_secs_f64();
-    let n = m.intervals.len();
-    (0..n)
-        .map(|i| {
-            let left = total - i as f64 * step;
-            if i + 1 == n && left > 0.0 {
-                left.min(step)
-            } else {
-                step
-            }
-        })
-        .collect()
+    let mut resampled = ratio_of_sums_in(&repeats::segments(m), &num, &den)?;
+    if name != "goodput" {
+        // A share: Student's t over repeats may reach past 100 %.
+        resampled.draws.iter_mut().for_each(|x| *x = x.min(1.0));
+    }
+    Some(resampled)
 }
 
 /// Quantile `q` of the acquire latency over the drawn intervals, µs.
@@ -125,7 +114,7 @@ fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
         .collect();
     let whole = m.latency.acquire.quantile(q) as f64;
     let mut dense = vec![0u64; values.len()];
-    let mut resampled = bootstrap(sparse.len(), |drawn| {
+    let mut resampled = resample_segments(&repeats::segments(m), |drawn| {
         dense.iter_mut().for_each(|c| *c = 0);
         let mut total = 0u64;
         for &i in drawn {
@@ -194,8 +183,13 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
     let mut goodput = est("goodput", m.acquires_per_s());
     // The headline goodput divides by the measured window, as the table does.
     goodput.value = m.acquires_per_s();
+    let (units, unit) = match m.repeats.len() {
+        0 | 1 => (m.intervals.len(), Unit::Interval),
+        n => (n, Unit::Repeat),
+    };
     Some(ModeEstimates {
-        units: m.intervals.len(),
+        units,
+        unit,
         goodput: widen_to(goodput),
         acquire_success: est("acquire.success", m.acquire_success_rate()),
         quorum_success: est("quorum.success", m.quorum_success_rate()),

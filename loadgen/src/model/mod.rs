@@ -41,6 +41,7 @@ pub mod lock;
 pub mod mode;
 pub mod outage;
 pub mod percentiles;
+pub mod repeats;
 pub mod report;
 pub mod scenarios;
 pub mod sweep;

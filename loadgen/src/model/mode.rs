@@ -224,6 +224,9 @@ pub struct ModeStats {
     /// Fencing tokens and the protected resource's writes (absent: neither was used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fencing: Option<super::fencing::FencingStats>,
+    /// `run --repeat N`: each repeat's span of `intervals` (absent for one run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<super::repeats::Repeat>,
     /// Derived: the headline figures with their 95 % intervals, resampled from `intervals`
     /// (absent when there are no intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,6 +296,7 @@ impl ModeStats {
             outages: Vec::new(),
             part_series: Vec::new(),
             fencing: None,
+            repeats: Vec::new(),
             estimates: None,
         }
     }

@@ -36,7 +36,15 @@ pub struct ConfigInfo {
     pub quorum: Option<u32>,
     pub duration_s: f64,
     pub warmup_s: f64,
+    /// The seed of the first repeat (repeat r: seed + r).
     pub seed: u64,
+    /// `run --repeat N`: how many times the modes were measured (older results: 1).
+    #[serde(default = "one_repeat")]
+    pub repeat: u32,
+}
+
+fn one_repeat() -> u32 {
+    1
 }
 
 fn redlock_only() -> Vec<String> {

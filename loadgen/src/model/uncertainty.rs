@@ -5,7 +5,8 @@
 //! warm-up, a slow minute of the machine, a fault), which a resample of single operations
 //! would throw away and so report intervals far too narrow. The method:
 //!
-//! - **units**: the run's intervals (or, with `--repeat N`, the N runs themselves);
+//! - **units**: the run's intervals; with `run --repeat N`, the N repeats instead, each with
+//!   its own figure, and the interval is Student's t over them ([`across_repeats`]);
 //! - **blocks**: length ⌈n^⅓⌉ units (the usual rate for a moving-block bootstrap), drawn
 //!   with replacement from the n − l + 1 blocks until n units are drawn;
 //! - **resamples**: [`RESAMPLES`], from a fixed seed, so the same result file always gives
@@ -18,14 +19,19 @@
 //! machine, another load on this one, another version of Redis. Fewer than
 //! [`MIN_UNITS`] units give no interval at all: the run is too short to say.
 
+use std::ops::Range;
+
 use rand::rngs::SmallRng;
 use rand::{Rng as _, SeedableRng as _};
+use rand_distr::{Distribution as _, StudentT};
 use serde::{Deserialize, Serialize};
 
 /// Confidence of every interval the suite reports.
 pub const CONFIDENCE: f64 = 0.95;
 /// Fewer units than this give no interval ("too short to say").
 pub const MIN_UNITS: usize = 5;
+/// Fewer repeats than this give no interval (`run --repeat`: Student's t needs two).
+pub const MIN_REPEATS: usize = 2;
 /// Bootstrap resamples per figure.
 pub const RESAMPLES: usize = 1000;
 /// Seed of the resampling: fixed, so a result always reports the same interval.
@@ -126,8 +132,11 @@ impl Resampled {
 /// A mode's headline figures with their intervals (the JSON mode's `estimates`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ModeEstimates {
-    /// Intervals resampled (fewer than 5: no interval, too short to say).
+    /// Intervals resampled (fewer than 5: no interval, too short to say), or repeats.
     pub units: usize,
+    /// What `units` counts: the run's intervals or, with `run --repeat`, its repeats.
+    #[serde(default)]
+    pub unit: Unit,
     pub goodput: Estimate,
     pub acquire_success: Estimate,
     pub quorum_success: Estimate,
@@ -148,6 +157,27 @@ impl ModeEstimates {
             "acquire.p99" => self.acquire_p99_us,
             _ => return None,
         })
+    }
+}
+
+/// What the intervals of a mode were taken over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// A moving-block bootstrap over the run's intervals.
+    #[default]
+    Interval,
+    /// Student's t over the repeats of `run --repeat`.
+    Repeat,
+}
+
+impl Unit {
+    /// Too few units to give an interval.
+    pub fn too_few(self, units: usize) -> bool {
+        match self {
+            Unit::Interval => units < MIN_UNITS,
+            Unit::Repeat => units < MIN_REPEATS,
+        }
     }
 }
 
@@ -185,6 +215,61 @@ impl Order {
             Order::TooShort => "too short to say",
         }
     }
+}
+
+/// Draws for `figure` over units measured in `segments` (the spans of one run's intervals, or
+/// one span per repeat of `run --repeat`): a moving-block bootstrap over the units of a single
+/// segment ([`bootstrap`]); with two or more segments, Student's t over the segments' own
+/// figures ([`across_repeats`]).
+pub fn resample_segments(
+    segments: &[Range<usize>],
+    figure: impl FnMut(&[usize]) -> Option<f64>,
+) -> Option<Resampled> {
+    match segments {
+        [] => None,
+        [one] => {
+            debug_assert_eq!(one.start, 0, "a single run's intervals start at 0");
+            bootstrap(one.len(), figure)
+        }
+        _ => across_repeats(segments, figure),
+    }
+}
+
+/// Independent repeats (the method of independent replications): the figure of each repeat,
+/// their mean x̄ and standard deviation s, and draws x̄ + s/√N·T with T from Student's t with
+/// N − 1 degrees of freedom (none below 0), so the percentile interval is x̄ ± t(N−1)·s/√N
+/// and a ratio or a
+/// difference with another result pairs draws as two independent estimates. What the repeats
+/// differ by (the machine's other work between them, where the threads ran) is in s; a run's
+/// noise within one stretch of time is in it too, since each repeat's figure carries its own.
+pub fn across_repeats(
+    segments: &[Range<usize>],
+    mut figure: impl FnMut(&[usize]) -> Option<f64>,
+) -> Option<Resampled> {
+    let all: Vec<usize> = segments.iter().flat_map(Clone::clone).collect();
+    let value = figure(&all)?;
+    let per_repeat: Vec<f64> = segments
+        .iter()
+        .filter_map(|s| figure(&s.clone().collect::<Vec<_>>()))
+        .filter(|x| x.is_finite())
+        .collect();
+    let n = per_repeat.len();
+    if n < MIN_REPEATS {
+        return Some(Resampled {
+            value,
+            draws: Vec::new(),
+        });
+    }
+    let mean = per_repeat.iter().sum::<f64>() / n as f64;
+    let var = per_repeat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let standard_error = (var / n as f64).sqrt();
+    let t = StudentT::new((n - 1) as f64).ok()?;
+    let mut rng = SmallRng::seed_from_u64(SEED ^ ((n as u64) << 32));
+    // Every figure here is a count, a rate or a latency: none is below 0.
+    let draws = (0..RESAMPLES)
+        .map(|_| (mean + standard_error * t.sample(&mut rng)).max(0.0))
+        .collect();
+    Some(Resampled { value, draws })
 }
 
 /// Resamples `units` units in blocks and computes `figure` on each resample.
@@ -231,8 +316,13 @@ fn block_length(units: usize) -> usize {
 /// A ratio of sums over the drawn units (`num[i] / den[i]` summed): success rates, shares,
 /// and goodput (den = the interval's length in seconds).
 pub fn ratio_of_sums(num: &[f64], den: &[f64]) -> Option<Resampled> {
+    ratio_of_sums_in(std::slice::from_ref(&(0..num.len())), num, den)
+}
+
+/// [`ratio_of_sums`] over units measured in `segments` (see [`resample_segments`]).
+pub fn ratio_of_sums_in(segments: &[Range<usize>], num: &[f64], den: &[f64]) -> Option<Resampled> {
     debug_assert_eq!(num.len(), den.len());
-    bootstrap(num.len(), |drawn| {
+    resample_segments(segments, |drawn| {
         let (n, d) = drawn
             .iter()
             .fold((0.0, 0.0), |(n, d), &i| (n + num[i], d + den[i]));
@@ -320,6 +410,32 @@ mod tests {
             .unwrap()
             .estimate();
         assert_eq!(one, two);
+    }
+
+    #[test]
+    fn repeats_give_students_t_over_their_own_figures() {
+        // Five repeats of four intervals each; repeat r measured 100 + 10·r per interval.
+        let segments: Vec<Range<usize>> = (0..5).map(|r| r * 4..r * 4 + 4).collect();
+        let per_interval: Vec<f64> = (0..20).map(|i| 100.0 + 10.0 * (i / 4) as f64).collect();
+        let seconds = vec![1.0; 20];
+        let e = ratio_of_sums_in(&segments, &per_interval, &seconds)
+            .unwrap()
+            .estimate();
+        // Mean 120, s = 15.81, t(4) = 2.776: 120 ± 19.6 (the draws only approach it).
+        let (low, high) = e.interval().expect("five repeats give an interval");
+        assert!((e.value - 120.0).abs() < 1e-9, "{e:?}");
+        assert!(
+            (low - 100.4).abs() < 2.0 && (high - 139.6).abs() < 2.0,
+            "{e:?}"
+        );
+        // One repeat alone says nothing about the spread between repeats.
+        let one = across_repeats(&segments[..1], |d| Some(d.len() as f64)).unwrap();
+        assert!(one.draws.is_empty());
+        // Identical repeats: no spread at all.
+        let same = ratio_of_sums_in(&segments, &[100.0; 20], &seconds)
+            .unwrap()
+            .estimate();
+        assert_eq!(same.interval(), Some((100.0, 100.0)));
     }
 
     #[test]

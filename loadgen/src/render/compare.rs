@@ -35,6 +35,23 @@ pub fn busy_runs(result: &CompareResult) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// Why a verdict between results measured once may be the runs' own movement.
+pub const SINGLE_RUN_WHY: &str = "The intervals of a single run hold the noise within it, not what moves between two runs of the same command, so a verdict may be that movement.";
+/// How to get intervals that span runs.
+pub const REPEAT_HINT: &str = "run --repeat 5";
+
+/// What a verdict between single runs rests on, and how to get one between runs (empty when
+/// every result was repeated).
+pub fn single_runs_text(result: &CompareResult) -> String {
+    match result.single_runs.as_slice() {
+        [] => String::new(),
+        runs => format!(
+            "measured once: {}. {SINGLE_RUN_WHY} Measure each side with `{REPEAT_HINT}` for intervals taken across runs.",
+            runs.join(", ")
+        ),
+    }
+}
+
 pub fn text(result: &CompareResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "A = {}", result.results[0]);
@@ -70,6 +87,10 @@ pub fn text(result: &CompareResult) -> String {
     let busy = busy_machine_text(&busy_runs(result));
     if !busy.is_empty() {
         let _ = writeln!(out, "\n! {busy}");
+    }
+    let single = single_runs_text(result);
+    if !single.is_empty() {
+        let _ = writeln!(out, "\n~ {single}");
     }
     let mut current = (String::new(), String::new());
     for f in &result.figures {

@@ -28,8 +28,9 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
 
 /// A capacity search: one row per step (`row` = `step`), then one per answer (`row` =
 /// `answer`, with the figures of the answer's step); `phase`, the rate asked for and the
-/// `verdict` (`pass`/`fail` for a step; `confirmed`, `unconfirmed` or `none` for an answer) in
-/// columns of their own, `note` saying why a step failed or what bracket an answer knows.
+/// `verdict` (`pass`/`fail` for a step; for an answer its status: `confirmed`, `unconfirmed`,
+/// `machine-floor`, `max-rate-floor` or `not-met`) in columns of their own, `note` saying why a
+/// step failed, or an answer's status reason and the bracket it knows.
 pub fn capacity(result: &CapacityResult, p: &Percentiles) -> String {
     let mut out = String::new();
     let mut head: Vec<String> = ["row", "step", "phase", "rate", "verdict", "note"]
@@ -73,16 +74,17 @@ pub fn capacity(result: &CapacityResult, p: &Percentiles) -> String {
         let _ = writeln!(out, "{}", cells.join(","));
     }
     for a in &result.answers {
-        let verdict = match (a.rate_per_s, a.confirmed) {
-            (None, _) => "none",
-            (Some(_), true) => "confirmed",
-            (Some(_), false) => "unconfirmed",
-        };
-        let note = match (a.highest_passed_per_s, a.lowest_failed_per_s) {
+        let verdict = a.status.key();
+        let bracket = match (a.highest_passed_per_s, a.lowest_failed_per_s) {
             (Some(lo), Some(hi)) => format!("between {lo} (passed) and {hi} (failed)"),
             (Some(lo), None) => format!("{lo} passed; no higher rate failed"),
             _ => String::new(),
         };
+        let note = [a.status_reason.as_str(), bracket.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
         let step_number = answer_steps
             .iter()
             .find(|(f, _)| *f == a.fanout)

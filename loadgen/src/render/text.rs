@@ -114,10 +114,20 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     );
     let _ = writeln!(
         out,
-        "timing     warm-up {} s (not counted), {} s measured per mode; seed {}{}",
+        "timing     warm-up {} s (not counted), {} s measured per mode{}; seed {}{}{}",
         c.warmup_s,
         c.duration_s,
+        if c.repeat > 1 {
+            format!(" and repeat, {} repeats laid end to end", c.repeat)
+        } else {
+            String::new()
+        },
         c.seed,
+        if c.repeat > 1 {
+            " (repeat r: seed + r)"
+        } else {
+            ""
+        },
         match (h.header.interrupted, h.header.interrupted_by) {
             (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
             (true, None) => "; INTERRUPTED: partial figures".to_string(),

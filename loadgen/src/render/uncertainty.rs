@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::model::estimates::{ModeEstimates, RatioEstimate, HEADLINE};
 use crate::model::mode::ModeStats;
 use crate::model::threshold::{verdict_word, JudgedThreshold};
-use crate::model::uncertainty::{Estimate, Order, MIN_UNITS};
+use crate::model::uncertainty::{Estimate, Order, Unit, MIN_REPEATS, MIN_UNITS};
 
 /// A value of headline figure `name` in its reading unit (shares in %, latencies in ms).
 pub fn value_text(name: &str, x: f64) -> String {
@@ -70,6 +70,26 @@ pub fn ratio_estimate_text(r: &RatioEstimate) -> String {
     }
 }
 
+/// How the intervals were taken, over how many units, and whether that was too few.
+pub fn method_text(interval_ms: u64, units: usize, unit: Unit) -> String {
+    let mut text = match unit {
+        Unit::Interval => format!(
+            "moving-block bootstrap over each mode's {units} intervals of {interval_ms} ms: the noise within this run on this machine"
+        ),
+        Unit::Repeat => format!(
+            "Student's t over each mode's {units} repeats: the noise between repeats of this command on this machine"
+        ),
+    };
+    if unit.too_few(units) {
+        let (least, what) = match unit {
+            Unit::Interval => (MIN_UNITS, "intervals"),
+            Unit::Repeat => (MIN_REPEATS, "repeats"),
+        };
+        let _ = write!(text, "; fewer than {least} {what}: too short to say");
+    }
+    text
+}
+
 /// The headline figures of every mode with their intervals, one line per figure.
 pub fn modes_block(modes: &[&ModeStats]) -> String {
     let with: Vec<(&ModeStats, &ModeEstimates)> = modes
@@ -83,14 +103,8 @@ pub fn modes_block(modes: &[&ModeStats]) -> String {
     let units = with.iter().map(|(_, e)| e.units).min().unwrap_or(0);
     let _ = writeln!(
         out,
-        "\n95 % intervals (moving-block bootstrap over each mode's {} intervals of {} ms: the noise within this run on this machine){}",
-        units,
-        first.interval_ms,
-        if units < MIN_UNITS {
-            format!("; fewer than {MIN_UNITS} intervals: too short to say")
-        } else {
-            String::new()
-        }
+        "\n95 % intervals ({})",
+        method_text(first.interval_ms, units, with[0].1.unit)
     );
     let busy = busy_machine_text(&busy_modes(
         &with.iter().map(|(m, _)| *m).collect::<Vec<_>>(),

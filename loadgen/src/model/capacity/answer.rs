@@ -28,6 +28,17 @@ pub enum Status {
 }
 
 impl Status {
+    /// Its name in result files (JSON `status`, the CSV answer row's `verdict`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Status::Confirmed => "confirmed",
+            Status::Unconfirmed => "unconfirmed",
+            Status::MachineFloor => "machine-floor",
+            Status::MaxRateFloor => "max-rate-floor",
+            Status::NotMet => "not-met",
+        }
+    }
+
     /// The status in the words the answer opens with.
     pub fn words(self) -> &'static str {
         match self {
@@ -426,6 +437,19 @@ pub fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_key_is_its_name_in_the_json() {
+        for status in [
+            Status::Confirmed,
+            Status::Unconfirmed,
+            Status::MachineFloor,
+            Status::MaxRateFloor,
+            Status::NotMet,
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.key());
+        }
+    }
 
     #[test]
     fn the_narrowing_flags_budget_the_bisection_and_the_confirmation() {

@@ -226,6 +226,7 @@ mod tests {
         );
         m.estimates = Some(ModeEstimates {
             units: 10,
+            unit: Default::default(),
             goodput: Estimate::bare(100.0),
             acquire_success: e(success),
             quorum_success: Estimate::bare(1.0),

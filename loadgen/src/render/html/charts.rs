@@ -31,6 +31,15 @@ type Segmented = (String, Vec<Vec<(f64, f64)>>);
 /// interval's length (the last one may be cut short by the window's end).
 fn interval_spans(m: &ModeStats) -> Vec<(f64, f64)> {
     let step = m.interval().as_secs_f64();
+    if m.repeats.len() > 1 {
+        // Repeats laid end to end: each one's last interval ends with its own window.
+        return m
+            .intervals
+            .iter()
+            .zip(crate::model::repeats::interval_seconds(m))
+            .map(|(i, length)| (i.index as f64 * step, length.max(step / 10.0)))
+            .collect();
+    }
     let end = time_axis_end(m);
     m.intervals
         .iter()
@@ -45,12 +54,20 @@ fn interval_spans(m: &ModeStats) -> Vec<(f64, f64)> {
 /// span of its intervals (the parts' windows may lie apart).
 fn time_axis_end(m: &ModeStats) -> f64 {
     let step = m.interval().as_secs_f64();
-    let end = if m.windows_unix_ms.len() > 1 {
+    let end = if m.windows_unix_ms.len() > 1 || m.repeats.len() > 1 {
         m.intervals.len() as f64 * step
     } else {
         m.duration.as_secs_f64()
     };
     end.max(step)
+}
+
+/// The time axis's name: the measured window, or the repeats' windows one after the other.
+fn time_axis(m: Option<&ModeStats>) -> &'static str {
+    match m {
+        Some(m) if m.repeats.len() > 1 => "seconds measured (the repeats laid end to end)",
+        _ => "seconds into the measured window",
+    }
 }
 
 /// Locks acquired per second in each interval, per mode, with the fault windows shaded.
@@ -73,7 +90,7 @@ pub fn throughput(
         series.push((m.label().to_string(), points));
     }
     let axes = Axes {
-        x: "seconds into the measured window",
+        x: time_axis(report.modes.first()),
         y: "locks acquired per second",
         x_labels: None,
         margin_right: 30,
@@ -122,7 +139,7 @@ pub fn latency_over_time(m: &ModeStats, faults: &[FaultWindow]) -> Result<String
             .flat_map(|(_, s)| s.iter().flatten().map(|p| p.1)),
     );
     let axes = Axes {
-        x: "seconds into the measured window",
+        x: time_axis(Some(m)),
         y: "acquire latency (ms, log)",
         x_labels: None,
         margin_right: 30,
@@ -399,7 +416,7 @@ pub fn round_trips_over_time(
             .flat_map(|(_, s)| s.iter().flatten().map(|p| p.1)),
     );
     let axes = Axes {
-        x: "seconds into the measured window",
+        x: time_axis(Some(m)),
         y: "round trip p99 (ms, log)",
         x_labels: None,
         margin_right: 30,

@@ -30,6 +30,13 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @if !busy.is_empty() {
                 p class="warn" { "! " (busy) }
             }
+            @if !result.single_runs.is_empty() {
+                p {
+                    "measured once: " (result.single_runs.join(", ")) ". "
+                    (crate::render::compare::SINGLE_RUN_WHY) " Measure each side with "
+                    code { (crate::render::compare::REPEAT_HINT) } " for intervals taken across runs."
+                }
+            }
         }
         h2 { "Configuration" }
         @if result.config_diff.is_empty() {

@@ -5,9 +5,8 @@ use maud::{html, Markup};
 
 use crate::model::estimates::HEADLINE;
 use crate::model::report::Report;
-use crate::model::uncertainty::MIN_UNITS;
 use crate::render::uncertainty::{
-    busy_machine_text, busy_modes, estimate_text, ratio_estimate_text,
+    busy_machine_text, busy_modes, estimate_text, method_text, ratio_estimate_text,
 };
 
 /// The section, or nothing when no mode kept intervals.
@@ -24,12 +23,9 @@ pub fn section(report: &Report) -> Markup {
     html! {
         h2 { "How sure: 95 % intervals" }
         p {
-            "Moving-block bootstrap over each mode's " (first_estimates.units) " intervals of "
-            (first.interval_ms) " ms: how much a figure would move if this machine ran the same \
-            command again. It does not cover another machine or another load on this one."
-            @if first_estimates.units < MIN_UNITS {
-                " Fewer than " (MIN_UNITS) " intervals: too short to say."
-            }
+            "95 % intervals: " (method_text(first.interval_ms, first_estimates.units, first_estimates.unit))
+            ". How much a figure would move if this machine ran the same command again; it does \
+            not cover another machine or another load on this one."
         }
         @let busy = busy_machine_text(&busy_modes(&modes.iter().map(|(m, _)| *m).collect::<Vec<_>>()));
         @if !busy.is_empty() {
