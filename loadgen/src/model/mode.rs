@@ -226,11 +226,31 @@ pub struct ModeStats {
     pub fencing: Option<super::fencing::FencingStats>,
     /// `run --repeat N`: each repeat's span of `intervals` (absent for one run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeats: Vec<super::repeats::Repeat>,
+    pub repeats: Vec<Repeat>,
     /// Derived: the headline figures with their 95 % intervals, resampled from `intervals`
     /// (absent when there are no intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimates: Option<super::uncertainty::ModeEstimates>,
+}
+
+/// One repeat of a mode: where its intervals lie in the mode's series and how long it measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Repeat {
+    /// Index of its first interval in the mode's `intervals`.
+    pub first_interval: usize,
+    /// How many intervals it has.
+    pub intervals: usize,
+    /// Its measured window, s.
+    pub duration_s: f64,
+    /// Wall-clock start of its measured window, ms since the Unix epoch.
+    pub measured_from_unix_ms: u64,
+}
+
+impl Repeat {
+    /// Its intervals' indexes in the mode's series.
+    pub fn span(&self) -> std::ops::Range<usize> {
+        self.first_interval..self.first_interval + self.intervals
+    }
 }
 
 /// One part of a merged result (a file, an agent) over time: what it measured in each interval,

@@ -5,28 +5,7 @@
 
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
-
-use super::mode::ModeStats;
-
-/// One repeat of a mode: where its intervals lie in the mode's series and how long it measured.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Repeat {
-    /// Index of its first interval in the mode's `intervals`.
-    pub first_interval: usize,
-    /// How many intervals it has.
-    pub intervals: usize,
-    /// Its measured window, s.
-    pub duration_s: f64,
-    /// Wall-clock start of its measured window, ms since the Unix epoch.
-    pub measured_from_unix_ms: u64,
-}
-
-impl Repeat {
-    fn span(&self) -> Range<usize> {
-        self.first_interval..self.first_interval + self.intervals
-    }
-}
+use super::mode::{ModeStats, Repeat};
 
 /// The spans of the intervals that were measured together: one per repeat, or the whole
 /// series for a single run.
