@@ -219,7 +219,9 @@ pub fn ratios(a: &ModeStats, b: &ModeStats) -> Vec<RatioEstimate> {
     HEADLINE
         .iter()
         .filter_map(|f| {
-            let ratio = resample(a, f.name)?.ratio(&resample(b, f.name)?)?;
+            let (a, b) = (resample(a, f.name)?, resample(b, f.name)?);
+            // Two modes of the same repeats pair up repeat by repeat; otherwise independent.
+            let ratio = a.paired_ratio(&b).or_else(|| a.ratio(&b))?;
             let ratio = widen_to(ratio.estimate());
             Some(RatioEstimate {
                 figure: f.name.into(),

@@ -75,6 +75,9 @@ pub struct Resampled {
     /// One value per resample (empty: too few units to resample). Resamples whose figure is
     /// undefined (e.g. no call in the drawn intervals) are left out.
     pub draws: Vec<f64>,
+    /// Across repeats ([`across_repeats`]): each repeat's own figure (`None`: undefined in
+    /// that repeat); empty otherwise.
+    pub per_repeat: Vec<Option<f64>>,
 }
 
 impl Resampled {
@@ -103,6 +106,35 @@ impl Resampled {
         ))
     }
 
+    /// `self ÷ other` for two modes measured in the same repeats (`run --fanout both --repeat
+    /// N`, whose repeats take the modes back to back): each repeat's own ratio, Student's t over
+    /// them, so what moves from repeat to repeat moves both modes and cancels. `None` unless both
+    /// hold as many repeats and at least two of them give a ratio.
+    pub fn paired_ratio(&self, other: &Resampled) -> Option<Resampled> {
+        if self.per_repeat.len() != other.per_repeat.len() || other.value == 0.0 {
+            return None;
+        }
+        let ratios: Vec<f64> = self
+            .per_repeat
+            .iter()
+            .zip(&other.per_repeat)
+            .filter_map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) if *b != 0.0 => Some(a / b),
+                _ => None,
+            })
+            .collect();
+        if ratios.len() < MIN_REPEATS {
+            return None;
+        }
+        // A ratio of two figures none of which is below 0 is not below 0 either.
+        let draws = students_t_draws(&ratios)?;
+        Some(Resampled {
+            value: self.value / other.value,
+            draws: draws.into_iter().map(|x| x.max(0.0)).collect(),
+            per_repeat: Vec::new(),
+        })
+    }
+
     /// `self − other`, paired as in [`Resampled::ratio`].
     pub fn difference(&self, other: &Resampled) -> Resampled {
         self.pair_with(other, |a, b| Some(a - b), self.value - other.value)
@@ -125,7 +157,11 @@ impl Resampled {
             .filter_map(|(&a, &b)| combine(a, b))
             .filter(|x| x.is_finite())
             .collect();
-        Resampled { value, draws }
+        Resampled {
+            value,
+            draws,
+            per_repeat: Vec::new(),
+        }
     }
 }
 
@@ -248,28 +284,41 @@ pub fn across_repeats(
 ) -> Option<Resampled> {
     let all: Vec<usize> = segments.iter().flat_map(Clone::clone).collect();
     let value = figure(&all)?;
-    let per_repeat: Vec<f64> = segments
+    let per_repeat: Vec<Option<f64>> = segments
         .iter()
-        .filter_map(|s| figure(&s.clone().collect::<Vec<_>>()))
-        .filter(|x| x.is_finite())
+        .map(|s| figure(&s.clone().collect::<Vec<_>>()).filter(|x| x.is_finite()))
         .collect();
-    let n = per_repeat.len();
+    let defined: Vec<f64> = per_repeat.iter().flatten().copied().collect();
+    // Every figure here is a count, a rate or a latency: none is below 0.
+    let draws = students_t_draws(&defined)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|x| x.max(0.0))
+        .collect();
+    Some(Resampled {
+        value,
+        draws,
+        per_repeat,
+    })
+}
+
+/// Draws x̄ + s/√N·T, T from Student's t with N − 1 degrees of freedom, for N values (`None`
+/// with fewer than [`MIN_REPEATS`]).
+fn students_t_draws(values: &[f64]) -> Option<Vec<f64>> {
+    let n = values.len();
     if n < MIN_REPEATS {
-        return Some(Resampled {
-            value,
-            draws: Vec::new(),
-        });
+        return None;
     }
-    let mean = per_repeat.iter().sum::<f64>() / n as f64;
-    let var = per_repeat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let standard_error = (var / n as f64).sqrt();
     let t = StudentT::new((n - 1) as f64).ok()?;
     let mut rng = SmallRng::seed_from_u64(SEED ^ ((n as u64) << 32));
-    // Every figure here is a count, a rate or a latency: none is below 0.
-    let draws = (0..RESAMPLES)
-        .map(|_| (mean + standard_error * t.sample(&mut rng)).max(0.0))
-        .collect();
-    Some(Resampled { value, draws })
+    Some(
+        (0..RESAMPLES)
+            .map(|_| mean + standard_error * t.sample(&mut rng))
+            .collect(),
+    )
 }
 
 /// Resamples `units` units in blocks and computes `figure` on each resample.
@@ -287,6 +336,7 @@ pub fn bootstrap(
         return Some(Resampled {
             value,
             draws: Vec::new(),
+            per_repeat: Vec::new(),
         });
     }
     let block = block_length(units);
@@ -305,7 +355,11 @@ pub fn bootstrap(
             draws.push(x);
         }
     }
-    Some(Resampled { value, draws })
+    Some(Resampled {
+        value,
+        draws,
+        per_repeat: Vec::new(),
+    })
 }
 
 /// ⌈n^⅓⌉, at least 1 and at most n.
@@ -436,6 +490,32 @@ mod tests {
             .unwrap()
             .estimate();
         assert_eq!(same.interval(), Some((100.0, 100.0)));
+    }
+
+    #[test]
+    fn two_modes_of_the_same_repeats_pair_up_and_their_drift_cancels() {
+        // Five repeats drifting from 100 to 500 per interval; mode b measures twice mode a in
+        // each repeat.
+        let segments: Vec<Range<usize>> = (0..5).map(|r| r * 4..r * 4 + 4).collect();
+        let a: Vec<f64> = (0..20).map(|i| 100.0 * (1 + i / 4) as f64).collect();
+        let b: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+        let seconds = vec![1.0; 20];
+        let (a, b) = (
+            ratio_of_sums_in(&segments, &a, &seconds).unwrap(),
+            ratio_of_sums_in(&segments, &b, &seconds).unwrap(),
+        );
+        let paired = b.paired_ratio(&a).unwrap().estimate();
+        assert_eq!(paired.interval(), Some((2.0, 2.0)), "{paired:?}");
+        // Taken as independent, the drift hides the difference.
+        let apart = b.ratio(&a).unwrap().estimate();
+        assert_eq!(
+            Order::of(&apart, 1.0),
+            Order::NoClearDifference,
+            "{apart:?}"
+        );
+        // A single run has no repeats to pair.
+        let single = ratio_of_sums(&[1.0; 20], &seconds).unwrap();
+        assert!(single.paired_ratio(&single).is_none());
     }
 
     #[test]
