@@ -223,6 +223,43 @@ fn times_that_would_overflow_the_interval_log_are_refused_naming_the_field() {
 }
 
 #[test]
+fn repeat_spans_past_the_intervals_or_out_of_order_are_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = base()["modes"][0]["intervals"].as_array().unwrap().len();
+    let spans = |spans: Value| {
+        let mut v = base().clone();
+        v["modes"][0]["repeats"] = spans;
+        v
+    };
+    let span = |first: usize, intervals: usize, duration_s: f64| json!({"first_interval": first, "intervals": intervals, "duration_s": duration_s, "measured_from_unix_ms": 0});
+    let past = spans(json!([span(0, 1, 0.1), span(1, n + 500, 0.1)]));
+    refused(
+        &write(dir.path(), "past.json", &past),
+        &["modes[0].repeats[1].intervals", &(n + 500).to_string()],
+    );
+    let gap = spans(json!([span(0, 1, 0.1), span(2, 1, 0.1)]));
+    refused(
+        &write(dir.path(), "gap.json", &gap),
+        &["modes[0].repeats[1].first_interval", "2"],
+    );
+    let negative = spans(json!([span(0, 1, -1.0), span(1, 1, 0.1)]));
+    refused(
+        &write(dir.path(), "negative.json", &negative),
+        &["modes[0].repeats[0].duration_s", "-1"],
+    );
+    // `compare` reads the same way: refused, not a panic.
+    let (_, stderr) = exits(
+        2,
+        &[
+            "compare",
+            s(&write(dir.path(), "c.json", &past)),
+            s(&write(dir.path(), "d.json", base())),
+        ],
+    );
+    assert!(stderr.contains("repeats[1].intervals"), "{stderr}");
+}
+
+#[test]
 fn counters_that_sum_past_2_64_saturate_instead_of_panicking() {
     let dir = tempfile::tempdir().unwrap();
     let mut v = base().clone();

@@ -15,7 +15,8 @@
 //!   CPU a file of many small histograms can cost;
 //! - intervals: an `index` below [`MAX_INTERVAL_SLOTS`] summed over the file's modes,
 //!   `interval_ms` from 1 ms to a day, wall-clock times before the year 10000; modes, levels,
-//!   steps, parts, masters each at most [`MAX_ITEMS`].
+//!   steps, parts, masters, repeats each at most [`MAX_ITEMS`]; `run --repeat` spans that
+//!   follow each other from interval 0 and stay within the intervals held.
 
 use super::mode::ModeStats;
 use super::report::Report;
@@ -111,6 +112,7 @@ fn check_mode(m: &ModeStats) -> Result<(), String> {
     }
     too_many("masters", m.masters.len())?;
     too_many("part_series", m.part_series.len())?;
+    check_repeats(m)?;
     too_many("vote_patterns", m.vote_patterns.len())?;
     for (p, part) in m.part_series.iter().enumerate() {
         if part.first_index as u64 >= MAX_INTERVAL_SLOTS {
@@ -151,6 +153,51 @@ fn check_mode(m: &ModeStats) -> Result<(), String> {
             if let Some(ms) = ms.filter(|&ms| ms > MAX_UNIX_MS) {
                 return Err(format!("{}: {ms} is out of range", at(field)));
             }
+        }
+    }
+    Ok(())
+}
+
+/// `run --repeat` spans: each starts where the one before ended (the first at 0), none reaches
+/// past the intervals the file holds (every figure taken per repeat indexes them), each with a
+/// measured time and start in range.
+fn check_repeats(m: &ModeStats) -> Result<(), String> {
+    too_many("repeats", m.repeats.len())?;
+    let slots = m.intervals.iter().map(|i| i.index + 1).max().unwrap_or(0);
+    let mut next = 0usize;
+    for (r, repeat) in m.repeats.iter().enumerate() {
+        let at = |field: &str| format!("repeats[{r}].{field}");
+        if repeat.first_interval != next {
+            return Err(format!(
+                "{}: {} is not where the repeat before it ended ({next})",
+                at("first_interval"),
+                repeat.first_interval
+            ));
+        }
+        next = match next.checked_add(repeat.intervals) {
+            Some(end) if end <= slots => end,
+            _ => {
+                return Err(format!(
+                    "{}: {} reach past the {slots} intervals the mode holds",
+                    at("intervals"),
+                    repeat.intervals
+                ))
+            }
+        };
+        let longest = MAX_INTERVAL_MS as f64 / 1000.0 * MAX_INTERVAL_SLOTS as f64;
+        if !(0.0..=longest).contains(&repeat.duration_s) {
+            return Err(format!(
+                "{}: {} is not a measured time from 0 to {longest} s",
+                at("duration_s"),
+                repeat.duration_s
+            ));
+        }
+        if repeat.measured_from_unix_ms > MAX_UNIX_MS {
+            return Err(format!(
+                "{}: {} is after the year 9999",
+                at("measured_from_unix_ms"),
+                repeat.measured_from_unix_ms
+            ));
         }
     }
     Ok(())
