@@ -28,9 +28,9 @@ pub fn interval_seconds(m: &ModeStats) -> Vec<f64> {
     let mut seconds = vec![step; m.intervals.len()];
     for (span, total) in segments(m).into_iter().zip(durations) {
         let n = span.len();
-        if let Some(last) = span.clone().last().filter(|_| n > 0) {
+        if let Some(last) = span.last() {
             let left = total - (n - 1) as f64 * step;
-            if left > 0.0 && last < seconds.len() {
+            if left > 0.0 {
                 seconds[last] = left.min(step);
             }
         }
@@ -52,13 +52,11 @@ pub fn append(whole: &mut ModeStats, next: &ModeStats) {
     }
     let offset = whole.intervals.len();
     let shift_ms = offset as u64 * whole.interval_ms;
-    // Clients are the same clients again: their counts add place by place.
+    // Clients are the same clients again: their counts add place by place (`add_measurements`
+    // appends them, as for the shards of one run).
     let mut per_worker = std::mem::take(&mut whole.fairness.acquired_per_worker);
-    whole.add_measurements(&ModeStats {
-        fairness: Default::default(),
-        ..next.clone()
-    });
-    let theirs = &next.fairness.acquired_per_worker;
+    whole.add_measurements(next);
+    let theirs = std::mem::take(&mut whole.fairness.acquired_per_worker);
     if per_worker.len() < theirs.len() {
         per_worker.resize(theirs.len(), 0);
     }

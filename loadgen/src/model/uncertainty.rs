@@ -126,11 +126,9 @@ impl Resampled {
         if ratios.len() < MIN_REPEATS {
             return None;
         }
-        // A ratio of two figures none of which is below 0 is not below 0 either.
-        let draws = students_t_draws(&ratios)?;
         Some(Resampled {
             value: self.value / other.value,
-            draws: draws.into_iter().map(|x| x.max(0.0)).collect(),
+            draws: students_t_draws(&ratios)?,
             per_repeat: Vec::new(),
         })
     }
@@ -273,9 +271,9 @@ pub fn resample_segments(
 
 /// Independent repeats (the method of independent replications): the figure of each repeat,
 /// their mean x̄ and standard deviation s, and draws x̄ + s/√N·T with T from Student's t with
-/// N − 1 degrees of freedom (none below 0), so the percentile interval is x̄ ± t(N−1)·s/√N
-/// and a ratio or a
-/// difference with another result pairs draws as two independent estimates. What the repeats
+/// N − 1 degrees of freedom ([`students_t_draws`]), so the percentile interval is
+/// x̄ ± t(N−1)·s/√N and a ratio or a difference with another result pairs draws as two
+/// independent estimates. What the repeats
 /// differ by (the machine's other work between them, where the threads ran) is in s; a run's
 /// noise within one stretch of time is in it too, since each repeat's figure carries its own.
 pub fn across_repeats(
@@ -289,21 +287,16 @@ pub fn across_repeats(
         .map(|s| figure(&s.clone().collect::<Vec<_>>()).filter(|x| x.is_finite()))
         .collect();
     let defined: Vec<f64> = per_repeat.iter().flatten().copied().collect();
-    // Every figure here is a count, a rate or a latency: none is below 0.
-    let draws = students_t_draws(&defined)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|x| x.max(0.0))
-        .collect();
     Some(Resampled {
         value,
-        draws,
+        draws: students_t_draws(&defined).unwrap_or_default(),
         per_repeat,
     })
 }
 
 /// Draws x̄ + s/√N·T, T from Student's t with N − 1 degrees of freedom, for N values (`None`
-/// with fewer than [`MIN_REPEATS`]).
+/// with fewer than [`MIN_REPEATS`]). Every figure here (a count, a rate, a latency, a ratio of
+/// two of them) is at least 0, so no draw is below 0.
 fn students_t_draws(values: &[f64]) -> Option<Vec<f64>> {
     let n = values.len();
     if n < MIN_REPEATS {
@@ -316,7 +309,7 @@ fn students_t_draws(values: &[f64]) -> Option<Vec<f64>> {
     let mut rng = SmallRng::seed_from_u64(SEED ^ ((n as u64) << 32));
     Some(
         (0..RESAMPLES)
-            .map(|_| mean + standard_error * t.sample(&mut rng))
+            .map(|_| (mean + standard_error * t.sample(&mut rng)).max(0.0))
             .collect(),
     )
 }

@@ -112,22 +112,20 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
         "client     retry count {}, retry delay ≤ {} ms, per-master timeout {} ms, quorum {quorum} of {}",
         c.retry_count, c.retry_delay_ms, c.instance_timeout_ms, h.masters.len()
     );
+    let (repeats, seeds) = if c.repeat > 1 {
+        (
+            format!(" and repeat, {} repeats laid end to end", c.repeat),
+            " (repeat r: seed + r)",
+        )
+    } else {
+        (String::new(), "")
+    };
     let _ = writeln!(
         out,
-        "timing     warm-up {} s (not counted), {} s measured per mode{}; seed {}{}{}",
+        "timing     warm-up {} s (not counted), {} s measured per mode{repeats}; seed {}{seeds}{}",
         c.warmup_s,
         c.duration_s,
-        if c.repeat > 1 {
-            format!(" and repeat, {} repeats laid end to end", c.repeat)
-        } else {
-            String::new()
-        },
         c.seed,
-        if c.repeat > 1 {
-            " (repeat r: seed + r)"
-        } else {
-            ""
-        },
         match (h.header.interrupted, h.header.interrupted_by) {
             (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
             (true, None) => "; INTERRUPTED: partial figures".to_string(),
