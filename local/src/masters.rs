@@ -27,13 +27,13 @@ use std::time::{Duration, Instant};
 use crate::resp::{self, Decoder, Reply};
 
 pub use clock::FAKETIME_LIB_ENV;
-
-/// How long [`LocalMasters::shift_clock`] waits for a running master to show its new clock.
-const CLOCK_TAKE_LIMIT: Duration = Duration::from_secs(5);
 pub use lifetime::die_with_parent;
 use server::Server as Kind;
 pub use server::{Server as ServerKind, SERVER_ENV};
 pub use tls::{private_ca, TlsFiles};
+
+/// How long [`LocalMasters::shift_clock`] waits for a running master to show its new clock.
+const CLOCK_TAKE_LIMIT: Duration = Duration::from_secs(5);
 
 // Here rather than in `server.rs`: the child module stays free of its parent's error type.
 impl Kind {
