@@ -1,6 +1,6 @@
 //! The one dispatcher: every subcommand, from the parsed command line to its exit. Commands
-//! that run load get one [`Session`] (the async runtime and the signal listener); `merge` and
-//! `scenarios --list` run without one.
+//! that run load get one [`Session`] (the async runtime and the signal listener); `merge`,
+//! `compare` of files and `scenarios --list` run without one.
 
 use crate::cli::{Cli, Command};
 use crate::commands::shared::Session;
@@ -15,7 +15,10 @@ pub fn execute(cli: Cli) -> Result<(), LoadgenError> {
         Command::Capacity(args) => capacity::command(args, &Session::start()?),
         Command::Merge(args) => merge::command(args),
         Command::Report(args) => report::command(args),
-        Command::Compare(args) => compare::command(args),
+        Command::Compare(args) if !args.runs.is_empty() => {
+            compare::command(args, Some(&Session::start()?))
+        }
+        Command::Compare(args) => compare::command(args, None),
         Command::Collect(args) => collect::command(args, &Session::start()?),
         Command::Scenarios(args) if args.list => scenarios::list(&args),
         Command::Scenarios(args) => scenarios::command(args, &Session::start()?),

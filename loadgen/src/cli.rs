@@ -87,8 +87,21 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Result files; the first (A) is the baseline every other is compared with.
-    #[arg(value_name = "RESULT.json", num_args = 2.., required = true)]
+    #[arg(value_name = "RESULT.json", num_args = 2.., required_unless_present = "runs", conflicts_with = "runs")]
     pub inputs: Vec<PathBuf>,
+    /// Measure the sides here instead (repeatable, the first is A): each is the flags of one
+    /// `redlock-loadgen run`, quoted as one argument, e.g. --run '--clients 1' --run '--clients
+    /// 16'. The sides take turns, repeat by repeat (A B, then B A, …), each on its own masters,
+    /// and every difference is taken repeat by repeat, so the machine's drift cancels.
+    #[arg(long = "run", value_name = "'RUN FLAGS'", allow_hyphen_values = true)]
+    pub runs: Vec<String>,
+    /// With --run: the turns each side takes (2 to 1000; default 5).
+    #[arg(long, value_name = "N", requires = "runs", value_parser = parse_repeat)]
+    pub repeat: Option<u32>,
+    /// With --run: write each side's result into DIR as A.json, B.json, … (for `report`, or
+    /// another `compare`).
+    #[arg(long, value_name = "DIR", requires = "runs")]
+    pub results: Option<PathBuf>,
     /// Write the comparison as one self-contained HTML page.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -485,7 +498,17 @@ struct RunLine {
 
 /// Parses `flags` exactly as `redlock-loadgen run` would.
 pub fn parse_run_flags(flags: &str) -> Result<RunArgs, clap::Error> {
-    RunLine::try_parse_from(flags.split_whitespace()).map(|line| line.run)
+    parse_run_words(flags.split_whitespace())
+}
+
+/// Parses the words of a `run` command line (without `run`) exactly as `redlock-loadgen run`
+/// would.
+pub fn parse_run_words<I, T>(words: I) -> Result<RunArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    RunLine::try_parse_from(words).map(|line| line.run)
 }
 
 /// The longest measured window: the per-second series keeps one latency histogram per second,

@@ -80,222 +80,203 @@ fn a_ratio_threshold_on_run_is_a_usage_error() {
 /// One short concurrent-fan-out run on `urls` with `clients` clients on distinct keys; its
 /// result file.
 fn short_run(urls: &str, clients: &str, dir: &std::path::Path, name: &str) -> std::path::PathBuf {
-    run_of(urls, clients, dir, name, &["--duration", "2s"])
-}
-
-/// [`short_run`] with `timing` (`--duration`, `--repeat`) given.
-fn run_of(
-    urls: &str,
-    clients: &str,
-    dir: &std::path::Path,
-    name: &str,
-    timing: &[&str],
-) -> std::path::PathBuf {
     let json = dir.join(format!("{name}.json"));
-    let mut args = vec![
-        "run",
-        "--masters",
-        urls,
-        "--fanout",
-        "concurrent",
-        "--clients",
-        clients,
-        "--resources",
-        "100000",
-        "--warmup",
-        "300ms",
-        "--interval",
-        "100ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    args.extend(timing);
+    let side = side_flags(urls, clients, "2s");
+    let mut args = vec!["run"];
+    args.extend(side.split(' '));
+    args.extend(["--json", json.to_str().unwrap()]);
     let out = common::loadgen(&args);
     assert!(out.status.success(), "{name}: {}", text(&out.stderr));
     json
 }
 
-/// `compare`'s verdict on `figure` (concurrent mode) as JSON.
-fn verdict(compared: &serde_json::Value, figure: &str) -> String {
+/// The `run` flags of one side: concurrent fan-out on `urls`, `clients` clients on distinct
+/// keys, measured for `duration` after a short warm-up, quietly.
+fn side_flags(urls: &str, clients: &str, duration: &str) -> String {
+    format!(
+        "--masters {urls} --fanout concurrent --clients {clients} --resources 100000 \
+         --duration {duration} --warmup 100ms --interval 100ms -q"
+    )
+}
+
+/// `compare`'s figure `figure` (concurrent mode) of result `b` against A, as JSON.
+fn figure<'a>(compared: &'a serde_json::Value, b: &str, figure: &str) -> &'a serde_json::Value {
     compared["figures"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["figure"] == figure && f["mode"] == "concurrent")
-        .unwrap_or_else(|| panic!("{figure} not compared: {compared}"))["verdict"]
-        .as_str()
-        .unwrap()
-        .to_string()
+        .find(|f| f["result"] == b && f["figure"] == figure && f["mode"] == "concurrent")
+        .unwrap_or_else(|| panic!("{figure} of {b} not compared: {compared}"))
 }
 
-fn compare_json(
-    a: &std::path::Path,
-    b: &std::path::Path,
-    out: &std::path::Path,
-    extra: &[&str],
-) -> serde_json::Value {
-    let mut args = vec![
-        "compare",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--json",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let run = common::loadgen(&args);
-    assert!(run.status.success(), "{args:?}: {}", text(&run.stderr));
-    read_json(out)
-}
-
-/// Ten pairs of 1 client against 16 on distinct keys (A/B): the real difference (goodput or
-/// acquire p99) is found in all 10, whatever the machine does; and `compare` names every run
-/// whose generator recorded a busy machine.
-#[test]
-fn compare_finds_a_real_difference_and_names_runs_from_a_busy_machine() {
-    let Pairs { pairs, found, .. } = pairs_of_runs(10, false, &["--duration", "2s"]);
-    assert_eq!(
-        found, pairs,
-        "A/B: a difference in goodput or acquire p99 found in {found}/{pairs}"
-    );
-}
-
-/// The criteria for noise: the same command twice shows no clear difference in goodput and
-/// acquire p99 in at least 9 of 10 pairs, and one run's goodput interval covers the second
-/// run's goodput in at least 8 of 10. The command is `run --repeat 5`, whose intervals are
-/// taken across its repeats: single runs, whose intervals cover only the noise within one
-/// stretch of time, measured 7, 7 and 5 of 10 on a quiet 2-core machine; `--repeat 5`, 8, 9
-/// and 6 quiet, 10, 10 and 10 busy (see the book's "How sure" page). A statistical criterion: each pair may show a "difference" by chance (5 % at
-/// 95 %), so even with exact intervals 9 of 10 fails about one run in twelve; with its five
-/// minutes, it runs on demand rather than in every `make test`.
-#[test]
-#[ignore = "statistical, five minutes: cargo test -p redlock-loadgen --test uncertainty -- --ignored"]
-fn the_same_command_twice_shows_no_clear_difference() {
-    let Pairs {
-        pairs,
-        same_goodput,
-        same_p99,
-        covered,
-        ..
-    } = pairs_of_runs(10, true, &["--duration", "1s", "--repeat", "5"]);
-    assert!(
-        same_goodput >= 9,
-        "A/A goodput: {same_goodput}/{pairs} no clear difference"
-    );
-    assert!(
-        same_p99 >= 9,
-        "A/A acquire p99: {same_p99}/{pairs} no clear difference"
-    );
-    assert!(covered >= 8, "coverage: {covered}/{pairs}");
-}
-
-/// What ten rounds of runs showed.
-struct Pairs {
-    pairs: usize,
-    /// A/B pairs where `compare` found a difference.
+/// What rounds of `compare --run A --run A --run ONE` showed: A is 16 clients, B1 the same
+/// command again, B2 one client, all on distinct keys.
+struct Rounds {
+    rounds: usize,
+    /// Rounds where a difference (goodput or acquire p99) between A and B2 was found.
     found: usize,
+    /// Rounds where A and B1 showed no clear difference in goodput, in acquire p99.
     same_goodput: usize,
     same_p99: usize,
+    /// Rounds where A's goodput interval held B1's goodput.
     covered: usize,
 }
 
-/// `same_twice`: also run A a second time for the A/A figures (otherwise they stay 0); every
-/// run with `timing`.
-fn pairs_of_runs(pairs: usize, same_twice: bool, timing: &[&str]) -> Pairs {
+/// `rounds` rounds of the three sides in turns, `--repeat 5` of `duration` each, on one set of
+/// local masters; what each showed, with what every round must show checked on the way: the
+/// turns in order, each side's result written, and `compare` naming every side whose generator
+/// waited for a core.
+fn rounds_in_turns(rounds: usize, duration: &str) -> Rounds {
     let masters = LocalMasters::start(3).expect("redis-server is installed");
     let urls = masters.urls().join(",");
     let dir = tempfile::tempdir().unwrap();
-    let (mut quiet, mut same_goodput, mut same_p99, mut found, mut covered) = (0, 0, 0, 0, 0);
-    for i in 0..pairs {
-        let a = run_of(&urls, "16", dir.path(), &format!("a{i}"), timing);
-        let one = run_of(&urls, "1", dir.path(), &format!("one{i}"), timing);
-        // Without the A/A figures, the pages below compare A with itself.
-        let a_again = if same_twice {
-            run_of(&urls, "16", dir.path(), &format!("a{i}-again"), timing)
-        } else {
-            a.clone()
-        };
-        let ab = compare_json(
-            &one,
-            &a,
-            &dir.path().join(format!("ab{i}.json")),
-            &["--allow-different"],
+    let (sixteen, one) = (
+        side_flags(&urls, "16", duration),
+        side_flags(&urls, "1", duration),
+    );
+    let mut r = Rounds {
+        rounds,
+        found: 0,
+        same_goodput: 0,
+        same_p99: 0,
+        covered: 0,
+    };
+    for i in 0..rounds {
+        let (json, sides, html) = (
+            dir.path().join(format!("round{i}.json")),
+            dir.path().join(format!("round{i}")),
+            dir.path().join("compare.html"),
         );
-        // Results measured once are named: their intervals do not span runs.
-        let once = ab["single_runs"].as_array().map_or(0, Vec::len);
-        assert_eq!(
-            once,
-            if timing.contains(&"--repeat") { 0 } else { 2 },
-            "{ab}"
-        );
+        let mut args = vec!["compare", "--repeat", "5"];
+        for flags in [&sixteen, &sixteen, &one] {
+            args.extend(["--run", flags.as_str()]);
+        }
+        args.extend(["--json", json.to_str().unwrap()]);
+        args.extend(["--results", sides.to_str().unwrap()]);
+        if i == 0 {
+            args.extend(["--html", html.to_str().unwrap()]);
+        }
+        let out = common::loadgen(&args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{stderr}");
+        let compared = read_json(&json);
+        assert_eq!(compared["interleaved_repeats"], 5, "{compared}");
+        let names: Vec<&str> = compared["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert_eq!(names[0], format!("redlock-loadgen run {sixteen}"));
+        let (again, single) = (names[1], names[2]);
         // A difference either way: where cores are few, 16 clients queue (p99 up, goodput
         // flat or down); where they are many, goodput rises.
-        let told = [verdict(&ab, "goodput"), verdict(&ab, "acquire.p99")];
-        found += usize::from(told.iter().any(|v| v == "better" || v == "worse"));
-        let (first, second) = (read_json(&a), read_json(&a_again));
-        let waited = |r: &serde_json::Value| wait_share(r) >= CPU_CONTENDED;
-        // `compare` names exactly the runs whose generator waited for a core past the mark.
-        let busy = busy_runs(&ab);
-        assert_eq!(
-            busy.len(),
-            usize::from(waited(&read_json(&one))) + usize::from(waited(&first)),
-            "compare names each run that waited for a core past {CPU_CONTENDED}: {busy:?}"
+        let verdict = |b: &str, f: &str| figure(&compared, b, f)["verdict"].clone();
+        r.found += usize::from(
+            ["goodput", "acquire.p99"]
+                .iter()
+                .any(|f| verdict(single, f) == "better" || verdict(single, f) == "worse"),
         );
-        if same_twice {
-            let aa = compare_json(&a, &a_again, &dir.path().join(format!("aa{i}.json")), &[]);
-            quiet += usize::from(busy_runs(&aa).is_empty());
-            same_goodput += usize::from(verdict(&aa, "goodput") == "no_clear_difference");
-            same_p99 += usize::from(verdict(&aa, "acquire.p99") == "no_clear_difference");
-            let goodput = |r: &serde_json::Value| r["modes"][0]["estimates"]["goodput"].clone();
-            let (interval, other) = (goodput(&first), goodput(&second)["value"].as_f64().unwrap());
-            let (low, high) = (
-                interval["low"].as_f64().unwrap(),
-                interval["high"].as_f64().unwrap(),
+        r.same_goodput += usize::from(verdict(again, "goodput") == "no_clear_difference");
+        r.same_p99 += usize::from(verdict(again, "acquire.p99") == "no_clear_difference");
+        let goodput = figure(&compared, again, "goodput");
+        let b = goodput["b"]["value"].as_f64().unwrap();
+        let (low, high) = (
+            goodput["a"]["low"].as_f64().unwrap(),
+            goodput["a"]["high"].as_f64().unwrap(),
+        );
+        r.covered += usize::from(low <= b && b <= high);
+        // Every side's result, a repeated run of its own flags; `compare` names exactly the
+        // sides whose generator waited for a core past the mark.
+        let mut waited = 0;
+        let mut starts = Vec::new();
+        for label in ["A", "B1", "B2"] {
+            let result = read_json(&sides.join(format!("{label}.json")));
+            assert_schema_valid(&result);
+            assert_eq!(result["config"]["repeat"], 5);
+            let repeats = result["modes"][0]["repeats"].as_array().unwrap().clone();
+            assert_eq!(repeats.len(), 5, "{label}");
+            starts.push(
+                repeats
+                    .iter()
+                    .map(|r| r["measured_from_unix_ms"].as_u64().unwrap())
+                    .collect::<Vec<_>>(),
             );
-            covered += usize::from(low <= other && other <= high);
+            waited += usize::from(wait_share(&result) >= CPU_CONTENDED);
         }
-        if i == 0 {
-            assert_schema_valid(&first);
-            let html = dir.path().join("compare.html");
-            let out = common::loadgen(&[
-                "compare",
-                a.to_str().unwrap(),
-                a_again.to_str().unwrap(),
-                one.to_str().unwrap(),
-                "--allow-different",
-                "--html",
-                html.to_str().unwrap(),
-            ]);
-            assert!(out.status.success(), "{}", text(&out.stderr));
-            let stdout = text(&out.stdout);
-            let dom = common::browser::check_in_browser(&html, "compare", 2);
-            assert!(
-                dom.contains("no clear difference") || dom.contains("better"),
-                "{dom}"
-            );
-            // A run that waited for a core is named on both pages, with the reason.
-            let runs = [&first, &second, &read_json(&one)];
-            if runs.iter().any(|r| waited(r)) {
-                for page in [&stdout, &dom] {
-                    assert!(page.contains("waited for a core"), "{page}");
-                }
-            } else {
-                assert!(!stdout.contains("waited for a core"), "{stdout}");
+        let busy = compared["busy_machine"].as_array().map_or(0, Vec::len);
+        assert_eq!(busy, waited, "{compared}");
+        // The sides took turns, as their repeats' starts show: A B1 B2, then B2 B1 A, …
+        let mut turns: Vec<(u64, String)> = Vec::new();
+        for (label, side) in ["A", "B1", "B2"].iter().zip(&starts) {
+            for (repeat, at) in side.iter().enumerate() {
+                turns.push((*at, format!("{label}{}", repeat + 1)));
             }
+        }
+        turns.sort();
+        let order: Vec<&str> = turns.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "A1", "B11", "B21", "B22", "B12", "A2", "A3", "B13", "B23", "B24", "B14", "A4",
+                "A5", "B15", "B25"
+            ],
+            "{starts:?}"
+        );
+        if i == 0 {
+            assert!(
+                stdout.contains("measured here in turns, 5 repeats a side"),
+                "{stdout}"
+            );
+            let dom = common::browser::check_in_browser(&html, "compare", 2);
+            assert!(dom.contains("measured here in turns"), "{dom}");
         }
     }
     println!(
-        "A/B (1 vs 16 clients): a difference found in {found}/{pairs}; A/A: no clear difference \
-         in goodput {same_goodput}, acquire p99 {same_p99}; goodput interval covered the second \
-         run {covered} (pairs whose runs recorded no busy machine: {quiet})"
+        "A/B (1 vs 16 clients): a difference found in {}/{rounds}; A/A: no clear difference in \
+         goodput {}, acquire p99 {}; A's goodput interval held B1's goodput {}",
+        r.found, r.same_goodput, r.same_p99, r.covered
     );
-    Pairs {
-        pairs,
-        found,
-        same_goodput,
-        same_p99,
-        covered,
-    }
+    r
+}
+
+/// Ten rounds of the same command twice (A/A) and of 1 client against 16 on distinct keys
+/// (A/B), the sides in turns: the real difference is found in all 10; the same command shows
+/// "no clear difference" in goodput and acquire p99 in at least 7 of 10 (with calibrated 95 %
+/// intervals, fewer than 7 happens about once in ten thousand tries, so a failure here is
+/// intervals too narrow, not chance: the issue's stricter 9 of 10 is checked by the test below).
+#[test]
+fn compare_in_turns_finds_a_real_difference_and_none_between_a_command_and_itself() {
+    let r = rounds_in_turns(10, "300ms");
+    assert_eq!(
+        r.found, r.rounds,
+        "A/B: a difference in goodput or acquire p99"
+    );
+    assert!(
+        r.same_goodput >= 7,
+        "A/A goodput: {}/10 no clear difference",
+        r.same_goodput
+    );
+    assert!(
+        r.same_p99 >= 7,
+        "A/A acquire p99: {}/10 no clear difference",
+        r.same_p99
+    );
+}
+
+/// The criteria for noise as first stated: the same command twice shows no clear difference in
+/// goodput and acquire p99 in at least 9 of 10 pairs, and one side's goodput interval holds the
+/// other's goodput in at least 8 of 10. Statistical: even with exact 95 % intervals, "9 of 10"
+/// fails about one run in eleven for each figure, and an interval holds another side's mean
+/// (itself uncertain) about 88 % of the time, so "8 of 10" fails about one run in six; it runs
+/// on demand (about 4 minutes) and its figures are in the book's "How sure" page.
+#[test]
+#[ignore = "statistical, four minutes: cargo test -p redlock-loadgen --test uncertainty -- --ignored"]
+fn the_same_command_twice_in_turns_shows_no_clear_difference() {
+    let r = rounds_in_turns(10, "1s");
+    assert!(r.same_goodput >= 9, "A/A goodput: {}/10", r.same_goodput);
+    assert!(r.same_p99 >= 9, "A/A acquire p99: {}/10", r.same_p99);
+    assert!(r.covered >= 8, "coverage: {}/10", r.covered);
 }
 
 /// The share of its ready time a run's (only) mode's generator waited for a core, from the
@@ -307,14 +288,6 @@ fn wait_share(result: &serde_json::Value) -> f64 {
         Some(wait) if wait + used > 0.0 => wait / (wait + used),
         _ => 0.0,
     }
-}
-
-/// `compare`'s list of runs measured on a busy machine.
-fn busy_runs(compared: &serde_json::Value) -> Vec<serde_json::Value> {
-    compared["busy_machine"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// Differently shaped workloads are refused, naming what differs; a ratio threshold gates.

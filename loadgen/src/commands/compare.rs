@@ -1,37 +1,38 @@
 //! `redlock-loadgen compare A.json B.json [...]`: results side by side with a verdict per
-//! figure ([`crate::model::comparison`]), as text, `--json` and `--html`.
+//! figure ([`crate::model::comparison`]), as text, `--json` and `--html`; with `--run`, the
+//! sides are measured first, in turns ([`super::compare_runs`]).
 
 use std::path::Path;
 
+use super::compare_runs;
+use super::shared::Session;
 use crate::cli::CompareArgs;
 use crate::error::LoadgenError;
-use crate::model::comparison::compare;
+use crate::model::comparison::{compare, Pairing};
 use crate::model::document::{self, Document};
 use crate::model::report::Report;
 use crate::render::compare as render;
 
-pub fn command(args: CompareArgs) -> Result<(), LoadgenError> {
-    let mut results = Vec::new();
-    for path in &args.inputs {
-        let name = path.display().to_string();
-        match document::read(path)? {
-            Document::Run(report) => results.push((name, *report)),
-            other => {
-                return Err(LoadgenError::Usage(format!(
-                    "{name} is a {} result; compare takes results of run, merge or collect",
-                    other.kind()
-                )))
-            }
+/// `session` is there when the sides are to be measured (`--run`).
+pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), LoadgenError> {
+    let (results, pairing, measured) = match session {
+        Some(session) => {
+            let mut measured = compare_runs::measure(&args, session)?;
+            let turns = args.repeat.unwrap_or(compare_runs::DEFAULT_TURNS);
+            let results = std::mem::take(&mut measured.results);
+            (results, Pairing::InTurns(turns), Some(measured))
         }
-    }
-    let result = compare(&results, &args.thresholds);
+        None => (read_results(&args.inputs)?, Pairing::Apart, None),
+    };
+    let result = compare(&results, &args.thresholds, pairing);
     let shape: Vec<String> = result
         .config_diff
         .iter()
         .filter(|d| d.shape)
         .map(|d| format!("{} ({})", d.key, d.values.join(" vs ")))
         .collect();
-    if !shape.is_empty() && !args.allow_different {
+    // Sides measured here differ as their flags say; files may differ by accident.
+    if !shape.is_empty() && !args.allow_different && pairing == Pairing::Apart {
         return Err(LoadgenError::Usage(format!(
             "the workloads differ in shape: {}; pass --allow-different to compare them anyway",
             shape.join(", ")
@@ -49,7 +50,28 @@ pub fn command(args: CompareArgs) -> Result<(), LoadgenError> {
             .map_err(|e| LoadgenError::Failed(format!("compare --html: {e}")))?;
         write(path, &page)?;
     }
+    if let Some(measured) = &measured {
+        measured.check(&results)?;
+    }
     crate::commands::run::check_thresholds(&result.thresholds)
+}
+
+/// The result files, each a result of `run`, `merge` or `collect`, named by its path.
+fn read_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, Report)>, LoadgenError> {
+    let mut results = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        match document::read(path)? {
+            Document::Run(report) => results.push((name, *report)),
+            other => {
+                return Err(LoadgenError::Usage(format!(
+                    "{name} is a {} result; compare takes results of run, merge or collect",
+                    other.kind()
+                )))
+            }
+        }
+    }
+    Ok(results)
 }
 
 fn write(path: &Path, contents: &str) -> Result<(), LoadgenError> {

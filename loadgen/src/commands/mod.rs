@@ -4,6 +4,7 @@
 pub mod capacity;
 pub mod collect;
 pub mod compare;
+pub mod compare_runs;
 pub mod merge;
 pub mod output;
 pub mod report;

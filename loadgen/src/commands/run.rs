@@ -29,17 +29,8 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
             "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
         )));
     }
-    let load = match args.rate {
-        Some(rate_per_s) => Load::Open {
-            rate_per_s,
-            workers: args.clients,
-        },
-        None => Load::Closed {
-            workers: args.clients,
-        },
-    };
     check_repeat(&args)?;
-    let mut cfg = RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(&args)?;
+    let mut cfg = run_config(&args)?;
     if let Some(path) = &args.history {
         let limit = args.history_limit.history_limit;
         cfg.history = Some(Arc::new(HistoryLog::create(path, limit)?));
@@ -89,13 +80,36 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     check_thresholds(&report.thresholds)
 }
 
+/// What `args` asks to run: the workload, its load (closed loop, or open with --rate) and
+/// `run`'s own flags.
+pub fn run_config(args: &RunArgs) -> Result<RunConfig, LoadgenError> {
+    let load = match args.rate {
+        Some(rate_per_s) => Load::Open {
+            rate_per_s,
+            workers: args.clients,
+        },
+        None => Load::Closed {
+            workers: args.clients,
+        },
+    };
+    RunConfig::new(&args.workload, load, RUN_TIMING).with_run_flags(args)
+}
+
 /// `--repeat N` (N > 1) lays whole runs end to end: refused where a run's own timeline or
 /// schedule matters (faults, a history, agents started together).
 fn check_repeat(args: &RunArgs) -> Result<(), LoadgenError> {
-    if args.repeat < 2 {
-        return Ok(());
+    match repeat_clash(args).filter(|_| args.repeat > 1) {
+        Some(what) => Err(LoadgenError::Usage(format!(
+            "--repeat {} does not combine with {what}; run the command several times and `compare` the results instead",
+            args.repeat
+        ))),
+        None => Ok(()),
     }
-    let clash = if !args.faults.is_empty() {
+}
+
+/// The flag of `args` that ties it to one run's timeline, which repeats cannot share.
+pub fn repeat_clash(args: &RunArgs) -> Option<&'static str> {
+    if !args.faults.is_empty() {
         Some("--fault (a fault schedule belongs to one run)")
     } else if !args.client_faults.is_empty() {
         Some("--client-fault (a fault schedule belongs to one run)")
@@ -105,13 +119,6 @@ fn check_repeat(args: &RunArgs) -> Result<(), LoadgenError> {
         Some("--coordinator (the agents start each mode together once)")
     } else {
         None
-    };
-    match clash {
-        Some(what) => Err(LoadgenError::Usage(format!(
-            "--repeat {} does not combine with {what}; run the command several times and `compare` the results instead",
-            args.repeat
-        ))),
-        None => Ok(()),
     }
 }
 

@@ -146,6 +146,13 @@ pub fn command_line() -> String {
     shown_command_line(std::env::args())
 }
 
+/// `redlock-loadgen run` with `flags` (one side of `compare --run`), shown as
+/// [`command_line`] shows the process's.
+pub fn run_command_line(flags: &[String]) -> String {
+    let program = ["redlock-loadgen".to_string(), "run".to_string()];
+    shown_command_line(program.into_iter().chain(flags.iter().cloned()))
+}
+
 /// Flags whose values are master or coordinator URLs (comma-separated lists included).
 const URL_FLAGS: [&str; 3] = ["--masters", "--coordinator", "--storage"];
 

@@ -167,38 +167,58 @@ pub async fn run_repeated(
     hooks: &mut dyn RunHooks,
     stop: &crate::signals::Signals,
 ) -> Result<RunResult, LoadgenError> {
-    let order = cfg.modes();
     let mut whole: Option<RunResult> = None;
     for r in 0..cfg.repeat.max(1) {
-        if whole.as_ref().is_some_and(|w| w.interrupted.is_some()) || stop.stop.is_set() {
+        if stopped(whole.as_ref(), stop) {
             break;
         }
-        let mut again = cfg.clone();
-        again.seed = cfg.seed.wrapping_add(u64::from(r));
-        if cfg.repeat > 1 {
-            let repeat = format!("repeat {}/{}", r + 1, cfg.repeat);
-            again.progress_label = Some(match &cfg.progress_label {
-                Some(label) => format!("{label} {repeat}"),
-                None => repeat,
-            });
-        }
-        let order: Vec<_> = if r % 2 == 1 {
-            order.iter().rev().copied().collect()
-        } else {
-            order.clone()
-        };
-        let result = run_modes(&again, &order, target, hooks, stop).await?;
-        match &mut whole {
-            None => {
-                whole = Some(RunResult {
-                    config: cfg.clone(),
-                    ..result
-                })
-            }
-            Some(w) => w.append_repeat(result),
-        }
+        let result = run_repeat(cfg, r, target, hooks, stop).await?;
+        add_repeat(&mut whole, cfg, result);
     }
     whole.ok_or_else(|| LoadgenError::Failed("stopped before the run began".into()))
+}
+
+/// Repeat `r` (from 0) of the `cfg.repeat` of `cfg`: seeded with seed + r, its modes in the
+/// other order every second time, its progress lines saying "repeat r/N".
+pub async fn run_repeat(
+    cfg: &RunConfig,
+    r: u32,
+    target: &Target,
+    hooks: &mut dyn RunHooks,
+    stop: &crate::signals::Signals,
+) -> Result<RunResult, LoadgenError> {
+    let mut again = cfg.clone();
+    again.seed = cfg.seed.wrapping_add(u64::from(r));
+    if cfg.repeat > 1 {
+        let repeat = format!("repeat {}/{}", r + 1, cfg.repeat);
+        again.progress_label = Some(match &cfg.progress_label {
+            Some(label) => format!("{label} {repeat}"),
+            None => repeat,
+        });
+    }
+    let mut order = cfg.modes();
+    if r % 2 == 1 {
+        order.reverse();
+    }
+    run_modes(&again, &order, target, hooks, stop).await
+}
+
+/// Lays a repeat of `cfg` after the ones in `whole` (the first one starts it).
+pub fn add_repeat(whole: &mut Option<RunResult>, cfg: &RunConfig, result: RunResult) {
+    match whole {
+        None => {
+            *whole = Some(RunResult {
+                config: cfg.clone(),
+                ..result
+            })
+        }
+        Some(w) => w.append_repeat(result),
+    }
+}
+
+/// Whether repeating should stop: a signal came, or the last repeat was cut short by one.
+pub fn stopped(whole: Option<&RunResult>, stop: &crate::signals::Signals) -> bool {
+    whole.is_some_and(|w| w.interrupted.is_some()) || stop.stop.is_set()
 }
 
 /// Runs the modes of `cfg` in the order given (a repeat of `run --repeat` takes them in the

@@ -1,14 +1,16 @@
 //! `compare`: results of `run`, `merge` or `collect` set side by side against the first one
 //! (A). What differs in their configurations comes first; then each headline figure of each
-//! mode both measured, with B − A, the 95 % interval of that difference (the two results'
-//! bootstrap resamples paired, [`super::uncertainty`]) and a verdict.
+//! mode both measured, with B − A, the 95 % interval of that difference and a verdict. Results
+//! of separate commands are taken as independent (their resamples paired draw by draw,
+//! [`super::uncertainty`]); results one `compare --run` measured in turns are paired repeat by
+//! repeat, so what the machine does between repeats moves both sides and cancels.
 
 use serde::{Deserialize, Serialize};
 
 use super::estimates::{figure_of, resample, HEADLINE};
 use super::report::Report;
 use super::threshold::{JudgedThreshold, Threshold};
-use super::uncertainty::{Estimate, Order};
+use super::uncertainty::{Estimate, Order, Resampled};
 
 /// What a difference's interval says, in the direction that is better for the figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +90,20 @@ pub struct CompareResult {
     /// run, not what moves between two runs of the same command.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub single_runs: Vec<String>,
+    /// `compare --run`: the results were measured in turns by one command, this many repeats
+    /// each (A B, B A, A B, …), and each difference and ratio is Student's t over the repeats'
+    /// own differences and ratios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleaved_repeats: Option<u32>,
+}
+
+/// How the compared results were measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pairing {
+    /// By separate commands (files): independent of each other.
+    Apart,
+    /// In turns by one `compare --run` command, this many repeats each.
+    InTurns(u32),
 }
 
 /// Configuration keys that do not change what is measured, only for how long or from where.
@@ -129,7 +145,12 @@ pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
 }
 
 /// Compares every later result with the first, mode by mode (modes matched by label).
-pub fn compare(results: &[(String, Report)], thresholds: &[Threshold]) -> CompareResult {
+pub fn compare(
+    results: &[(String, Report)],
+    thresholds: &[Threshold],
+    pairing: Pairing,
+) -> CompareResult {
+    let in_turns = matches!(pairing, Pairing::InTurns(_));
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
     if let Some(((_, a), rest)) = results.split_first() {
@@ -146,7 +167,16 @@ pub fn compare(results: &[(String, Report)], thresholds: &[Threshold]) -> Compar
                     else {
                         continue;
                     };
-                    let difference = rb.difference(&ra).estimate();
+                    // In turns, repeat r of B ran beside repeat r of A; a repeat missing on
+                    // one side (a stopped run) leaves the pairs unmatched: then independent.
+                    let paired = |d: Option<Resampled>| d.filter(|_| in_turns);
+                    let difference = paired(rb.paired_difference(&ra))
+                        .unwrap_or_else(|| rb.difference(&ra))
+                        .estimate();
+                    let ratio = match paired(rb.paired_ratio(&ra)) {
+                        Some(r) => Some(r),
+                        None => rb.ratio(&ra),
+                    };
                     let verdict = match Order::of(&difference, 0.0) {
                         Order::Higher if f.higher_is_better => Verdict::Better,
                         Order::Lower if !f.higher_is_better => Verdict::Better,
@@ -161,7 +191,7 @@ pub fn compare(results: &[(String, Report)], thresholds: &[Threshold]) -> Compar
                         a: ea,
                         b: eb,
                         difference,
-                        ratio: rb.ratio(&ra).map(|r| r.estimate()),
+                        ratio: ratio.map(|r| r.estimate()),
                         verdict,
                     });
                 }
@@ -183,6 +213,10 @@ pub fn compare(results: &[(String, Report)], thresholds: &[Threshold]) -> Compar
             .filter(|(_, r)| r.config.repeat < 2)
             .map(|(name, _)| name.clone())
             .collect(),
+        interleaved_repeats: match pairing {
+            Pairing::InTurns(n) => Some(n),
+            Pairing::Apart => None,
+        },
     }
 }
 

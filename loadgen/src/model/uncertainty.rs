@@ -111,26 +111,47 @@ impl Resampled {
     /// them, so what moves from repeat to repeat moves both modes and cancels. `None` unless both
     /// hold as many repeats and at least two of them give a ratio.
     pub fn paired_ratio(&self, other: &Resampled) -> Option<Resampled> {
-        if self.per_repeat.len() != other.per_repeat.len() || other.value == 0.0 {
+        if other.value == 0.0 {
             return None;
         }
-        let ratios: Vec<f64> = self
+        let draws = self.per_repeat_pairs(other, |a, b| (b != 0.0).then(|| a / b))?;
+        Some(Resampled {
+            value: self.value / other.value,
+            draws: at_least_zero(draws),
+            per_repeat: Vec::new(),
+        })
+    }
+
+    /// `self − other` for two results measured in turns, repeat by repeat (`compare --run`):
+    /// each repeat's own difference, Student's t over them, as [`Resampled::paired_ratio`].
+    /// `None` unless both hold as many repeats and at least two of them give a difference.
+    pub fn paired_difference(&self, other: &Resampled) -> Option<Resampled> {
+        let draws = self.per_repeat_pairs(other, |a, b| Some(a - b))?;
+        Some(Resampled {
+            value: self.value - other.value,
+            draws,
+            per_repeat: Vec::new(),
+        })
+    }
+
+    /// Student's t draws over `combine(self's repeat r, other's repeat r)` for every repeat
+    /// both define (`None`: the repeats do not line up, or fewer than [`MIN_REPEATS`]).
+    fn per_repeat_pairs(
+        &self,
+        other: &Resampled,
+        combine: impl Fn(f64, f64) -> Option<f64>,
+    ) -> Option<Vec<f64>> {
+        if self.per_repeat.len() != other.per_repeat.len() {
+            return None;
+        }
+        let pairs: Vec<f64> = self
             .per_repeat
             .iter()
             .zip(&other.per_repeat)
-            .filter_map(|(a, b)| match (a, b) {
-                (Some(a), Some(b)) if *b != 0.0 => Some(a / b),
-                _ => None,
-            })
+            .filter_map(|(a, b)| combine((*a)?, (*b)?))
+            .filter(|x| x.is_finite())
             .collect();
-        if ratios.len() < MIN_REPEATS {
-            return None;
-        }
-        Some(Resampled {
-            value: self.value / other.value,
-            draws: students_t_draws(&ratios)?,
-            per_repeat: Vec::new(),
-        })
+        students_t_draws(&pairs)
     }
 
     /// `self − other`, paired as in [`Resampled::ratio`].
@@ -289,14 +310,13 @@ pub fn across_repeats(
     let defined: Vec<f64> = per_repeat.iter().flatten().copied().collect();
     Some(Resampled {
         value,
-        draws: students_t_draws(&defined).unwrap_or_default(),
+        draws: at_least_zero(students_t_draws(&defined).unwrap_or_default()),
         per_repeat,
     })
 }
 
 /// Draws x̄ + s/√N·T, T from Student's t with N − 1 degrees of freedom, for N values (`None`
-/// with fewer than [`MIN_REPEATS`]). Every figure here (a count, a rate, a latency, a ratio of
-/// two of them) is at least 0, so no draw is below 0.
+/// with fewer than [`MIN_REPEATS`]).
 fn students_t_draws(values: &[f64]) -> Option<Vec<f64>> {
     let n = values.len();
     if n < MIN_REPEATS {
@@ -309,9 +329,16 @@ fn students_t_draws(values: &[f64]) -> Option<Vec<f64>> {
     let mut rng = SmallRng::seed_from_u64(SEED ^ ((n as u64) << 32));
     Some(
         (0..RESAMPLES)
-            .map(|_| (mean + standard_error * t.sample(&mut rng)).max(0.0))
+            .map(|_| mean + standard_error * t.sample(&mut rng))
             .collect(),
     )
+}
+
+/// Every figure here (a count, a rate, a latency, a ratio of two of them) is at least 0, so
+/// Student's t draws of one are kept there; a difference is not.
+fn at_least_zero(mut draws: Vec<f64>) -> Vec<f64> {
+    draws.iter_mut().for_each(|x| *x = x.max(0.0));
+    draws
 }
 
 /// Resamples `units` units in blocks and computes `figure` on each resample.

@@ -52,18 +52,43 @@ pub fn single_runs_text(result: &CompareResult) -> String {
     }
 }
 
+/// How result `i` of `n` is called: A, then B (or B1, B2, … when there are several).
+pub fn side_label(i: usize, n: usize) -> String {
+    match i {
+        0 => "A".into(),
+        _ if n == 2 => "B".into(),
+        _ => format!("B{i}"),
+    }
+}
+
+/// The label of the result named `name`.
+pub fn label_of(result: &CompareResult, name: &str) -> String {
+    let i = result.results.iter().position(|r| r == name).unwrap_or(1);
+    side_label(i, result.results.len())
+}
+
+/// How the sides of `compare --run` were measured (empty for results read from files).
+pub fn in_turns_text(result: &CompareResult) -> String {
+    match result.interleaved_repeats {
+        Some(n) => format!(
+            "measured here in turns, {n} repeats a side (A B, then B A, …), each side on its own masters: every B − A and B ÷ A is Student's t over the repeats' own differences, so what the machine did between repeats moved both sides and cancels."
+        ),
+        None => String::new(),
+    }
+}
+
 pub fn text(result: &CompareResult) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "A = {}", result.results[0]);
-    for (i, name) in result.results.iter().enumerate().skip(1) {
+    let n = result.results.len();
+    for (i, name) in result.results.iter().enumerate() {
+        let _ = writeln!(out, "{} = {name}", side_label(i, n));
+    }
+    let turns = in_turns_text(result);
+    if !turns.is_empty() {
         let _ = writeln!(
             out,
-            "B{} = {name}",
-            if result.results.len() > 2 {
-                i.to_string()
-            } else {
-                String::new()
-            }
+            "
+= {turns}"
         );
     }
     if result.config_diff.is_empty() {
@@ -99,7 +124,12 @@ pub fn text(result: &CompareResult) -> String {
             let _ = writeln!(
                 out,
                 "\n{} against A, {} (95 % intervals)\n  {:<18} {:<32} {:<32} {:<40} verdict",
-                f.result, f.mode, "figure", "A", "B", "B − A"
+                label_of(result, &f.result),
+                f.mode,
+                "figure",
+                "A",
+                "B",
+                "B − A"
             );
         }
         let _ = writeln!(

@@ -8,7 +8,7 @@ use super::markup::{chart, page};
 use crate::model::comparison::{CompareResult, Verdict};
 use crate::model::report::Report;
 use crate::render::chart::{self as plot_chart, log_range, Axes, PALETTE};
-use crate::render::compare::difference_text;
+use crate::render::compare::{difference_text, in_turns_text, label_of, side_label};
 use crate::render::plot::{curve, percentile_label, X_MAX};
 use crate::render::uncertainty::{busy_machine_text, estimate_text, thresholds_block};
 
@@ -21,7 +21,11 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
     let body = html! {
         div class="answer" {
             @for (i, name) in result.results.iter().enumerate() {
-                b { (if i == 0 { "A".to_string() } else { format!("B{i}") }) } ": " (name) br;
+                b { (side_label(i, result.results.len())) } ": " (name) br;
+            }
+            @let turns = in_turns_text(result);
+            @if !turns.is_empty() {
+                p { (turns) }
             }
             @let worse = result.figures.iter().filter(|f| f.verdict == Verdict::Worse).count();
             @let better = result.figures.iter().filter(|f| f.verdict == Verdict::Better).count();
@@ -43,7 +47,7 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             p { "The configurations are the same." }
         } @else {
             table class="config" {
-                tr { th { "key" } @for name in &result.results { th { (name) } } th { "shape" } }
+                tr { th { "key" } @for i in 0..result.results.len() { th { (side_label(i, result.results.len())) } } th { "shape" } }
                 @for d in &result.config_diff {
                     tr {
                         td { (d.key) }
@@ -58,7 +62,7 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             tr { th { "result" } th { "mode" } th { "figure" } th { "A" } th { "B" } th { "B − A" } th { "verdict" } }
             @for f in &result.figures {
                 tr {
-                    td { (f.result) } td { (f.mode) } td { (f.figure) }
+                    td { (label_of(result, &f.result)) } td { (f.mode) } td { (f.figure) }
                     td { (estimate_text(&f.figure, &f.a)) }
                     td { (estimate_text(&f.figure, &f.b)) }
                     td { (difference_text(&f.figure, &f.difference)) }
