@@ -87,20 +87,20 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Result files; the first (A) is the baseline every other is compared with.
-    #[arg(value_name = "RESULT.json", num_args = 2.., required_unless_present = "runs", conflicts_with = "runs")]
+    #[arg(value_name = "RESULT.json", required_unless_present = "runs", conflicts_with = "runs")]
     pub inputs: Vec<PathBuf>,
     /// Measure the sides here instead (repeatable, the first is A): each is the flags of one
     /// `redlock-loadgen run`, quoted as one argument, e.g. --run '--clients 1' --run '--clients
-    /// 16'. The sides take turns, repeat by repeat (A B, then B A, …), each on its own masters,
-    /// and every difference is taken repeat by repeat, so the machine's drift cancels.
+    /// 16'. The sides take turns, repeat by repeat (A B, then B A, …), each on the masters its
+    /// flags name, and every difference is taken within a turn, so the machine's drift cancels.
     #[arg(long = "run", value_name = "'RUN FLAGS'", allow_hyphen_values = true)]
     pub runs: Vec<String>,
     /// With --run: the turns each side takes (2 to 1000; default 5).
-    #[arg(long, value_name = "N", requires = "runs", value_parser = parse_repeat)]
+    #[arg(long, value_name = "N", value_parser = parse_repeat)]
     pub repeat: Option<u32>,
-    /// With --run: write each side's result into DIR as A.json, B.json, … (for `report`, or
-    /// another `compare`).
-    #[arg(long, value_name = "DIR", requires = "runs")]
+    /// With --run: write each side's result into DIR as A.json, B.json (B1.json, B2.json, … for
+    /// more sides), for `report` or another `compare`.
+    #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
     /// Write the comparison as one self-contained HTML page.
     #[arg(long, value_name = "FILE")]

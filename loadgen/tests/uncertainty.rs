@@ -318,6 +318,12 @@ fn compare_refuses_different_shapes_and_gates_on_a_ratio_threshold() {
         stdout.contains("configuration differences") && stdout.contains("FAIL"),
         "{stdout}"
     );
+    // Results measured once are named, with the way to a verdict between runs.
+    assert!(
+        stdout.contains(&format!("measured once: {}, {}", a.display(), b.display()))
+            && stdout.contains("compare --run"),
+        "{stdout}"
+    );
 }
 
 /// `run --repeat 3`: each mode measured three times, the order reversed the second time, the
@@ -428,4 +434,58 @@ fn a_repeated_run_lays_its_repeats_end_to_end_and_takes_its_intervals_across_the
         stderr.contains("\"0\"") && stderr.contains("repeats"),
         "{stderr}"
     );
+}
+
+/// `compare --run` refuses, before any master starts, what a side cannot take, naming the side
+/// and the flag: one side, one turn, flags tied to one run's timeline, a side's own repeats,
+/// thresholds or output files, unbalanced quotes and values `run` itself refuses.
+#[test]
+fn compare_in_turns_refuses_what_a_side_cannot_take() {
+    let ok = "--clients 2";
+    for (args, says) in [
+        (vec!["--run", ok], vec!["2 to 26 sides", "got 1"]),
+        (
+            vec!["--run", ok, "--run", ok, "--repeat", "1"],
+            vec!["--repeat 1", "2 turns"],
+        ),
+        (
+            vec!["--run", ok, "--run", "--fault kill:1@0s"],
+            vec!["side B", "--fault", "one run"],
+        ),
+        (
+            vec!["--run", "--history h.jsonl", "--run", ok],
+            vec!["side A", "--history"],
+        ),
+        (
+            vec!["--run", ok, "--run", "--repeat 3"],
+            vec!["side B", "--repeat belongs to compare"],
+        ),
+        (
+            vec!["--run", ok, "--run", "--json out.json"],
+            vec!["side B", "--results DIR"],
+        ),
+        (
+            vec!["--run", ok, "--run", "--threshold acquire.p99<1ms"],
+            vec!["side B", "--threshold belongs to compare"],
+        ),
+        (
+            vec!["--run", "--clients '2", "--run", ok],
+            vec!["side A", "unbalanced quotes"],
+        ),
+        (
+            vec!["--run", ok, "--run", "--clients zero"],
+            vec!["side B", "zero"],
+        ),
+        (vec!["--repeat", "5", "a.json", "b.json"], vec!["--run"]),
+        (vec!["--results", "dir", "a.json", "b.json"], vec!["--run"]),
+        (vec!["a.json", "--run", ok, "--run", ok], vec!["--run"]),
+        (vec!["a.json"], vec!["2 results or more", "got 1"]),
+    ] {
+        let mut line = vec!["compare"];
+        line.extend(&args);
+        let (_, stderr) = exits(2, &line);
+        for s in says {
+            assert!(stderr.contains(s), "{line:?} should say {s:?}: {stderr}");
+        }
+    }
 }

@@ -22,7 +22,7 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
             let results = std::mem::take(&mut measured.results);
             (results, Pairing::InTurns(turns), Some(measured))
         }
-        None => (read_results(&args.inputs)?, Pairing::Apart, None),
+        None => (read_results(&args)?, Pairing::Apart, None),
     };
     let result = compare(&results, &args.thresholds, pairing);
     let shape: Vec<String> = result
@@ -57,7 +57,26 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
 }
 
 /// The result files, each a result of `run`, `merge` or `collect`, named by its path.
-fn read_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, Report)>, LoadgenError> {
+fn read_results(args: &CompareArgs) -> Result<Vec<(String, Report)>, LoadgenError> {
+    if let Some(flag) = [
+        args.repeat.map(|_| "--repeat"),
+        args.results.as_ref().map(|_| "--results"),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+    {
+        return Err(LoadgenError::Usage(format!(
+            "{flag} goes with --run (sides measured here); results read from files were measured already"
+        )));
+    }
+    let paths = &args.inputs;
+    if paths.len() < 2 {
+        return Err(LoadgenError::Usage(format!(
+            "compare needs 2 results or more (A, then each B to set against it); got {}",
+            paths.len()
+        )));
+    }
     let mut results = Vec::new();
     for path in paths {
         let name = path.display().to_string();

@@ -37,8 +37,11 @@ pub fn busy_runs(result: &CompareResult) -> Vec<(String, f64)> {
 
 /// Why a verdict between results measured once may be the runs' own movement.
 pub const SINGLE_RUN_WHY: &str = "The intervals of a single run hold the noise within it, not what moves between two runs of the same command, so a verdict may be that movement.";
-/// How to get intervals that span runs.
-pub const REPEAT_HINT: &str = "run --repeat 5";
+/// How to get a verdict between runs that the machine's drift does not decide.
+pub const IN_TURNS_HINT: &str = "compare --run 'FLAGS A' --run 'FLAGS B'";
+/// What that does.
+pub const IN_TURNS_WHY: &str =
+    "the sides then take turns, repeat by repeat, and each difference is taken within a turn.";
 
 /// What a verdict between single runs rests on, and how to get one between runs (empty when
 /// every result was repeated).
@@ -46,7 +49,7 @@ pub fn single_runs_text(result: &CompareResult) -> String {
     match result.single_runs.as_slice() {
         [] => String::new(),
         runs => format!(
-            "measured once: {}. {SINGLE_RUN_WHY} Measure each side with `{REPEAT_HINT}` for intervals taken across runs.",
+            "measured once: {}. {SINGLE_RUN_WHY} Measure both with `{IN_TURNS_HINT}`: {IN_TURNS_WHY}",
             runs.join(", ")
         ),
     }
@@ -71,7 +74,7 @@ pub fn label_of(result: &CompareResult, name: &str) -> String {
 pub fn in_turns_text(result: &CompareResult) -> String {
     match result.interleaved_repeats {
         Some(n) => format!(
-            "measured here in turns, {n} repeats a side (A B, then B A, …), each side on its own masters: every B − A and B ÷ A is Student's t over the repeats' own differences, so what the machine did between repeats moved both sides and cancels."
+            "measured here in turns, {n} repeats a side (A B, then B A, …), each side on the masters its flags name: every B − A and B ÷ A is Student's t over the repeats' own differences, so what the machine did between repeats moved both sides and cancels."
         ),
         None => String::new(),
     }

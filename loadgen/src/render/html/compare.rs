@@ -37,8 +37,9 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @if !result.single_runs.is_empty() {
                 p {
                     "measured once: " (result.single_runs.join(", ")) ". "
-                    (crate::render::compare::SINGLE_RUN_WHY) " Measure each side with "
-                    code { (crate::render::compare::REPEAT_HINT) } " for intervals taken across runs."
+                    (crate::render::compare::SINGLE_RUN_WHY) " Measure both with "
+                    code { (crate::render::compare::IN_TURNS_HINT) } ": "
+                    (crate::render::compare::IN_TURNS_WHY)
                 }
             }
         }
@@ -87,11 +88,7 @@ fn series<'a>(
     reports: &'a [(&str, &'a Report)],
 ) -> impl Iterator<Item = (String, &'a crate::model::mode::ModeStats)> + 'a {
     reports.iter().enumerate().flat_map(|(i, (_, r))| {
-        let tag = if i == 0 {
-            "A".to_string()
-        } else {
-            format!("B{i}")
-        };
+        let tag = side_label(i, reports.len());
         r.modes
             .iter()
             .map(move |m| (format!("{tag} {}", m.label()), m))
