@@ -87,7 +87,11 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Result files; the first (A) is the baseline every other is compared with.
-    #[arg(value_name = "RESULT.json", required_unless_present = "runs", conflicts_with = "runs")]
+    #[arg(
+        value_name = "RESULT.json",
+        required_unless_present = "runs",
+        conflicts_with = "runs"
+    )]
     pub inputs: Vec<PathBuf>,
     /// Measure the sides here instead (repeatable, the first is A): each is the flags of one
     /// `redlock-loadgen run`, quoted as one argument, e.g. --run '--clients 1' --run '--clients

@@ -15,12 +15,15 @@ use crate::render::compare as render;
 
 /// `session` is there when the sides are to be measured (`--run`).
 pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), LoadgenError> {
-    let (results, pairing, measured) = match session {
+    let (results, pairing, side_exits) = match session {
         Some(session) => {
-            let mut measured = compare_runs::measure(&args, session)?;
+            let measured = compare_runs::measure(&args, session)?;
             let turns = args.repeat.unwrap_or(compare_runs::DEFAULT_TURNS);
-            let results = std::mem::take(&mut measured.results);
-            (results, Pairing::InTurns(turns), Some(measured))
+            (
+                measured.results,
+                Pairing::InTurns(turns),
+                Some(measured.exits),
+            )
         }
         None => (read_results(&args)?, Pairing::Apart, None),
     };
@@ -50,8 +53,8 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
             .map_err(|e| LoadgenError::Failed(format!("compare --html: {e}")))?;
         write(path, &page)?;
     }
-    if let Some(measured) = &measured {
-        measured.check(&results)?;
+    if let Some(exits) = &side_exits {
+        exits.check(&results)?;
     }
     crate::commands::run::check_thresholds(&result.thresholds)
 }

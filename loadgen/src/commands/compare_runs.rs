@@ -35,15 +35,17 @@ struct Side {
 /// What the sides measured: each side's result, named by its `run` command line, in order.
 pub struct Measured {
     pub results: Vec<(String, Report)>,
-    /// Each side's name and its --allow-no-locks.
-    sides: Vec<(String, bool)>,
+    pub exits: SideExits,
 }
 
-impl Measured {
+/// Each side's label and its `--allow-no-locks`: what its exit verdict needs besides its result.
+pub struct SideExits(Vec<(String, bool)>);
+
+impl SideExits {
     /// Each side's exit verdict as `run` gives it (violations, a signal, no lock won), the
     /// first that fails, naming its side; `results` are [`Measured::results`].
     pub fn check(&self, results: &[(String, Report)]) -> Result<(), LoadgenError> {
-        for ((name, allow_no_locks), (_, report)) in self.sides.iter().zip(results) {
+        for ((name, allow_no_locks), (_, report)) in self.0.iter().zip(results) {
             check(report, *allow_no_locks).map_err(|e| match e {
                 LoadgenError::Failed(why) => LoadgenError::Failed(format!("side {name}: {why}")),
                 other => other,
@@ -96,10 +98,12 @@ pub fn measure(args: &CompareArgs, session: &Session) -> Result<Measured, Loadge
     }
     Ok(Measured {
         results,
-        sides: sides
-            .iter()
-            .map(|s| (s.name.clone(), s.args.allow_no_locks))
-            .collect(),
+        exits: SideExits(
+            sides
+                .iter()
+                .map(|s| (s.name.clone(), s.args.allow_no_locks))
+                .collect(),
+        ),
     })
 }
 

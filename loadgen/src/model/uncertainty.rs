@@ -539,6 +539,37 @@ mod tests {
     }
 
     #[test]
+    fn two_sides_in_turns_pair_their_differences_and_keep_their_sign() {
+        // Five turns drifting from 100 to 500 per interval; side b measures 50 less than side
+        // a in each turn, noise of ±5 on top.
+        let segments: Vec<Range<usize>> = (0..5).map(|r| r * 4..r * 4 + 4).collect();
+        let a: Vec<f64> = (0..20).map(|i| 100.0 * (1 + i / 4) as f64).collect();
+        let b: Vec<f64> = (0..20)
+            .map(|i| a[i] - 50.0 + if (i / 4) % 2 == 0 { 5.0 } else { -5.0 })
+            .collect();
+        let seconds = vec![1.0; 20];
+        let (a, b) = (
+            ratio_of_sums_in(&segments, &a, &seconds).unwrap(),
+            ratio_of_sums_in(&segments, &b, &seconds).unwrap(),
+        );
+        let paired = b.paired_difference(&a).unwrap().estimate();
+        let (low, high) = paired.interval().unwrap();
+        // Below zero (no clamp at 0, unlike a figure's own draws), around −50, narrow.
+        assert!(low < -50.0 && -50.0 < high && high < 0.0, "{paired:?}");
+        assert_eq!(Order::of(&paired, 0.0), Order::Lower, "{paired:?}");
+        // Taken as independent, the drift hides the difference.
+        let apart = b.difference(&a).estimate();
+        assert_eq!(
+            Order::of(&apart, 0.0),
+            Order::NoClearDifference,
+            "{apart:?}"
+        );
+        // Repeats that do not line up (a side stopped early) do not pair.
+        let short = ratio_of_sums_in(&segments[..3], &[1.0; 12], &[1.0; 12]).unwrap();
+        assert!(short.paired_difference(&a).is_none());
+    }
+
+    #[test]
     fn an_undefined_figure_is_none_and_blocks_never_pass_the_end() {
         assert!(ratio_of_sums(&[0.0; 6], &[0.0; 6]).is_none());
         for n in 1..50 {
