@@ -230,6 +230,10 @@ fn rounds_in_turns(rounds: usize, duration: &str) -> Rounds {
             );
             let dom = common::browser::check_in_browser(&html, "compare", 2);
             assert!(dom.contains("measured here in turns"), "{dom}");
+            // A side that waited for a core is named on both pages, with the reason.
+            for page in [&stdout, &dom] {
+                assert_eq!(page.contains("waited for a core"), waited > 0, "{page}");
+            }
         }
     }
     println!(

@@ -31,7 +31,12 @@ pub fn busy_runs(result: &CompareResult) -> Vec<(String, f64)> {
     result
         .busy_machine
         .iter()
-        .map(|b| (format!("{} {}", b.result, b.mode), b.wait_share))
+        .map(|b| {
+            (
+                format!("{} {}", label_of(result, &b.result), b.mode),
+                b.wait_share,
+            )
+        })
         .collect()
 }
 

@@ -140,8 +140,9 @@ pub fn busy_machine_text(busy: &[(String, f64)]) -> String {
         "measured on a busy machine: the generator waited for a core {} of the time it was \
          ready to run (other work on this machine, or more busy threads than cores). Figures \
          move with that work, which the intervals of one run do not cover as it comes and goes \
-         between runs: a difference from another run may be the machine's. Compare runs from a \
-         quiet machine, or repeat each (--repeat N) so the intervals span runs.",
+         between runs: a difference from another run may be the machine's, unless the two \
+         took turns (compare --run 'FLAGS A' --run 'FLAGS B' takes each difference within a \
+         turn). Otherwise compare runs from a quiet machine.",
         each.join(", ")
     )
 }
