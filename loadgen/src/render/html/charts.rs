@@ -63,7 +63,7 @@ fn time_axis_end(m: &ModeStats) -> f64 {
 }
 
 /// The time axis's name: the measured window, or the repeats' windows one after the other.
-fn time_axis(m: Option<&ModeStats>) -> &'static str {
+pub(super) fn time_axis(m: Option<&ModeStats>) -> &'static str {
     match m {
         Some(m) if m.repeats.len() > 1 => "seconds measured (the repeats laid end to end)",
         _ => "seconds into the measured window",

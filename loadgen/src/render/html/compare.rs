@@ -132,19 +132,28 @@ fn spectrum(reports: &[(&str, &Report)]) -> Result<String, String> {
 fn throughput(reports: &[(&str, &Report)]) -> Result<String, String> {
     let mut lines = Vec::new();
     let (mut x_max, mut y_max) = (1.0f64, 1.0f64);
+    let mut repeated = None;
     for (name, m) in series(reports) {
         let step = m.interval().as_secs_f64();
+        // Each interval's own length: the last of a run (or of each repeat) may be shorter.
         let points: Vec<(f64, f64)> = m
             .intervals
             .iter()
-            .map(|i| ((i.index as f64 + 0.5) * step, i.acquired as f64 / step))
+            .zip(crate::model::repeats::interval_seconds(m))
+            .map(|(i, length)| {
+                let rate = i.acquired as f64 / length.max(step / 10.0);
+                ((i.index as f64 + 0.5) * step, rate)
+            })
             .collect();
+        if m.repeats.len() > 1 {
+            repeated = Some(m);
+        }
         x_max = x_max.max(m.intervals.len() as f64 * step);
         y_max = points.iter().map(|p| p.1).fold(y_max, f64::max);
         lines.push((name, points));
     }
     let axes = Axes {
-        x: "seconds into the measured window",
+        x: super::charts::time_axis(repeated),
         y: "locks acquired per second",
         x_labels: None,
         margin_right: 30,
