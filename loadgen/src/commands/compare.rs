@@ -96,7 +96,8 @@ fn read_results(args: &CompareArgs) -> Result<Vec<(String, Report)>, LoadgenErro
     Ok(results)
 }
 
-fn write(path: &Path, contents: &str) -> Result<(), LoadgenError> {
+/// Writes one of `compare`'s files and says so.
+pub(super) fn write(path: &Path, contents: &str) -> Result<(), LoadgenError> {
     std::fs::write(path, contents)
         .map_err(|e| LoadgenError::Failed(format!("cannot write {}: {e}", path.display())))?;
     eprintln!("wrote {}", path.display());

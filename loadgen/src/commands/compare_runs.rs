@@ -7,8 +7,6 @@
 //! both --repeat N` takes its modes), so repeat r of A and repeat r of B ran next to each
 //! other and a slow drift of the machine falls on both; [`crate::model::comparison`] then takes each difference repeat by repeat.
 
-use std::path::Path;
-
 use super::run::{repeat_clash, run_config};
 use super::shared::{check, describe_run, say, target, Session};
 use crate::cli::{parse_run_words, CompareArgs, RunArgs};
@@ -70,12 +68,7 @@ pub fn measure(args: &CompareArgs, session: &Session) -> Result<Measured, Loadge
         )));
     }
     if let Some(dir) = &args.results {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            LoadgenError::Usage(format!(
-                "--results {}: cannot create it: {e}",
-                dir.display()
-            ))
-        })?;
+        super::output::check_dir("--results", dir)?;
     }
     let sides = args
         .runs
@@ -88,10 +81,9 @@ pub fn measure(args: &CompareArgs, session: &Session) -> Result<Measured, Loadge
     for (side, run) in sides.iter().zip(runs) {
         let report = Report::from_run(&run);
         if let Some(dir) = &args.results {
-            write_result(
+            super::compare::write(
                 &dir.join(format!("{}.json", side.name)),
-                &report,
-                side.cfg.quiet,
+                &json::render(&report),
             )?;
         }
         results.push((report.config.command_line.clone(), report));
@@ -200,13 +192,6 @@ async fn in_turns(
             })
         })
         .collect()
-}
-
-fn write_result(path: &Path, report: &Report, quiet: bool) -> Result<(), LoadgenError> {
-    std::fs::write(path, json::render(report))
-        .map_err(|e| LoadgenError::Failed(format!("cannot write {}: {e}", path.display())))?;
-    say(quiet, &format!("wrote {}", path.display()));
-    Ok(())
 }
 
 /// clap's message without its usage lines.

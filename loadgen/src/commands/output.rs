@@ -177,8 +177,9 @@ fn is_terminal(file: &std::fs::File) -> bool {
     std::io::IsTerminal::is_terminal(file)
 }
 
-/// The `.hgrm` directory: created now (empty directories are harmless), must take files.
-fn check_dir(flag: &str, dir: &Path) -> Result<(), LoadgenError> {
+/// An output directory (`--hgrm`, `--history`, `--results`): created now (empty directories are
+/// harmless), must take files, refused naming `flag` otherwise.
+pub fn check_dir(flag: &str, dir: &Path) -> Result<(), LoadgenError> {
     if dir.exists() && !dir.is_dir() {
         return Err(usage(flag, dir, "is a file; give a directory"));
     }

@@ -65,12 +65,7 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
     let rows = rows(&args)?;
     let started_unix_s = unix_now_s();
     if let Some(dir) = &args.history {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            LoadgenError::Usage(format!(
-                "--history {}: cannot create it: {e}",
-                dir.display()
-            ))
-        })?;
+        super::output::check_dir("--history", dir)?;
     }
     let mut outcomes = Vec::with_capacity(rows.len());
     // A signal (SIGINT, SIGTERM, SIGHUP) ends the current row early and skips the rest; the
