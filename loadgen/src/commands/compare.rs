@@ -2,9 +2,8 @@
 //! figure ([`crate::model::comparison`]), as text, `--json` and `--html`; with `--run`, the
 //! sides are measured first, in turns ([`super::compare_runs`]).
 
-use std::path::Path;
-
 use super::compare_runs;
+use super::output::write_file;
 use super::shared::Session;
 use crate::cli::CompareArgs;
 use crate::error::LoadgenError;
@@ -45,13 +44,13 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&result)
             .map_err(|e| LoadgenError::Failed(format!("comparison as JSON: {e}")))?;
-        write(path, &text)?;
+        write_file(path, &text)?;
     }
     if let Some(path) = &args.html {
         let reports: Vec<(&str, &Report)> = results.iter().map(|(n, r)| (n.as_str(), r)).collect();
         let page = crate::render::html::compare_page(&result, &reports)
             .map_err(|e| LoadgenError::Failed(format!("compare --html: {e}")))?;
-        write(path, &page)?;
+        write_file(path, &page)?;
     }
     if let Some(exits) = &side_exits {
         exits.check(&results)?;
@@ -94,12 +93,4 @@ fn read_results(args: &CompareArgs) -> Result<Vec<(String, Report)>, LoadgenErro
         }
     }
     Ok(results)
-}
-
-/// Writes one of `compare`'s files and says so.
-pub(super) fn write(path: &Path, contents: &str) -> Result<(), LoadgenError> {
-    std::fs::write(path, contents)
-        .map_err(|e| LoadgenError::Failed(format!("cannot write {}: {e}", path.display())))?;
-    eprintln!("wrote {}", path.display());
-    Ok(())
 }

@@ -81,7 +81,7 @@ pub fn measure(args: &CompareArgs, session: &Session) -> Result<Measured, Loadge
     for (side, run) in sides.iter().zip(runs) {
         let report = Report::from_run(&run);
         if let Some(dir) = &args.results {
-            super::compare::write(
+            super::output::write_file(
                 &dir.join(format!("{}.json", side.name)),
                 &json::render(&report),
             )?;

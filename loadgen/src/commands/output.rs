@@ -177,6 +177,15 @@ fn is_terminal(file: &std::fs::File) -> bool {
     std::io::IsTerminal::is_terminal(file)
 }
 
+/// Writes a file a command produces (after its run, so the path was checked before) and says so
+/// on stderr.
+pub fn write_file(path: &Path, contents: &str) -> Result<(), LoadgenError> {
+    std::fs::write(path, contents)
+        .map_err(|e| LoadgenError::Failed(format!("cannot write {}: {e}", path.display())))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
 /// An output directory (`--hgrm`, `--history`, `--results`): created now (empty directories are
 /// harmless), must take files, refused naming `flag` otherwise.
 pub fn check_dir(flag: &str, dir: &Path) -> Result<(), LoadgenError> {
