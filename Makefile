@@ -58,7 +58,7 @@ layers: ## No module imports one of a layer above its own (loadgen, core; docs/s
 
 lint: fmt-check clippy doc import-cycles layers ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc, import-cycle and layer gates
 
-test-rust: deps-redis deps-ffi deps-valkey deps-faketime history-check ## Rust unit, integration and doc tests against real local masters (the C/C++ suite included, under FFI_CHECK)
+test-rust: deps-redis deps-ffi deps-valkey deps-redis8 deps-faketime history-check ## Rust unit, integration and doc tests against real local masters (the C/C++ suite included, under FFI_CHECK)
 	REDLOCK_FFI_CHECK=$(FFI_CHECK) HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) \
 	  $(CARGO) test --workspace --locked $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
 

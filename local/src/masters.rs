@@ -10,6 +10,7 @@
 //! inject faults.
 
 mod clock;
+mod launch;
 
 pub use crate::error::LocalError;
 mod lifetime;
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 use crate::resp::{self, Decoder, Reply};
 
 pub use clock::FAKETIME_LIB_ENV;
+pub use launch::Launch;
 pub use lifetime::die_with_parent;
 use server::Server as Kind;
 pub use server::{Server as ServerKind, SERVER_ENV};
@@ -96,6 +98,8 @@ pub struct LocalMasters {
     insecure: bool,
     /// The libfaketime library every master runs under (`None`: real clocks).
     fake_clock: Option<PathBuf>,
+    /// More arguments for every server ([`Launch::with_server_args`]).
+    server_args: Vec<String>,
     dir: tempfile::TempDir,
     servers: Vec<Mutex<Server>>,
 }
@@ -183,6 +187,7 @@ impl LocalMasters {
         Launch {
             server,
             fake_clock: false,
+            server_args: Vec::new(),
         }
     }
 
@@ -233,6 +238,7 @@ impl LocalMasters {
             tls,
             insecure,
             fake_clock,
+            server_args: launch.server_args.clone(),
             dir,
             servers: Vec::with_capacity(n),
         };
@@ -284,6 +290,7 @@ impl LocalMasters {
         command
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--protected-mode", "yes", "--daemonize", "no"])
+            .args(&self.server_args)
             .arg("--dir")
             .arg(&data_dir)
             .arg("--logfile")
@@ -579,43 +586,6 @@ impl LocalMasters {
             }
         }
         Ok(())
-    }
-}
-
-/// Local masters of a chosen server, ready to start: see [`LocalMasters::of`].
-#[derive(Debug, Clone)]
-pub struct Launch {
-    server: ServerKind,
-    fake_clock: bool,
-}
-
-impl Launch {
-    /// Runs every master under libfaketime, so [`LocalMasters::shift_clock`] can jump its wall
-    /// clock. Starting fails when libfaketime is missing, or the server is built with jemalloc
-    /// (it hangs under libfaketime: use Valkey, `make deps-valkey`).
-    pub fn with_fake_clock(mut self) -> Launch {
-        self.fake_clock = true;
-        self
-    }
-    /// Starts `n` masters; see [`LocalMasters::start`].
-    pub fn start(&self, n: usize) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(self, n, None, Tls::Off)
-    }
-    /// Starts `n` masters that require `password`; see [`LocalMasters::start_with_password`].
-    pub fn start_with_password(
-        &self,
-        n: usize,
-        password: &str,
-    ) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(self, n, Some(password.to_string()), Tls::Off)
-    }
-    /// Starts `n` TLS-only masters, self-signed; see [`LocalMasters::start_tls`].
-    pub fn start_tls(&self, n: usize) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(self, n, None, Tls::SelfSigned)
-    }
-    /// Starts `n` TLS-only masters with `files`; see [`LocalMasters::start_tls_with`].
-    pub fn start_tls_with(&self, n: usize, files: TlsFiles) -> Result<LocalMasters, LocalError> {
-        LocalMasters::start_with_options(self, n, None, Tls::Files(files))
     }
 }
 

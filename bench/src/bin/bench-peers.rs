@@ -161,7 +161,7 @@ fn main() -> ExitCode {
         let masters = match &given {
             Some(given) => Masters::Given(given),
             None => match LocalMasters::start(plan.masters) {
-                Ok(m) => Masters::Local(m),
+                Ok(m) => Masters::Local(Box::new(m)),
                 Err(e) => {
                     eprintln!("bench-peers: cannot start {} masters: {e}", plan.masters);
                     return ExitCode::FAILURE;

@@ -141,8 +141,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let per_task: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(400);
     let turns: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(3);
-    let valkey = Masters::Local(LocalMasters::of(ServerKind::Valkey).start(5)?);
-    let redis = Masters::Local(LocalMasters::of(ServerKind::Redis).start(5)?);
+    let valkey = Masters::Local(Box::new(LocalMasters::of(ServerKind::Valkey).start(5)?));
+    let redis = Masters::Local(Box::new(LocalMasters::of(ServerKind::Redis).start(5)?));
     let (valkey_local, redis_local) = (
         valkey.local().ok_or("local masters")?,
         redis.local().ok_or("local masters")?,

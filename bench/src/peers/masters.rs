@@ -20,7 +20,7 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// Where the masters of a run come from.
 pub enum Masters<'a> {
     /// Started for this run on loopback (`LocalMasters`), stopped when dropped.
-    Local(LocalMasters),
+    Local(Box<LocalMasters>),
     /// Given by the user; flushed between drivers, never stopped.
     Given(&'a GivenMasters),
 }

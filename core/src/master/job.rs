@@ -41,6 +41,9 @@ pub(crate) struct Job {
     pub(super) sent_at: Option<Instant>,
     /// Where the answer goes: the round's collector and this master's place in it.
     pub(super) reply: (Arc<Collector>, usize),
+    /// The native command the master refused for this request (`DELIFEQ: NOPERM ...`), when
+    /// it is being sent again with the script.
+    pub(super) refused: Option<Arc<str>>,
 }
 
 impl Job {

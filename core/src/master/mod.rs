@@ -43,8 +43,8 @@ use crate::vote::FailureKind;
 pub(crate) use crate::answer::Failure;
 pub use fence::{counter_key, MAX_FENCING_TOKEN};
 use job::{Job, Queued};
-pub(crate) use scripts::Op;
-pub use server::{ExtendCommand, MasterServer, ReleaseCommand};
+pub(crate) use scripts::{is_refusal, Op};
+pub use server::{ExtendCommand, MasterServer, NativeRefusal, ReleaseCommand};
 
 use dial::Target;
 use pipeline::Ended;
@@ -136,12 +136,17 @@ impl Master {
         });
         let (queue, jobs) = mpsc::channel(QUEUE_CAPACITY);
         let silence = (instance_timeout * SILENT_TIMEOUTS).max(MIN_SILENCE);
+        let label = MasterLabel {
+            index,
+            display: display.clone(),
+        };
         tokio::spawn(supervise(
             target,
             jobs,
             Arc::clone(&shared),
             silence,
             native,
+            label,
         ));
         Ok(Master {
             display,
@@ -223,6 +228,7 @@ impl MasterHandle {
             queued_at: now,
             sent_at: None,
             reply: (Arc::clone(collector), index),
+            refused: None,
         };
         let failure = match self.queue.try_send(Queued::Request(job)) {
             Ok(()) => return,
@@ -257,6 +263,33 @@ impl MasterHandle {
     }
 }
 
+/// Which master a connection task serves, for what it logs.
+struct MasterLabel {
+    index: usize,
+    /// The URL with any password redacted.
+    display: String,
+}
+
+impl MasterLabel {
+    /// The connection left a native command for its script: shown by
+    /// [`crate::Redlock::master_servers`] from now on, and said once at WARN per connection
+    /// and command.
+    fn refused(&self, shared: &Shared, server: &MasterServer) {
+        set_state(shared, ConnState::Connected(Arc::new(server.clone())));
+        let cause = server.refused.as_ref().map_or("", |r| r.cause.as_str());
+        tracing::warn!(
+            target: "redlock",
+            master = self.index,
+            address = %self.display,
+            cause,
+            "master #{} ({}) refused a native command ({cause}): its releases and extends use \
+             the scripts until it reconnects",
+            self.index,
+            self.display,
+        );
+    }
+}
+
 /// Connects, serves the queue, reconnects: until every handle of the client is gone.
 ///
 /// Two back-offs, each doubling from `MIN_BACKOFF` to `MAX_BACKOFF` with jitter: one for
@@ -270,7 +303,9 @@ async fn supervise(
     shared: Arc<Shared>,
     silence: Duration,
     native: bool,
+    label: MasterLabel,
 ) {
+    let refused = |server: &MasterServer| label.refused(&shared, server);
     let mut connect_backoff = Duration::ZERO;
     let mut broken_backoff = Duration::ZERO;
     loop {
@@ -278,9 +313,8 @@ async fn supervise(
         let (failure, backoff, kickable) = match connect(&target, native).await {
             Ok((stream, server)) => {
                 connect_backoff = Duration::ZERO;
-                let server = Arc::new(server);
-                set_state(&shared, ConnState::Connected(Arc::clone(&server)));
-                match pipeline::serve(stream, &mut queue, silence, &server).await {
+                set_state(&shared, ConnState::Connected(Arc::new(server.clone())));
+                match pipeline::serve(stream, &mut queue, silence, server, &refused).await {
                     Ended::Shutdown => return,
                     Ended::Broken { proven: true, .. } => {
                         broken_backoff = Duration::ZERO;

@@ -17,7 +17,9 @@ use crate::vote::FailureKind;
 
 use super::dial::{io_failure, Stream};
 use super::job::{Job, Queued, QUEUE_GRACE};
-use super::scripts::{encode_request, judge, judge_echo, judge_lead, Judged, Lead, LeadReply};
+use super::scripts::{
+    encode_request, judge, judge_echo, judge_lead, refused_both_ways, Judged, Lead, LeadReply,
+};
 use super::server::MasterServer;
 use crate::answer::Failure;
 
@@ -55,25 +57,82 @@ pub(crate) enum Ended {
     Broken { failure: Failure, proven: bool },
 }
 
+/// Requests written and not yet answered on one connection, and how they are written.
+struct InFlight {
+    sent: VecDeque<Sent>,
+    unwritten: Vec<u8>,
+    next_id: u64,
+    /// The commands this connection uses: the handshake's, until the master refuses one.
+    server: MasterServer,
+}
+
+impl InFlight {
+    /// Encodes `job` behind everything already written, with the next id, sent at `now`.
+    fn send(&mut self, mut job: Job, now: Instant) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut digits = [0u8; 20];
+        let lead = encode_request(
+            &mut self.unwritten,
+            job.op,
+            &self.server,
+            &job.resource,
+            &job.token,
+            decimal(&mut digits, id),
+        );
+        job.mark_sent(now);
+        self.sent.push_back(Sent {
+            id,
+            job,
+            lead,
+            first: None,
+        });
+    }
+
+    /// Sends the requests whose native command the master refused again, with the script;
+    /// the connection leaves that command for good (`changed` hears of it once).
+    fn send_again(
+        &mut self,
+        refused: Vec<(Job, Lead, Failure)>,
+        changed: &(dyn Fn(&MasterServer) + Sync),
+    ) {
+        let now = Instant::now();
+        for (mut job, lead, failure) in refused {
+            let command = lead.native_command(&self.server).unwrap_or("SET");
+            if self.server.fall_back(command, &failure.cause) {
+                changed(&self.server);
+            }
+            job.refused = Some(format!("{command}: {}", failure.cause).into());
+            self.send(job, now);
+        }
+    }
+}
+
 /// Serves `queue` on `stream` until the connection breaks or the client is dropped, in the
-/// commands `server` takes.
+/// commands `server` takes; `changed` hears of each native command the master refuses (the
+/// connection then uses the script for it).
 /// `silence` bounds how long the oldest request may go unanswered before the connection is
 /// replaced (a master that reads and never answers).
 pub(crate) async fn serve(
     stream: Stream,
     queue: &mut mpsc::Receiver<Queued>,
     silence: Duration,
-    server: &MasterServer,
+    server: MasterServer,
+    changed: &(dyn Fn(&MasterServer) + Sync),
 ) -> Ended {
     let opened = Instant::now();
     // When a reply last answered its request correctly (a grant, a denial, an error reply).
     let mut last_answer: Option<Instant> = None;
     let (mut reader, mut writer) = tokio::io::split(stream);
-    let mut sent: VecDeque<Sent> = VecDeque::with_capacity(64);
-    let mut unwritten: Vec<u8> = Vec::with_capacity(4096);
+    let mut flight = InFlight {
+        sent: VecDeque::with_capacity(64),
+        unwritten: Vec::with_capacity(4096),
+        next_id: 1,
+        server,
+    };
     let mut incoming: Vec<u8> = Vec::with_capacity(4096);
     let mut batch: Vec<Queued> = Vec::with_capacity(BATCH);
-    let mut next_id: u64 = 1;
+    let mut refused = Vec::new();
     // Catch-ups taken from the queue, answered when everything before them is written, with
     // the time of the last write (`last_batch`: when the latest requests were encoded, which
     // is when they left unless a catch-up found them still unwritten).
@@ -86,11 +145,11 @@ pub(crate) async fn serve(
     let silence_check = tokio::time::sleep(check_every);
     tokio::pin!(silence_check);
     let broken = loop {
-        if !queue_open && sent.is_empty() && unwritten.is_empty() {
+        if !queue_open && flight.sent.is_empty() && flight.unwritten.is_empty() {
             return Ended::Shutdown;
         }
-        let room = MAX_IN_FLIGHT - sent.len();
-        let take = queue_open && room > 0 && unwritten.len() < MAX_UNWRITTEN;
+        let room = MAX_IN_FLIGHT.saturating_sub(flight.sent.len());
+        let take = queue_open && room > 0 && flight.unwritten.len() < MAX_UNWRITTEN;
         // Order matters: replies first (they free room), then every request already queued
         // (so concurrent callers' requests leave in one write), then the write.
         tokio::select! {
@@ -103,8 +162,12 @@ pub(crate) async fn serve(
                     ),
                     Ok(_) => {
                         let arrived = Instant::now();
-                        if let Err(failure) = dispatch(&mut incoming, &mut sent, arrived, &mut last_answer) {
+                        let read = dispatch(&mut incoming, &mut flight.sent, arrived, &mut last_answer, &mut refused);
+                        if let Err(failure) = read {
                             break failure;
+                        }
+                        if !refused.is_empty() {
+                            flight.send_again(std::mem::take(&mut refused), changed);
                         }
                         incoming.reserve(4096);
                     }
@@ -116,10 +179,10 @@ pub(crate) async fn serve(
                     queue_open = false;
                     continue;
                 }
-                let busy = !sent.is_empty();
+                let busy = !flight.sent.is_empty();
                 let now = Instant::now();
                 for queued in batch.drain(..) {
-                    let mut job = match queued {
+                    let job = match queued {
                         Queued::Request(job) => job,
                         // This branch runs only after the read above found nothing more:
                         // every reply received so far is with its round. Answered once what
@@ -136,15 +199,10 @@ pub(crate) async fn serve(
                         ));
                         continue;
                     }
-                    let id = next_id;
-                    next_id += 1;
-                    let mut digits = [0u8; 20];
-                    let lead = encode_request(&mut unwritten, job.op, server, &job.resource, &job.token, decimal(&mut digits, id));
-                    job.mark_sent(now);
-                    sent.push_back(Sent { id, job, lead, first: None });
+                    flight.send(job, now);
                     last_batch = Some(now);
                 }
-                if unwritten.is_empty() {
+                if flight.unwritten.is_empty() {
                     // Nothing is waiting to be written: the catch-ups are answered now.
                     for done in caught_up.drain(..) {
                         let _ = done.send(last_batch);
@@ -157,15 +215,15 @@ pub(crate) async fn serve(
                     tokio::task::yield_now().await;
                 }
             }
-            written = writer.write(&unwritten), if !unwritten.is_empty() => {
+            written = writer.write(&flight.unwritten), if !flight.unwritten.is_empty() => {
                 match written {
                     Ok(0) => break Failure::new(
                         FailureKind::Connection,
                         "connection closed by the master",
                     ),
                     Ok(n) => {
-                        unwritten.drain(..n);
-                        if unwritten.is_empty() && !caught_up.is_empty() {
+                        flight.unwritten.drain(..n);
+                        if flight.unwritten.is_empty() && !caught_up.is_empty() {
                             let at = Instant::now();
                             for done in caught_up.drain(..) {
                                 let _ = done.send(Some(at));
@@ -176,7 +234,7 @@ pub(crate) async fn serve(
                 }
             }
             () = &mut silence_check => {
-                if sent.front().is_some_and(|s| s.job.sent_at().elapsed() >= silence) {
+                if flight.sent.front().is_some_and(|s| s.job.sent_at().elapsed() >= silence) {
                     break Failure::new(
                         FailureKind::Connection,
                         format!("no reply from the master for {silence:?}; connection replaced"),
@@ -186,8 +244,11 @@ pub(crate) async fn serve(
             }
         }
     };
-    for s in sent.drain(..) {
+    for s in flight.sent.drain(..) {
         s.job.fail(broken.clone());
+    }
+    for (job, _, failure) in refused {
+        job.fail(failure);
     }
     let proven = last_answer.is_some_and(|at| at.saturating_duration_since(opened) >= PROVEN_AFTER);
     Ended::Broken {
@@ -197,13 +258,15 @@ pub(crate) async fn serve(
 }
 
 /// Matches every complete reply in `incoming` to the oldest request in flight; `last_answer`
-/// becomes `arrived` when one answered its request correctly. An error ends the connection:
-/// the reply that showed it failed its request with the cause.
+/// becomes `arrived` when one answered its request correctly. A request whose native command
+/// the master refused goes to `refused`, to be sent again with the script. An error ends the
+/// connection: the reply that showed it failed its request with the cause.
 fn dispatch(
     incoming: &mut Vec<u8>,
     sent: &mut VecDeque<Sent>,
     arrived: Instant,
     last_answer: &mut Option<Instant>,
+    refused: &mut Vec<(Job, Lead, Failure)>,
 ) -> Result<(), Failure> {
     let mut used = 0;
     let result = loop {
@@ -255,7 +318,18 @@ fn dispatch(
                     }
                     Judged::Failed(failure) => {
                         *last_answer = Some(arrived);
+                        let failure = match &s.job.refused {
+                            Some(native) => refused_both_ways(s.job.op, native, &failure),
+                            None => failure,
+                        };
                         s.job.answer(Err(failure), arrived);
+                    }
+                    Judged::Refused(failure) => {
+                        *last_answer = Some(arrived);
+                        match s.lead {
+                            Some(lead) => refused.push((s.job, lead, failure)),
+                            None => s.job.answer(Err(failure), arrived),
+                        }
                     }
                     Judged::Broken(failure) => {
                         s.job.answer(Err(failure.clone()), arrived);

@@ -85,6 +85,17 @@ pub(crate) enum Lead {
 }
 
 impl Lead {
+    /// The native command a Lua-free extend or release led with on `server` (`None` for an
+    /// acquire's `SET NX`, which has no script to fall back to).
+    pub(crate) fn native_command(self, server: &MasterServer) -> Option<&'static str> {
+        match (self, server.release) {
+            (Lead::SetNx, _) => None,
+            (Lead::SetIfEq, _) => Some("SET"),
+            (Lead::DelIfEq, ReleaseCommand::DelExIfEq) => Some("DELEX"),
+            (Lead::DelIfEq, _) => Some("DELIFEQ"),
+        }
+    }
+
     fn op_name(self) -> &'static str {
         match self {
             Lead::SetNx => "acquire",
@@ -162,6 +173,9 @@ pub(crate) enum Judged {
     /// Not a reply this request can get: the request failed and the connection is replaced
     /// (replies may be shifted; the script cache may be gone).
     Broken(Failure),
+    /// The master refused the native command itself (renamed, unknown, denied by an ACL):
+    /// the request is sent again with the script, which does the same work.
+    Refused(Failure),
 }
 
 /// What the leading command of a two-reply request answered (an acquire's `SET`, a
@@ -199,6 +213,9 @@ pub(crate) fn judge_echo(lead: Lead, id: &[u8], reply: Reply, set: LeadReply) ->
         Reply::Bulk(bytes) if bytes == id => match set {
             LeadReply::Done => Judged::Answer(true),
             LeadReply::NotDone => Judged::Answer(false),
+            LeadReply::Error(failure) if lead != Lead::SetNx && is_refusal(&failure.cause) => {
+                Judged::Refused(failure)
+            }
             LeadReply::Error(failure) => Judged::Failed(failure),
         },
         // The ECHO itself refused (e.g. an ACL without it): the SET cannot be confirmed.
@@ -238,6 +255,43 @@ pub(crate) fn judge(op: Op, id: &[u8], reply: Reply) -> Judged {
         )),
         Reply::Error(text) => Judged::Failed(server_error(Reply::text(text))),
         other => Judged::Broken(not_this_requests(op.name(), other)),
+    }
+}
+
+/// Whether an error reply refuses the command itself rather than failing its work: unknown
+/// (renamed away, or a server without it: `ERR unknown command`, `ERR syntax error` for an
+/// `IFEQ` it does not know) or not permitted (`NOPERM`, an ACL). A `READONLY`, `LOADING`,
+/// `BUSY` or `OOM` is the master's state: a script would fail the same way.
+pub(crate) fn is_refusal(cause: &str) -> bool {
+    let lower = cause.trim_start().to_ascii_lowercase();
+    lower.starts_with("noperm")
+        || lower.starts_with("err unknown command")
+        || lower.starts_with("err unknown subcommand")
+        || lower.starts_with("err syntax error")
+}
+
+/// The cause of a script request that was itself refused after its native command was
+/// (`native`: `DELIFEQ: NOPERM ...`): both refusals, and what would make the call work.
+pub(crate) fn refused_both_ways(op: Op, native: &str, script: &Failure) -> Failure {
+    let (name, command) = match op {
+        Op::Extend { .. } => ("extend", "+set"),
+        _ => ("release", native_permission(native)),
+    };
+    Failure::new(
+        script.kind,
+        format!(
+            "{} (after {native}); {name} needs {command} or +evalsha on this master",
+            script.cause
+        ),
+    )
+}
+
+/// The ACL rule that allows the native release `native` (`DELIFEQ: ...` → `+delifeq`).
+fn native_permission(native: &str) -> &'static str {
+    if native.starts_with("DELEX") {
+        "+delex"
+    } else {
+        "+delifeq"
     }
 }
 
@@ -310,6 +364,45 @@ mod tests {
             judge_echo(Lead::DelIfEq, b"7", Reply::Bulk(b"6"), LeadReply::Done),
             Judged::Broken(ref f) if f.cause.contains("release")
         ));
+    }
+
+    #[test]
+    fn a_refused_native_command_is_sent_again_and_other_errors_are_not() {
+        for refusal in [
+            "ERR unknown command 'DELIFEQ', with args beginning with: 'k' 'tok' ",
+            "NOPERM User app has no permissions to run the 'delifeq' command",
+            "ERR syntax error",
+        ] {
+            let set = LeadReply::Error(server_error(refusal.into()));
+            let judged = judge_echo(Lead::DelIfEq, b"7", Reply::Bulk(b"7"), set);
+            assert!(
+                matches!(judged, Judged::Refused(_)),
+                "{refusal}: {judged:?}"
+            );
+        }
+        for state in [
+            "READONLY You can't write against a read only replica.",
+            "LOADING",
+        ] {
+            let set = LeadReply::Error(server_error(state.into()));
+            let judged = judge_echo(Lead::DelIfEq, b"7", Reply::Bulk(b"7"), set);
+            assert!(matches!(judged, Judged::Failed(_)), "{state}: {judged:?}");
+        }
+        // An acquire has no script to fall back to: its refusal is its failure.
+        let set = LeadReply::Error(server_error("NOPERM no 'set'".into()));
+        let judged = judge_echo(Lead::SetNx, b"7", Reply::Bulk(b"7"), set);
+        assert!(matches!(judged, Judged::Failed(_)), "{judged:?}");
+        let both = refused_both_ways(
+            Op::Unlock,
+            "DELEX: NOPERM no 'delex'",
+            &server_error("NOPERM no 'evalsha'".into()),
+        );
+        assert_eq!(
+            &*both.cause,
+            "NOPERM no 'evalsha' (after DELEX: NOPERM no 'delex'); release needs +delex or \
+             +evalsha on this master"
+        );
+        assert!(is_refusal(&both.cause));
     }
 
     #[test]

@@ -23,6 +23,22 @@ pub struct MasterServer {
     pub release: ReleaseCommand,
     /// How an extend compares and refreshes.
     pub extend: ExtendCommand,
+    /// What made this connection leave a native command for the script (the command and
+    /// the master's refusal, e.g. `DELIFEQ: ERR unknown command 'DELIFEQ' ...`), and how
+    /// many requests were sent again with the script because of it: scripts until the
+    /// master reconnects. `None` while every native command in use was accepted.
+    pub refused: Option<NativeRefusal>,
+}
+
+/// A native command a master refused (renamed, unknown, denied by an ACL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NativeRefusal {
+    /// The command and the master's words: `DELIFEQ: NOPERM User app has no permissions ...`.
+    pub cause: String,
+    /// Requests sent again with the script on this connection (the call in flight, and any
+    /// sent before the first refusal came back).
+    pub retried: u64,
 }
 
 /// The command a release sends to one master.
@@ -81,7 +97,15 @@ impl fmt::Display for MasterServer {
             " (release {}, extend {})",
             self.release.as_str(),
             self.extend.as_str()
-        )
+        )?;
+        if let Some(refused) = &self.refused {
+            write!(
+                f,
+                "; scripts after a refusal: {} ({} request(s) sent again)",
+                refused.cause, refused.retried
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -100,7 +124,31 @@ impl MasterServer {
             version: String::new(),
             release: ReleaseCommand::Script,
             extend: ExtendCommand::Script,
+            refused: None,
         }
+    }
+
+    /// Leaves the native command `command` (`DELIFEQ`, `DELEX`, `SET`) for its script after
+    /// the master refused it with `cause`; true when this changed which command is used (the
+    /// first refusal of that command on this connection).
+    pub(crate) fn fall_back(&mut self, command: &str, cause: &str) -> bool {
+        let changed = if command == "SET" {
+            std::mem::replace(&mut self.extend, ExtendCommand::Script) != ExtendCommand::Script
+        } else {
+            std::mem::replace(&mut self.release, ReleaseCommand::Script) != ReleaseCommand::Script
+        };
+        let refused = self.refused.get_or_insert_with(|| NativeRefusal {
+            cause: String::new(),
+            retried: 0,
+        });
+        refused.retried += 1;
+        if changed {
+            if !refused.cause.is_empty() {
+                refused.cause.push_str("; ");
+            }
+            refused.cause.push_str(&format!("{command}: {cause}"));
+        }
+        changed
     }
 
     /// Reads `INFO server` text; `native`: whether the server's own commands may be used
@@ -130,6 +178,7 @@ impl MasterServer {
             version,
             release: ReleaseCommand::Script,
             extend: ExtendCommand::Script,
+            refused: None,
         };
         let Some(v) = parse_version(&server.version).filter(|_| native) else {
             return server;
@@ -242,5 +291,26 @@ mod tests {
         let s =
             MasterServer::from_info(&info(&["server_name:valkey", "valkey_version:9.1.2"]), true);
         assert_eq!(s.to_string(), "valkey 9.1.2 (release delifeq, extend set)");
+    }
+
+    #[test]
+    fn a_refused_command_moves_only_its_own_operation_to_the_script() {
+        let mut s =
+            MasterServer::from_info(&info(&["server_name:valkey", "valkey_version:9.1.2"]), true);
+        assert!(s.fall_back("DELIFEQ", "ERR unknown command 'DELIFEQ'"));
+        // A request already in flight when the first refusal came back is refused too.
+        assert!(!s.fall_back("DELIFEQ", "ERR unknown command 'DELIFEQ'"));
+        assert_eq!(
+            (s.release, s.extend),
+            (ReleaseCommand::Script, ExtendCommand::SetIfEq)
+        );
+        assert_eq!(
+            s.to_string(),
+            "valkey 9.1.2 (release evalsha, extend set); scripts after a refusal: \
+             DELIFEQ: ERR unknown command 'DELIFEQ' (2 request(s) sent again)"
+        );
+        assert!(s.fall_back("SET", "NOPERM no permissions to run the 'set' command"));
+        assert_eq!(s.extend, ExtendCommand::Script);
+        assert!(s.refused.unwrap().cause.contains("; SET: NOPERM"));
     }
 }

@@ -1,4 +1,4 @@
-//! `redlock-masters [N] [--until-signal] [--password P | --tls] [--server redis|valkey|PATH]`:
+//! `redlock-masters [N] [--until-signal] [--password P | --tls] [--server redis|redis8|valkey|PATH]`:
 //! starts N (default 5) local `redis-server` (or `valkey-server`) masters on free loopback ports, prints their URLs on stdout, one per line,
 //! then takes commands on stdin, one per line, answering each with one line (see [`control`]):
 //!
@@ -60,9 +60,9 @@ struct Args {
     /// With --private-ca: masters require a client certificate signed by `client-ca.pem`.
     #[arg(long, requires = "private_ca")]
     mutual_tls: bool,
-    /// The server the masters run: `redis`, `valkey` (`make deps-valkey` installs it), or the
+    /// The server the masters run: `redis`, `redis8` (`make deps-redis8`), `valkey` (`make deps-valkey`), or the
     /// path of a server binary. Default: $REDLOCK_SERVER, else redis.
-    #[arg(long, value_name = "redis|valkey|PATH")]
+    #[arg(long, value_name = "redis|redis8|valkey|PATH")]
     server: Option<ServerKind>,
 }
 
