@@ -37,9 +37,14 @@ func (b *historyBuilder) hold(p int, key, token string, fence int64, inv, ok, un
 	}
 	b.add(proc, "ok", "acquire", key, fmt.Sprintf(`{"token":%q,"fence":%s,"valid_until":%d}`, token, fenceJSON, until), ok)
 	if release > 0 {
-		b.add(proc, "invoke", "release", key, fmt.Sprintf(`{"token":%q}`, token), release)
-		b.add(proc, "ok", "release", key, fmt.Sprintf(`{"token":%q}`, token), release+5)
+		b.release(p, key, token, release)
 	}
+}
+
+func (b *historyBuilder) release(p int, key, token string, at int64) {
+	proc := fmt.Sprint(p)
+	b.add(proc, "invoke", "release", key, fmt.Sprintf(`{"token":%q}`, token), at)
+	b.add(proc, "ok", "release", key, fmt.Sprintf(`{"token":%q}`, token), at+5)
 }
 
 func (b *historyBuilder) write(p int, key, token string, fence int64, inv, end int64, accepted bool) {
@@ -53,21 +58,40 @@ func (b *historyBuilder) write(p int, key, token string, fence int64, inv, end i
 	b.add(proc, typ, "write", key, v, end)
 }
 
-func check(t *testing.T, b *historyBuilder) porcupine.CheckResult {
+func (b *historyBuilder) text() string { return strings.Join(b.lines, "\n") + "\n" }
+
+func (b *historyBuilder) read(t *testing.T) *History {
 	t.Helper()
-	h, err := ReadHistory(strings.NewReader(strings.Join(b.lines, "\n") + "\n"))
+	h, err := ReadHistory(strings.NewReader(b.text()), defaultMaxEvents)
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
-	return porcupine.CheckOperationsTimeout(LockModel, Operations(h), 10*time.Second)
+	return h
+}
+
+// verdict checks a history in pieces of `target` operations.
+func verdict(t *testing.T, b *historyBuilder, target int) porcupine.CheckResult {
+	t.Helper()
+	return CheckPieces(Pieces(b.read(t), target), time.Minute, 2).Result
+}
+
+// judge checks a history whole and in pieces of one operation (split wherever it may): the
+// two verdicts must agree.
+func judge(t *testing.T, b *historyBuilder) porcupine.CheckResult {
+	t.Helper()
+	whole := verdict(t, b, 1<<30)
+	if split := verdict(t, b, 1); split != whole {
+		t.Fatalf("whole: %v, in pieces: %v", whole, split)
+	}
+	return whole
 }
 
 func TestTakingTurnsIsLegal(t *testing.T) {
 	b := &historyBuilder{}
 	b.hold(0, "r", "a", -1, 0, 10, 1000, 100)
 	b.hold(1, "r", "b", -1, 50, 120, 1000, 200) // waited for a's release
-	b.hold(0, "s", "c", -1, 60, 70, 1000, 0)    // another key: independent
-	if got := check(t, b); got != porcupine.Ok {
+	b.hold(2, "s", "c", -1, 60, 70, 1000, 0)    // another key: independent
+	if got := judge(t, b); got != porcupine.Ok {
 		t.Fatalf("verdict %v, want Ok", got)
 	}
 }
@@ -76,7 +100,7 @@ func TestTwoHoldersAtOnceAreFlagged(t *testing.T) {
 	b := &historyBuilder{}
 	b.hold(0, "r", "a", -1, 0, 10, 1000, 100)
 	b.hold(1, "r", "b", -1, 20, 30, 1000, 200) // acquired while a held it
-	if got := check(t, b); got != porcupine.Illegal {
+	if got := judge(t, b); got != porcupine.Illegal {
 		t.Fatalf("verdict %v, want Illegal", got)
 	}
 }
@@ -85,7 +109,7 @@ func TestALeaseEndsAtItsValidityEvenIfReleasedLater(t *testing.T) {
 	b := &historyBuilder{}
 	b.hold(0, "r", "a", -1, 0, 10, 100, 500) // valid until 100, released at 500
 	b.hold(1, "r", "b", -1, 150, 160, 1000, 600)
-	if got := check(t, b); got != porcupine.Ok {
+	if got := judge(t, b); got != porcupine.Ok {
 		t.Fatalf("verdict %v, want Ok", got)
 	}
 }
@@ -94,7 +118,7 @@ func TestFencesMustGrow(t *testing.T) {
 	b := &historyBuilder{}
 	b.hold(0, "r", "a", 7, 0, 10, 1000, 100)
 	b.hold(1, "r", "b", 7, 150, 160, 1000, 200) // the same fence again
-	if got := check(t, b); got != porcupine.Illegal {
+	if got := judge(t, b); got != porcupine.Illegal {
 		t.Fatalf("verdict %v, want Illegal", got)
 	}
 }
@@ -102,15 +126,16 @@ func TestFencesMustGrow(t *testing.T) {
 func TestAStaleWriteRefusedIsLegalAndAcceptedIsFlagged(t *testing.T) {
 	for _, accepted := range []bool{false, true} {
 		b := &historyBuilder{}
-		b.hold(0, "r", "a", 1, 0, 10, 100, 0)       // paused past its validity, never released
-		b.hold(1, "r", "b", 2, 150, 160, 1000, 400) // the next holder
+		b.hold(0, "r", "a", 1, 0, 10, 100, 0)     // paused past its validity, never released
+		b.hold(1, "r", "b", 2, 150, 160, 1000, 0) // the next holder
 		b.write(1, "r", "b", 2, 170, 180, true)
 		b.write(0, "r", "a", 1, 300, 310, accepted) // the paused holder wakes and writes
+		b.release(1, "r", "b", 400)
 		want := porcupine.Ok
 		if accepted {
 			want = porcupine.Illegal
 		}
-		if got := check(t, b); got != want {
+		if got := judge(t, b); got != want {
 			t.Fatalf("stale write accepted=%v: verdict %v, want %v", accepted, got, want)
 		}
 	}
@@ -122,20 +147,17 @@ func TestFaultsBecomeTimelineAnnotations(t *testing.T) {
 	b.hold(0, "r", "a", -1, 0, 10, 1000, 100)
 	b.hold(1, "r", "b", -1, 20, 30, 1000, 200)
 	b.add(`"nemesis"`, "info", "stop", "", `"clock:m2:+120s"`, 250)
-	h, err := ReadHistory(strings.NewReader(strings.Join(b.lines, "\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := b.read(t)
 	if len(h.Faults) != 1 || h.Faults[0].Label != "clock:m2:+120s" || h.Faults[0].End != 250 {
 		t.Fatalf("faults %+v", h.Faults)
 	}
-	result, info := porcupine.CheckOperationsVerbose(LockModel, Operations(h), 10*time.Second)
-	if result != porcupine.Illegal {
-		t.Fatalf("verdict %v", result)
+	pieces := Pieces(h, pieceOps)
+	outcome := CheckPieces(pieces, time.Minute, 1)
+	if outcome.Result != porcupine.Illegal {
+		t.Fatalf("verdict %v", outcome.Result)
 	}
-	info.AddAnnotations(faultAnnotations(h.Faults))
 	path := filepath.Join(t.TempDir(), "timeline.html")
-	if err := porcupine.VisualizePath(LockModel, info, path); err != nil {
+	if err := DrawTimeline(path, pieces, timelinePieces(pieces, outcome.Illegal), h.Faults, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(path)
@@ -145,15 +167,15 @@ func TestFaultsBecomeTimelineAnnotations(t *testing.T) {
 }
 
 func TestABadLineNamesItsNumber(t *testing.T) {
-	_, err := ReadHistory(strings.NewReader(`{"index":0,"process":0,"type":"invoke","f":"acquire","key":"r","time":1}` + "\nnot json\n"))
+	_, err := ReadHistory(strings.NewReader(`{"index":0,"process":0,"type":"invoke","f":"acquire","key":"r","time":1}`+"\nnot json\n"), 10)
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("error %v", err)
 	}
-	_, err = ReadHistory(strings.NewReader(`{"index":0,"process":1,"type":"ok","f":"acquire","key":"r","time":1}`))
+	_, err = ReadHistory(strings.NewReader(`{"index":0,"process":1,"type":"ok","f":"acquire","key":"r","time":1}`), 10)
 	if err == nil || !strings.Contains(err.Error(), "no invoke") {
 		t.Fatalf("error %v", err)
 	}
-	_, err = ReadHistory(strings.NewReader(`{"index":0,"process":1,"type":"done","f":"acquire","key":"r","time":1}`))
+	_, err = ReadHistory(strings.NewReader(`{"index":0,"process":1,"type":"done","f":"acquire","key":"r","time":1}`), 10)
 	if err == nil || !strings.Contains(err.Error(), `type "done"`) {
 		t.Fatalf("error %v", err)
 	}

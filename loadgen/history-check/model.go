@@ -16,6 +16,7 @@ package main
 
 import (
 	"fmt"
+	"html"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -27,6 +28,9 @@ const (
 	Acquire Kind = iota
 	End
 	Write
+	// Carry starts a piece of a key's history (pieces.go) in the state the pieces before it
+	// left: legal only first, from the initial state.
+	Carry
 )
 
 // Input is an operation's input (its output folded in).
@@ -35,6 +39,7 @@ type Input struct {
 	Lease    int64
 	Fence    int64 // -1: unfenced
 	Accepted bool
+	State    State // Carry's
 }
 
 // State is a key's state: comparable, so the default equality works.
@@ -44,8 +49,13 @@ type State struct {
 	MaxAccepted int64
 }
 
+// initial is the state of a key no lease has touched.
+var initial = State{Holder: -1, MaxFence: -1, MaxAccepted: -1}
+
 func step(s State, in Input) (bool, State) {
 	switch in.Kind {
+	case Carry:
+		return s == initial, in.State
 	case Acquire:
 		if s.Holder != -1 {
 			return false, s
@@ -83,73 +93,78 @@ func step(s State, in Input) (bool, State) {
 	return false, s
 }
 
-// LockModel is the Porcupine model of one history, partitioned by key.
+// opMeta is an operation's metadata: its key and the piece it is checked in.
+type opMeta struct {
+	Key   string
+	Piece int
+}
+
+// LockModel is the Porcupine model of one piece of one key's history (pieces.go splits
+// a history into pieces; the timeline draws several, partitioned by piece).
+//
+// Porcupine's timeline writes DescribeOperationMetadata's and DescribeState's strings into
+// the page as HTML (a tooltip's innerHTML), so they are escaped; operation descriptions and
+// annotations are set as text (textContent) and hold no file strings but fault labels.
 var LockModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range history {
-			key := op.Metadata.(string)
-			if _, seen := byKey[key]; !seen {
-				keys = append(keys, key)
-			}
-			byKey[key] = append(byKey[key], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, byKey[k])
-		}
-		return out
-	},
-	Init: func() interface{} { return State{Holder: -1, MaxFence: -1, MaxAccepted: -1} },
+	Init: func() interface{} { return initial },
 	Step: func(state, input, _ interface{}) (bool, interface{}) {
 		return step(state.(State), input.(Input))
 	},
-	DescribeOperation: func(input, _ interface{}) string {
-		in := input.(Input)
-		fence := ""
-		if in.Fence >= 0 {
-			fence = fmt.Sprintf(" fence %d", in.Fence)
-		}
-		switch in.Kind {
-		case Acquire:
-			return fmt.Sprintf("acquire → lease %d%s", in.Lease, fence)
-		case End:
-			return fmt.Sprintf("lease %d ends", in.Lease)
-		default:
-			verdict := "refused"
-			if in.Accepted {
-				verdict = "accepted"
-			}
-			return fmt.Sprintf("write by lease %d%s: %s", in.Lease, fence, verdict)
-		}
-	},
+	DescribeOperation: func(input, _ interface{}) string { return describe(input.(Input)) },
 	DescribeState: func(state interface{}) string {
-		s := state.(State)
-		holder := "free"
-		if s.Holder >= 0 {
-			holder = fmt.Sprintf("held by lease %d", s.Holder)
-		}
-		if s.MaxFence >= 0 {
-			return fmt.Sprintf("%s; highest fence %d, highest accepted %d", holder, s.MaxFence, s.MaxAccepted)
-		}
-		return holder
+		return html.EscapeString(describeState(state.(State)))
 	},
-	DescribeOperationMetadata: func(info interface{}) string { return fmt.Sprintf("key %v", info) },
+	DescribeOperationMetadata: func(info interface{}) string {
+		m := info.(opMeta)
+		return html.EscapeString(fmt.Sprintf("key %q, piece %d", m.Key, m.Piece))
+	},
 }
 
-// Operations turns a history's operations into Porcupine's, keyed by their key.
-func Operations(h *History) []porcupine.Operation {
-	ops := make([]porcupine.Operation, 0, len(h.Ops))
-	for _, op := range h.Ops {
-		ops = append(ops, porcupine.Operation{
-			ClientId: op.Process,
-			Input:    op.Input,
-			Call:     op.Call,
-			Output:   nil,
-			Return:   op.Return,
-			Metadata: op.Key,
-		})
+// byPiece partitions operations by the piece their metadata names, for the timeline.
+func byPiece(history []porcupine.Operation) [][]porcupine.Operation {
+	index := map[int]int{}
+	var out [][]porcupine.Operation
+	for _, op := range history {
+		p := op.Metadata.(opMeta).Piece
+		i, seen := index[p]
+		if !seen {
+			i = len(out)
+			index[p] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], op)
 	}
-	return ops
+	return out
+}
+
+func describe(in Input) string {
+	fence := ""
+	if in.Fence >= 0 {
+		fence = fmt.Sprintf(" fence %d", in.Fence)
+	}
+	switch in.Kind {
+	case Carry:
+		return "from before: " + describeState(in.State)
+	case Acquire:
+		return fmt.Sprintf("acquire → lease %d%s", in.Lease, fence)
+	case End:
+		return fmt.Sprintf("lease %d ends", in.Lease)
+	default:
+		verdict := "refused"
+		if in.Accepted {
+			verdict = "accepted"
+		}
+		return fmt.Sprintf("write by lease %d%s: %s", in.Lease, fence, verdict)
+	}
+}
+
+func describeState(s State) string {
+	holder := "free"
+	if s.Holder >= 0 {
+		holder = fmt.Sprintf("held by lease %d", s.Holder)
+	}
+	if s.MaxFence >= 0 {
+		return fmt.Sprintf("%s; highest fence %d, highest accepted %d", holder, s.MaxFence, s.MaxAccepted)
+	}
+	return holder
 }
