@@ -210,3 +210,20 @@ fn sigterm_ends_a_run_whatever_its_scrapers_do() {
     let status = wait_for_exit(&mut run.0, "the run after SIGTERM", LIMIT);
     assert_eq!(status.code(), Some(143), "{status}");
 }
+
+/// SIGTERM as soon as the exporter listens (before the masters are up and the run begins,
+/// on most machines) exits 143 as at any later moment: never 1.
+#[test]
+fn sigterm_before_the_run_begins_exits_143() {
+    for _ in 0..2 {
+        let dir = tempfile::tempdir().unwrap();
+        let port = closed_ports(1)[0];
+        let mut run = start_run(dir.path(), port, "10m");
+        wait_listening(port);
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        unsafe { libc::kill(run.0.id() as i32, libc::SIGTERM) };
+        let status = wait_for_exit(&mut run.0, "the run after an early SIGTERM", LIMIT);
+        let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+        assert_eq!(status.code(), Some(143), "{status}: {stderr}");
+    }
+}

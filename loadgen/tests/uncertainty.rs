@@ -484,6 +484,10 @@ fn compare_in_turns_refuses_what_a_side_cannot_take() {
         (vec!["--results", "dir", "a.json", "b.json"], vec!["--run"]),
         (vec!["a.json", "--run", ok, "--run", ok], vec!["--run"]),
         (vec!["a.json"], vec!["2 results or more", "got 1"]),
+        (
+            vec!["--run", ok, "--run", "--help"],
+            vec!["side B", "redlock-loadgen run --help"],
+        ),
     ] {
         let mut line = vec!["compare"];
         line.extend(&args);
@@ -492,4 +496,85 @@ fn compare_in_turns_refuses_what_a_side_cannot_take() {
             assert!(stderr.contains(s), "{line:?} should say {s:?}: {stderr}");
         }
     }
+}
+
+/// A coordinator given by the environment (the documented way to keep its password off the
+/// command line) clashes with sides measured here: the refusal names the variable.
+#[test]
+fn compare_in_turns_names_a_coordinator_that_came_from_the_environment() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args(["compare", "--run", "--clients 2", "--run", "--clients 3"])
+        .env("REDLOCK_LOADGEN_COORDINATOR", "redis://127.0.0.1:9/0")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("REDLOCK_LOADGEN_COORDINATOR is set"),
+        "{stderr}"
+    );
+}
+
+/// `--results DIR` never writes through a link planted where a side's result goes (refused
+/// before anything is measured, the link's target untouched), and a directory that vanishes
+/// during the turns costs its files, not the comparison: the report is printed and the lost
+/// files named, exit 1.
+#[test]
+fn compare_in_turns_writes_no_result_through_a_link_and_keeps_its_report_when_files_are_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let precious = dir.path().join("precious");
+    std::fs::write(&precious, "keep me").unwrap();
+    std::os::unix::fs::symlink(&precious, results.join("A.json")).unwrap();
+    let side = "--spawn 3 --clients 2 --duration 300ms --warmup 50ms";
+    let dir_arg = results.to_str().unwrap();
+    let line = [
+        "compare",
+        "--run",
+        side,
+        "--run",
+        side,
+        "--repeat",
+        "2",
+        "--results",
+        dir_arg,
+    ];
+    let (_, stderr) = exits(2, &line);
+    assert!(
+        stderr.contains("A.json") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+
+    std::fs::remove_file(results.join("A.json")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args(line)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first turn has begun (its progress line): the directory goes while the sides run.
+    let mut progress = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("repeat 1/2") {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut progress, &mut line).unwrap();
+        assert!(n > 0, "compare ended before its first turn: {seen}");
+        seen.push_str(&line);
+    }
+    std::fs::remove_dir_all(&results).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut progress, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{seen}{rest}");
+    assert!(
+        stdout.contains("goodput"),
+        "no comparison printed: {stdout}"
+    );
+    assert!(
+        rest.contains("not written") && rest.contains("A.json") && rest.contains("B.json"),
+        "{rest}"
+    );
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::shared::{check_agent_target, say, target, Session};
 use crate::cli::CapacityArgs;
-use crate::commands::output::Outputs;
+use crate::commands::output::{Outputs, Writes};
 use crate::engine::config::{Load, RunConfig};
 use crate::engine::coordinator::agent::Agent;
 use crate::engine::coordinator::Coordination;
@@ -394,30 +394,28 @@ fn shared_machine_warning(target: &crate::engine::target::Target) -> Option<Stri
     ))
 }
 
-/// Writes `--json`, `--csv`, `--plot` and `--html`.
+/// Writes `--json`, `--csv`, `--plot` and `--html`; each is tried, and every file lost is
+/// named at the end.
 pub fn write_outputs(
     result: &CapacityResult,
     outputs: &Outputs,
     quiet: bool,
 ) -> Result<(), LoadgenError> {
+    let mut writes = Writes::new(quiet);
     if let Some(dest) = &outputs.json {
-        dest.write(&to_text(result))?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        writes.write(dest, Ok(to_text(result)));
     }
     if let Some(dest) = &outputs.csv {
-        dest.write(&crate::render::csv::capacity(result, &outputs.percentiles))?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        let csv = crate::render::csv::capacity(result, &outputs.percentiles);
+        writes.write(dest, Ok(csv));
     }
     if let Some(dest) = &outputs.plot {
-        dest.write(&plot::render(result).map_err(LoadgenError::Failed)?)?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        writes.write(dest, plot::render(result));
     }
     if let Some(dest) = &outputs.html {
-        let page = crate::render::html::capacity_page(result).map_err(LoadgenError::Failed)?;
-        dest.write(&page)?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        writes.write(dest, crate::render::html::capacity_page(result));
     }
-    Ok(())
+    writes.finish()
 }
 
 /// The exit: interrupted → 128 + signal; violations → 3; no fan-out found a rate → 1.

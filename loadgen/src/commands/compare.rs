@@ -3,7 +3,7 @@
 //! sides are measured first, in turns ([`super::compare_runs`]).
 
 use super::compare_runs;
-use super::output::write_file;
+use super::output::{Dest, Writes};
 use super::shared::Session;
 use crate::cli::CompareArgs;
 use crate::error::LoadgenError;
@@ -14,7 +14,7 @@ use crate::render::compare as render;
 
 /// `session` is there when the sides are to be measured (`--run`).
 pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), LoadgenError> {
-    let (results, pairing, side_exits) = match session {
+    let (results, pairing, side_exits, mut writes) = match session {
         Some(session) => {
             let measured = compare_runs::measure(&args, session)?;
             let turns = args.repeat.unwrap_or(compare_runs::DEFAULT_TURNS);
@@ -22,9 +22,15 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
                 measured.results,
                 Pairing::InTurns(turns),
                 Some(measured.exits),
+                measured.writes,
             )
         }
-        None => (read_results(&args)?, Pairing::Apart, None),
+        None => (
+            read_results(&args)?,
+            Pairing::Apart,
+            None,
+            Writes::new(false),
+        ),
     };
     let result = compare(&results, &args.thresholds, pairing);
     let shape: Vec<String> = result
@@ -42,16 +48,17 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
     }
     print!("{}", render::text(&result));
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&result)
-            .map_err(|e| LoadgenError::Failed(format!("comparison as JSON: {e}")))?;
-        write_file(path, &text)?;
+        let text =
+            serde_json::to_string_pretty(&result).map_err(|e| format!("comparison as JSON: {e}"));
+        writes.write(&Dest::File(path.clone()), text);
     }
     if let Some(path) = &args.html {
         let reports: Vec<(&str, &Report)> = results.iter().map(|(n, r)| (n.as_str(), r)).collect();
         let page = crate::render::html::compare_page(&result, &reports)
-            .map_err(|e| LoadgenError::Failed(format!("compare --html: {e}")))?;
-        write_file(path, &page)?;
+            .map_err(|e| format!("compare --html: {e}"));
+        writes.write(&Dest::File(path.clone()), page);
     }
+    writes.finish()?;
     if let Some(exits) = &side_exits {
         exits.check(&results)?;
     }

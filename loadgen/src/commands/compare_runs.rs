@@ -7,6 +7,7 @@
 //! both --repeat N` takes its modes), so repeat r of A and repeat r of B ran next to each
 //! other and a slow drift of the machine falls on both; [`crate::model::comparison`] then takes each difference repeat by repeat.
 
+use super::output::{Dest, Writes};
 use super::run::{repeat_clash, run_config};
 use super::shared::{check, describe_run, say, target, Session};
 use crate::cli::{parse_run_words, CompareArgs, RunArgs};
@@ -18,6 +19,8 @@ use crate::model::report::Report;
 use crate::render::compare::side_label;
 use crate::render::json;
 
+/// The environment variable that gives `run` its `--coordinator` (cli.rs).
+const COORDINATOR_ENV: &str = "REDLOCK_LOADGEN_COORDINATOR";
 /// The turns each side takes when `--repeat` is not given.
 pub const DEFAULT_TURNS: u32 = 5;
 /// The most sides one command measures.
@@ -34,6 +37,9 @@ struct Side {
 pub struct Measured {
     pub results: Vec<(String, Report)>,
     pub exits: SideExits,
+    /// The `--results` files written or lost: finished once the comparison is printed, so a
+    /// lost file never costs the measured turns their report.
+    pub writes: Writes,
 }
 
 /// Each side's label and its `--allow-no-locks`: what its exit verdict needs besides its result.
@@ -76,19 +82,24 @@ pub fn measure(args: &CompareArgs, session: &Session) -> Result<Measured, Loadge
         .enumerate()
         .map(|(i, flags)| side(side_label(i, args.runs.len()), flags, turns))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(dir) = &args.results {
+        for s in &sides {
+            super::output::check_file("--results", &dir.join(format!("{}.json", s.name)))?;
+        }
+    }
     let runs = session.rt.block_on(in_turns(&sides, turns, session))?;
     let mut results = Vec::with_capacity(sides.len());
+    let mut writes = Writes::new(false);
     for (side, run) in sides.iter().zip(runs) {
         let report = Report::from_run(&run);
         if let Some(dir) = &args.results {
-            super::output::write_file(
-                &dir.join(format!("{}.json", side.name)),
-                &json::render(&report),
-            )?;
+            let dest = Dest::File(dir.join(format!("{}.json", side.name)));
+            writes.write(&dest, Ok(json::render(&report)));
         }
         results.push((report.config.command_line.clone(), report));
     }
     Ok(Measured {
+        writes,
         results,
         exits: SideExits(
             sides
@@ -104,7 +115,7 @@ pub fn measure(args: &CompareArgs, session: &Session) -> Result<Measured, Loadge
 fn side(name: String, flags: &str, turns: u32) -> Result<Side, LoadgenError> {
     let bad = |why: String| LoadgenError::Usage(format!("--run {flags:?} (side {name}): {why}"));
     let words = shlex::split(flags).ok_or_else(|| bad("unbalanced quotes".into()))?;
-    let args = parse_run_words(&words).map_err(|e| bad(first_line(&e.to_string())))?;
+    let args = parse_run_words(&words).map_err(|e| bad(side_parse_error(&e)))?;
     if let Some(what) = repeat_clash(&args) {
         return Err(bad(format!(
             "{what}: a side takes {turns} turns, so it holds nothing tied to one run"
@@ -194,7 +205,21 @@ async fn in_turns(
         .collect()
 }
 
-/// clap's message without its usage lines.
-fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or(message).trim().to_string()
+/// Why a side's flags were refused, in one line: clap's message without its usage lines;
+/// a side's `--help` points at `run`'s; a coordinator that came from the environment is named.
+fn side_parse_error(e: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return "a side takes `run`'s flags: see `redlock-loadgen run --help`".into();
+    }
+    let message = e.to_string();
+    let first = message.lines().next().unwrap_or(&message).trim();
+    let from_env = std::env::var_os(COORDINATOR_ENV).is_some_and(|v| !v.is_empty());
+    if from_env && e.kind() == ErrorKind::MissingRequiredArgument {
+        return format!(
+            "{first} ({COORDINATOR_ENV} is set, which gives every side a --coordinator; sides \
+             measured in turns run on their own: unset it for compare --run)"
+        );
+    }
+    first.to_string()
 }

@@ -1,6 +1,13 @@
 //! Files a command writes besides the text report, checked before anything is measured so a
 //! bad path costs no run (exit 2), and written at the end. `-` means standard output (the text
 //! report then goes to standard error, so the output stays machine-readable).
+//!
+//! A file is never written through a symbolic link (one planted where a result goes would
+//! redirect it anywhere the user may write): a link is refused, up front and again when
+//! writing. A regular file is written whole or not at all (a temporary file beside it, then
+//! renamed over it), so a reader never sees half a result; a device (`/dev/null`) is written
+//! in place. A write that fails does not stop the others: [`Writes`] tries each, and the
+//! command then fails naming every file lost, after its report was printed.
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -41,9 +48,87 @@ impl Dest {
                 out.write_all(contents.as_bytes())
                     .and_then(|()| out.flush())
             }
-            Dest::File(path) => std::fs::write(path, contents),
+            Dest::File(path) => write_whole(path, contents.as_bytes()),
         };
         result.map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", self.describe())))
+    }
+}
+
+/// Writes `contents` to `path`, never through a symbolic link: a regular file (or a new one)
+/// whole or not at all, a device in place.
+fn write_whole(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(std::io::Error::other(
+                "is a symbolic link; refusing to write through it (name the file itself)",
+            ))
+        }
+        Ok(meta) if !meta.is_file() => return std::fs::write(path, contents),
+        _ => {}
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let mut staged = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)?;
+    staged.write_all(contents)?;
+    staged.as_file().sync_all()?;
+    // rename(2) replaces the name itself: a link planted since the check is replaced, not
+    // followed.
+    staged.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The outputs of one command, written one after another: a failed write is remembered and
+/// the next is still tried; [`Writes::finish`] then fails naming every file lost.
+pub struct Writes {
+    quiet: bool,
+    lost: Vec<String>,
+}
+
+impl Writes {
+    /// `quiet`: no "wrote FILE" lines.
+    pub fn new(quiet: bool) -> Writes {
+        Writes {
+            quiet,
+            lost: Vec::new(),
+        }
+    }
+
+    /// Writes `contents` (or records why it could not be made) to `dest`.
+    pub fn write(&mut self, dest: &Dest, contents: Result<String, String>) {
+        match contents
+            .map_err(LoadgenError::Failed)
+            .and_then(|c| dest.write(&c))
+        {
+            Ok(()) if !self.quiet => eprintln!("wrote {}", dest.describe()),
+            Ok(()) => {}
+            Err(e) => self.lose(dest.describe(), e),
+        }
+    }
+
+    /// Records a file (or set of files) that could not be written, and why.
+    pub fn lose(&mut self, what: String, why: impl std::fmt::Display) {
+        eprintln!("redlock-loadgen: not written: {what}: {why}");
+        self.lost.push(what);
+    }
+
+    /// Fails (exit 1) naming every file lost, if any was.
+    pub fn finish(self) -> Result<(), LoadgenError> {
+        if self.lost.is_empty() {
+            return Ok(());
+        }
+        Err(LoadgenError::Failed(format!(
+            "{} output(s) not written (the report above is complete): {}",
+            self.lost.len(),
+            self.lost.join(", ")
+        )))
     }
 }
 
@@ -133,9 +218,16 @@ fn usage(flag: &str, path: &Path, why: impl std::fmt::Display) -> LoadgenError {
     LoadgenError::Usage(format!("{flag} {}: {why}", path.display()))
 }
 
-/// A file the command will write: not a directory, its directory exists and takes files,
-/// and an existing file (or device) accepts writes.
-fn check_file(flag: &str, path: &Path) -> Result<(), LoadgenError> {
+/// A file the command will write: not a symbolic link nor a directory, its directory exists
+/// and takes files, and an existing file (or device) accepts writes; refused naming `flag`.
+pub fn check_file(flag: &str, path: &Path) -> Result<(), LoadgenError> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(usage(
+            flag,
+            path,
+            "is a symbolic link; name the file itself (or - for standard output)",
+        ));
+    }
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(usage(flag, path, "is a directory; give a file name")),
         Ok(meta) => {
@@ -175,15 +267,6 @@ fn check_file(flag: &str, path: &Path) -> Result<(), LoadgenError> {
 
 fn is_terminal(file: &std::fs::File) -> bool {
     std::io::IsTerminal::is_terminal(file)
-}
-
-/// Writes a file a command produces (after its run, so the path was checked before) and says so
-/// on stderr.
-pub fn write_file(path: &Path, contents: &str) -> Result<(), LoadgenError> {
-    std::fs::write(path, contents)
-        .map_err(|e| LoadgenError::Failed(format!("cannot write {}: {e}", path.display())))?;
-    eprintln!("wrote {}", path.display());
-    Ok(())
 }
 
 /// An output directory (`--hgrm`, `--history`, `--results`): created now (empty directories are
@@ -243,5 +326,40 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--hgrm"));
+    }
+
+    #[test]
+    fn a_planted_link_is_refused_and_its_target_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        std::fs::write(&target, "keep me").unwrap();
+        let link = dir.path().join("A.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = Outputs::check(&args(link.to_str().unwrap())).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        let err = Dest::File(link.clone()).write("{}").unwrap_err();
+        assert!(err.to_string().contains("A.json"), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+        // A regular file is replaced whole, and nothing staged is left beside it.
+        let file = dir.path().join("B.json");
+        std::fs::write(&file, "old").unwrap();
+        Dest::File(file.clone()).write("new").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn a_lost_write_does_not_stop_the_next_and_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = Dest::File(dir.path().join("vanished/A.json"));
+        let kept = Dest::File(dir.path().join("B.json"));
+        let mut writes = Writes::new(true);
+        writes.write(&gone, Ok("{}".into()));
+        writes.write(&kept, Ok("{}".into()));
+        writes.write(&kept, Err("cannot render".into()));
+        let err = writes.finish().unwrap_err().to_string();
+        assert!(err.contains("2 output(s) not written"), "{err}");
+        assert!(err.contains("vanished/A.json"), "{err}");
+        assert!(dir.path().join("B.json").exists());
     }
 }

@@ -7,7 +7,7 @@ use super::shared::{
     check, check_agent_target, describe_run, say, target_with_clocks, warn_about_generator, Session,
 };
 use crate::cli::RunArgs;
-use crate::commands::output::Outputs;
+use crate::commands::output::{Outputs, Writes};
 use crate::engine::config::{Load, RunConfig, RUN_TIMING};
 use crate::engine::coordinator::agent::Agent;
 use crate::engine::coordinator::Coordination;
@@ -239,38 +239,35 @@ fn run_as_agent(
     Ok(report)
 }
 
-/// Writes `--json`, `--csv`, `--hgrm`, `--plot`, `--hlog` and `--html` of a run report.
+/// Writes `--json`, `--csv`, `--hgrm`, `--plot`, `--hlog` and `--html` of a run report; each
+/// is tried, and every file lost is named at the end.
 pub fn write_outputs(report: &Report, out: &Outputs, quiet: bool) -> Result<(), LoadgenError> {
+    let mut writes = Writes::new(quiet);
     if let Some(dest) = &out.json {
-        dest.write(&json::render(report))?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        writes.write(dest, Ok(json::render(report)));
     }
     if let Some(dest) = &out.csv {
         let rows = [("run".to_string(), report)];
-        dest.write(&csv::render("result", &rows, &out.percentiles))?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        writes.write(dest, Ok(csv::render("result", &rows, &out.percentiles)));
     }
     if let Some(dir) = &out.hgrm {
-        let files = hgrm::write_all(report, dir).map_err(|e| {
-            LoadgenError::Failed(format!("writing .hgrm files into {}: {e}", dir.display()))
-        })?;
-        say(
-            quiet,
-            &format!("wrote {} .hgrm files into {}", files.len(), dir.display()),
-        );
+        match hgrm::write_all(report, dir) {
+            Ok(files) => say(
+                quiet,
+                &format!("wrote {} .hgrm files into {}", files.len(), dir.display()),
+            ),
+            Err(e) => writes.lose(format!(".hgrm files in {}", dir.display()), e),
+        }
     }
     if let Some(dest) = &out.plot {
-        dest.write(&plot::render(report).map_err(LoadgenError::Failed)?)?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        writes.write(dest, plot::render(report));
     }
     if let Some(dest) = &out.hlog {
-        let log = hlog::render(report).map_err(LoadgenError::Failed)?;
-        dest.write(&String::from_utf8_lossy(&log))?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        let log = hlog::render(report).map(|log| String::from_utf8_lossy(&log).into_owned());
+        writes.write(dest, log);
     }
     if let Some(dest) = &out.html {
-        dest.write(&html::run_page(report).map_err(LoadgenError::Failed)?)?;
-        say(quiet, &format!("wrote {}", dest.describe()));
+        writes.write(dest, html::run_page(report));
     }
-    Ok(())
+    writes.finish()
 }

@@ -175,7 +175,12 @@ pub async fn run_repeated(
         let result = run_repeat(cfg, r, target, hooks, stop).await?;
         add_repeat(&mut whole, cfg, result);
     }
-    whole.ok_or_else(|| LoadgenError::Failed("stopped before the run began".into()))
+    // Stopped before the first repeat began: by a signal (exit 128 + n, as at any other
+    // moment), or, without one, by something that is not the user's doing.
+    whole.ok_or_else(|| match stop.received() {
+        Some(signal) => LoadgenError::Interrupted(signal),
+        None => LoadgenError::Failed("stopped before the run began".into()),
+    })
 }
 
 /// Repeat `r` (from 0) of the `cfg.repeat` of `cfg`: seeded with seed + r, its modes in the

@@ -3,13 +3,18 @@
 //! (and the optional linger) is over.
 //!
 //! A scraper can never hold the run: the server is one thread whatever the scrapers do (a
-//! single-threaded tokio runtime), it holds at most [`MAX_CONNECTIONS`] connections (more are
-//! told 503 and closed), each connection gets one request whose head must arrive within
-//! [`REQUEST_TIMEOUT`] and fit in [`MAX_REQUEST_HEAD`] bytes, the answer must be taken within
-//! [`WRITE_TIMEOUT`], and then the connection is closed (no keep-alive, so a pipelining client
-//! gets one answer). Stopping the server drops every connection at once: it never waits on a
-//! scraper.
+//! single-threaded tokio runtime), it holds at most [`MAX_CONNECTIONS`] connections, each
+//! connection gets one request whose head must arrive within [`REQUEST_TIMEOUT`] and fit in
+//! [`MAX_REQUEST_HEAD`] bytes, the answer must be taken within [`WRITE_TIMEOUT`], and then the
+//! connection is closed (no keep-alive, so a pipelining client gets one answer). Stopping the
+//! server drops every connection at once: it never waits on a scraper.
+//!
+//! Slow clients cannot lock a scraper out either: when every slot is taken, a new connection
+//! takes the slot of the oldest one still sending its request head (that one is closed); only
+//! when every slot is answering a request is the newcomer told 503.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -19,7 +24,8 @@ use std::time::Duration;
 use prometheus_client::registry::Registry;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
 
 use super::encode::{self, CONTENT_TYPE};
 use super::LiveFigures;
@@ -137,8 +143,59 @@ impl Drop for Exporter {
     }
 }
 
+/// The connections being served, on the server's one thread.
+#[derive(Default)]
+struct Slots {
+    busy: usize,
+    /// Connections still sending their request head, oldest first: the ones a newcomer may
+    /// displace.
+    reading: VecDeque<(u64, AbortHandle)>,
+    next_id: u64,
+}
+
+/// A connection's hold on its slot: given back when its task ends, finished or aborted.
+struct Slot {
+    slots: Rc<RefCell<Slots>>,
+    id: u64,
+}
+
+impl Slot {
+    /// Its request head has arrived: no newcomer may displace it now.
+    fn head_read(&self) {
+        self.slots
+            .borrow_mut()
+            .reading
+            .retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut slots = self.slots.borrow_mut();
+        slots.busy -= 1;
+        slots.reading.retain(|(id, _)| *id != self.id);
+    }
+}
+
+/// A slot for a new connection: a free one, else the one of the oldest connection still
+/// sending its head (closed now); `None` when every slot is answering a request.
+fn take_slot(slots: &Rc<RefCell<Slots>>) -> Option<Slot> {
+    let mut s = slots.borrow_mut();
+    if s.busy >= MAX_CONNECTIONS {
+        let (_, oldest) = s.reading.pop_front()?;
+        // Its task is dropped at once (before it runs again), and gives its slot back then.
+        oldest.abort();
+    }
+    s.busy += 1;
+    s.next_id += 1;
+    Some(Slot {
+        slots: Rc::clone(slots),
+        id: s.next_id,
+    })
+}
+
 /// Accepts connections until `stopped`; each is answered by a task of its own, at most
-/// [`MAX_CONNECTIONS`] at once.
+/// [`MAX_CONNECTIONS`] at once (and the ones being closed to make room).
 async fn serve(
     listener: std::net::TcpListener,
     registry: Registry,
@@ -148,7 +205,7 @@ async fn serve(
         return;
     };
     let registry = Rc::new(registry);
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Rc::new(RefCell::new(Slots::default()));
     loop {
         let accepted = tokio::select! {
             _ = &mut stopped => return,
@@ -164,16 +221,21 @@ async fn serve(
                 }
             }
         };
-        match Arc::clone(&slots).try_acquire_owned() {
-            Ok(slot) => {
+        match take_slot(&slots) {
+            Some(slot) => {
                 let registry = Rc::clone(&registry);
-                tokio::task::spawn_local(async move {
-                    answer(stream, &registry).await;
+                let id = slot.id;
+                let task = tokio::task::spawn_local(async move {
+                    answer(stream, &registry, &slot).await;
                     drop(slot);
                 });
+                slots
+                    .borrow_mut()
+                    .reading
+                    .push_back((id, task.abort_handle()));
             }
-            // Full: a short refusal if the socket takes it at once, then closed.
-            Err(_) => {
+            // Every slot answering: a short refusal if the socket takes it at once, then closed.
+            None => {
                 let _ = stream.try_write(&response(
                     "503 Service Unavailable",
                     "text/plain; charset=utf-8",
@@ -185,8 +247,9 @@ async fn serve(
 }
 
 /// One connection: one request, one answer, closed.
-async fn answer(mut stream: TcpStream, registry: &Registry) {
+async fn answer(mut stream: TcpStream, registry: &Registry, slot: &Slot) {
     let head = tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut stream)).await;
+    slot.head_read();
     let reply = match head {
         Ok(Ok(Some(line))) => route(&line, registry),
         Ok(Ok(None)) => response(
@@ -284,6 +347,33 @@ mod tests {
         );
         let e = parse_listen_address("127.0.0.1").unwrap_err();
         assert!(e.contains("no port"), "{e}");
+    }
+
+    /// 40 clients that connect and never finish their request (more than there are slots)
+    /// do not keep an ordinary scrape out: it takes the oldest one's slot.
+    #[test]
+    fn slow_clients_holding_every_slot_do_not_lock_out_a_scrape() {
+        use std::io::{Read, Write};
+        let exporter = Exporter::start("127.0.0.1:0".parse().unwrap(), Arc::default()).unwrap();
+        let address = exporter.address();
+        let mut slow = Vec::new();
+        for _ in 0..MAX_CONNECTIONS + 8 {
+            let mut s = std::net::TcpStream::connect(address).unwrap();
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            slow.push(s);
+        }
+        let mut scrape = std::net::TcpStream::connect(address).unwrap();
+        scrape
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        scrape
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut answer = String::new();
+        scrape.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        drop(slow);
     }
 
     #[test]

@@ -91,9 +91,15 @@ pub fn check_in_browser(html: &Path, name: &str, min_charts: usize) -> String {
             "{name}: chart {i} has no data drawn"
         );
     }
-    let png = screenshot_dir().join(format!("{name}.png"));
-    run(&[&format!("--screenshot={}", png.display())]);
-    assert_not_blank(&png, name);
+    // Taken into this test's own directory and checked there, then published by rename: copies
+    // of the suite running at once never read one another's half-written picture.
+    let own = profile.path().join(format!("{name}.png"));
+    run(&[&format!("--screenshot={}", own.display())]);
+    assert_not_blank(&own, name);
+    let published = screenshot_dir().join(format!("{name}.png"));
+    let staged = tempfile::NamedTempFile::new_in(screenshot_dir()).unwrap();
+    std::fs::copy(&own, staged.path()).unwrap();
+    staged.persist(&published).unwrap();
     dom
 }
 
