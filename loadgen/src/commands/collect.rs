@@ -1,53 +1,51 @@
 //! `redlock-loadgen collect`: waits (bounded) for every agent's result on the coordinator,
 //! prints their merge exactly as `merge` would, one line per agent, how the phases started,
 //! and the cross-agent mutual-exclusion check.
+//!
+//! Everything before the report (connecting, waiting, reading, decoding, merging, the check)
+//! ends by `--wait`, and at once on SIGINT/SIGTERM/SIGHUP: the CPU-bound stages run on a
+//! thread of their own ([`offload`]) that the command stops waiting for (and tells to stop).
+//! What agents stored is read only within its limits (`STRLEN` first), never whole.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::merge::print_merged;
 use super::shared::Session;
 use crate::cli::CollectArgs;
 use crate::commands::output::Outputs;
-use crate::engine::coordinator::agent::AgentInfo;
-use crate::engine::coordinator::overlap::{self, AgentWindows, Findings};
-use crate::engine::coordinator::{key, Coordinator, KEY_TTL, MAX_AGENTS};
+use crate::engine::coordinator::agent::{AgentInfo, MAX_INFO_BYTES, MAX_PHASES};
+use crate::engine::coordinator::overlap::{self, AgentWindows, Findings, MAX_WINDOWS_BYTES};
+use crate::engine::coordinator::{key, Coordinator, Stored, KEY_TTL, MAX_AGENTS};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::estimates::judge_modes;
 use crate::model::limits;
 use crate::model::mode::ModeStats;
 use crate::model::threshold::{JudgedThreshold, Threshold};
+use crate::signals::{Signal, Signals, Stop};
 
 /// One agent's stored result.
 struct Part {
     info: AgentInfo,
     doc: Document,
-    windows: Vec<AgentWindows>,
+}
+
+/// Everything read and judged before the report is printed.
+struct Collected {
+    parts: Vec<Part>,
+    merged: Document,
+    findings: Findings,
 }
 
 pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
-    let parts = session.rt.block_on(fetch(&args))?;
-    let named: Vec<(String, Document)> = parts
-        .iter()
-        .map(|p| {
-            (
-                format!("agent {} ({})", p.info.agent, p.info.host),
-                p.doc.clone(),
-            )
-        })
-        .collect();
-    let mut merged = crate::merge::merge(named, crate::merge::Allow::default())?;
+    let Collected {
+        parts,
+        mut merged,
+        findings,
+    } = session.rt.block_on(bounded(&args, &session.signals))?;
     let thresholds = judge_whole_run(&mut merged, &args.thresholds)?;
-    let mut findings = Findings::default();
-    let phases = parts.iter().map(|p| p.windows.len()).max().unwrap_or(0);
-    for k in 0..phases {
-        let of_phase: Vec<AgentWindows> = parts
-            .iter()
-            .filter_map(|p| p.windows.get(k).cloned())
-            .collect();
-        findings.add(&overlap::check(&of_phase));
-    }
     let coordination = serde_json::json!({
         "run_id": args.run_id,
         "agents": parts.iter().map(|p| &p.info).collect::<Vec<_>>(),
@@ -62,6 +60,10 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
     });
     let violations = print_merged(&merged, &outputs, Some(("coordination", coordination)))?;
     outputs.print_report(&agents_section(&parts, &merged, &findings))?;
+    // Writing the report is short and not cut off; a signal during it still sets the exit code.
+    if let Some(signal) = session.signals.received() {
+        return Err(LoadgenError::Interrupted(signal));
+    }
     match violations + findings.certain {
         0 => crate::commands::run::check_thresholds(&thresholds),
         n => Err(LoadgenError::Violations(n)),
@@ -93,9 +95,121 @@ fn judge_whole_run(
     }
 }
 
-async fn fetch(args: &CollectArgs) -> Result<Vec<Part>, LoadgenError> {
+/// Where `collect` is, for the message when `--wait` runs out.
+#[derive(Debug, Clone)]
+enum Stage {
+    /// Waiting for these agents' results (of `agents`).
+    Waiting {
+        agents: u32,
+        missing: Vec<u32>,
+    },
+    Doing(String),
+}
+
+#[derive(Debug, Clone)]
+struct Progress(Arc<Mutex<Stage>>);
+
+impl Progress {
+    fn set(&self, stage: Stage) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = stage;
+    }
+
+    fn doing(&self, what: String) {
+        self.set(Stage::Doing(what));
+    }
+
+    /// The error of a `--wait` that ran out, naming the stage it ran out in.
+    fn ran_out(&self, args: &CollectArgs) -> LoadgenError {
+        let id = &args.run_id;
+        let wait = args.wait;
+        LoadgenError::Failed(match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+            Stage::Waiting { agents, missing } => format!(
+                "run {id}: only {} of {agents} agents stored a result within {wait:?} (--wait); missing: agent {}",
+                *agents as usize - missing.len(),
+                missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            Stage::Doing(what) => format!(
+                "run {id}: collect did not finish within {wait:?} (--wait): it was {what}; no report was printed (a longer --wait gives it more time)"
+            ),
+        })
+    }
+}
+
+/// [`gather`], ended by `--wait` (an error naming the stage) or a signal (128 + its number).
+async fn bounded(args: &CollectArgs, signals: &Signals) -> Result<Collected, LoadgenError> {
+    let deadline = tokio::time::Instant::now() + args.wait;
+    let progress = Progress(Arc::new(Mutex::new(Stage::Doing(format!(
+        "connecting to the coordinator {}",
+        redlock_core::redact_url(&args.coordinator)
+    )))));
+    let cancel = Arc::new(Stop::default());
+    let out = tokio::select! {
+        out = gather(args, &progress, &cancel) => out,
+        () = signals.stop.wait() => Err(LoadgenError::Interrupted(
+            signals.received().unwrap_or(Signal::Sigint),
+        )),
+        () = tokio::time::sleep_until(deadline) => Err(progress.ran_out(args)),
+    };
+    // A worker thread still running stops at its next look at the flag; its answer is dropped.
+    cancel.set();
+    out
+}
+
+/// Runs CPU-bound `work` on a thread of its own, so a signal or the deadline can stop
+/// waiting for it (and the process can end without joining it); `work` gets the flag that
+/// says it was abandoned.
+async fn offload<T: Send + 'static>(
+    cancel: &Arc<Stop>,
+    work: impl FnOnce(&Stop) -> Result<T, LoadgenError> + Send + 'static,
+) -> Result<T, LoadgenError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let cancel = Arc::clone(cancel);
+    std::thread::Builder::new()
+        .name("collect".into())
+        .spawn(move || {
+            let _ = tx.send(work(&cancel));
+        })
+        .map_err(|e| LoadgenError::Failed(format!("starting a thread: {e}")))?;
+    rx.await
+        .map_err(|_| LoadgenError::Failed("collect's worker thread panicked".into()))?
+}
+
+/// The error for a stage stopped by [`bounded`] (never shown: `bounded` returns its own).
+fn stopped() -> LoadgenError {
+    LoadgenError::Failed("collect was stopped".into())
+}
+
+async fn gather(
+    args: &CollectArgs,
+    progress: &Progress,
+    cancel: &Arc<Stop>,
+) -> Result<Collected, LoadgenError> {
     let c = Coordinator::connect(&args.coordinator).await?;
     let id = &args.run_id;
+    progress.doing(format!("reading run {id}'s agent count"));
+    let agents = agent_count(&c, id).await?;
+    wait_for_results(&c, id, agents, progress).await?;
+    let infos = read_timings(&c, id, agents, progress).await?;
+    let texts = read_results(&c, id, agents, progress).await?;
+    progress.doing(format!("decoding and merging the {agents} agents' results"));
+    let owned = id.to_string();
+    let merge = move |cancel: &Stop| merge_results(owned, texts, cancel);
+    let (docs, merged) = offload(cancel, merge).await?;
+    let findings = check_windows(&c, id, &infos, progress, cancel).await?;
+    let parts = infos
+        .into_iter()
+        .zip(docs)
+        .map(|(info, doc)| Part { info, doc })
+        .collect();
+    Ok(Collected {
+        parts,
+        merged,
+        findings,
+    })
+}
+
+/// The run's agent count, within 1..=[`MAX_AGENTS`].
+async fn agent_count(c: &Coordinator, id: &str) -> Result<u32, LoadgenError> {
     let agents: u32 = c.get(&key(id, "agents")).await?.ok_or_else(|| {
         LoadgenError::Usage(format!(
             "coordinator {} knows no run {id} (no agent joined it, or its keys expired after {} h)",
@@ -110,70 +224,181 @@ async fn fetch(args: &CollectArgs) -> Result<Vec<Part>, LoadgenError> {
             key(id, "agents")
         )));
     }
-    // The whole wait, every coordinator request included, ends by the deadline.
-    let deadline = tokio::time::Instant::now() + args.wait;
-    let mut missing = Vec::new();
-    let waited = tokio::time::timeout_at(deadline, wait_for_results(&c, id, agents, &mut missing));
-    match waited.await {
-        Ok(result) => result?,
-        Err(_) => {
-            let arrived = agents as usize - missing.len();
-            return Err(LoadgenError::Failed(format!(
-                "run {id}: only {arrived} of {agents} agents stored a result within {:?} (--wait); missing: agent {}",
-                args.wait,
-                missing
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    }
-    let mut parts = Vec::with_capacity(agents as usize);
-    for n in 1..=agents {
-        let bad = |what: &str, e: String| {
-            LoadgenError::Failed(format!("run {id}: agent {n}'s {what}: {e}"))
-        };
-        // Read only what a result file may hold (the same limit as `report` and `merge`).
-        let size: u64 = c
-            .query(redis::cmd("STRLEN").arg(key(id, &format!("result:{n}"))))
-            .await?;
-        limits::check_file_size(size).map_err(|e| bad("result", e))?;
-        let text: String = c
-            .get(&key(id, &format!("result:{n}")))
-            .await?
-            .ok_or_else(|| bad("result", "expired".into()))?;
-        let doc = document::parse(&text).map_err(|e| bad("result", e))?;
-        let info: String = c
-            .get(&key(id, &format!("agent:{n}")))
-            .await?
-            .ok_or_else(|| bad("timings", "missing".into()))?;
-        let info: AgentInfo =
-            serde_json::from_str(&info).map_err(|e| bad("timings", e.to_string()))?;
-        let mut windows = Vec::with_capacity(info.phases.len());
-        for phase in &info.phases {
-            let bytes: Vec<u8> = c
-                .get(&key(id, &format!("windows:{n}:{}", phase.phase)))
-                .await?
-                .ok_or_else(|| bad("windows", format!("phase {} missing", phase.phase)))?;
-            windows.push(AgentWindows::decode(n, &bytes).map_err(|e| bad("windows", e))?);
-        }
-        parts.push(Part { info, doc, windows });
-    }
-    Ok(parts)
+    Ok(agents)
 }
 
-/// Waits until every agent 1..=`agents` stored its result (`missing`: the ones not yet, as
+/// Agent `n`'s `what` is refused: `why`.
+fn bad(id: &str, n: u32, what: &str, why: impl std::fmt::Display) -> LoadgenError {
+    LoadgenError::Failed(format!("run {id}: agent {n}'s {what}: {why}"))
+}
+
+/// Reads what agent `n` stored under `name` within `max` bytes, refusing more (naming the
+/// agent, the field, the key and both sizes) before any of it is read.
+async fn read_field(
+    c: &Coordinator,
+    id: &str,
+    n: u32,
+    (what, name): (&str, &str),
+    (max, limit): (u64, &str),
+) -> Result<Vec<u8>, LoadgenError> {
+    let k = key(id, name);
+    match c.read_bounded(&k, max).await? {
+        Stored::Value(bytes) => Ok(bytes),
+        Stored::Missing => Err(bad(id, n, what, format!("missing (key {k})"))),
+        Stored::TooLarge(size) => Err(bad(
+            id,
+            n,
+            what,
+            format!("{size} bytes under key {k}, more than the {max} bytes read ({limit}); nothing of it was read"),
+        )),
+    }
+}
+
+/// Every agent's timings (`agent:n`): at most [`MAX_INFO_BYTES`] and [`MAX_PHASES`] phases.
+async fn read_timings(
+    c: &Coordinator,
+    id: &str,
+    agents: u32,
+    progress: &Progress,
+) -> Result<Vec<AgentInfo>, LoadgenError> {
+    let limit = format!(
+        "{} MiB, room for the most phases an agent runs, {MAX_PHASES}",
+        MAX_INFO_BYTES >> 20
+    );
+    let mut infos = Vec::with_capacity(agents as usize);
+    for n in 1..=agents {
+        progress.doing(format!("reading agent {n}'s timings"));
+        let what = ("timings", &*format!("agent:{n}"));
+        let bytes = read_field(c, id, n, what, (MAX_INFO_BYTES, &limit)).await?;
+        let info: AgentInfo =
+            serde_json::from_slice(&bytes).map_err(|e| bad(id, n, "timings", e))?;
+        if info.phases.len() > MAX_PHASES {
+            return Err(bad(
+                id,
+                n,
+                "timings",
+                format!("{} phases, at most {MAX_PHASES}", info.phases.len()),
+            ));
+        }
+        if info.agent != n {
+            return Err(bad(
+                id,
+                n,
+                "timings",
+                format!("they name agent {}", info.agent),
+            ));
+        }
+        infos.push(info);
+    }
+    Ok(infos)
+}
+
+/// Every agent's result text, each within what a result file may hold.
+async fn read_results(
+    c: &Coordinator,
+    id: &str,
+    agents: u32,
+    progress: &Progress,
+) -> Result<Vec<Vec<u8>>, LoadgenError> {
+    let limit = format!(
+        "{} MiB, the most a result file may hold",
+        limits::MAX_FILE_BYTES >> 20
+    );
+    let mut texts = Vec::with_capacity(agents as usize);
+    for n in 1..=agents {
+        progress.doing(format!("reading agent {n}'s result"));
+        let what = ("result", &*format!("result:{n}"));
+        texts.push(read_field(c, id, n, what, (limits::MAX_FILE_BYTES, &limit)).await?);
+    }
+    Ok(texts)
+}
+
+/// Parses the results (agent 1 first) and merges them as `merge` would.
+fn merge_results(
+    id: String,
+    texts: Vec<Vec<u8>>,
+    cancel: &Stop,
+) -> Result<(Vec<Document>, Document), LoadgenError> {
+    let mut docs = Vec::with_capacity(texts.len());
+    for (n, text) in (1..).zip(texts) {
+        if cancel.is_set() {
+            return Err(stopped());
+        }
+        let text = String::from_utf8(text).map_err(|e| bad(&id, n, "result", e))?;
+        docs.push(document::parse(&text).map_err(|e| bad(&id, n, "result", e))?);
+    }
+    let named = (1..)
+        .zip(&docs)
+        .map(|(n, doc): (u32, &Document)| (format!("agent {n}"), doc.clone()))
+        .collect();
+    let merged = crate::merge::merge(named, crate::merge::Allow::default())?;
+    Ok((docs, merged))
+}
+
+/// The cross-agent check, phase by phase (so only one phase's windows are held at a time).
+async fn check_windows(
+    c: &Coordinator,
+    id: &str,
+    infos: &[AgentInfo],
+    progress: &Progress,
+    cancel: &Arc<Stop>,
+) -> Result<Findings, LoadgenError> {
+    let limit = format!("{} windows", overlap::MAX_WINDOWS);
+    let mut findings = Findings::default();
+    let phases = infos.iter().map(|i| i.phases.len()).max().unwrap_or(0);
+    if phases > 0 {
+        eprintln!(
+            "redlock-loadgen: checking mutual exclusion across the {} agents of run {id} ({phases} phase(s))",
+            infos.len()
+        );
+    }
+    for k in 0..phases {
+        let mut of_phase = Vec::with_capacity(infos.len());
+        for info in infos {
+            let Some(phase) = info.phases.get(k) else {
+                continue;
+            };
+            let (n, p) = (info.agent, phase.phase);
+            progress.doing(format!("reading agent {n}'s windows of phase {p}"));
+            let what = (
+                &*format!("windows of phase {p}"),
+                &*format!("windows:{n}:{p}"),
+            );
+            let bytes = read_field(c, id, n, what, (MAX_WINDOWS_BYTES, &limit)).await?;
+            progress.doing(format!("decoding agent {n}'s windows of phase {p}"));
+            let id = id.to_string();
+            let decode = move |_: &Stop| {
+                AgentWindows::decode(n, &bytes).map_err(|e| bad(&id, n, "windows", e))
+            };
+            of_phase.push(offload(cancel, decode).await?);
+        }
+        let windows: usize = of_phase.iter().map(|a| a.windows.len()).sum();
+        progress.doing(format!(
+            "checking the {windows} windows of phase {} of {} agents for overlaps",
+            k + 1,
+            of_phase.len()
+        ));
+        let check = move |cancel: &Stop| overlap::check(&of_phase, cancel).map_err(|_| stopped());
+        findings.add(&offload(cancel, check).await?);
+    }
+    Ok(findings)
+}
+
+/// Waits until every agent 1..=`agents` stored its result (`progress`: the ones not yet, as
 /// last seen), or the run was given up. The caller bounds it by its deadline.
 async fn wait_for_results(
     c: &Coordinator,
     id: &str,
     agents: u32,
-    missing: &mut Vec<u32>,
+    progress: &Progress,
 ) -> Result<(), LoadgenError> {
-    *missing = (1..=agents).collect();
+    let mut missing: Vec<u32> = (1..=agents).collect();
     let mut said = false;
     loop {
+        progress.set(Stage::Waiting {
+            agents,
+            missing: missing.clone(),
+        });
         let mut still = Vec::new();
         for &n in missing.iter() {
             let exists: bool = c
@@ -183,7 +408,7 @@ async fn wait_for_results(
                 still.push(n);
             }
         }
-        *missing = still;
+        missing = still;
         if missing.is_empty() {
             return Ok(());
         }

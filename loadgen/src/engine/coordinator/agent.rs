@@ -37,6 +37,13 @@ pub struct PhaseStart {
     pub bound_us: u64,
 }
 
+/// The most phases an agent's timings may list: as many as a result may hold steps
+/// ([`crate::model::limits::MAX_ITEMS`]; a capacity search takes at most about 1,200).
+pub const MAX_PHASES: usize = crate::model::limits::MAX_ITEMS;
+/// The largest timings record (`agent:n`) `collect` reads: 1 MiB, room for [`MAX_PHASES`]
+/// phases of about 200 bytes each.
+pub const MAX_INFO_BYTES: u64 = 1 << 20;
+
 /// What an agent stores about itself besides its result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AgentInfo {

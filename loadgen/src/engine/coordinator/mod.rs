@@ -30,8 +30,10 @@ use crate::error::LoadgenError;
 
 /// How long everything a run stores on the coordinator lives.
 pub const KEY_TTL: Duration = Duration::from_secs(24 * 3600);
-/// Every single coordinator request is bounded by this (a coordinator that stops answering
-/// fails the run instead of hanging it).
+/// Every single coordinator request (and the connection) is bounded by this (a coordinator
+/// that stops answering fails the run instead of hanging it). It is the only bound: the redis
+/// crate's own defaults (0.5 s per answer, 1 s to connect) are switched off, since reading an
+/// agent's 80 MB of windows on a busy machine takes longer than that.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Agents in one run at most (`--agents`); `collect` refuses a stored count above it.
 pub const MAX_AGENTS: u32 = 1000;
@@ -73,7 +75,11 @@ impl Coordinator {
         let shown = redlock_core::redact_url(url);
         let client = redis::Client::open(url)
             .map_err(|e| LoadgenError::Usage(format!("coordinator {shown}: {e}")))?;
-        let con = tokio::time::timeout(REQUEST_TIMEOUT, client.get_multiplexed_async_connection())
+        let unbounded = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(None)
+            .set_response_timeout(None);
+        let connecting = client.get_multiplexed_async_connection_with_config(&unbounded);
+        let con = tokio::time::timeout(REQUEST_TIMEOUT, connecting)
             .await
             .map_err(|_| {
                 LoadgenError::Failed(format!(
@@ -147,6 +153,27 @@ impl Coordinator {
         self.query(redis::cmd("GET").arg(key)).await
     }
 
+    /// Reads the string at `key` only when it holds at most `max` bytes: its length first
+    /// (`STRLEN`), then at most `max` + 1 bytes of it (`GETRANGE`), so a value that grew in
+    /// between is not read whole either. A refused value costs no memory here.
+    pub async fn read_bounded(&self, key: &str, max: u64) -> Result<Stored, LoadgenError> {
+        let size: u64 = self.query(redis::cmd("STRLEN").arg(key)).await?;
+        if size > max {
+            return Ok(Stored::TooLarge(size));
+        }
+        if size == 0 {
+            return Ok(Stored::Missing);
+        }
+        let bytes: Vec<u8> = self
+            .query(redis::cmd("GETRANGE").arg(key).arg(0).arg(max))
+            .await?;
+        match bytes.len() as u64 {
+            0 => Ok(Stored::Missing),
+            n if n > max => Ok(Stored::TooLarge(n)),
+            _ => Ok(Stored::Value(bytes)),
+        }
+    }
+
     /// The run id to join: `wanted`, or the run the coordinator has open (opened here when
     /// there is none).
     pub async fn run_id(&self, wanted: Option<&str>) -> Result<String, LoadgenError> {
@@ -176,6 +203,16 @@ impl Coordinator {
             .await
             .map(|_| ())
     }
+}
+
+/// What [`Coordinator::read_bounded`] found under a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stored {
+    /// No such key (or an empty string: nothing the agents store is empty).
+    Missing,
+    /// More bytes than allowed (at least this many; nothing more was read).
+    TooLarge(u64),
+    Value(Vec<u8>),
 }
 
 /// This machine's host name (the pod name on Kubernetes).
