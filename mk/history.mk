@@ -5,6 +5,7 @@
 .PHONY: deps-go deps-faketime history-check test-history-check test-history-agreement
 
 GO ?= go
+GOFMT ?= gofmt
 HISTORY_CHECK_BIN := $(or $(CARGO_TARGET_DIR),target)/tools/history-check
 
 deps-go: ## Install the Go toolchain (the distribution's golang-go) if missing
@@ -23,8 +24,12 @@ deps-faketime: ## Install libfaketime (the distribution's package) if missing
 history-check: deps-go ## Build the independent history checker into target/tools/history-check
 	cd loadgen/history-check && $(GO) build -o $(abspath $(HISTORY_CHECK_BIN)) .
 
-test-history-check: deps-go ## Vet and test the history checker (legal, overlapping, expired and stale-write histories)
-	cd loadgen/history-check && $(GO) vet ./... && $(GO) test -count=1 ./...
+# The timeline test renders a page with a hostile key in headless Chromium (deps-chromium,
+# mk/reports.mk); HISTORY_CHECK_BROWSER makes a missing browser a failure, not a skip.
+test-history-check: deps-go deps-chromium ## Vet and test the history checker (legal, overlapping, expired, stale-write and planted histories; pieces against whole; the timeline in Chromium)
+	cd loadgen/history-check && unformatted="$$($(GOFMT) -l .)" && \
+	  { [ -z "$$unformatted" ] || { echo "gofmt -l: $$unformatted"; exit 1; }; }
+	cd loadgen/history-check && $(GO) vet ./... && HISTORY_CHECK_BROWSER=1 $(GO) test -count=1 ./...
 
 # The whole fault matrix, run once in concurrent fan-out, its histories checked by both checkers
 # (loadgen/tests/history_agreement.rs, about 2 min 15 s on a busy 2-core machine), runs with the other Rust tests in `make test-rust`,

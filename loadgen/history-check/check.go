@@ -48,7 +48,7 @@ func CheckPieces(pieces []Piece, timeout time.Duration, workers int) Outcome {
 					stop.Store(true)
 					return
 				}
-				results[i] = porcupine.CheckOperationsTimeout(LockModel, pieces[i].Ops, left)
+				results[i] = porcupine.CheckOperationsTimeout(LockModel, pieces[i].Operations(), left)
 				if results[i] != porcupine.Ok {
 					stop.Store(true)
 				}
@@ -81,12 +81,12 @@ func timelinePieces(pieces []Piece, illegal []int) []int {
 	var out []int
 	ops := 0
 	add := func(i int) {
-		if chosen[i] || (len(out) > 0 && ops+len(pieces[i].Ops) > timelineOps) {
+		if chosen[i] || (len(out) > 0 && ops+pieces[i].Len() > timelineOps) {
 			return
 		}
 		chosen[i] = true
 		out = append(out, i)
-		ops += len(pieces[i].Ops)
+		ops += pieces[i].Len()
 	}
 	for _, i := range illegal {
 		add(i)
@@ -103,7 +103,7 @@ func timelinePieces(pieces []Piece, illegal []int) []int {
 func DrawTimeline(path string, pieces []Piece, chosen []int, faults []Fault, timeout time.Duration) error {
 	var ops []porcupine.Operation
 	for _, i := range chosen {
-		ops = append(ops, pieces[i].Ops...)
+		ops = append(ops, pieces[i].Operations()...)
 	}
 	model := LockModel
 	model.Partition = byPiece

@@ -113,11 +113,12 @@ func check(history *History, timeout time.Duration, timeline string) (report, in
 	pieces := Pieces(history, pieceOps)
 	out := report{Events: history.Events, Operations: len(history.Ops), Faults: len(history.Faults),
 		Unfinished: history.Unfinished, Pieces: len(pieces)}
+	history.Ops = nil // the pieces hold them, by key: let this copy go
 	keys := map[string]bool{}
 	for _, p := range pieces {
 		keys[p.Key] = true
-		if len(p.Ops) > out.LargestPiece {
-			out.LargestPiece = len(p.Ops)
+		if p.Len() > out.LargestPiece {
+			out.LargestPiece = p.Len()
 		}
 	}
 	out.Keys = len(keys)

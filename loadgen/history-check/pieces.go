@@ -49,7 +49,8 @@ const (
 type Piece struct {
 	Key   string
 	Index int
-	Ops   []porcupine.Operation
+	ops   []Op
+	first bool // the key's first piece: starts from the initial state
 	// From, To: the times of its first call and last return; FirstEvent, LastEvent the
 	// events that completed its operations, lowest and highest, for the messages.
 	From, To    int64
@@ -105,11 +106,10 @@ func splitKey(out []Piece, key string, ops []Op, target int) []Piece {
 	return append(out, newPiece(key, len(out), ops[start:], state, start == 0))
 }
 
-// newPiece makes a piece of ops; a piece after the key's first starts with a Carry of the
-// state the pieces before it left, called before every operation of the piece.
+// newPiece makes a piece of ops (the times and events it spans, for the messages).
 func newPiece(key string, index int, ops []Op, from State, first bool) Piece {
-	p := Piece{Key: key, Index: index, CarriedFrom: from, From: ops[0].Call, To: ops[0].Return,
-		FirstEvent: ops[0].Event, LastEvent: ops[0].Event}
+	p := Piece{Key: key, Index: index, ops: ops, CarriedFrom: from, first: first, From: ops[0].Call,
+		To: ops[0].Return, FirstEvent: ops[0].Event, LastEvent: ops[0].Event}
 	for _, op := range ops {
 		if op.Call < p.From {
 			p.From = op.Call
@@ -124,17 +124,32 @@ func newPiece(key string, index int, ops []Op, from State, first bool) Piece {
 			p.LastEvent = op.Event
 		}
 	}
-	meta := opMeta{Key: key, Piece: index}
-	p.Ops = make([]porcupine.Operation, 0, len(ops)+1)
-	if !first {
-		p.Ops = append(p.Ops, porcupine.Operation{ClientId: -1, Input: Input{Kind: Carry, State: from},
+	return p
+}
+
+// Len is the number of operations Porcupine checks in the piece.
+func (p *Piece) Len() int {
+	if p.first {
+		return len(p.ops)
+	}
+	return len(p.ops) + 1
+}
+
+// Operations are the piece's operations for Porcupine, made when it is checked (so only the
+// pieces being checked hold them). A piece after the key's first starts with a Carry of the
+// state the pieces before it left, called before every operation of the piece.
+func (p *Piece) Operations() []porcupine.Operation {
+	meta := opMeta{Key: p.Key, Piece: p.Index}
+	out := make([]porcupine.Operation, 0, p.Len())
+	if !p.first {
+		out = append(out, porcupine.Operation{ClientId: -1, Input: Input{Kind: Carry, State: p.CarriedFrom},
 			Call: p.From - 1, Return: p.From - 1, Metadata: meta})
 	}
-	for _, op := range ops {
-		p.Ops = append(p.Ops, porcupine.Operation{ClientId: op.Process, Input: op.Input, Call: op.Call,
+	for _, op := range p.ops {
+		out = append(out, porcupine.Operation{ClientId: op.Process, Input: op.Input, Call: op.Call,
 			Return: op.Return, Metadata: meta})
 	}
-	return p
+	return out
 }
 
 // fold is the state a legal run of ops leaves from s (see the file's comment).

@@ -115,8 +115,8 @@ func TestALongHistorySplitsIntoSmallPieces(t *testing.T) {
 	h := b.read(t)
 	pieces := Pieces(h, pieceOps)
 	for _, p := range pieces {
-		if len(p.Ops) > 2*pieceOps {
-			t.Fatalf("piece %d holds %d operations", p.Index, len(p.Ops))
+		if p.Len() > 2*pieceOps {
+			t.Fatalf("piece %d holds %d operations", p.Index, p.Len())
 		}
 	}
 	if len(pieces) < 30 {
@@ -126,7 +126,7 @@ func TestALongHistorySplitsIntoSmallPieces(t *testing.T) {
 		t.Fatalf("verdict %v", got)
 	}
 	last := pieces[len(pieces)-1]
-	if in := last.Ops[0].Input.(Input); in.Kind != Carry || in.State.MaxFence < 2900 {
+	if in := last.Operations()[0].Input.(Input); in.Kind != Carry || in.State.MaxFence < 2900 {
 		t.Fatalf("the last piece starts with %+v", in)
 	}
 }

@@ -54,11 +54,13 @@ type reader struct {
 	faultStarts map[string]int64
 	lastIndex   int64
 	clientOps   int
+	keys        map[string]string // one copy of each key for every operation of it
 }
 
 func newReader() *reader {
 	return &reader{h: &History{}, processes: map[int]*process{}, leases: map[string]*lease{},
-		keyFencing: map[string]fencing{}, faultStarts: map[string]int64{}, lastIndex: -1}
+		keyFencing: map[string]fencing{}, faultStarts: map[string]int64{}, lastIndex: -1,
+		keys: map[string]string{}}
 }
 
 // where names an event in a message: its index and line.
@@ -105,6 +107,11 @@ func (r *reader) event(line int, e *Event) error {
 	}
 	if e.Key == nil {
 		return fmt.Errorf("%s: %s of process %d has no key", at, e.F, p)
+	}
+	if key, ok := r.keys[*e.Key]; ok {
+		e.Key = &key
+	} else {
+		r.keys[*e.Key] = *e.Key
 	}
 	var v leaseValue
 	if len(e.Value) > 0 && string(e.Value) != "null" {
