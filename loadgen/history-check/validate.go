@@ -248,8 +248,11 @@ func (r *reader) acquired(at string, p int, c *call, e *Event, v leaseValue) err
 	switch {
 	case v.Token == nil || *v.Token == "":
 		return fmt.Errorf("%s: acquire ok has no token", at)
-	case r.leases[*v.Token] != nil:
-		return fmt.Errorf("%s: token %q was already granted (event %d)", at, *v.Token, r.leases[*v.Token].event)
+	case r.leases[*v.Token] != nil && r.leases[*v.Token].process != p:
+		// The same process may be granted a token again (setnx-getset's is a timestamp in ms,
+		// named by its process): from then on the token stands for its latest lease.
+		return fmt.Errorf("%s: token %q was already granted to process %d (event %d)", at, *v.Token,
+			r.leases[*v.Token].process, r.leases[*v.Token].event)
 	case v.ValidUntil == nil:
 		return fmt.Errorf("%s: acquire ok has no valid_until (where the lease ends)", at)
 	case *v.ValidUntil <= *e.Time:

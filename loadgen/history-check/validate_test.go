@@ -124,7 +124,7 @@ func TestOtherFieldsAreChecked(t *testing.T) {
 		{"time going back", func(b *historyBuilder) { b.add("0", "invoke", "acquire", "r", "", 400) },
 			"time 400 ns is before process 0's previous event (505 ns)"},
 		{"token granted twice", func(b *historyBuilder) { b.hold(3, "r", "P", 7, 800, 810, 900, 0) },
-			`token "P" was already granted`},
+			`token "P" was already granted to process 9 (event 5)`},
 		{"release on another key", func(b *historyBuilder) { b.release(0, "s", "L", 900) },
 			`release on key "s" with token "L", granted on key "r"`},
 		{"two operations at once", func(b *historyBuilder) {
@@ -149,5 +149,17 @@ func TestMoreEventsThanTheBoundAreRefusedAsTooLarge(t *testing.T) {
 	var tooLarge *TooLargeError
 	if !errors.As(err, &tooLarge) {
 		t.Fatalf("error %v, want TooLargeError", err)
+	}
+}
+
+// setnx-getset's token is a timestamp in ms (named by its process): a process may be granted
+// the same one again, which then stands for its latest lease.
+func TestAProcessMayBeGrantedItsTokenAgain(t *testing.T) {
+	b := &historyBuilder{}
+	b.hold(0, "r", "p0-1700", -1, 0, 10, 1000, 100)
+	b.hold(0, "r", "p0-1700", -1, 200, 210, 1000, 300)
+	b.hold(1, "r", "p1-1700", -1, 400, 410, 1000, 500)
+	if got := judge(t, b); got != porcupine.Ok {
+		t.Fatalf("verdict %v, want Ok", got)
 	}
 }
