@@ -378,7 +378,7 @@ async fn check_windows(
             k + 1,
             of_phase.len()
         ));
-        let check = move |cancel: &Stop| overlap::check(&of_phase, cancel).map_err(|_| stopped());
+        let check = move |cancel: &Stop| overlap::check(of_phase, cancel).map_err(|_| stopped());
         findings.add(&offload(cancel, check).await?);
     }
     Ok(findings)

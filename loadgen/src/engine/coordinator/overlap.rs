@@ -145,7 +145,7 @@ struct Held {
 /// window the windows of the other agent that start after it and within its reach are one
 /// range found by binary search (see [`pairs`]), so pairs are counted without being visited.
 /// Returns [`Cancelled`] soon after `cancel` is set.
-pub fn check(agents: &[AgentWindows], cancel: &Stop) -> Result<Findings, Cancelled> {
+pub fn check(agents: Vec<AgentWindows>, cancel: &Stop) -> Result<Findings, Cancelled> {
     let mut found = Findings {
         windows: agents.iter().map(|a| a.windows.len() as u64).sum(),
         max_bound_us: agents.iter().map(|a| a.bound_us).max().unwrap_or(0),
@@ -154,8 +154,9 @@ pub fn check(agents: &[AgentWindows], cancel: &Stop) -> Result<Findings, Cancell
     };
     // Per resource, per (agent, bound): the bound is the same for all windows of a group.
     let mut groups: BTreeMap<(u32, u32, u64), Vec<Held>> = BTreeMap::new();
+    // Each agent's windows are dropped once grouped: memory stays near one copy.
     for a in agents {
-        for w in a.windows.iter().filter(|w| w.end_us > w.start_us) {
+        for w in a.windows.into_iter().filter(|w| w.end_us > w.start_us) {
             groups
                 .entry((w.resource, a.agent, a.bound_us))
                 .or_default()
@@ -244,34 +245,37 @@ fn pairs(
     b: &[Held],
     t: i128,
     cancel: &Stop,
-    mut examples: Option<&mut Vec<(Held, usize, Held)>>,
+    mut examples: Option<&mut Vec<(Held, u32, Held)>>,
 ) -> Result<u64, Cancelled> {
-    // With each window's place in its group, which orders copies of one window.
-    let longer = |g: &[Held]| -> Vec<(Held, usize)> {
-        g.iter()
-            .copied()
-            .zip(0..)
-            .filter(|(w, _)| i128::from(w.end - w.start) > t)
+    // The places of the windows longer than `t`, in order (a place also orders the copies
+    // of one window).
+    let longer = |g: &[Held]| -> Vec<u32> {
+        (0..)
+            .zip(g)
+            .filter(|(_, w)| i128::from(w.end - w.start) > t)
+            .map(|(i, _)| i)
             .collect()
     };
-    let (a, b) = (longer(a), longer(b));
+    let (of_a, of_b) = (longer(a), longer(b));
     let mut count = 0u64;
-    for (earlier, later) in [(&a, &b), (&b, &a)] {
+    for ((earlier, e), (later, l)) in [((a, &of_a), (b, &of_b)), ((b, &of_b), (a, &of_a))] {
         let mut described = 0;
-        for (k, &(w, place)) in earlier.iter().enumerate() {
+        for (k, &place) in e.iter().enumerate() {
             if k % CANCEL_EVERY == 0 && cancel.is_set() {
                 return Err(Cancelled);
             }
-            let from = later.partition_point(|(v, _)| *v <= w);
+            let w = earlier[place as usize];
+            let from = l.partition_point(|&i| later[i as usize] <= w);
             let reach = i128::from(w.end) - t;
-            let to = later.partition_point(|(v, _)| i128::from(v.start) < reach);
+            let to = l.partition_point(|&i| i128::from(later[i as usize].start) < reach);
             if to <= from {
                 continue;
             }
             count += (to - from) as u64;
             if let Some(out) = examples.as_deref_mut() {
                 let take = (to - from).min(EXAMPLES - described);
-                out.extend(later[from..from + take].iter().map(|(v, _)| (w, place, *v)));
+                let partners = l[from..from + take].iter().map(|&i| later[i as usize]);
+                out.extend(partners.map(|v| (w, place, v)));
                 described += take;
             }
         }
@@ -290,7 +294,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn check(agents: &[AgentWindows]) -> Findings {
-        super::check(agents, &Stop::default()).expect("not cancelled")
+        super::check(agents.to_vec(), &Stop::default()).expect("not cancelled")
     }
 
     /// The check as it was: every pair of windows of different agents on one resource that
@@ -394,7 +398,7 @@ mod tests {
         stop.set();
         let a = agent(1, 0, &[(0, 0, 10)]);
         let b = agent(2, 0, &[(0, 5, 15)]);
-        assert_eq!(super::check(&[a, b], &stop), Err(Cancelled));
+        assert_eq!(super::check(vec![a, b], &stop), Err(Cancelled));
     }
 
     #[test]
