@@ -1,7 +1,8 @@
 //! Many agents, coordinated through a coordinator Redis: 3 agent processes on 5 local masters
 //! wait at the barrier until the last joins, start at one planned instant of the coordinator's
 //! clock, and `collect` prints their exact merge; a missing agent ends the run for everybody
-//! after the join timeout; `capacity --agents 2` searches as one. Every process is bounded and
+//! after the join timeout; `capacity --agents 2` searches as one; `collect` checks 2 × 1M
+//! windows and stops on SIGTERM. Every process is bounded and
 //! stopped (killed at a generous deadline, then the test fails).
 
 mod common;
@@ -495,6 +496,109 @@ fn agents_on_different_masters_are_caught_by_the_cross_agent_check() {
         "{report}"
     );
     assert!(!report.contains(" 0 certain overlap(s)"), "{report}");
+}
+
+/// A windows record as agents store it (bound 0): `bound`, `truncated`, then per window its
+/// resource, start, end and token.
+fn windows_record(windows: impl Iterator<Item = (u64, u64, u8)>) -> Vec<u8> {
+    let mut out = vec![0u8; 9];
+    for (start, end, token) in windows {
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&start.to_le_bytes());
+        out.extend_from_slice(&end.to_le_bytes());
+        out.extend_from_slice(&[token; 20]);
+    }
+    out
+}
+
+/// Two agents' 1,000,000 windows each on one resource, taking turns 1 µs apart, with one
+/// planted overlap: `collect` finds exactly that one (the check is a sweep, not a comparison
+/// of every pair); SIGTERM ends it at any stage with 143; and windows beyond their limit are
+/// refused naming the agent and the field.
+#[test]
+fn two_million_windows_are_checked_and_sigterm_ends_collect() {
+    let site = site(3);
+    let args = [
+        "run",
+        "--masters",
+        &site.urls,
+        "--coordinator",
+        &site.coord,
+        "--agents",
+        "2",
+        "--run-id",
+        "big",
+        "--fanout",
+        "concurrent",
+        "--warmup",
+        "0s",
+        "--duration",
+        "500ms",
+        "-q",
+    ];
+    let mut pair = [
+        spawn(site.dir.path(), "b0", &args),
+        spawn(site.dir.path(), "b1", &args),
+    ];
+    for agent in &mut pair {
+        let (code, stderr) = finish(agent);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    const N: u64 = 1_000_000;
+    let first = windows_record((0..N).map(|i| (10 * i, 10 * i + 4, 1)));
+    let second = windows_record((0..N).map(|i| match i {
+        777 => (7_770, 7_778, 0xab), // over agent 1's [7770, 7774]
+        _ => (10 * i + 5, 10 * i + 9, 2),
+    }));
+    let key = |name: &str| format!("redlock-loadgen-coordinator:big:{name}");
+    for (n, record) in [(1, first), (2, second)] {
+        let name = key(&format!("windows:{n}:1"));
+        let set = [b"SET".as_slice(), name.as_bytes(), &record];
+        assert_eq!(
+            site.coordinator.command(0, &set).unwrap(),
+            Reply::Status("OK".into())
+        );
+    }
+    let collect = ["collect", "--coordinator", &site.coord, "--run-id", "big"];
+    let (report, _) = exits(3, &collect);
+    assert!(
+        report.contains("2000000 windows, 1 certain overlap(s), 0 pair(s) undecidable"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "CERTAIN OVERLAP resource 0: agent 1 token {} held it [7770, 7774] µs and agent 2 token {} [7770, 7778] µs",
+            "01".repeat(20),
+            "ab".repeat(20)
+        )),
+        "{report}"
+    );
+    // Once it is reading or checking the windows, SIGTERM ends it (or it finished first).
+    let mut stopped = spawn(site.dir.path(), "collect", &collect);
+    redlock_local::eventually_blocking("collect to check the windows", DEADLINE, || {
+        std::fs::read_to_string(&stopped.stderr)
+            .unwrap()
+            .contains("checking mutual exclusion across the 2 agents")
+    });
+    // SAFETY: kill(2) on our own child's pid (not waited for yet).
+    assert_eq!(
+        unsafe { libc::kill(stopped.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let (code, stderr) = finish(&mut stopped);
+    assert!(code == 143 || code == 3, "exit {code}: {stderr}");
+    // One byte beyond the most windows an agent keeps: refused before it is read.
+    let name = key("windows:2:1");
+    site.coordinator
+        .command(0, &["SETRANGE", &name, "80000009", "x"])
+        .unwrap();
+    let (_, stderr) = exits(1, &collect);
+    assert!(
+        stderr.contains(&format!(
+            "run big: agent 2's windows of phase 1: 80000010 bytes under key {name}, more than the 80000009 bytes read (2000000 windows)"
+        )),
+        "{stderr}"
+    );
 }
 
 /// Ctrl-C while waiting for the others ends the wait at once (exit 130) and gives the run up
