@@ -384,7 +384,8 @@ pub struct CollectArgs {
     /// The run to collect (the agents print it when they join).
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     pub run_id: String,
-    /// How long to wait for every agent's result.
+    /// Bounds the whole command: waiting for every agent's result, reading, merging and
+    /// checking them (when it runs out: exit 1 naming the stage).
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub wait: Duration,
     /// A CI gate on the whole run (repeatable, as `run --threshold`): judged on the merged
