@@ -78,7 +78,7 @@ type History struct {
 type TooLargeError struct{ Events, Max int }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("more than %d events (-max-events %d): too large to check; shorten the run", e.Max, e.Max)
+	return fmt.Sprintf("%d events or more, over -max-events %d: too large to check; shorten the run", e.Events, e.Max)
 }
 
 // ReadHistory reads and validates a history of at most maxEvents events and turns it into

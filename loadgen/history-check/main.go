@@ -20,10 +20,12 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"time"
@@ -91,6 +93,15 @@ func main() {
 	if err != nil {
 		fail(exitBadInput, "%v", err)
 	}
+	// Counted before anything is parsed, so a history too long is refused in a second or two.
+	if lines, err := countLines(file); err != nil {
+		fail(exitBadInput, "%s: %v", path, err)
+	} else if lines > *maxEvents {
+		fail(exitTooLarge, "%s: %v", path, &TooLargeError{Events: lines, Max: *maxEvents})
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		fail(exitBadInput, "%s: %v", path, err)
+	}
 	history, err := ReadHistory(file, *maxEvents)
 	file.Close()
 	var tooLarge *TooLargeError
@@ -153,6 +164,19 @@ func check(history *History, timeout time.Duration, timeline string) (report, in
 		out.Timeline, out.TimelinePieces = timeline, len(chosen)
 	}
 	return out, status
+}
+
+// countLines counts a file's non-empty lines (at most one event each).
+func countLines(r io.Reader) (int, error) {
+	scanner := bufio.NewScanner(r)
+	scanner.Buffer(make([]byte, 64*1024), maxLine)
+	lines := 0
+	for scanner.Scan() {
+		if len(scanner.Bytes()) > 0 {
+			lines++
+		}
+	}
+	return lines, scanner.Err()
 }
 
 // workers is how many pieces are searched at once: one per core, at most 8, which bounds

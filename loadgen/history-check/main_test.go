@@ -69,7 +69,7 @@ func TestExitStatuses(t *testing.T) {
 		{"malformed", `{"index":0}`, nil, exitBadInput, "event 0 (line 1): no time"},
 		{"empty", "", nil, exitBadInput, "no client operations"},
 		{"out of time", legal.text(), []string{"-timeout", "1ns"}, exitUnknown, `"verdict":"unknown"`},
-		{"too many events", planted().text(), []string{"-max-events", "4"}, exitTooLarge, "more than 4 events"},
+		{"too many events", planted().text(), []string{"-max-events", "4"}, exitTooLarge, "10 events or more, over -max-events 4"},
 		{"a piece too large", unsplittable(maxPieceOps / 2).text(), nil, exitTooLarge,
 			fmt.Sprintf("a piece of %d operations (at most %d)", maxPieceOps+3, maxPieceOps)},
 	}
