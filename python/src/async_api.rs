@@ -14,10 +14,13 @@ use crate::async_lock::{finish, AsyncClient, AsyncLock, FreshLock, Shared};
 use crate::boundary::guarded;
 use crate::carried::{closed_while_running, stop_signal, Carried, Closing};
 use crate::client::{ClientSlot, Info};
-use crate::coroutine::{coroutine, coroutine_raising, ready, Coroutine, Deliver, Failed};
+use crate::coroutine::{
+    coroutine, coroutine_raising, coroutine_shielded, ready, Coroutine, Deliver, Failed,
+};
 use crate::errors::{to_py_err, RedlockError};
 use crate::held::{watch_renewals, AsyncRenewal, Held};
 use crate::logging::OpLog;
+use crate::pending::Pending;
 use crate::runtime;
 use crate::twins::client_methods;
 
@@ -52,6 +55,8 @@ use crate::twins::client_methods;
 #[pyclass(frozen, module = "redlock_rs", name = "AsyncRedlock")]
 pub(crate) struct AsyncRedlock {
     slot: ClientSlot<AsyncClient>,
+    /// Its releases in the background, kept past `close()` (which waits for them).
+    pending: Arc<Pending>,
 }
 
 client_methods!(AsyncRedlock, "AsyncRedlock", {
@@ -131,18 +136,31 @@ client_methods!(AsyncRedlock, "AsyncRedlock", {
         ready("AsyncRedlock.__aenter__", move |_py| Ok(client.into_any()))
     }
 
-    /// Closes the client.
+    /// Closes the client at once (new calls raise ``RedlockError``; an acquire still running
+    /// stops promptly, undoes its attempt in flight on every master and raises
+    /// ``RedlockError``, "client closed"; locks it acquired can still be extended and
+    /// released, and keep the connections open until then) and returns an awaitable:
+    /// ``await client.close()`` also waits until the releases this client runs in the
+    /// background are done (a cancelled release or ``async with`` exit, a lock
+    /// garbage-collected while held or won by a cancelled acquire; each bounded by the
+    /// per-master timeout). Not awaiting it is fine. Closing twice is fine.
+    fn close(slf: &Bound<'_, Self>) -> Coroutine {
+        let this = slf.get();
+        this.slot.close();
+        this.drained("AsyncRedlock.close", ()).optional()
+    }
+
+    /// Coroutine: closes the client, then waits for its releases in the background (see
+    /// ``close()``).
     fn __aexit__(
         slf: &Bound<'_, Self>,
         _exc_type: Option<&Bound<'_, PyAny>>,
         _exc: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> Coroutine {
-        let client = slf.clone().unbind();
-        ready("AsyncRedlock.__aexit__", move |py| {
-            client.get().slot.close();
-            false.deliver(py)
-        })
+        let this = slf.get();
+        this.slot.close();
+        this.drained("AsyncRedlock.__aexit__", false)
     }
 });
 
@@ -156,8 +174,28 @@ impl AsyncRedlock {
             builder.build().map_err(|e| to_py_err(py, e))?
         };
         let info = Info::of(&redlock, resource_names);
+        let pending = Arc::new(Pending::default());
         Ok(AsyncRedlock {
-            slot: ClientSlot::new(AsyncClient { redlock, handle }, info),
+            slot: ClientSlot::new(
+                AsyncClient {
+                    redlock,
+                    handle,
+                    pending: pending.clone(),
+                },
+                info,
+            ),
+            pending,
+        })
+    }
+
+    /// A coroutine that gives `value` once this client runs no release in the background.
+    fn drained<T: Deliver + Sync>(&self, name: &'static str, value: T) -> Coroutine {
+        let pending = self.pending.clone();
+        coroutine(name, move |_py| {
+            Ok((runtime::handle()?, async move {
+                pending.idle().await;
+                Ok(value)
+            }))
         })
     }
 
@@ -246,7 +284,14 @@ impl Acquiring {
                 match carried.take() {
                     None => lock,
                     Some(err) => {
-                        let _ = self.client.redlock.release(&lock).await;
+                        // Spawned: a cancel arriving meanwhile must not stop it half-way.
+                        let redlock = self.client.redlock.clone();
+                        let ticket = self.client.pending.ticket();
+                        let released = self.client.handle.spawn(async move {
+                            let _ = redlock.release(&lock).await;
+                            drop(ticket);
+                        });
+                        let _ = released.await;
                         return Err(Failed::Raised(err));
                     }
                 }
@@ -368,7 +413,8 @@ impl AsyncLockContext {
     }
 
     /// Coroutine: releases the lock; raises ``LockLost`` if it was lost or expired inside the
-    /// block (unless the block raised: its exception propagates).
+    /// block (unless the block raised: its exception propagates). Cancelled, it still
+    /// completes the release before ``CancelledError`` is raised.
     fn __aexit__(
         &self,
         exc_type: Option<&Bound<'_, PyType>>,
@@ -377,7 +423,7 @@ impl AsyncLockContext {
     ) -> Coroutine {
         let slot = self.slot.clone();
         let body_raised = exc_type.is_some();
-        coroutine_raising("AsyncLockContext.__aexit__", move |py| {
+        coroutine_shielded("AsyncLockContext.__aexit__", move |py| {
             let entered = std::mem::replace(&mut *lock_slot(&slot), Slot::Idle);
             let (handle, releasing) = match entered {
                 Slot::Entered(lock) => {

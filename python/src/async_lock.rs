@@ -11,19 +11,22 @@ use tokio::runtime::Handle;
 use crate::args;
 use crate::boundary::ProcessBound;
 use crate::client::Info;
-use crate::coroutine::{coroutine_raising, ready, Coroutine, Deliver, Failed};
+use crate::coroutine::{coroutine_raising, coroutine_shielded, ready, Coroutine, Deliver, Failed};
 use crate::held::{exit_outcome, AsyncRenewal, Held, ToRelease};
 use crate::logging::OpLog;
+use crate::pending::{Pending, Ticket};
 use crate::twins::lock_methods;
 use crate::vote::Vote;
 
 type AsyncHeld = Arc<Held<AsyncRenewal>>;
 
-/// The async core client and the runtime it was built in.
+/// The async core client, the runtime it was built in, and the releases it runs that nobody
+/// awaits (what `await close()` waits for).
 #[derive(Clone)]
 pub(crate) struct AsyncClient {
     pub redlock: CoreRedlock,
     pub handle: Handle,
+    pub pending: Arc<Pending>,
 }
 
 impl crate::client::CoreClient for AsyncClient {
@@ -38,8 +41,10 @@ pub(crate) type Shared = Arc<ProcessBound<AsyncClient>>;
 /// A lock won on a quorum of masters (asyncio API).
 ///
 /// Act as the owner only while ``is_valid()``. ``extend()`` and ``release()`` are
-/// coroutines; ``async with await redlock.acquire("r") as lock:`` releases on exit. A lock
-/// garbage-collected while still held raises a ``ResourceWarning``.
+/// coroutines; ``async with await redlock.acquire("r") as lock:`` releases on exit. A
+/// cancelled release still completes on every master. A lock garbage-collected while still
+/// held is released in the background (``await client.close()`` waits for it) and raises a
+/// ``ResourceWarning``.
 #[pyclass(frozen, module = "redlock_rs", name = "AsyncLock")]
 pub(crate) struct AsyncLock {
     client: Shared,
@@ -66,26 +71,39 @@ impl AsyncLock {
             early: crate::logging::take_raised(),
             held: self.held.clone(),
             to_release: self.held.take_for_release()?,
+            _ticket: client.pending.ticket(),
             client: client.clone(),
         };
         Ok((client.handle, releasing))
     }
 
-    /// Releases in the background a lock nobody will see (its coroutine was cancelled after
-    /// the acquire completed).
-    fn abandon(&self) {
+    /// What the `ResourceWarning` of a lock dropped while held says happens to it.
+    const DROPPED: &'static str = "it is released in the background";
+
+    /// Releases in the background a lock nobody will see or release any more (its acquire
+    /// was cancelled after it won, or it was garbage-collected while held), counted by the
+    /// client until done. Never calls into Python.
+    pub(crate) fn abandon(&self) {
         let Ok(client) = self.client.get() else {
             return; // a forked child's copy
         };
+        let ticket = client.pending.ticket();
         match self.held.take_for_release() {
             Ok(ToRelease::Plain(lock)) => {
                 let redlock = client.redlock.clone();
                 client.handle.spawn(async move {
                     let _ = redlock.release(&lock).await;
+                    drop(ticket);
                 });
             }
-            // Dropping the guard stops renewing and releases in the background.
-            Ok(ToRelease::Renewed(renewal)) => drop(renewal),
+            Ok(ToRelease::Renewed(renewal)) => {
+                if let Some(guard) = renewal.into_guard() {
+                    client.handle.spawn(async move {
+                        let _ = guard.release().await;
+                        drop(ticket);
+                    });
+                }
+            }
             _ => {}
         }
     }
@@ -99,6 +117,8 @@ pub(crate) struct Releasing {
     log: Option<OpLog>,
     /// Raised by Python code run while it started (see `carried.rs`): raised once it is done.
     early: Option<PyErr>,
+    /// Counts it until done, for `await client.close()` (it may run on after a cancel).
+    _ticket: Ticket,
 }
 
 /// Leaves an `async with` block (the rules of `exit_outcome`); resolves to False (the block's
@@ -180,16 +200,19 @@ lock_methods!(AsyncLock, "AsyncLock", {
 
     /// Coroutine: releases the lock on every master still holding it and returns how many
     /// released. Releasing twice, or an expired lock, is not an error (0). Raises
-    /// ``LockLost`` if a background renewal had lost the lock.
+    /// ``LockLost`` if a background renewal had lost the lock. Cancelled, it still completes
+    /// on every master before ``CancelledError`` is raised.
     fn release(slf: &Bound<'_, Self>) -> Coroutine {
         let this = slf.clone().unbind();
-        coroutine_raising("AsyncLock.release", move |py| {
+        coroutine_shielded("AsyncLock.release", move |py| {
             let this = this.get();
             let client = this.client.get()?.clone();
             let (held, log) = (this.held.clone(), this.log(py));
             let early = crate::logging::take_raised();
             let to_release = this.held.take_for_release()?;
+            let ticket = client.pending.ticket();
             Ok((client.handle.clone(), async move {
+                let _counted = ticket;
                 let released = match to_release {
                     ToRelease::AlreadyReleased => return held.outcome(early, Ok(0)),
                     ToRelease::Plain(lock) => client.redlock.release(&lock).await,
@@ -211,7 +234,8 @@ lock_methods!(AsyncLock, "AsyncLock", {
     }
 
     /// Coroutine: releases; raises ``LockLost`` if the lock was lost or expired inside the
-    /// block (unless the block raised: its exception propagates).
+    /// block (unless the block raised: its exception propagates). Cancelled, it still
+    /// completes the release before ``CancelledError`` is raised.
     fn __aexit__(
         slf: &Bound<'_, Self>,
         exc_type: Option<&Bound<'_, PyType>>,
@@ -220,7 +244,7 @@ lock_methods!(AsyncLock, "AsyncLock", {
     ) -> Coroutine {
         let this = slf.clone().unbind();
         let body_raised = exc_type.is_some();
-        coroutine_raising("AsyncLock.__aexit__", move |py| {
+        coroutine_shielded("AsyncLock.__aexit__", move |py| {
             let (handle, releasing) = this.get().releasing(py)?;
             Ok((handle, finish(Some(releasing), body_raised)))
         })

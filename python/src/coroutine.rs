@@ -15,6 +15,10 @@
 //!   futures are cancel-safe, so an in-flight attempt is undone on every master in the
 //!   background; a result that was ready but not yet delivered is dropped, and a lock in it
 //!   released in the background (see `Deliver`).
+//! - shielded operations (releases) are never aborted: `throw` waits for the operation to end
+//!   and then raises (a cancelled release still reaches every master before `CancelledError`
+//!   goes on); `close`, a loop that cannot wait any more, or the garbage collector hand it to
+//!   the runtime, where it runs to its end (counted by its client, see `pending.rs`).
 //!
 //! Only the wake-up touches Python from a runtime thread; results and errors are converted
 //! where the coroutine is awaited.
@@ -36,7 +40,8 @@ use tokio::runtime::Handle;
 
 use crate::boundary::{guarded, warn_unraisable};
 use crate::errors::{panic_to_py_err, to_py_err};
-use crate::loop_wakeup;
+use crate::loop_wakeup::{self, Waiter};
+use crate::outbox::Outbox;
 
 /// A value an operation hands to Python, converted on the event loop's thread. Dropping it
 /// undelivered (the coroutine was cancelled after the operation completed) must leave nothing
@@ -87,6 +92,13 @@ struct Running {
     slot: Slot,
     /// The asyncio future the task completes when the result is in `slot`.
     waiter: Py<PyAny>,
+    /// What the task completes: `waiter`, or the one that replaced it when a shielded
+    /// operation went on waiting after its first waiter was cancelled.
+    target: Arc<Mutex<Option<Waiter>>>,
+    /// Where the operation may still wait to be spawned (flushed when handed off).
+    outbox: Option<Arc<Outbox>>,
+    /// The exception a shielded operation raises once done (thrown while it ran).
+    deferred: Option<PyErr>,
 }
 
 impl Running {
@@ -109,6 +121,14 @@ impl Running {
         drop(undelivered);
         self.waiter
     }
+
+    /// Lets a shielded operation run to its end without anyone awaiting it: spawned now if it
+    /// still waited in the loop's outbox (the loop may never get there), never aborted.
+    fn hand_off(self) {
+        if let Some(outbox) = &self.outbox {
+            outbox.flush();
+        }
+    }
 }
 
 enum State {
@@ -123,6 +143,10 @@ pub(crate) struct Coroutine {
     qualname: &'static str,
     pid: u32,
     state: State,
+    /// Runs to its end whatever happens to the awaiting task (see the module's comment).
+    shielded: bool,
+    /// Awaiting it is optional (its effect happened at the call): no warning if it never runs.
+    optional: bool,
 }
 
 /// A coroutine whose operation is `start` (run with the GIL on the first `send`: argument
@@ -161,7 +185,31 @@ where
     F: Future<Output = Result<T, Failed>> + Send + 'static,
     T: Deliver,
 {
-    let start: Start = Box::new(move |py| {
+    Coroutine::new(qualname, spawning(start))
+}
+
+/// Like [`coroutine_raising`], for an operation that must not stop half-way (a release): it is
+/// never aborted, and an exception thrown in is raised once it is done (see the module's
+/// comment).
+pub(crate) fn coroutine_shielded<S, F, T>(qualname: &'static str, start: S) -> Coroutine
+where
+    S: FnOnce(Python<'_>) -> PyResult<(Handle, F)> + Send + Sync + 'static,
+    F: Future<Output = Result<T, Failed>> + Send + 'static,
+    T: Deliver,
+{
+    let mut coroutine = Coroutine::new(qualname, spawning(start));
+    coroutine.shielded = true;
+    coroutine
+}
+
+/// The start of an operation that runs `start`'s future, its outcome converted for Python.
+fn spawning<S, F, T>(start: S) -> Start
+where
+    S: FnOnce(Python<'_>) -> PyResult<(Handle, F)> + Send + Sync + 'static,
+    F: Future<Output = Result<T, Failed>> + Send + 'static,
+    T: Deliver,
+{
+    Box::new(move |py| {
         let (handle, operation) = start(py)?;
         Ok(Begun::Spawn(
             handle,
@@ -175,8 +223,7 @@ where
                 finish
             }),
         ))
-    });
-    Coroutine::new(qualname, start)
+    })
 }
 
 /// A coroutine whose result `start` computes at once (no I/O), when it runs.
@@ -193,7 +240,16 @@ impl Coroutine {
             qualname,
             pid: crate::process::process_id(),
             state: State::Created(start),
+            shielded: false,
+            optional: false,
         }
+    }
+
+    /// The same coroutine, for a call whose effect happened already and which may be awaited
+    /// for more (`AsyncRedlock.close()`): dropped without running, it does not warn.
+    pub(crate) fn optional(mut self) -> Self {
+        self.optional = true;
+        self
     }
 
     fn begin(&mut self, py: Python<'_>, start: Start) -> PyResult<Py<PyAny>> {
@@ -206,23 +262,32 @@ impl Coroutine {
                 let slot: Slot = Arc::new(Mutex::new(None));
                 let (starter, wakeup) = loop_wakeup::for_loop(&event_loop);
                 let (task, registration) = AbortHandle::new_pair();
+                let target = Arc::new(Mutex::new(Some(Waiter::new(&waiter)?)));
                 let run = Abortable::new(
                     {
-                        let slot = slot.clone();
-                        let waiter = loop_wakeup::Waiter::new(&waiter)?;
+                        let (slot, target) = (slot.clone(), target.clone());
                         async move {
                             let finish = operation.await;
+                            // The result first, then the waiter: see `shield`.
                             *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(finish);
-                            wakeup.wake(waiter);
+                            let waiter =
+                                target.lock().unwrap_or_else(PoisonError::into_inner).take();
+                            if let Some(waiter) = waiter {
+                                wakeup.wake(waiter);
+                            }
                         }
                     },
                     registration,
                 );
+                let outbox = starter.outbox();
                 starter.start(&event_loop, handle, Box::pin(run.map(drop)));
                 self.state = State::Running(Running {
                     task,
                     slot,
                     waiter: waiter.unbind(),
+                    target,
+                    outbox,
+                    deferred: None,
                 });
                 self.poll(py)
             }
@@ -231,7 +296,7 @@ impl Coroutine {
 
     /// The result when the operation is done (as `StopIteration`), else the waiter to yield.
     fn poll(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let State::Running(running) = &self.state else {
+        let State::Running(running) = &mut self.state else {
             return Err(PyRuntimeError::new_err(
                 "cannot reuse already awaited coroutine",
             ));
@@ -243,10 +308,15 @@ impl Coroutine {
             .take();
         match finished {
             Some(finish) => {
+                let deferred = running.deferred.take();
                 self.state = State::Finished;
                 // On the event loop's thread, which holds the GIL anyway (see `metrics.rs`).
                 crate::metrics::flush_due(py);
-                Err(stop_iteration(finish(py)?))
+                match deferred {
+                    // Thrown while a shielded operation ran: its result goes unseen.
+                    Some(err) => Err(err),
+                    None => Err(stop_iteration(finish(py)?)),
+                }
             }
             None => {
                 // What `yield from future` does: the Task then waits for it.
@@ -259,7 +329,46 @@ impl Coroutine {
 
     fn stop(&mut self, py: Python<'_>) {
         if let State::Running(running) = std::mem::replace(&mut self.state, State::Finished) {
-            running.abandon(py);
+            if self.shielded {
+                running.hand_off();
+            } else {
+                running.abandon(py);
+            }
+        }
+    }
+
+    /// `err` thrown into a shielded operation: raised once the operation is done. Running,
+    /// it waits on a fresh future of the running loop (the task cancelled the first one), or
+    /// is handed off when no loop can wait for it; not started yet (a task cancelled before
+    /// its first step), it is started without a waiter.
+    fn shield(&mut self, py: Python<'_>, err: PyErr) -> PyResult<Py<PyAny>> {
+        match std::mem::replace(&mut self.state, State::Finished) {
+            State::Created(start) => {
+                if let Ok(Begun::Spawn(handle, operation)) = guarded(|| start(py)) {
+                    drop(handle.spawn(operation));
+                }
+                Err(err)
+            }
+            State::Running(mut running) => {
+                let renewed = asyncio_get_running_loop(py)
+                    .and_then(|event_loop| event_loop.call_method0(intern!(py, "create_future")))
+                    .and_then(|waiter| Ok((Waiter::new(&waiter)?, waiter)));
+                let Ok((target, waiter)) = renewed else {
+                    running.hand_off();
+                    return Err(err);
+                };
+                // The waiter first, then the result (the task's order reversed): a result
+                // stored before the swap is seen by `poll`, one stored after wakes `waiter`.
+                *running
+                    .target
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(target);
+                running.waiter = waiter.unbind();
+                running.deferred.get_or_insert(err);
+                self.state = State::Running(running);
+                self.poll(py)
+            }
+            State::Finished => Err(err),
         }
     }
 }
@@ -323,6 +432,9 @@ impl Coroutine {
                 "exceptions must be classes or instances deriving from BaseException",
             ));
         };
+        if self.shielded {
+            return self.shield(py, err);
+        }
         self.stop(py);
         Err(err)
     }
@@ -361,7 +473,11 @@ impl Coroutine {
 
     fn __clear__(&mut self) {
         if let State::Running(running) = std::mem::replace(&mut self.state, State::Finished) {
-            drop(running.abort());
+            if self.shielded {
+                running.hand_off();
+            } else {
+                drop(running.abort());
+            }
         }
     }
 
@@ -385,10 +501,12 @@ impl Drop for Coroutine {
             return;
         }
         match std::mem::replace(&mut self.state, State::Finished) {
+            State::Created(_) if self.optional => {}
             State::Created(_) => warn_unraisable(
                 pyo3::exceptions::PyRuntimeWarning::type_object,
                 &format!("coroutine '{}' was never awaited", self.qualname),
             ),
+            State::Running(running) if self.shielded => running.hand_off(),
             State::Running(running) => {
                 let _ = Python::try_attach(|py| running.abandon(py));
             }

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use redlock_core::{blocking, AutoExtend, Lock, LostReason, Vote};
 use tokio::runtime::Handle;
 
-use crate::boundary::{warn_unraisable, ProcessBound};
+use crate::boundary::ProcessBound;
 use crate::errors::RedlockError;
 use crate::logging::OpLog;
 
@@ -238,29 +238,19 @@ impl<R: Renewal> Held<R> {
         }
     }
 
-    /// Warns (`ResourceWarning`) when the Python object holding this lock is garbage-collected
-    /// while the lock is still held by this process: its keys stay on the masters until they
-    /// expire (or, renewed in the background, until the guard's release in the background).
-    pub(crate) fn warn_if_dropped_while_held(&self, class: &str) {
+    /// What the `ResourceWarning` of a lock garbage-collected while still held (and valid)
+    /// by this process says; read before it is released, `fate` says how it is.
+    pub(crate) fn forgotten(&self, class: &str, fate: &str) -> Option<String> {
         if self.pid != crate::process::process_id() || !self.is_valid() {
-            return;
+            return None;
         }
         let lock = self.current();
-        let renewed = self.auto_extends();
-        let fate = if renewed {
-            "its renewal stops and it is released in the background"
-        } else {
-            "its keys stay on the masters until they expire"
-        };
-        warn_unraisable(
-            |py| py.get_type::<pyo3::exceptions::PyResourceWarning>(),
-            &format!(
-                "{class} on {} was garbage-collected while held ({:.3} s of validity left): {fate}. \
-                 Release it with release() or a with block.",
-                redlock_core::shown_text(lock.resource()),
-                lock.remaining().as_secs_f64()
-            ),
-        );
+        Some(format!(
+            "{class} on {} was garbage-collected while held ({:.3} s of validity left): {fate}. \
+             Release it with release() or a with block.",
+            redlock_core::shown_text(lock.resource()),
+            lock.remaining().as_secs_f64()
+        ))
     }
 
     /// True while this process holds the lock and has not released it (validity aside).

@@ -3,7 +3,8 @@
 //! - `sync_api`, `sync_lock`: `Redlock`, `LockContext`, `Lock` over `redlock_core::blocking`;
 //! - `async_api`, `async_lock`: `AsyncRedlock`, `AsyncLockContext`, `AsyncLock` over the
 //!   async core on the tokio runtime of `runtime`, awaited through `coroutine`;
-//! - `client`: what a client keeps (and lets go of on `close()`);
+//! - `client`: what a client keeps (and lets go of on `close()`); `pending`: the releases an
+//!   asyncio client runs in the background, which `await close()` waits for;
 //! - `boundary`: the one GIL helper, panic containment, fork detection, Ctrl-C polling;
 //! - `attach`: other threads attaching to the interpreter, and none once it exits;
 //! - `carried`: what stops an operation early (an exception from its logging, `close()`);
@@ -28,6 +29,7 @@ mod logging;
 mod loop_wakeup;
 mod metrics;
 mod outbox;
+mod pending;
 mod process;
 mod runtime;
 mod sync_api;

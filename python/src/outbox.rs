@@ -43,7 +43,7 @@ impl Outbox {
 
     /// Spawns every queued operation: one task drives them all, so their first steps all
     /// queue their requests before any connection task writes.
-    fn flush(&self) {
+    pub(crate) fn flush(&self) {
         let mut pending =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         // Every asyncio operation runs on the process's one coroutine runtime (`runtime.rs`).
@@ -95,6 +95,16 @@ pub(crate) enum Starter {
 }
 
 impl Starter {
+    /// The outbox an operation waits in until the loop's iteration ends, if any: an
+    /// operation that must run even if its loop never gets there flushes it (see
+    /// `coroutine.rs`, shielded operations).
+    pub(crate) fn outbox(&self) -> Option<Arc<Outbox>> {
+        match self {
+            Starter::Batched { outbox, .. } => Some(outbox.clone()),
+            Starter::Immediate => None,
+        }
+    }
+
     /// Runs `operation` on `handle`'s runtime, now or once the loop's current iteration ends.
     pub(crate) fn start(self, event_loop: &Bound<'_, PyAny>, handle: Handle, operation: Runnable) {
         match self {

@@ -129,6 +129,16 @@ client_methods!(Redlock, "Redlock", {
         })
     }
 
+    /// Closes the client at once: new calls raise ``RedlockError``. An acquire still running
+    /// (in any thread) stops promptly, undoes its attempt in flight on every master and
+    /// raises ``RedlockError`` ("client closed"); an extend or release in flight finishes
+    /// (each is bounded by the per-master timeout). Locks it acquired can still be extended
+    /// and released, and keep the connections open until then; one garbage-collected while
+    /// held is still released. Closing twice is fine.
+    fn close(&self) {
+        self.slot.close();
+    }
+
     /// ``with Redlock(...) as redlock:`` gives the client and closes it when the block ends.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf

@@ -25,9 +25,9 @@ pub(crate) type Client = Arc<ProcessBound<blocking::Redlock>>;
 ///
 /// Act as the owner only while ``is_valid()``. Release it with ``release()`` or use it as a
 /// context manager (``with redlock.acquire("r") as lock:``), which releases on exit. A lock
-/// garbage-collected while still held raises a ``ResourceWarning`` (its keys stay on the
-/// masters until they expire), unless an exception unwinding past it dropped it (Ctrl-C as
-/// ``acquire()`` returned): then it is released first.
+/// garbage-collected while still held is released at once (each master bounded by the
+/// per-master timeout, the GIL released meanwhile) and raises a ``ResourceWarning``, unless
+/// an exception unwinding past it dropped it (Ctrl-C as ``acquire()`` returned).
 #[pyclass(frozen, module = "redlock_rs", name = "Lock")]
 pub(crate) struct Lock {
     client: Client,
@@ -72,9 +72,14 @@ impl Lock {
         self.raise_meanwhile(py, outcome)
     }
 
-    /// Releases a lock nobody will see (an exception unwound past it), before that exception
-    /// goes on: with the GIL released, each master bounded by the per-master timeout, and
-    /// without running Python code while the exception is set.
+    /// What the `ResourceWarning` of a lock dropped while held says happened to it.
+    const DROPPED: &'static str = "it was released at once";
+
+    /// Releases a lock nobody can release any more (its last reference is gone), before the
+    /// code that dropped it goes on: with the GIL released, each master bounded by the
+    /// per-master timeout, without running Python code (an exception may be set), never
+    /// letting a panic out. On a runtime thread (where blocking is refused) it is released in
+    /// the background instead; once the interpreter is exiting, with the GIL kept.
     fn abandon(&self) {
         let Ok(client) = self.client.get() else {
             return; // a forked child's copy
@@ -82,18 +87,34 @@ impl Lock {
         let Ok(to_release) = self.held.take_for_release() else {
             return;
         };
-        let Some(_permit) = AttachPermit::acquire() else {
-            return; // exiting: a renewal guard dropped here still releases in the background
-        };
-        let _ = Python::try_attach(|py| {
-            py.detach(|| {
-                catch_unwind(AssertUnwindSafe(|| match to_release {
-                    ToRelease::Plain(lock) => client.release(&lock).map(drop),
-                    ToRelease::Renewed(guard) => guard.release().map(drop),
-                    ToRelease::AlreadyReleased => Ok(()),
-                }))
-            })
+        if tokio::runtime::Handle::try_current().is_ok() {
+            match to_release {
+                ToRelease::Plain(lock) => {
+                    let redlock = client.as_async().clone();
+                    client.handle().spawn(async move {
+                        let _ = redlock.release(&lock).await;
+                    });
+                }
+                // Its Drop stops renewing and releases in the background.
+                ToRelease::Renewed(guard) => drop(guard),
+                ToRelease::AlreadyReleased => {}
+            }
+            return;
+        }
+        let mut release = Some(move || {
+            let _ = catch_unwind(AssertUnwindSafe(|| match to_release {
+                ToRelease::Plain(lock) => client.release(&lock).map(drop),
+                ToRelease::Renewed(guard) => guard.release().map(drop),
+                ToRelease::AlreadyReleased => Ok(()),
+            }));
         });
+        if let Some(_permit) = AttachPermit::acquire() {
+            let _ = Python::try_attach(|py| py.detach(|| release.take().map(|release| release())));
+        }
+        // Exiting (no thread may attach any more), or not attached: release right here.
+        if let Some(release) = release.take() {
+            release();
+        }
     }
 
     /// An operation's outcome, unless Python code run on its behalf raised meanwhile (a

@@ -1,5 +1,6 @@
 //! What the sync and async twins share, written once: the client constructor (signature,
-//! argument parsing, defaults) and the client and lock accessors. Each macro emits a class's
+//! argument parsing, defaults), the client and lock accessors, and what releases a lock
+//! dropped while held (each class's `abandon()` and `DROPPED`). Each macro emits a class's
 //! one `#[pymethods]` block: the shared methods, then the class's own (the sync-vs-async ones).
 //!
 //! The classes provide: a client `slot: ClientSlot<C>` with `C: CoreClient` and
@@ -72,17 +73,6 @@ macro_rules! client_methods {
             fn connected_masters(&self) -> PyResult<usize> {
                 use $crate::client::CoreClient;
                 guarded(|| Ok(self.slot.get()?.get()?.core().connected_masters()))
-            }
-
-            /// Closes the client at once (nothing to await): new calls raise
-            /// ``RedlockError``. An acquire still running (in any thread or task) stops
-            /// promptly, undoes its attempt in flight on every master and raises
-            /// ``RedlockError`` ("client closed"); an extend or release in flight finishes
-            /// (each is bounded by the per-master timeout). Locks it acquired can still be
-            /// extended and released, and keep the connections open until then. Closing
-            /// twice is fine.
-            fn close(&self) {
-                self.slot.close();
             }
 
             /// True once ``close()`` was called.
@@ -196,13 +186,23 @@ macro_rules! lock_methods {
 
         impl Drop for $class {
             fn drop(&mut self) {
-                // Dropped by an exception that unwinds past it (Ctrl-C as the acquire
-                // returned): nobody can release it any more, so it is released here.
-                // Otherwise the program forgot it: say so.
-                if self.held.held_here() && crate::boundary::exception_in_flight() {
-                    self.abandon();
+                // Nobody can release it any more (its last reference is gone): released here,
+                // whatever dropped it. Unless an exception unwinding past it did (Ctrl-C as
+                // the acquire returned), the program forgot it: say so, once it is released.
+                if !self.held.held_here() {
+                    return;
+                }
+                let forgotten = if crate::boundary::exception_in_flight() {
+                    None
                 } else {
-                    self.held.warn_if_dropped_while_held($name);
+                    self.held.forgotten($name, Self::DROPPED)
+                };
+                self.abandon();
+                if let Some(message) = forgotten {
+                    crate::boundary::warn_unraisable(
+                        |py| py.get_type::<pyo3::exceptions::PyResourceWarning>(),
+                        &message,
+                    );
                 }
             }
         }

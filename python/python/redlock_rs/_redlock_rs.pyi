@@ -1,6 +1,6 @@
 """Type stubs of the native module redlock_rs._redlock_rs (checked with mypy.stubtest)."""
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any, Literal, Optional, final
 
@@ -169,8 +169,8 @@ class Lock(_LockState):
     """A lock won on a quorum of masters (blocking API).
 
     Act as the owner only while is_valid(). Release it with release() or use it as a context
-    manager, which releases on exit. A lock garbage-collected while still held raises a
-    ResourceWarning (its keys stay on the masters until they expire).
+    manager, which releases on exit. A lock garbage-collected while still held is released
+    at once (each master bounded by the per-master timeout) and raises a ResourceWarning.
     """
 
     def extend(self, ttl: Optional[float] = None) -> None:
@@ -229,11 +229,6 @@ class _Client:
         """Checks every argument (ValueError/TypeError naming a bad one); no I/O."""
     def connected_masters(self) -> int:
         """How many masters have an established connection right now."""
-    def close(self) -> None:
-        """Closes the client at once (nothing to await): new calls raise RedlockError, and an
-        acquire still running (any thread or task) stops promptly with RedlockError ("client
-        closed"), its attempt in flight undone on every master; its locks can still be
-        extended and released. Closing twice is fine."""
     @property
     def closed(self) -> bool:
         """True once close() was called."""
@@ -295,6 +290,11 @@ class Redlock(_Client):
     def wait_connected(self, timeout: float) -> int:
         """Waits until every master is connected or known to be down, at most timeout
         seconds, and returns how many are connected."""
+    def close(self) -> None:
+        """Closes the client at once: new calls raise RedlockError, and an acquire still
+        running (any thread) stops promptly with RedlockError ("client closed"), its attempt
+        in flight undone on every master; its locks can still be extended and released, and
+        one garbage-collected while held is still released. Closing twice is fine."""
     def __enter__(self) -> Redlock:
         """The client itself."""
     def __exit__(
@@ -309,8 +309,10 @@ class Redlock(_Client):
 class AsyncLock(_LockState):
     """A lock won on a quorum of masters (asyncio API).
 
-    extend() and release() return coroutines; ``async with lock:`` releases on exit. A lock
-    garbage-collected while still held raises a ResourceWarning.
+    extend() and release() return coroutines; ``async with lock:`` releases on exit. A
+    cancelled release still completes on every master. A lock garbage-collected while still
+    held is released in the background (``await client.close()`` waits for it) and raises a
+    ResourceWarning.
     """
 
     def extend(self, ttl: Optional[float] = None) -> Coroutine[Any, Any, None]:
@@ -318,7 +320,8 @@ class AsyncLock(_LockState):
         masters. Raises LockLost if it is no longer held, Unavailable if too few answered."""
     def release(self) -> Coroutine[Any, Any, int]:
         """Coroutine: releases the lock on every master still holding it and returns how many
-        released (0 when released before or expired)."""
+        released (0 when released before or expired). Cancelled, it still completes on every
+        master before CancelledError is raised."""
     def __aenter__(self) -> Coroutine[Any, Any, AsyncLock]:
         """Coroutine: the lock itself."""
     def __aexit__(
@@ -328,7 +331,8 @@ class AsyncLock(_LockState):
         traceback: Optional[TracebackType],
     ) -> Coroutine[Any, Any, bool]:
         """Coroutine: releases; raises LockLost if the lock was lost or expired inside the
-        block (unless the block raised)."""
+        block (unless the block raised). Cancelled, it still completes the release before
+        CancelledError is raised."""
 
 @final
 class AsyncLockContext:
@@ -343,7 +347,8 @@ class AsyncLockContext:
         traceback: Optional[TracebackType],
     ) -> Coroutine[Any, Any, bool]:
         """Coroutine: releases the lock; raises LockLost if it was lost or expired inside the
-        block (unless the block raised)."""
+        block (unless the block raised). Cancelled, it still completes the release before
+        CancelledError is raised."""
 
 @final
 class AsyncRedlock(_Client):
@@ -377,6 +382,11 @@ class AsyncRedlock(_Client):
     def wait_connected(self, timeout: float) -> Coroutine[Any, Any, int]:
         """Coroutine: waits until every master is connected or known to be down, at most
         timeout seconds, and returns how many are connected."""
+    def close(self) -> Awaitable[None]:
+        """Closes the client at once, as Redlock.close(), and returns an awaitable: ``await
+        client.close()`` also waits until the releases this client runs in the background
+        are done (a cancelled release or async-with exit, a lock garbage-collected while held
+        or won by a cancelled acquire). Not awaiting it is fine."""
     def __aenter__(self) -> Coroutine[Any, Any, AsyncRedlock]:
         """Coroutine: the client itself."""
     def __aexit__(
@@ -385,7 +395,7 @@ class AsyncRedlock(_Client):
         exc: Optional[BaseException],
         traceback: Optional[TracebackType],
     ) -> Coroutine[Any, Any, bool]:
-        """Coroutine: closes the client."""
+        """Coroutine: closes the client, then waits for its releases in the background."""
 
 # Test hooks: a Rust panic inside a blocking call / a coroutine surfaces as RedlockError.
 def _panic_in_call(message: str) -> None: ...
