@@ -118,6 +118,16 @@ impl Progress {
         self.set(Stage::Doing(what));
     }
 
+    /// What it was doing, in words.
+    fn stage(&self) -> String {
+        match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+            Stage::Waiting { agents, missing } => {
+                format!("waiting for {} of {agents} agents' results", missing.len())
+            }
+            Stage::Doing(what) => what.clone(),
+        }
+    }
+
     /// The error of a `--wait` that ran out, naming the stage it ran out in.
     fn ran_out(&self, args: &CollectArgs) -> LoadgenError {
         let id = &args.run_id;
@@ -145,9 +155,12 @@ async fn bounded(args: &CollectArgs, signals: &Signals) -> Result<Collected, Loa
     let cancel = Arc::new(Stop::default());
     let out = tokio::select! {
         out = gather(args, &progress, &cancel) => out,
-        () = signals.stop.wait() => Err(LoadgenError::Interrupted(
-            signals.received().unwrap_or(Signal::Sigint),
-        )),
+        () = signals.stop.wait() => {
+            let signal = signals.received().unwrap_or(Signal::Sigint);
+            // The error's own words promise a partial report; say what collect was doing.
+            eprintln!("redlock-loadgen: collect stopped by {signal} while {}; no report was printed", progress.stage());
+            Err(LoadgenError::Interrupted(signal))
+        }
         () = tokio::time::sleep_until(deadline) => Err(progress.ran_out(args)),
     };
     // A worker thread still running stops at its next look at the flag; its answer is dropped.
