@@ -405,3 +405,76 @@ proptest! {
         }
     }
 }
+
+/// The most a reader may hold per byte of the result file it reads (the book's results page).
+const READ_AMPLIFICATION: u64 = 10;
+
+/// The peak resident memory (bytes) of `redlock-loadgen ARGS`, which must exit `code`: its own
+/// `wait4` figures, whatever else runs.
+fn peak_memory(args: &[&str], code: i32) -> u64 {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, std::mem::MaybeUninit::<libc::rusage>::zeroed());
+    // SAFETY: wait4 on our own child's pid, with pointers to live, writable locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, usage.as_mut_ptr()) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    assert!(libc::WIFEXITED(status), "{args:?}: status {status}");
+    assert_eq!(libc::WEXITSTATUS(status), code, "{args:?}");
+    // SAFETY: wait4 filled it in (checked above).
+    let usage = unsafe { usage.assume_init() };
+    u64::try_from(usage.ru_maxrss).unwrap() * 1024
+}
+
+/// A run of 400 intervals (the base's first interval repeated; about 1 MB) and a second run
+/// like it.
+fn long_runs(dir: &Path) -> (PathBuf, PathBuf) {
+    let mut v = base().clone();
+    let mode = &mut v["modes"][0];
+    let first = mode["intervals"][0].clone();
+    let intervals: Vec<Value> = (0..400)
+        .map(|i| {
+            let mut interval = first.clone();
+            interval["index"] = json!(i);
+            interval
+        })
+        .collect();
+    mode["intervals"] = json!(intervals);
+    mode["duration_s"] = json!(400.0 * mode["interval_ms"].as_f64().unwrap() / 1000.0);
+    v["modes"] = json!([mode.clone()]);
+    let a = write(dir, "a.json", &v);
+    v["run_id"] = json!("another-run");
+    v["part_run_ids"] = json!(["another-run"]);
+    (a, write(dir, "b.json", &v))
+}
+
+/// `report`, `report --html` and `merge` hold at most 10 bytes per byte of what they read,
+/// above what reading a tiny result costs (each interval's histogram was decoded to a dense
+/// array, all at once: 41× to 81× before).
+#[test]
+fn readers_hold_at_most_ten_times_the_files_they_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = write(dir.path(), "small.json", base());
+    let (a, b) = long_runs(dir.path());
+    let html = dir.path().join("page.html");
+    let merged = dir.path().join("merged.json");
+    let long_bytes = std::fs::metadata(&a).unwrap().len();
+    let floor = peak_memory(&["report", s(&small)], 0);
+    for (args, reads) in [
+        (vec!["report", s(&a)], long_bytes),
+        (vec!["report", s(&a), "--html", s(&html)], long_bytes),
+        (
+            vec!["merge", s(&a), s(&b), "--json", s(&merged)],
+            2 * long_bytes,
+        ),
+    ] {
+        let held = peak_memory(&args, 0).saturating_sub(floor);
+        assert!(
+            held <= READ_AMPLIFICATION * reads,
+            "{args:?}: {held} bytes above a tiny file's {floor} for {reads} bytes read"
+        );
+    }
+}

@@ -10,25 +10,26 @@
 //! inject faults.
 
 mod clock;
-mod launch;
 
 pub use crate::error::LocalError;
 mod lifetime;
+mod process;
 mod server;
 mod tls;
 
+use process::{free_port, ping, tail, Server};
+
 use std::fmt;
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::resp::{self, Decoder, Reply};
 
 pub use clock::FAKETIME_LIB_ENV;
-pub use launch::Launch;
 pub use lifetime::die_with_parent;
 use server::Server as Kind;
 pub use server::{Server as ServerKind, SERVER_ENV};
@@ -55,38 +56,6 @@ impl Kind {
 
 /// How long a server may take to answer PING after it was started.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
-
-struct Server {
-    port: u16,
-    child: Option<Child>,
-    paused: bool,
-    /// Its wall clock's offset from the real one, in ms (masters with a fake clock).
-    clock_offset_ms: i64,
-}
-
-impl Server {
-    fn pid(&self) -> Option<i32> {
-        self.child.as_ref().map(|c| c.id() as i32)
-    }
-    fn signal(&self, sig: libc::c_int) -> std::io::Result<()> {
-        let Some(pid) = self.pid() else {
-            return Ok(());
-        };
-        // SAFETY: kill(2) with a pid we started and still own (not yet reaped).
-        if unsafe { libc::kill(pid, sig) } == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
-    }
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill(); // SIGKILL works on a stopped process too
-            let _ = child.wait();
-        }
-        self.paused = false;
-    }
-}
 
 /// A set of local masters (`redis-server` or `valkey-server`).
 pub struct LocalMasters {
@@ -121,37 +90,6 @@ impl fmt::Debug for LocalMasters {
             .field("dir", &self.dir.path())
             .finish()
     }
-}
-
-fn free_port() -> std::io::Result<u16> {
-    loop {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-        let port = listener.local_addr()?.port();
-        if port != 6379 {
-            return Ok(port);
-        }
-    }
-}
-
-/// True once the server on `port` answers PING (after AUTH with `password`).
-fn ping(port: u16, password: Option<&str>) -> bool {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    let mut decoder = Decoder::default();
-    let mut ask = |args: &[&str], want: &str| {
-        stream.write_all(&resp::encode(args)).is_ok()
-            && decoder.read(&mut stream).ok() == Some(Reply::Status(want.into()))
-    };
-    password.is_none_or(|password| ask(&["AUTH", password], "OK")) && ask(&["PING"], "PONG")
-}
-
-fn tail(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
 impl LocalMasters {
@@ -586,6 +524,56 @@ impl LocalMasters {
             }
         }
         Ok(())
+    }
+}
+
+/// Local masters of a chosen server, ready to start: see [`LocalMasters::of`].
+#[derive(Debug, Clone)]
+pub struct Launch {
+    server: ServerKind,
+    fake_clock: bool,
+    /// More arguments for every server, after the ones every master gets.
+    server_args: Vec<String>,
+}
+
+impl Launch {
+    /// Runs every master under libfaketime, so [`LocalMasters::shift_clock`] can jump its wall
+    /// clock. Starting fails when libfaketime is missing, or the server is built with jemalloc
+    /// (it hangs under libfaketime: use Valkey, `make deps-valkey`).
+    pub fn with_fake_clock(mut self) -> Launch {
+        self.fake_clock = true;
+        self
+    }
+    /// Starts every master with these arguments too (configuration directives as
+    /// `redis-server` takes them: `["--rename-command", "DELIFEQ", ""]`), after the ones
+    /// every master gets.
+    pub fn with_server_args<I, S>(mut self, args: I) -> Launch
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.server_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+    /// Starts `n` masters; see [`LocalMasters::start`].
+    pub fn start(&self, n: usize) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(self, n, None, Tls::Off)
+    }
+    /// Starts `n` masters that require `password`; see [`LocalMasters::start_with_password`].
+    pub fn start_with_password(
+        &self,
+        n: usize,
+        password: &str,
+    ) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(self, n, Some(password.to_string()), Tls::Off)
+    }
+    /// Starts `n` TLS-only masters, self-signed; see [`LocalMasters::start_tls`].
+    pub fn start_tls(&self, n: usize) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(self, n, None, Tls::SelfSigned)
+    }
+    /// Starts `n` TLS-only masters with `files`; see [`LocalMasters::start_tls_with`].
+    pub fn start_tls_with(&self, n: usize, files: TlsFiles) -> Result<LocalMasters, LocalError> {
+        LocalMasters::start_with_options(self, n, None, Tls::Files(files))
     }
 }
 

@@ -93,22 +93,28 @@ pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
 fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
     // Each interval's histogram as (bucket, count) over one sorted list of the values seen
     // anywhere, so a resample adds sparse counts into one dense array instead of histograms.
-    let hists: Vec<_> = m.intervals.iter().map(|i| i.acquire.unpack()).collect();
-    let mut values: Vec<u64> = hists
+    // Unpacked one interval at a time: a decoded histogram is a dense array of counters, and
+    // an hour of intervals held decoded at once would take hundreds of times the file's size.
+    let recorded: Vec<Vec<(u64, u64)>> = m
+        .intervals
         .iter()
-        .flat_map(|h| h.inner().iter_recorded().map(|v| v.value_iterated_to()))
-        .collect();
-    values.sort_unstable();
-    values.dedup();
-    let sparse: Vec<Vec<(usize, u64)>> = hists
-        .iter()
-        .map(|h| {
+        .map(|i| {
+            let h = i.acquire.unpack();
             h.inner()
                 .iter_recorded()
-                .map(|v| {
-                    let at = values.binary_search(&v.value_iterated_to()).unwrap_or(0);
-                    (at, v.count_at_value())
-                })
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        })
+        .collect();
+    let mut values: Vec<u64> = recorded.iter().flatten().map(|&(v, _)| v).collect();
+    values.sort_unstable();
+    values.dedup();
+    let sparse: Vec<Vec<(usize, u64)>> = recorded
+        .into_iter()
+        .map(|pairs| {
+            pairs
+                .into_iter()
+                .map(|(v, n)| (values.binary_search(&v).unwrap_or(0), n))
                 .collect()
         })
         .collect();
