@@ -382,6 +382,7 @@ impl Redlock {
                     extensions: 0,
                     vote,
                     fencing_token,
+                    held: self.inner.telemetry.won(),
                 }));
             }
             // Lost: undo whatever this attempt set, on every master (even those that denied
@@ -553,7 +554,7 @@ impl Redlock {
         telemetry.extend_finished(&watch, &result.as_ref().map(|()| &lock.vote));
         if let Err(Error::LockLost { reason, .. }) = &result {
             if *reason != LostReason::ExtensionLimit {
-                telemetry.lock_lost(&lock.resource, *reason);
+                telemetry.lock_lost(lock, *reason);
             }
         }
         result
@@ -623,7 +624,7 @@ impl Redlock {
             .release_round(lock)
             .instrument(watch.span().clone())
             .await;
-        telemetry.release_finished(&watch, &vote);
+        telemetry.release_finished(&watch, lock, &vote);
         let refusals: Vec<String> = vote
             .masters()
             .iter()
@@ -677,7 +678,7 @@ impl Redlock {
         if checked.is_err() {
             self.inner
                 .telemetry
-                .lock_lost(&lock.resource, LostReason::ExpiredBeforeRelease);
+                .lock_lost(lock, LostReason::ExpiredBeforeRelease);
         }
         Lock::end_of_scope(checked, self.release(lock).await)
     }

@@ -57,7 +57,7 @@ pub use redact::{redact_url, redact_url_bytes};
 pub use telemetry::{
     AcquireCounts, AcquireOutcome, AttemptCounts, AttemptResult, ClientStats, LatencyHistogram,
     LatencySnapshot, MasterCounts, MasterWarnings, Measurement, MetricsSink, StatsSnapshot,
-    DURATION_BUCKETS_S, MASTER_WARNING_INTERVAL,
+    DURATION_BUCKETS_S, ERROR_TYPES, MASTER_WARNING_INTERVAL,
 };
 pub use vote::{FailureKind, MasterVote, Outcome, Verdict, Vote};
 pub use watchdog::AutoExtend;

@@ -1,6 +1,7 @@
 //! A held lock: what the holder needs to use, extend and release it.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +20,8 @@ pub struct Lock {
     pub(crate) extensions: u32,
     pub(crate) vote: Vote,
     pub(crate) fencing_token: Option<u64>,
+    /// Its place in `redlock.locks.held` (shared by its copies; `None` without metrics).
+    pub(crate) held: Option<Arc<Held>>,
 }
 
 impl Lock {
@@ -109,6 +112,53 @@ impl Lock {
                 vote: Some(Box::new(vote)),
             }),
             (Err(expired), Ok(_)) => Err(expired),
+        }
+    }
+}
+
+/// A lock's place in `redlock.locks.held`, shared by its copies (`Lock` is `Clone`; the copies
+/// are one lock): its hook (the telemetry's −1) runs exactly once, when the lock stops being
+/// held by the program, whichever comes first: its release, the client finding it lost (an
+/// extend that finds it gone or expired, an `AutoExtend` whose validity ran out, a scoped
+/// release after its validity), or the drop of its last copy (an unreleased lock's keys then
+/// expire on the masters at their TTL; no copy is left to release or extend it).
+///
+/// Expiry itself is noticed when the program next touches the lock or drops it, never by a
+/// timer: a lock kept past its validity and never used again counts until it is dropped. A
+/// timer or a sweep of every lock's deadline would cost each acquire more than an atomic swap.
+pub(crate) struct Held {
+    ended: AtomicBool,
+    on_end: Box<dyn Fn() + Send + Sync>,
+}
+
+impl Held {
+    /// A lock counted as held until [`Held::end`] (or its drop) runs `on_end`, once.
+    pub(crate) fn new(on_end: Box<dyn Fn() + Send + Sync>) -> Arc<Held> {
+        Arc::new(Held {
+            ended: AtomicBool::new(false),
+            on_end,
+        })
+    }
+
+    /// The lock is no longer held (released, lost or forgotten).
+    pub(crate) fn end(&self) {
+        if !self.ended.swap(true, Ordering::AcqRel) {
+            (self.on_end)();
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+impl Lock {
+    /// Released or found lost: no longer counted in `redlock.locks.held`.
+    pub(crate) fn stopped_holding(&self) {
+        if let Some(held) = &self.held {
+            held.end();
         }
     }
 }

@@ -97,7 +97,7 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
             biased;
             result = client.extend(&mut renewed, ttl).instrument(watch.span().clone()) => result,
             () = tokio::time::sleep_until(deadline.into()) => {
-                telemetry.lock_lost(lock.resource(), LostReason::Expired);
+                telemetry.lock_lost(&lock, LostReason::Expired);
                 mark_lost(&tx, LostReason::Expired);
                 return;
             }
@@ -119,7 +119,7 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
                 // so at the deadline; the update below wakes `lost()` waiters).
                 tx.send_modify(|s| s.at_expiry = LostReason::ExtensionLimit);
                 tokio::time::sleep_until(deadline.into()).await;
-                telemetry.lock_lost(lock.resource(), LostReason::ExtensionLimit);
+                telemetry.lock_lost(&lock, LostReason::ExtensionLimit);
                 mark_lost(&tx, LostReason::ExtensionLimit);
                 return;
             }
@@ -133,7 +133,7 @@ async fn renew(client: Redlock, tx: watch::Sender<State>) {
                 // Too few masters answered: retry while the current validity lasts.
                 let remaining = lock.remaining();
                 if remaining.is_zero() {
-                    telemetry.lock_lost(lock.resource(), LostReason::Expired);
+                    telemetry.lock_lost(&lock, LostReason::Expired);
                     mark_lost(&tx, LostReason::Expired);
                     return;
                 }

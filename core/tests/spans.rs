@@ -262,9 +262,22 @@ fn a_failed_master_warns_at_most_once_per_interval_with_the_count_held_back() {
     let events = capture.events.lock().unwrap().clone();
     let failures: Vec<&Seen> = events
         .iter()
-        .filter(|e| e.field("message") == Some("master failed"))
+        .filter(|e| {
+            e.field("message")
+                .is_some_and(|m| m.starts_with("master #") && m.contains(" failed ("))
+        })
         .collect();
     assert!(failures.iter().all(|e| e.field("master") == Some("4")));
+    // The line itself names the master: its position and its address (password redacted).
+    let port = masters.port(4).unwrap();
+    let named = format!("master #4 (redis://:***@127.0.0.1:{port}) failed");
+    assert!(
+        failures
+            .iter()
+            .all(|e| e.field("message").is_some_and(|m| m.starts_with(&named))),
+        "{named}: {:?}",
+        failures.first()
+    );
     // Every failed request is one event, at WARN or DEBUG.
     let failed_requests = stats.snapshot().master_failures();
     assert_eq!(failures.len() as u64, failed_requests);

@@ -19,6 +19,7 @@ use crate::lock::Lock;
 use crate::master::Master;
 use crate::vote::{Outcome, Vote};
 
+mod held;
 mod latency;
 mod names;
 #[cfg(feature = "otel")]
@@ -34,7 +35,7 @@ pub(crate) use names::RoundKind;
 pub use sink::{Measurement, MetricsSink};
 pub use stats::{AcquireCounts, AttemptCounts, ClientStats, MasterCounts, StatsSnapshot};
 pub use throttle::{MasterWarnings, MASTER_WARNING_INTERVAL};
-pub use vocabulary::{AcquireOutcome, AttemptResult, DURATION_BUCKETS_S};
+pub use vocabulary::{AcquireOutcome, AttemptResult, DURATION_BUCKETS_S, ERROR_TYPES};
 
 /// One client's telemetry: built once with the client.
 pub(crate) struct Telemetry {
@@ -151,7 +152,8 @@ impl Telemetry {
                     error.type = kind_of_failure,
                     cause,
                     suppressed,
-                    "master failed"
+                    "master #{} ({address}) failed ({kind_of_failure}): {cause}",
+                    m.master
                 ),
                 None => tracing::debug!(
                     target: "redlock",
@@ -160,7 +162,8 @@ impl Telemetry {
                     operation = kind.as_str(),
                     error.type = kind_of_failure,
                     cause,
-                    "master failed"
+                    "master #{} ({address}) failed ({kind_of_failure}): {cause}",
+                    m.master
                 ),
             }
         }
@@ -197,9 +200,7 @@ impl Telemetry {
         watch.span.record("outcome", outcome.as_str());
         let seconds = watch.seconds();
         if let Some(sink) = &self.sink {
-            if outcome == AcquireOutcome::Acquired {
-                sink.record(Measurement::LocksHeld { delta: 1 });
-            }
+            // `redlock.locks.held` counted the lock when it was made (`won`).
             sink.record(Measurement::Acquire { outcome, seconds });
         }
     }
@@ -228,8 +229,14 @@ impl Telemetry {
         extend_outcome(&watch.span, result);
     }
 
-    /// A release is over.
-    pub(crate) fn release_finished(&self, watch: &Watch, vote: &Vote) {
+    /// A lock was just won: what counts it in `redlock.locks.held` until it ends (`None`
+    /// without metrics).
+    pub(crate) fn won(&self) -> Option<Arc<crate::lock::Held>> {
+        self.sink.as_ref().map(held::won)
+    }
+
+    /// A release of `lock` is over.
+    pub(crate) fn release_finished(&self, watch: &Watch, lock: &Lock, vote: &Vote) {
         counts(&watch.span, vote);
         let outcome = if vote.granted() > 0 {
             "released"
@@ -240,14 +247,17 @@ impl Telemetry {
         };
         watch.span.record("outcome", outcome);
         let seconds = watch.seconds();
+        lock.stopped_holding();
         if let Some(sink) = &self.sink {
-            sink.record(Measurement::LocksHeld { delta: -1 });
             sink.record(Measurement::Release { seconds });
         }
     }
 
-    /// A held lock was found lost: a WARN event (its resource only when opted in).
-    pub(crate) fn lock_lost(&self, resource: &str, reason: LostReason) {
+    /// A held lock was found lost: a WARN event (its resource only when opted in); it no
+    /// longer counts as held.
+    pub(crate) fn lock_lost(&self, lock: &Lock, reason: LostReason) {
+        lock.stopped_holding();
+        let resource = lock.resource();
         if let Some(sink) = &self.sink {
             sink.record(Measurement::LockLost);
         }

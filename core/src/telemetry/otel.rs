@@ -2,13 +2,19 @@
 //! as the book's design page (`docs/src/design.md`, "observability") says. Instruments are created once per client, and the attribute sets of the
 //! hot path (each master's requests, each acquire outcome, each attempt result) are bound to
 //! them once per client: recording then neither hashes an attribute set nor allocates, except
-//! for a failed request's `error.type`.
+//! for a failed request's duration (with its `error.type`).
+//!
+//! Every series a rule or panel reads exists from the client's start at 0 (each outcome,
+//! attempt result, master and `error.type`, and the two lock counters): Prometheus'
+//! `increase()` needs a sample before the first event to see it. A bound series is exported
+//! from its binding; the SDK exports a series without attributes only once something was
+//! recorded into it, hence the `add(0)`.
 
 use opentelemetry::metrics::{BoundCounter, BoundHistogram, Counter, Histogram, UpDownCounter};
 use opentelemetry::KeyValue;
 
 use super::sink::{Measurement, MetricsSink};
-use super::vocabulary::{AcquireOutcome, AttemptResult, DURATION_BUCKETS_S};
+use super::vocabulary::{AcquireOutcome, AttemptResult, DURATION_BUCKETS_S, ERROR_TYPES};
 use crate::master::Master;
 
 /// The meter's name (instrumentation scope).
@@ -23,8 +29,9 @@ struct MasterAttributes {
     /// By [`OPERATIONS`]: `db.*` and `server.*` of a request of that command, and
     /// `db.client.operation.duration` bound to them (an answered request).
     operations: [(Vec<KeyValue>, BoundHistogram<f64>); OPERATIONS.len()],
-    /// `server.*` only (for `redlock.master.failures`, with `error.type` added).
-    server: Vec<KeyValue>,
+    /// `redlock.master.failures` bound to `server.*` and each `error.type`, by
+    /// [`ERROR_TYPES`].
+    failures: [BoundCounter<u64>; ERROR_TYPES.len()],
 }
 
 pub(super) struct Metrics {
@@ -33,7 +40,6 @@ pub(super) struct Metrics {
     locks_held: UpDownCounter<i64>,
     locks_lost: Counter<u64>,
     operation_duration: Histogram<f64>,
-    master_failures: Counter<u64>,
     masters: Vec<MasterAttributes>,
     /// `redlock.acquire.duration` bound to `redlock.fanout` and each `redlock.outcome`, by
     /// [`AcquireOutcome::index`].
@@ -66,10 +72,28 @@ impl Metrics {
             "db.client.operation.duration",
             "Duration of each request to a master",
         );
+        let master_failures = meter
+            .u64_counter("redlock.master.failures")
+            .with_unit("{failure}")
+            .with_description("Requests to a master that failed or timed out")
+            .build();
+        let locks_held = meter
+            .i64_up_down_counter("redlock.locks.held")
+            .with_unit("{lock}")
+            .with_description("Locks acquired and not yet released, lost or dropped")
+            .build();
+        let locks_lost = meter
+            .u64_counter("redlock.locks.lost")
+            .with_unit("{lock}")
+            .with_description("Held locks found lost before their release")
+            .build();
+        // Served at 0 from now on (see the module's comment).
+        locks_held.add(0, &[]);
+        locks_lost.add(0, &[]);
         Metrics {
             masters: masters
                 .iter()
-                .map(|m| attributes_of(m.display(), &operation_duration))
+                .map(|m| attributes_of(m.display(), &operation_duration, &master_failures))
                 .collect(),
             outcomes: AcquireOutcome::ALL.map(|outcome| {
                 acquire_duration.bind(&[
@@ -82,22 +106,9 @@ impl Metrics {
             }),
             extend_duration: seconds("redlock.extend.duration", "Duration of extends"),
             release_duration: seconds("redlock.release.duration", "Duration of releases"),
-            locks_held: meter
-                .i64_up_down_counter("redlock.locks.held")
-                .with_unit("{lock}")
-                .with_description("Locks acquired and not yet released")
-                .build(),
-            locks_lost: meter
-                .u64_counter("redlock.locks.lost")
-                .with_unit("{lock}")
-                .with_description("Held locks found lost before their release")
-                .build(),
+            locks_held,
+            locks_lost,
             operation_duration,
-            master_failures: meter
-                .u64_counter("redlock.master.failures")
-                .with_unit("{failure}")
-                .with_description("Requests to a master that failed or timed out")
-                .build(),
         }
     }
 }
@@ -139,18 +150,21 @@ impl Metrics {
             answered.record(seconds);
             return;
         };
-        let error = KeyValue::new("error.type", error);
         let mut with_error = base.clone();
-        with_error.push(error.clone());
+        with_error.push(KeyValue::new("error.type", error));
         self.operation_duration.record(seconds, &with_error);
-        let mut server = attributes.server.clone();
-        server.push(error);
-        self.master_failures.add(1, &server);
+        // An unknown kind (none today) counts as `other`.
+        let kind = ERROR_TYPES.iter().position(|&e| e == error).unwrap_or(3);
+        attributes.failures[kind].add(1);
     }
 }
 
-/// A master's attributes from its redacted URL (host and port carry no password).
-fn attributes_of(display: &str, operation_duration: &Histogram<f64>) -> MasterAttributes {
+/// A master's attributes from its redacted URL (host and port carry no password), bound.
+fn attributes_of(
+    display: &str,
+    operation_duration: &Histogram<f64>,
+    master_failures: &Counter<u64>,
+) -> MasterAttributes {
     let mut server = Vec::with_capacity(3);
     if let Ok(url) = url::Url::parse(display) {
         match url.host_str() {
@@ -175,6 +189,10 @@ fn attributes_of(display: &str, operation_duration: &Histogram<f64>) -> MasterAt
             let bound = operation_duration.bind(&attributes);
             (attributes, bound)
         }),
-        server,
+        failures: ERROR_TYPES.map(|error| {
+            let mut attributes = server.clone();
+            attributes.push(KeyValue::new("error.type", error));
+            master_failures.bind(&attributes)
+        }),
     }
 }

@@ -16,6 +16,20 @@ pub const DURATION_BUCKETS_S: [f64; 16] = [
     5.0, 10.0,
 ];
 
+/// Every `error.type` of a failed request to a master (`redlock.master.failures`): each
+/// [`crate::FailureKind`]'s name, and `timeout`. Sinks serve each at 0 from a client's start,
+/// so that a rule's `increase()` sees a master's first failure.
+pub const ERROR_TYPES: [&str; 8] = [
+    "connection",
+    "server",
+    "protocol",
+    "other",
+    "auth",
+    "tls",
+    "overloaded",
+    "timeout",
+];
+
 /// How an acquire call ended: the `redlock.outcome` attribute of `redlock.acquire.duration`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -165,6 +179,37 @@ mod tests {
         assert_eq!(Verdict::SplitVote.as_str(), "split_vote");
         assert_eq!(AttemptResult::from(Verdict::SplitVote).as_str(), "split");
         assert_eq!(AttemptResult::from(Verdict::Won), AttemptResult::Won);
+    }
+
+    #[test]
+    fn every_failure_kind_and_timeout_is_an_error_type() {
+        use crate::vote::{FailureKind, Outcome};
+        // Exhaustive: a new kind fails to compile here until it is listed.
+        let every = |kind: FailureKind| match kind {
+            FailureKind::Connection
+            | FailureKind::Server
+            | FailureKind::Protocol
+            | FailureKind::Other
+            | FailureKind::Auth
+            | FailureKind::Tls
+            | FailureKind::Overloaded => kind,
+        };
+        let kinds = [
+            FailureKind::Connection,
+            FailureKind::Server,
+            FailureKind::Protocol,
+            FailureKind::Other,
+            FailureKind::Auth,
+            FailureKind::Tls,
+            FailureKind::Overloaded,
+        ];
+        for kind in kinds.map(every) {
+            let name = super::super::names::failure_kind(Outcome::Failed(kind));
+            assert!(ERROR_TYPES.contains(&name), "{name}");
+        }
+        let timeout = super::super::names::failure_kind(Outcome::TimedOut);
+        assert!(ERROR_TYPES.contains(&timeout));
+        assert_eq!(ERROR_TYPES.len(), kinds.len() + 1);
     }
 
     #[test]
