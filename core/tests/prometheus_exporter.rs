@@ -5,7 +5,10 @@
 //! `make deps`). The service wins, extends and releases locks, loses contended ones and finds
 //! held ones lost, with one of its masters down; then every query of the dashboard returns
 //! series, under the same family names as the Python collector serves
-//! (`python/tests/test_dashboard.py` runs the same check from Python). Run with
+//! (`python/tests/test_dashboard.py` runs the same check from Python). The same Prometheus
+//! evaluates the project's alerting rules (`deploy/prometheus/redlock-alerts.yml`): the
+//! lost-locks counter is scraped at 0 before the first lock, and the first lost lock raises
+//! `RedlockLocksLost`. Run with
 //! `cargo test -p redlock-core --features otel --test prometheus_exporter`.
 #![cfg(feature = "otel")]
 
@@ -139,9 +142,11 @@ fn start_prometheus(dir: &Path, target: u16) -> (Killed, u16) {
     std::fs::write(
         &config,
         format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+             rule_files:\n  - '{}'\n\
              scrape_configs:\n  - job_name: svc\n    static_configs:\n      \
-             - targets: ['127.0.0.1:{target}']\n"
+             - targets: ['127.0.0.1:{target}']\n",
+            alert_rules().display()
         ),
     )
     .expect("write the configuration");
@@ -168,6 +173,36 @@ fn start_prometheus(dir: &Path, target: u16) -> (Killed, u16) {
         matches!(get(port, "/-/ready"), Ok((200, _)))
     });
     (server, port)
+}
+
+/// The project's alerting rules.
+fn alert_rules() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/prometheus/redlock-alerts.yml")
+}
+
+/// The alerts Prometheus has firing: (name, job).
+fn firing(port: u16) -> Vec<(String, String)> {
+    let (status, body) = get(port, "/api/v1/alerts").expect("the alerts API answers");
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    answer["data"]["alerts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| a["state"] == "firing")
+        .map(|a| {
+            let label = |k: &str| a["labels"][k].as_str().unwrap_or_default().to_string();
+            (label("alertname"), label("job"))
+        })
+        .collect()
+}
+
+/// The value of an instant query that returns one series.
+fn single_value(port: u16, promql: &str) -> Option<f64> {
+    match query(port, promql).as_slice() {
+        [one] => one["value"][1].as_str()?.parse().ok(),
+        _ => None,
+    }
 }
 
 /// Every `expr` of the dashboard (panels and template variables), with Grafana's variables
@@ -297,6 +332,11 @@ fn every_dashboard_query_returns_series_from_a_service_using_the_lock() {
             .expect("valid configuration")
     };
     let (redlock, rival) = runtime.block_on(async { (builder(), builder()) });
+    // Served at 0 from the client's start, and scraped so before anything is lost: the first
+    // loss is then an increase Prometheus can see.
+    eventually_blocking("locks lost scraped at 0", LIMIT, || {
+        single_value(prometheus_port, r#"redlock_locks_lost_total{job="svc"}"#) == Some(0.0)
+    });
     masters.kill(DOWN).expect("stop a master");
     // Held for longer than the test may wait, so every round's rival finds it taken.
     let busy = runtime
@@ -324,6 +364,16 @@ fn every_dashboard_query_returns_series_from_a_service_using_the_lock() {
         );
         std::thread::sleep(POLL);
     }
+    // The first lost locks raise the page, and the dashboard's panel counts them.
+    eventually_blocking("RedlockLocksLost firing", LIMIT, || {
+        firing(prometheus_port).contains(&("RedlockLocksLost".into(), "svc".into()))
+    });
+    let lost_panel = exprs
+        .iter()
+        .find(|e| e.contains("redlock_locks_lost_total"))
+        .expect("a locks-lost panel");
+    let shown = single_value(prometheus_port, lost_panel).expect("the panel's value");
+    assert!(shown >= 1.0, "{lost_panel}: {shown}");
     // Read while the endpoint serves: once a scrape fails, Prometheus marks its series stale.
     let series = query(prometheus_port, r#"{__name__=~"redlock_.*|db_client_.*"}"#);
 
@@ -346,9 +396,11 @@ fn every_dashboard_query_returns_series_from_a_service_using_the_lock() {
     assert_eq!(families, BTreeSet::from(FAMILIES));
     // The failures name the stopped master by address and port, and why.
     let down = masters.port(DOWN).expect("its port").to_string();
+    // Every master's failure series exist (at 0); those that counted are the stopped one's.
     let failures: Vec<&Value> = series
         .iter()
         .filter(|s| s["metric"]["__name__"] == "redlock_master_failures_total")
+        .filter(|s| s["value"][1].as_str() != Some("0"))
         .collect();
     assert!(
         !failures.is_empty()

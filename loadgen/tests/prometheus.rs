@@ -421,6 +421,12 @@ fn a_real_prometheus_scrapes_a_run_and_holds_its_final_figures() {
         std::fs::read_to_string(repo().join("deploy/prometheus/prometheus.yml")).unwrap();
     assert!(documented.contains("'127.0.0.1:9464'") && documented.contains("scrape_interval: 5s"));
     let config = dir.path().join("prometheus.yml");
+    // The rules it loads, beside it as in deploy/prometheus.
+    std::fs::copy(
+        repo().join("deploy/prometheus/redlock-alerts.yml"),
+        dir.path().join("redlock-alerts.yml"),
+    )
+    .unwrap();
     std::fs::write(
         &config,
         documented
@@ -444,6 +450,9 @@ fn a_real_prometheus_scrapes_a_run_and_holds_its_final_figures() {
     eventually_blocking("prometheus ready", LIMIT, || {
         matches!(get(prometheus_port, "/-/ready"), Ok((200, _)))
     });
+    // It loaded the rules the configuration names.
+    let (_, rules) = get(prometheus_port, "/api/v1/rules").unwrap();
+    assert!(rules.contains("RedlockLocksLost"), "{rules}");
 
     let json = dir.path().join("result.json");
     let mut run = start_run(
