@@ -60,7 +60,7 @@ lint: fmt-check clippy doc import-cycles layers ## rustfmt, clippy (incl. undocu
 
 test-rust: deps-redis deps-ffi deps-valkey deps-redis8 deps-faketime history-check ## Rust unit, integration and doc tests against real local masters (the C/C++ suite included, under FFI_CHECK)
 	REDLOCK_FFI_CHECK=$(FFI_CHECK) HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) \
-	  $(CARGO) test --workspace --locked $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
+	  $(CARGO) test --workspace --locked --no-fail-fast $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
 
 test: deps lint test-rust $(TEST_TARGETS) ## Install what is missing, then run every gate and test
 

@@ -41,7 +41,7 @@ $(VALKEY_LINK):
 	  ln -sfn "$$bin" $@; echo "valkey-server: $$bin"
 
 test-valkey: deps-valkey deps-redis python-develop masters-bin ## The lock suites again on Valkey masters (REDLOCK_SERVER=valkey)
-	REDLOCK_SERVER=valkey $(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) \
+	REDLOCK_SERVER=valkey $(CARGO) test --locked --no-fail-fast --workspace $(WORKSPACE_FEATURES) \
 	  --test acquire_release --test extend --test mutual_exclusion --test faults --test connection \
 	  --test blocking --test c_abi
 	cd python && REDLOCK_SERVER=valkey .venv/bin/python -m pytest -W error -p no:cacheprovider \
