@@ -257,18 +257,14 @@ impl Tally {
             .unwrap_or_else(PoisonError::into_inner);
         aggregates
             .into_iter()
-            .filter_map(|(series, aggregate)| {
+            .map(|(series, aggregate)| {
                 let (counts, sum) = aggregate.snapshot();
-                // A client's handles exist from its start; a series is served once it has a
-                // value, as the SDK's are.
-                if counts.iter().all(|&n| n == 0) {
-                    return None;
-                }
-                Some(
-                    attributes
-                        .of(py, series)
-                        .map(|of| (series.histogram(), of, counts, sum)),
-                )
+                // A client's handles (every acquire outcome, extend, release, each master's
+                // answered requests) exist from its start and are served at 0, as the Rust
+                // core's bound instruments are: `increase()` then sees the first value.
+                attributes
+                    .of(py, series)
+                    .map(|of| (series.histogram(), of, counts, sum))
             })
             .collect()
     }
@@ -289,7 +285,7 @@ impl Tally {
         self.shared.record_pending(py)
     }
 
-    /// `[(redlock.attempt.result, attempts)]` since the start, the results seen so far.
+    /// `[(redlock.attempt.result, attempts)]` since the start, every result (0 until seen).
     fn attempts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let counts = self
             .shared
@@ -300,7 +296,6 @@ impl Tally {
         let seen = AttemptResult::ALL
             .iter()
             .zip(counts)
-            .filter(|(_, n)| *n > 0)
             .map(|(result, n)| (result.as_str(), n));
         PyList::new(py, seen)
     }
@@ -322,15 +317,36 @@ impl Tally {
         self.shared.counters.lost.load(Relaxed)
     }
 
-    /// `[(server id, error.type, failures)]` since the start.
+    /// `[(server id, error.type, failures)]` since the start: every registered server with
+    /// every `error.type` ([`redlock_core::ERROR_TYPES`]), 0 until it fails so.
     fn failures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let failures: Vec<_> = self
+        let servers = self
             .shared
-            .counts()
-            .failures
-            .iter()
-            .map(|(&(server, error), &n)| (server, error, n))
+            .attributes
+            .lock_py_attached(py)
+            .unwrap_or_else(PoisonError::into_inner)
+            .servers
+            .len();
+        let counted = self.shared.counts().failures.clone();
+        let mut failures: Vec<(usize, &'static str, u64)> = (0..servers)
+            .flat_map(|server| {
+                let counted = &counted;
+                redlock_core::ERROR_TYPES.iter().map(move |&error| {
+                    (
+                        server,
+                        error,
+                        counted.get(&(server, error)).copied().unwrap_or(0),
+                    )
+                })
+            })
             .collect();
+        // A kind not in the list (none today) is still served.
+        failures.extend(
+            counted
+                .iter()
+                .filter(|((_, error), _)| !redlock_core::ERROR_TYPES.contains(error))
+                .map(|(&(server, error), &n)| (server, error, n)),
+        );
         let items = failures
             .into_iter()
             .map(|item| item.into_pyobject(py))

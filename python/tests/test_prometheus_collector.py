@@ -24,6 +24,10 @@ FAMILIES = {
     "db.client.operation.duration": "db_client_operation_duration_seconds",
 }
 Series = dict[tuple[str, frozenset[tuple[str, str]]], tuple[list[float], float]]
+# The closed vocabularies (redlock_core's AcquireOutcome, AttemptResult, ERROR_TYPES).
+OUTCOMES = ["acquired", "not_acquired", "unavailable", "cancelled", "error"]
+RESULTS = ["won", "split", "clean_loss", "expired", "unavailable"]
+ERROR_TYPES = ["connection", "server", "protocol", "other", "auth", "tls", "overloaded", "timeout"]
 
 
 def sdk_histograms(reader: InMemoryMetricReader) -> Series:
@@ -115,8 +119,13 @@ def test_bucket_counts_equal_the_sdks_for_the_same_values(fresh_masters: LocalMa
         client.acquire("py:collector:unavailable", ttl=10.0)
 
     sdk = sdk_histograms(reader)  # flushes every pending value into the SDK first
-    ours = collector_histograms(registry)
+    everything = collector_histograms(registry)
+    # The collector serves a client's series from its start at 0; the SDK those with a value.
+    ours = {key: value for key, value in everything.items() if value[0][-1] > 0}
     assert set(ours) == set(sdk)
+    assert {labels for name, labels in everything if name == "redlock_acquire_duration_seconds"} == {
+        frozenset({("redlock_outcome", o), ("redlock_fanout", "concurrent")}) for o in OUTCOMES
+    }
     for key, (counts, total) in sdk.items():
         assert ours[key][0] == counts, key
         assert ours[key][1] == pytest.approx(total, rel=1e-9, abs=1e-12), key
@@ -129,8 +138,8 @@ def test_bucket_counts_equal_the_sdks_for_the_same_values(fresh_masters: LocalMa
     assert any(dict(labels).get("error_type") for name, labels in ours if name.startswith("db_client"))
 
     attempts = sample_values(registry, "redlock_attempts_total")
-    # The SDK lists the results seen; the collector every result, 0 for the rest.
-    assert {k: v for k, v in attempts.items() if v} == sdk_attempts(reader)
+    # Both routes serve every result, 0 for those not seen.
+    assert attempts == sdk_attempts(reader)
     won = attempts[frozenset({("redlock_attempt_result", "won")})]
     lost = [attempts.get(frozenset({("redlock_attempt_result", r)}), 0) for r in ("clean_loss", "split")]
     assert won == 220
@@ -139,10 +148,30 @@ def test_bucket_counts_equal_the_sdks_for_the_same_values(fresh_masters: LocalMa
     assert sum(lost) == 200
     assert sample_values(registry, "redlock_locks_held") == {frozenset(): 0.0}
     failures = sample_values(registry, "redlock_master_failures_total")
-    assert {dict(labels)["server_port"] for labels in failures} == {str(p) for p in fresh_masters.ports[:3]}
+    failed = {dict(labels)["server_port"] for labels, n in failures.items() if n}
+    assert failed == {str(p) for p in fresh_masters.ports[:3]}
     client.close()
     rival.close()
     provider.shutdown()
+
+
+def test_every_series_is_served_at_zero_from_the_clients_start(masters: LocalMasters) -> None:
+    """Before any operation: each outcome, attempt result, master and cause at 0, so that a
+    rule's increase() sees the first event (a series that first appears at 1 shows none)."""
+    registry = CollectorRegistry()
+    collector = RedlockCollector(registry=registry)
+    with redlock_rs.Redlock(masters.urls, collector=collector):
+        counts = sample_values(registry, "redlock_acquire_duration_seconds_count")
+        assert {dict(labels)["redlock_outcome"]: n for labels, n in counts.items()} == dict.fromkeys(OUTCOMES, 0.0)
+        attempts = sample_values(registry, "redlock_attempts_total")
+        assert sorted(dict(labels)["redlock_attempt_result"] for labels in attempts) == sorted(RESULTS)
+        assert set(attempts.values()) == {0.0}
+        assert sample_values(registry, "redlock_locks_lost_total") == {frozenset(): 0.0}
+        assert sample_values(registry, "redlock_locks_held") == {frozenset(): 0.0}
+        failures = sample_values(registry, "redlock_master_failures_total")
+        assert set(failures.values()) == {0.0}
+        per_master = {(dict(labels)["server_port"], dict(labels)["error_type"]) for labels in failures}
+        assert per_master == {(str(port), error) for port in masters.ports for error in ERROR_TYPES}
 
 
 def test_text_exposition_names_no_resource_and_no_token(masters: LocalMasters) -> None:
