@@ -187,18 +187,27 @@ impl OpLog {
         if !self.warning {
             return;
         }
-        let mut due = false;
+        let mut due = Vec::new();
         let mut held_back = 0;
         for master in vote.masters() {
-            if matches!(master.outcome, Outcome::Failed(_) | Outcome::TimedOut) {
-                if let Some(n) = self.settings.warnings.failure(master.master) {
-                    due = true;
-                    held_back += n;
-                }
+            let kind = match master.outcome {
+                Outcome::Failed(kind) => kind.as_str(),
+                Outcome::TimedOut => "timeout",
+                _ => continue,
+            };
+            if let Some(n) = self.settings.warnings.failure(master.master) {
+                held_back += n;
+                // The address (password redacted) is not private; the resource name is.
+                let url = self
+                    .settings
+                    .masters
+                    .get(master.master)
+                    .map_or("?", String::as_str);
+                due.push(format!("#{} {url} ({kind})", master.master));
             }
         }
-        if due {
-            let message = message();
+        if !due.is_empty() {
+            let message = format!("{}; failing: master {}", message(), due.join(", master "));
             emit(
                 WARNING,
                 match held_back {

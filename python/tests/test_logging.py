@@ -46,6 +46,9 @@ def test_failed_masters_warn_and_attempts_are_debug(
     warnings = messages(caplog, logging.WARNING)
     assert warnings == [m for m in warnings if m.startswith(f'acquired "{resource}" despite failed masters: 2 of 5 masters ')]
     assert len(warnings) == 1, warnings
+    # The WARNING names each failing master: its position and address (password redacted).
+    for index in (0, 1):
+        assert re.search(rf"master #{index} redis://[^ ]*127\.0\.0\.1:{masters.ports[index]} \([a-z]+\)", warnings[0]), warnings
     debug = messages(caplog, logging.DEBUG)
     for done in (f'extended "{resource}"', f'released "{resource}" on 3 of 5 masters'):
         calls = [m for m in debug if m.startswith(f"{done} despite failed masters: 2 of 5 masters ")]
@@ -107,7 +110,7 @@ def test_an_acquire_with_every_master_down_warns_once_naming_the_cause(
         redlock.acquire(resource)
     warnings = messages(caplog, logging.WARNING)
     assert len(warnings) == 1, warnings
-    assert warnings[0] == f"acquire failed: {caught.value}", warnings
+    assert warnings[0].startswith(f"acquire failed: {caught.value}; failing: master #0 redis://"), warnings
     assert f'lock on "{resource}" unavailable after 4 attempts in ' in warnings[0]
     assert "5 of 5 masters could not be reached (" in warnings[0] and "refused" in warnings[0].lower()
     # The detail, per master and attempt, is at DEBUG.
