@@ -286,10 +286,15 @@ async fn one_round(masters: &LocalMasters, redlock: &Redlock, rival: &Redlock, r
         .await
         .expect_err("held by the other client");
     assert!(err.is_not_acquired(), "{err}");
-    let lost = format!("dash:lost:{round}");
-    let mut lock = redlock.acquire(&lost, ttl).await.expect("won");
+    lose_a_lock(masters, redlock, &format!("dash:lost:{round}")).await;
+}
+
+/// A held lock found lost by its extend (its keys deleted behind its back).
+async fn lose_a_lock(masters: &LocalMasters, redlock: &Redlock, resource: &str) {
+    let ttl = Duration::from_secs(10);
+    let mut lock = redlock.acquire(resource, ttl).await.expect("won");
     for master in 0..DOWN {
-        common::del(masters, master, &lost);
+        common::del(masters, master, resource);
     }
     let err = redlock
         .extend(&mut lock, ttl)
@@ -298,6 +303,22 @@ async fn one_round(masters: &LocalMasters, redlock: &Redlock, rival: &Redlock, r
     assert!(err.is_lock_lost(), "{err}");
     // Nothing is left to release: not held.
     let _ = redlock.release(&lock).await;
+}
+
+/// The service's first lost lock: Prometheus, evaluating the project's rules every second,
+/// raises `RedlockLocksLost`; `increase()` sees the loss (the counter was scraped at 0
+/// before it) and the dashboard's *Locks lost* panel reads 1.
+fn first_loss_pages(prometheus_port: u16, lost_panel: &str) {
+    let increase = r#"sum(increase(redlock_locks_lost_total{job="svc"}[10m]))"#;
+    eventually_blocking(
+        "RedlockLocksLost firing after the first loss",
+        LIMIT,
+        || {
+            firing(prometheus_port).contains(&("RedlockLocksLost".into(), "svc".into()))
+                && single_value(prometheus_port, increase).is_some_and(|v| v > 0.0)
+                && single_value(prometheus_port, lost_panel) == Some(1.0)
+        },
+    );
 }
 
 #[test]
@@ -345,6 +366,13 @@ fn every_dashboard_query_returns_series_from_a_service_using_the_lock() {
 
     let exprs = dashboard_exprs();
     assert!(exprs.len() >= 10, "{exprs:?}");
+    let lost_panel = exprs
+        .iter()
+        .find(|e| e.contains("redlock_locks_lost_total"))
+        .expect("a locks-lost panel")
+        .clone();
+    runtime.block_on(lose_a_lock(&masters, &redlock, "dash:first-loss"));
+    first_loss_pages(prometheus_port, &lost_panel);
     let started = Instant::now();
     let mut round = 0;
     loop {
@@ -364,16 +392,11 @@ fn every_dashboard_query_returns_series_from_a_service_using_the_lock() {
         );
         std::thread::sleep(POLL);
     }
-    // The first lost locks raise the page, and the dashboard's panel counts them.
-    eventually_blocking("RedlockLocksLost firing", LIMIT, || {
-        firing(prometheus_port).contains(&("RedlockLocksLost".into(), "svc".into()))
+    // The panel counts every loss: the first and one per round.
+    let expected = Some(1.0 + round as f64);
+    eventually_blocking("the locks-lost panel to count every loss", LIMIT, || {
+        single_value(prometheus_port, &lost_panel) == expected
     });
-    let lost_panel = exprs
-        .iter()
-        .find(|e| e.contains("redlock_locks_lost_total"))
-        .expect("a locks-lost panel");
-    let shown = single_value(prometheus_port, lost_panel).expect("the panel's value");
-    assert!(shown >= 1.0, "{lost_panel}: {shown}");
     // Read while the endpoint serves: once a scrape fails, Prometheus marks its series stale.
     let series = query(prometheus_port, r#"{__name__=~"redlock_.*|db_client_.*"}"#);
 
