@@ -70,9 +70,9 @@ struct Counts {
 struct Counters {
     /// `redlock.attempts` by [`AttemptResult::index`].
     attempts: [AtomicU64; AttemptResult::ALL.len()],
-    /// `redlock.locks.held`, read as `None` until `held_seen` (the first acquire).
+    /// `redlock.locks.held`: +1 per lock won, -1 when the core's mark of it ends (its
+    /// release, its loss, or its last copy dropped); 0 from the start.
     held: AtomicI64,
-    held_seen: AtomicBool,
     lost: AtomicU64,
 }
 
@@ -305,11 +305,9 @@ impl Tally {
         self.shared.counts().pending.len()
     }
 
-    /// Locks held now (acquired, not released); `None` before the first acquire.
-    fn locks_held(&self) -> Option<i64> {
-        let counters = &self.shared.counters;
-        let held = counters.held.load(Relaxed);
-        counters.held_seen.load(Relaxed).then_some(held)
+    /// Locks held now: won, and neither released, found lost nor dropped (0 from the start).
+    fn locks_held(&self) -> i64 {
+        self.shared.counters.held.load(Relaxed)
     }
 
     /// Held locks found lost since the start.
@@ -446,9 +444,6 @@ impl MetricsSink for PyMetrics {
             }
             Measurement::LocksHeld { delta } => {
                 counters.held.fetch_add(delta, Relaxed);
-                if !counters.held_seen.load(Relaxed) {
-                    counters.held_seen.store(true, Relaxed);
-                }
                 return;
             }
             Measurement::LockLost => {

@@ -195,13 +195,67 @@ def test_renewals_and_a_lost_lock_reach_the_reader_without_another_call(masters:
             )
             points = _points(reader)
             assert _count(points, "db.client.operation.duration", db_operation_name="EVALSHA") >= 3  # a quorum
-            assert "redlock.locks.lost" not in points
+            assert points["redlock.locks.lost"][1] == [({}, 0)]  # observed from the start, at 0
+            assert points["redlock.locks.held"][1] == [({}, 1)]
             for index in range(len(masters.ports)):  # the keys vanish: the next renewal finds the lock gone
                 masters.command(index, "DEL", resource)
             wait_until(lambda: _count(_points(reader), "redlock.locks.lost") == 1, 20.0, "the lost lock counted")
-            # Found lost: no longer held, though not released (a gauge of held locks that kept
-            # counting lost ones would never come back down).
-            assert _count(_points(reader), "redlock.locks.held") == 0
+            # Found lost: no longer held, though not released yet. Users can rely on
+            # redlock.locks.held counting the locks they actually hold: a gauge that kept
+            # counting lost ones (until a release that may never come) would never come down.
+            points = _points(reader)
+            assert points["redlock.locks.held"][1] == [({}, 0)]
+            assert points["redlock.locks.lost"][1] == [({}, 1)]
+    # The release that raised LockLost on leaving the block uncounts nothing more.
+    assert _points(reader)["redlock.locks.held"][1] == [({}, 0)]
+
+
+# The closed vocabularies (redlock_core's AttemptResult and ERROR_TYPES).
+RESULTS = ["won", "split", "clean_loss", "expired", "unavailable"]
+ERROR_TYPES = ["connection", "server", "protocol", "other", "auth", "tls", "overloaded", "timeout"]
+
+
+def _by(points: Points, name: str, *keys: str) -> dict[Any, float]:
+    """`name`'s points keyed by the values of `keys` (one key: the value itself)."""
+    found: dict[Any, float] = {}
+    for attributes, n in points[name][1]:
+        key = tuple(attributes.get(k) for k in keys)
+        found[key[0] if len(keys) == 1 else key] = n
+    return found
+
+
+def test_every_counter_is_observed_at_zero_from_the_start_so_the_first_unavailable_shows(
+    fresh_masters: LocalMasters,
+) -> None:
+    """A series that first appears at 1 (or N) gives a rule's increase() nothing to see: every
+    counter's series is observed from the client's start, 0 until it counts."""
+    reader = InMemoryMetricReader()
+    urls, ports = fresh_masters.urls[:3], fresh_masters.ports[:3]
+    client = redlock_rs.Redlock(urls, retry_count=0, meter_provider=MeterProvider(metric_readers=[reader]))
+    points = _points(reader)  # before any operation
+    assert _by(points, "redlock.attempts", "redlock.attempt.result") == dict.fromkeys(RESULTS, 0)
+    assert points["redlock.locks.held"][1] == [({}, 0)]
+    assert points["redlock.locks.lost"][1] == [({}, 0)]
+    failures = _by(points, "redlock.master.failures", "server.port", "error.type")
+    assert failures == {(port, error): 0 for port in ports for error in ERROR_TYPES}
+    # The Python SDK makes a histogram's point at its first value (no empty point, no
+    # pre-aggregated histogram): durations by outcome are served at 0 by the collector route.
+    assert "redlock.acquire.duration" not in points
+
+    fresh_masters.kill(1)
+    fresh_masters.kill(2)
+    with pytest.raises(redlock_rs.Unavailable):
+        client.acquire("py:metrics:unavailable", ttl=10.0)
+    points = _points(reader)
+    assert _by(points, "redlock.attempts", "redlock.attempt.result") == {**dict.fromkeys(RESULTS, 0), "unavailable": 1}
+    assert _by(points, "redlock.acquire.duration", "redlock.outcome") == {"unavailable": 1}
+    assert points["redlock.locks.held"][1] == [({}, 0)]
+    assert points["redlock.locks.lost"][1] == [({}, 0)]
+    failures = _by(points, "redlock.master.failures", "server.port", "error.type")
+    assert set(failures) == {(port, error) for port in ports for error in ERROR_TYPES}
+    # The killed masters' connection failures (the attempt's request and its clean-up release).
+    assert {key for key, n in failures.items() if n} == {(ports[1], "connection"), (ports[2], "connection")}
+    client.close()
 
 
 WITHOUT_OPENTELEMETRY = """

@@ -174,6 +174,51 @@ def test_every_series_is_served_at_zero_from_the_clients_start(masters: LocalMas
         assert per_master == {(str(port), error) for port in masters.ports for error in ERROR_TYPES}
 
 
+def test_the_first_unavailable_acquire_moves_only_its_series_from_zero(fresh_masters: LocalMasters) -> None:
+    registry = CollectorRegistry()
+    ports = [str(port) for port in fresh_masters.ports[:3]]
+    with redlock_rs.Redlock(fresh_masters.urls[:3], retry_count=0, collector=RedlockCollector(registry=registry)) as client:
+        fresh_masters.kill(1)
+        fresh_masters.kill(2)
+        with pytest.raises(redlock_rs.Unavailable):
+            client.acquire("py:collector:unavailable", ttl=10.0)
+        counts = sample_values(registry, "redlock_acquire_duration_seconds_count")
+        assert {dict(labels)["redlock_outcome"]: n for labels, n in counts.items()} == {
+            **dict.fromkeys(OUTCOMES, 0.0),
+            "unavailable": 1.0,
+        }
+        attempts = sample_values(registry, "redlock_attempts_total")
+        assert {dict(labels)["redlock_attempt_result"]: n for labels, n in attempts.items()} == {
+            **dict.fromkeys(RESULTS, 0.0),
+            "unavailable": 1.0,
+        }
+        assert sample_values(registry, "redlock_locks_held") == {frozenset(): 0.0}
+        assert sample_values(registry, "redlock_locks_lost_total") == {frozenset(): 0.0}
+        failures = {
+            (dict(labels)["server_port"], dict(labels)["error_type"]): n
+            for labels, n in sample_values(registry, "redlock_master_failures_total").items()
+        }
+        assert set(failures) == {(port, error) for port in ports for error in ERROR_TYPES}
+        # The killed masters' connection failures (the attempt's request and its clean-up release).
+        assert {key for key, n in failures.items() if n} == {(ports[1], "connection"), (ports[2], "connection")}
+
+
+def test_a_lost_lock_no_longer_counts_as_held_and_counts_as_lost_once(masters: LocalMasters, resource: str) -> None:
+    registry = CollectorRegistry()
+    with redlock_rs.Redlock(masters.urls, collector=RedlockCollector(registry=registry)) as client:
+        lock = client.acquire(resource, ttl=10.0)
+        assert sample_values(registry, "redlock_locks_held") == {frozenset(): 1.0}
+        for index in range(len(masters.ports)):  # the keys vanish behind the holder's back
+            masters.command(index, "DEL", resource)
+        with pytest.raises(redlock_rs.LockLost):
+            lock.extend()
+        assert sample_values(registry, "redlock_locks_held") == {frozenset(): 0.0}
+        assert sample_values(registry, "redlock_locks_lost_total") == {frozenset(): 1.0}
+        lock.release()  # nothing left to release: uncounts nothing more
+        assert sample_values(registry, "redlock_locks_held") == {frozenset(): 0.0}
+        assert sample_values(registry, "redlock_locks_lost_total") == {frozenset(): 1.0}
+
+
 def test_text_exposition_names_no_resource_and_no_token(masters: LocalMasters) -> None:
     registry = CollectorRegistry()
     collector = RedlockCollector(registry=registry)

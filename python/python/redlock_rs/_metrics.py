@@ -124,13 +124,14 @@ class _Instruments:
     def _attempts(self) -> Iterable[Any]:
         return [self._observation(n, {"redlock.attempt.result": result}) for result, n in self.tally.attempts()]
 
+    # Every counter is observed from the start, 0 included (each attempt result, each master's
+    # failures for every error.type, the held and lost locks): a series that first appeared at
+    # 1 would show no increase() for its first event.
     def _held(self) -> Iterable[Any]:
-        held = self.tally.locks_held()
-        return [] if held is None else [self._observation(held)]
+        return [self._observation(self.tally.locks_held())]
 
     def _lost(self) -> Iterable[Any]:
-        lost = self.tally.locks_lost()
-        return [self._observation(lost)] if lost else []
+        return [self._observation(self.tally.locks_lost())]
 
     def _failures(self) -> Iterable[Any]:
         servers = self.servers.attributes

@@ -425,10 +425,11 @@ class _Tally:
     def pending(self) -> int:
         """Histogram values waiting to be recorded."""
     def attempts(self) -> list[tuple[str, int]]:
-        """[(redlock.attempt.result, attempts)] since the start."""
-    def locks_held(self) -> Optional[int]:
-        """Locks held now; None before the first acquire."""
+        """[(redlock.attempt.result, attempts)] since the start: every result, 0 until seen."""
+    def locks_held(self) -> int:
+        """Locks held now (won, and neither released, found lost nor dropped); 0 at the start."""
     def locks_lost(self) -> int:
         """Held locks found lost since the start."""
     def failures(self) -> list[tuple[int, str, int]]:
-        """[(server id, error.type, failures)] since the start."""
+        """[(server id, error.type, failures)] since the start: every registered server with
+        every error.type, 0 until it fails so."""

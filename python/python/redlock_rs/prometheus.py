@@ -54,7 +54,6 @@ _HISTOGRAMS: List[Tuple[str, str, List[str]]] = [
         ["db_system_name", "db_operation_name", *_SERVER_LABELS, "error_type"],
     ),
 ]
-_ATTEMPT_RESULTS = ["won", "split", "clean_loss", "expired", "unavailable"]
 
 
 def _labels(attributes: Dict[str, Any], names: List[str]) -> List[str]:
@@ -95,10 +94,9 @@ class RedlockCollector(Collector):
                 cumulative += count
                 buckets.append((le, float(cumulative)))
             histograms[index].add_metric(_labels(attributes, _HISTOGRAMS[index][2]), buckets, total)
-        seen = dict(tally.attempts())
-        for result in _ATTEMPT_RESULTS:
-            attempts.add_metric([result], seen.get(result, 0))
-        held.add_metric([], tally.locks_held() or 0)
+        for result, n in tally.attempts():  # every result, 0 until seen
+            attempts.add_metric([result], n)
+        held.add_metric([], tally.locks_held())
         lost.add_metric([], tally.locks_lost())
         servers = self._redlock_servers.attributes
         for server, error, n in tally.failures():
