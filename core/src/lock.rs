@@ -116,8 +116,15 @@ impl Lock {
     }
 }
 
+/// Where a lock's place in `redlock.locks.held` is given back: the client's telemetry, built
+/// once per client and shared by every lock's [`Held`] (so a won lock costs one allocation).
+pub(crate) trait HeldGauge: Send + Sync {
+    /// The lock stopped being held.
+    fn ended(&self);
+}
+
 /// A lock's place in `redlock.locks.held`, shared by its copies (`Lock` is `Clone`; the copies
-/// are one lock): its hook (the telemetry's −1) runs exactly once, when the lock stops being
+/// are one lock): its gauge hears of its end exactly once, when the lock stops being
 /// held by the program, whichever comes first: its release, the client finding it lost (an
 /// extend that finds it gone or expired, an `AutoExtend` whose validity ran out, a scoped
 /// release after its validity), or the drop of its last copy (an unreleased lock's keys then
@@ -128,22 +135,23 @@ impl Lock {
 /// timer or a sweep of every lock's deadline would cost each acquire more than an atomic swap.
 pub(crate) struct Held {
     ended: AtomicBool,
-    on_end: Box<dyn Fn() + Send + Sync>,
+    gauge: Arc<dyn HeldGauge>,
 }
 
 impl Held {
-    /// A lock counted as held until [`Held::end`] (or its drop) runs `on_end`, once.
-    pub(crate) fn new(on_end: Box<dyn Fn() + Send + Sync>) -> Arc<Held> {
+    /// A lock counted as held (by the caller) until [`Held::end`] or its drop tells `gauge`,
+    /// once.
+    pub(crate) fn new(gauge: Arc<dyn HeldGauge>) -> Arc<Held> {
         Arc::new(Held {
             ended: AtomicBool::new(false),
-            on_end,
+            gauge,
         })
     }
 
     /// The lock is no longer held (released, lost or forgotten).
     pub(crate) fn end(&self) {
         if !self.ended.swap(true, Ordering::AcqRel) {
-            (self.on_end)();
+            self.gauge.ended();
         }
     }
 }

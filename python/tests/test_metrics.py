@@ -80,7 +80,9 @@ def test_won_contended_and_unavailable_acquires_are_recorded(fresh_masters: Loca
     with pytest.raises(redlock_rs.NotAcquired):
         rival.acquire("py:metrics", ttl=10.0)
     lock.extend(10.0)
-    assert lock.release() == 3
+    # Release counts only keys it deleted: at most one per master, at least a quorum (a loaded
+    # machine may let one master's reply miss the per-master deadline).
+    assert 2 <= lock.release() <= 3
     fresh_masters.kill(1)
     fresh_masters.kill(2)
     with pytest.raises(redlock_rs.Unavailable):

@@ -4,15 +4,21 @@
 use std::sync::Arc;
 
 use super::sink::{Measurement, MetricsSink};
-use crate::lock::Held;
+use crate::lock::{Held, HeldGauge};
+
+/// The client's sink as the gauge every lock's mark gives its place back to.
+pub(crate) struct SinkGauge(pub(crate) Arc<dyn MetricsSink>);
+
+impl HeldGauge for SinkGauge {
+    fn ended(&self) {
+        self.0.record(Measurement::LocksHeld { delta: -1 });
+    }
+}
 
 /// A lock just won: counts it, and returns its mark, which uncounts it once.
-pub(crate) fn won(sink: &Arc<dyn MetricsSink>) -> Arc<Held> {
-    sink.record(Measurement::LocksHeld { delta: 1 });
-    let sink = Arc::clone(sink);
-    Held::new(Box::new(move || {
-        sink.record(Measurement::LocksHeld { delta: -1 });
-    }))
+pub(crate) fn won(gauge: &Arc<SinkGauge>) -> Arc<Held> {
+    gauge.0.record(Measurement::LocksHeld { delta: 1 });
+    Held::new(Arc::clone(gauge) as Arc<dyn HeldGauge>)
 }
 
 #[cfg(test)]
@@ -34,7 +40,7 @@ mod tests {
     #[test]
     fn a_lock_is_uncounted_once_whatever_ends_it() {
         let gauge = Arc::new(Gauge::default());
-        let sink: Arc<dyn MetricsSink> = gauge.clone();
+        let sink = Arc::new(SinkGauge(gauge.clone()));
         let held = won(&sink);
         let copy = Arc::clone(&held);
         assert_eq!(gauge.0.load(Ordering::Relaxed), 1);

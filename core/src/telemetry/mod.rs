@@ -47,6 +47,8 @@ pub(crate) struct Telemetry {
     sink: Option<Arc<dyn MetricsSink>>,
     /// One WARN per failing master per interval; the others at DEBUG.
     warnings: MasterWarnings,
+    /// The sink as every won lock's `redlock.locks.held` gauge (built once, shared).
+    held: Option<Arc<held::SinkGauge>>,
 }
 
 /// One operation's span with the design page's fields; `tracing` needs the name as a literal, so
@@ -83,6 +85,7 @@ impl Telemetry {
         };
         Telemetry {
             resource_in_spans,
+            held: sink.clone().map(|s| Arc::new(held::SinkGauge(s))),
             sink,
             fanout,
             addresses: masters.iter().map(|m| Box::from(m.display())).collect(),
@@ -232,7 +235,7 @@ impl Telemetry {
     /// A lock was just won: what counts it in `redlock.locks.held` until it ends (`None`
     /// without metrics).
     pub(crate) fn won(&self) -> Option<Arc<crate::lock::Held>> {
-        self.sink.as_ref().map(held::won)
+        self.held.as_ref().map(held::won)
     }
 
     /// A release of `lock` is over.
