@@ -62,7 +62,12 @@ test-rust: deps-redis deps-ffi deps-valkey deps-redis8 deps-faketime history-che
 	REDLOCK_FFI_CHECK=$(FFI_CHECK) HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) \
 	  $(CARGO) test --workspace --locked --no-fail-fast $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
 
-test: deps lint test-rust $(TEST_TARGETS) ## Install what is missing, then run every gate and test
+# The steps of `make test`, in order; scripts/run-steps.py runs each as `make STEP`, goes on
+# after a failure and closes with every step's time and every failure it found.
+TEST_STEPS = deps lint test-rust $(TEST_TARGETS)
+
+test: ## Install what is missing, then run every gate and test (every step runs; times and failures at the end)
+	@python3 scripts/run-steps.py --make "$(MAKE)" --tier test -- $(TEST_STEPS)
 
 demo: deps-redis ## Acquire and release a lock on 5 local masters in both fan-out modes
 	$(CARGO) run --release --locked -q -p redlock-core --example demo

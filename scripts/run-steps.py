@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Runs the steps of a tier (`make check`, `make test`) one after another, each as `make STEP`.
+
+A failing step does not stop the tier: every later step still runs, as `make -k` would, so one
+failure never hides another. Each step's output is shown as it comes and kept in
+target/steps/<tier>/<step>.log; at the end one table gives every step's time and result, then
+every failing test and step found in the logs, and the exit status is 1 when anything failed
+(130/143 when interrupted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Lines that name one failure, per tool: cargo's test harness and its closing list, pytest,
+# Go's test runner, mypy, make, the compiler.
+FAILURE_LINES = [
+    re.compile(r"^test (\S+) \.\.\. FAILED$"),
+    re.compile(r"^error: test failed, to rerun pass (.+)$"),
+    re.compile(r"^    `(-p \S+ --(?:test|lib|bin|doc|example|bench)\b.*)`$"),
+    re.compile(r"^(FAILED \S+.*)$"),
+    re.compile(r"^(ERROR \S+::\S+.*)$"),
+    re.compile(r"^--- FAIL: (\S+)"),
+    re.compile(r"^(\S+\.pyi?:\d+: error: .*)$"),
+    re.compile(r"^(error(?:\[E\d+\])?: .*)$"),
+    re.compile(r"^(make(?:\[\d+\])?: \*\*\* .*)$"),
+]
+# At most this many failure lines per step in the summary (the log has the rest).
+MAX_LINES_PER_STEP = 40
+
+
+def clock(seconds: float) -> str:
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+def failures_in(log: Path) -> list[str]:
+    found: list[str] = []
+    seen: set[str] = set()
+    for raw in log.read_text(errors="replace").splitlines():
+        line = re.sub(r"\x1b\[[0-9;]*m", "", raw.rstrip())
+        for pattern in FAILURE_LINES:
+            match = pattern.match(line)
+            if match and match.group(1) not in seen:
+                seen.add(match.group(1))
+                found.append(match.group(1))
+                break
+    return found
+
+
+def run_step(make: str, step: str, log: Path, running: list[subprocess.Popen[bytes]]) -> int:
+    """`make STEP`, its output both shown and written to `log`; returns its exit status."""
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [make, "--no-print-directory", step],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            bufsize=0,
+        )
+        running[:] = [process]
+        assert process.stdout is not None
+        stdout = process.stdout.fileno()
+        for chunk in iter(lambda: os.read(stdout, 65536), b""):
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.buffer.flush()
+            sink.write(chunk.decode(errors="replace"))
+        return process.wait()
+
+
+def summary(tier: str, results: list[tuple[str, float, int]], logs: Path, total: float) -> list[str]:
+    lines = [f"== make {tier}: {len(results)} step(s) in {clock(total)} =="]
+    for step, seconds, status in results:
+        verdict = "ok" if status == 0 else f"FAILED (exit {status})"
+        lines.append(f"  {step:<24} {clock(seconds):>8}  {verdict}")
+    failed = [(step, status) for step, _, status in results if status != 0]
+    if not failed:
+        lines.append(f"make {tier}: every step passed")
+        return lines
+    lines.append(f"make {tier}: {len(failed)} step(s) failed; what their logs name:")
+    for step, status in failed:
+        log = logs / f"{step}.log"
+        found = failures_in(log)
+        lines.append(f"  {step} (exit {status}, log {log}):")
+        for line in found[:MAX_LINES_PER_STEP]:
+            lines.append(f"    {line}")
+        if len(found) > MAX_LINES_PER_STEP:
+            lines.append(f"    … {len(found) - MAX_LINES_PER_STEP} more in the log")
+        if not found:
+            lines.append("    (no test named: read the end of the log)")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tier", required=True, help="the tier's name (check, test)")
+    parser.add_argument("--make", default=os.environ.get("MAKE", "make"))
+    parser.add_argument("--logs", default="target/steps", help="parent of the tier's log folder")
+    parser.add_argument("steps", nargs="+")
+    args = parser.parse_args()
+    if not re.fullmatch(r"[a-z][a-z0-9-]*", args.tier):
+        parser.error(f"--tier {args.tier!r}: letters, digits and dashes only")
+    logs = Path(args.logs) / args.tier
+    logs.mkdir(parents=True, exist_ok=True)
+    # A signal stops the step in flight (make and its children are in our process group) and
+    # the tier: no later step starts, the summary says what ran.
+    stopped: list[int] = []
+    running: list[subprocess.Popen[bytes]] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopped.append(signum)
+        for process in running:
+            if process.poll() is None:
+                process.send_signal(signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    results: list[tuple[str, float, int]] = []
+    started = time.monotonic()
+    for step in args.steps:
+        if stopped:
+            break
+        print(f"\n== make {args.tier}: step {len(results) + 1}/{len(args.steps)}: {step} ==", flush=True)
+        began = time.monotonic()
+        status = run_step(args.make, step, logs / f"{step}.log", running)
+        results.append((step, time.monotonic() - began, status))
+    report = summary(args.tier, results, logs, time.monotonic() - started)
+    if stopped:
+        report.append(f"make {args.tier}: stopped by signal {stopped[0]} after {len(results)} step(s)")
+    text = "\n".join(report) + "\n"
+    (logs / "summary.txt").write_text(text)
+    print("\n" + text, end="", flush=True)
+    if stopped:
+        return 128 + stopped[0]
+    return 0 if all(status == 0 for _, _, status in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
