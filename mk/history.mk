@@ -36,7 +36,7 @@ test-history-check: deps-go deps-chromium ## Vet and test the history checker (l
 # which builds the checker first and names it in HISTORY_CHECK; this target runs them alone.
 test-history-agreement: history-check deps-valkey deps-faketime deps-redis ## Own checker and Porcupine agree on the fault matrix's histories
 	HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) $(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) \
-	  --test history_agreement
+	  --test loadgen -- history_agreement::
 
 DEPS_TARGETS += deps-go deps-faketime
 TEST_TARGETS += test-history-check

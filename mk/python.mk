@@ -41,9 +41,11 @@ masters-bin: ## Build redlock-masters, which starts the Python tests' local mast
 	$(CARGO) build --locked -q --workspace $(WORKSPACE_FEATURES) --bin redlock-masters
 
 test-python: deps-redis python-develop masters-bin ## pytest suite (warnings as errors, per-test timeout), stubtest of the .pyi, mypy --strict
-	cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) tests
-	cd python/tests && ../.venv/bin/python -m mypy.stubtest redlock_rs
-	cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests examples ../bench/python
+	@failed=0; \
+	(cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) tests) || failed=1; \
+	(cd python/tests && ../.venv/bin/python -m mypy.stubtest redlock_rs) || failed=1; \
+	(cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests examples ../bench/python) || failed=1; \
+	exit $$failed
 
 bench-python: deps-redis deps-python masters-bin ## Acquire+release cycles/s from Python vs the Rust blocking API (release builds, 5 local masters)
 	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) .venv/bin/maturin develop -q --release --locked

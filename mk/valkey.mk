@@ -7,12 +7,12 @@
 # `make test-valkey` runs again, on Valkey masters (REDLOCK_SERVER=valkey), the suites that
 # exercise the lock against a server; the rest (argument checks, hostile purpose-built
 # servers, TLS, which this Valkey build lacks, benchmarks' harnesses) runs once, on Redis:
-#   - core: acquire_release, extend, mutual_exclusion, faults, connection, blocking
-#     (native_commands runs on both servers in every `cargo test` anyway);
+#   - core (binary `core`, by module): acquire_release, extend, mutual_exclusion, faults,
+#     connection, blocking (native_commands runs on both servers in every `cargo test` anyway);
 #   - C ABI: the c_abi suite (the C and C++ lock tests), without the memcheck pass;
 #   - Python: test_sync, test_async, test_threads, test_faults;
-#   - load generator: tests/faults.rs (the fault matrix runs once, in make test-rust; its
-#     clock rows are on Valkey there).
+#   - not the load generator: its fault matrix runs once, in make test-rust (its clock rows
+#     are on Valkey there).
 
 .PHONY: deps-valkey test-valkey
 
@@ -41,8 +41,10 @@ $(VALKEY_LINK):
 	  ln -sfn "$$bin" $@; echo "valkey-server: $$bin"
 
 test-valkey: deps-valkey deps-redis python-develop masters-bin ## The lock suites again on Valkey masters (REDLOCK_SERVER=valkey)
-	REDLOCK_SERVER=valkey $(CARGO) test --locked --no-fail-fast --workspace $(WORKSPACE_FEATURES) \
-	  --test acquire_release --test extend --test mutual_exclusion --test faults --test connection \
-	  --test blocking --test c_abi
-	cd python && REDLOCK_SERVER=valkey .venv/bin/python -m pytest -W error -p no:cacheprovider \
-	  --timeout $(PYTEST_TIMEOUT) tests/test_sync.py tests/test_async.py tests/test_threads.py tests/test_faults.py
+	@failed=0; export REDLOCK_SERVER=valkey; set -x; \
+	$(CARGO) test --locked --no-fail-fast --workspace $(WORKSPACE_FEATURES) --test c_abi || failed=1; \
+	$(CARGO) test --locked --no-fail-fast --workspace $(WORKSPACE_FEATURES) --test core -- \
+	  acquire_release:: extend:: mutual_exclusion:: faults:: connection:: blocking:: || failed=1; \
+	(cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) \
+	  tests/test_sync.py tests/test_async.py tests/test_threads.py tests/test_faults.py) || failed=1; \
+	exit $$failed

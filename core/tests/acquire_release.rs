@@ -1,6 +1,6 @@
 //! Acquire, contention and release against 5 real masters, in both fan-out modes.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The blocking facade: same behaviour from synchronous code, shared across threads.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! Bad configuration is rejected up front, naming the value; passwords never leak.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The connection layer as users meet it: a fresh client's first lock reaches every master, a
 //! reconnect keeps that true, and a master that cannot be used says why.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

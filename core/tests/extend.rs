@@ -1,6 +1,6 @@
 //! Extend and auto-extend against real masters.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Masters that are down, frozen or behind a faulty network: liveness with a majority, fast
 //! Unavailable without one.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! are never returned twice, in both fan-out modes; the counters live under their own keys,
 //! without a TTL; an unfenced lock has none.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! fenced acquires go on through the others with strictly increasing tokens, and nothing
 //! above the bound is ever written.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

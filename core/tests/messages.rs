@@ -1,7 +1,7 @@
 //! What a failed acquire says: an outage is never called contention, contention names the
 //! other holder, and both give the whole call's attempts and time.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

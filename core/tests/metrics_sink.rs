@@ -2,7 +2,7 @@
 //! `docs/src/design.md#observability` from won, contended and unavailable acquisitions on
 //! real local masters.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

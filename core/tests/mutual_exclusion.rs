@@ -1,6 +1,6 @@
 //! 32 tasks hammering one resource: never two holders inside their validity at once.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 //! Each test starts the servers it needs explicitly, so it runs on all three whatever
 //! `REDLOCK_SERVER` says.
 
-mod common;
+use crate::common;
 #[path = "native_commands/refused.rs"]
 mod refused;
 

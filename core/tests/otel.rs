@@ -1,10 +1,10 @@
 //! OpenTelemetry metrics (feature `otel`, `docs/src/design.md#observability`) collected by the
 //! SDK's in-memory exporter from the global meter provider, after won, contended and unavailable
 //! acquisitions on real password-protected masters. Run with `cargo test -p redlock-core --features
-//! otel --test otel`.
+//! otel --test otel -- otel::`.
 #![cfg(feature = "otel")]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -103,6 +103,7 @@ fn values_of(metric: &Metric, key: &str) -> BTreeSet<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn won_contended_and_unavailable_acquires_are_recorded_under_the_semantic_names() {
+    let _alone = crate::ONE_PROVIDER_AT_A_TIME.lock().await;
     // ANCHOR: provider
     // Install the meter provider before building the client: a client takes its instruments
     // from the global provider once, when it is built.

@@ -1,10 +1,10 @@
 //! Every series of the `otel` feature exists at 0 from the client's start (so that a rule's
 //! `increase()` sees the first event), and `redlock.locks.held` goes down when a lock is lost
 //! or forgotten, not only when it is released. Real masters; the SDK's in-memory exporter.
-//! Run with `cargo test -p redlock-core --features otel --test otel_from_start`.
+//! Run with `cargo test -p redlock-core --features otel --test otel -- otel_from_start::`.
 #![cfg(feature = "otel")]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -57,6 +57,7 @@ fn single(exporter: &InMemoryMetricExporter, name: &str) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_series_starts_at_zero_and_held_locks_go_down_when_lost_or_dropped() {
+    let _alone = crate::ONE_PROVIDER_AT_A_TIME.lock().await;
     let exporter = InMemoryMetricExporter::default();
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(exporter.clone()).build())

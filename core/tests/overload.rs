@@ -1,7 +1,7 @@
 //! Many more callers than one client needs: throughput levels off instead of collapsing,
 //! waiting inside the client is not reported as masters failing, and memory stays bounded.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 //! releasing on five healthy masters. This file holds one test, so no other test shares the
 //! paused process.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -9,10 +9,10 @@
 //! evaluates the project's alerting rules (`deploy/prometheus/redlock-alerts.yml`): the
 //! lost-locks counter is scraped at 0 before the first lock, and the first lost lock raises
 //! `RedlockLocksLost`. Run with
-//! `cargo test -p redlock-core --features otel --test prometheus_exporter`.
+//! `cargo test -p redlock-core --features otel --test otel -- prometheus_exporter::`.
 #![cfg(feature = "otel")]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -323,6 +323,7 @@ fn first_loss_pages(prometheus_port: u16, lost_panel: &str) {
 
 #[test]
 fn every_dashboard_query_returns_series_from_a_service_using_the_lock() {
+    let _alone = crate::ONE_PROVIDER_AT_A_TIME.blocking_lock();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -3,7 +3,7 @@
 //! unavailable acquisitions, extends, releases, lost locks. No token, password or (unless opted in)
 //! resource name in any span field or event.
 
-mod common;
+use crate::common;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

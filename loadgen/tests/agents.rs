@@ -5,7 +5,7 @@
 //! windows and stops on SIGTERM. Every process is bounded and
 //! stopped (killed at a generous deadline, then the test fails).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

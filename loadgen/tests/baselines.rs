@@ -2,7 +2,7 @@
 //! (each must break where the pattern is documented to break; Redlock must not) run with the
 //! whole matrix in history_agreement.rs.
 
-mod common;
+use crate::common;
 
 use common::{assert_schema_valid, read_json, succeed, u};
 

@@ -1,7 +1,7 @@
 //! `capacity` with a short, bounded configuration: the search runs its steps, answers per
 //! fan-out mode, and its JSON (every step kept) validates against the committed schema.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redlock_loadgen::model::capacity::search::{Phase, Plan, Search};

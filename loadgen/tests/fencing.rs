@@ -3,7 +3,7 @@
 //! stored without fencing and refused with it (the matrix's fencing rows, which run with the
 //! whole matrix in history_agreement.rs).
 
-mod common;
+use crate::common;
 
 use common::{assert_schema_valid, exits, loadgen, read_json, text, u};
 use serde_json::Value;

@@ -13,7 +13,7 @@
 //! stay in the target directory's tmp folder for a look after a failure. The Go checker is
 //! the one HISTORY_CHECK names, else built here (common/history.rs).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -7,7 +7,7 @@
 //!
 //! Time and memory are measured in the report (`/usr/bin/time -v`), not asserted here.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! element injected and every chart whole. The scenarios page, which no JSON feeds, gets
 //! its strings planted in a real scenario's outcome before it is rendered.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! union of their windows and while both measured; what does not belong together is refused
 //! with exit 2 naming the files and fields; sweeps merge level by level.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

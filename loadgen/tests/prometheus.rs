@@ -5,7 +5,7 @@
 //! password-protected and one is down, so per-master failures are served and the password is
 //! checked to appear nowhere.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};

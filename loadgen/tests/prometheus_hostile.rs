@@ -4,7 +4,7 @@
 //! under the same attack, and the generator's threads stay bounded (one per connection
 //! before).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::TcpStream;

@@ -1,7 +1,7 @@
 //! Real runs of the binary against local redis-server masters: the JSON is schema-valid and
 //! internally consistent, and the outputs, sweeps and open loop behave as documented.
 
-mod common;
+use crate::common;
 
 use common::*;
 

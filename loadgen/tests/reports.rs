@@ -4,7 +4,7 @@
 //! reports of `sweep` and `capacity` render too. Screenshots are kept under
 //! target/tmp/report-screenshots/.
 
-mod common;
+use crate::common;
 
 use common::browser::{check_in_browser, log_processor_total};
 use common::*;

@@ -3,7 +3,7 @@
 //! long holds are cut at the end, "no lock won" is a failure, bad output paths cost no run.
 //! Every child process here ends by itself; waits are bounded by generous deadlines.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

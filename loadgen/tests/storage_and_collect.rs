@@ -5,7 +5,7 @@
 //! holds, refuses an agent's oversized timings before reading them (naming the agent and the
 //! field, in bounded memory), and names the stage its `--wait` ran out in.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Figures with their intervals, thresholds and `compare`, on real local masters.
 
-mod common;
+use crate::common;
 
 use common::{assert_schema_valid, exits, read_json, text};
 use redlock_loadgen::model::generator::CPU_CONTENDED;
@@ -275,7 +275,7 @@ fn compare_in_turns_finds_a_real_difference_and_none_between_a_command_and_itsel
 /// (itself uncertain) about 88 % of the time, so "8 of 10" fails about one run in six; it runs
 /// on demand (about 4 minutes) and its figures are in the book's "How sure" page.
 #[test]
-#[ignore = "statistical, four minutes: cargo test -p redlock-loadgen --test uncertainty -- --ignored"]
+#[ignore = "statistical, four minutes: cargo test -p redlock-loadgen --test loadgen -- --ignored uncertainty::"]
 fn the_same_command_twice_in_turns_shows_no_clear_difference() {
     let r = rounds_in_turns(10, "1s");
     assert!(r.same_goodput >= 9, "A/A goodput: {}/10", r.same_goodput);

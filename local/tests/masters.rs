@@ -3,27 +3,19 @@
 //! ports may survive; the directory a killed owner leaves is swept by the next start.
 //!
 //! The child is this test binary itself, re-run with `REDLOCK_MASTERS_CHILD` set (see
-//! [`child_holding_masters`]).
+//! [`child_holding_masters`]), its `TMPDIR` a directory of this test's own: no other process
+//! starting masters (another test, another copy of the suite) sweeps what the child leaves.
 
-mod common;
+use crate::common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use redlock_local::resp::Reply;
 use redlock_local::{eventually_blocking, wait_for_exit, with_default_signals, LocalMasters};
 
 const CHILD_ENV: &str = "REDLOCK_MASTERS_CHILD";
-
-/// Every test here starts masters (itself or in its child), and every start sweeps the
-/// directories of dead owners. One test at a time, so that the SIGKILL test sees its killed
-/// child's directory before a start made by another test sweeps it.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Generous bound for anything that should take milliseconds (busy CI machine).
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -48,24 +40,41 @@ fn child_holding_masters() {
     }
 }
 
+/// Not a test of its own (ignored): starts one master (sweeping its `TMPDIR`), stops it and
+/// exits.
+#[test]
+#[ignore = "the child process of the sweep test"]
+fn child_starting_one_master() {
+    assert!(
+        std::env::var_os(CHILD_ENV).is_some(),
+        "run by the sweep test only"
+    );
+    drop(LocalMasters::start(1).expect("start a master"));
+}
+
 struct Child {
     process: std::process::Child,
     dir: PathBuf,
     ports: Vec<u16>,
+    /// The child's `TMPDIR`, removed with whatever is left in it when the test ends.
+    parent: tempfile::TempDir,
+}
+
+/// This test binary re-run as the child `name`, with `parent` as its `TMPDIR`.
+fn child_command(name: &str, parent: &Path) -> Command {
+    let mut command = Command::new(std::env::current_exe().expect("test binary"));
+    with_default_signals(&mut command)
+        .args(["--exact", name, "--ignored", "--nocapture"])
+        .env(CHILD_ENV, "1")
+        .env("TMPDIR", parent);
+    command
 }
 
 /// Runs the child (with default signal dispositions: this test may run under `nohup`) and
 /// waits (bounded) for its `ready` line.
 fn start_child() -> Child {
-    let mut command = Command::new(std::env::current_exe().expect("test binary"));
-    let mut process = with_default_signals(&mut command)
-        .args([
-            "--exact",
-            "child_holding_masters",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env(CHILD_ENV, "1")
+    let parent = tempfile::tempdir().expect("the child's TMPDIR");
+    let mut process = child_command("masters::child_holding_masters", parent.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -88,6 +97,7 @@ fn start_child() -> Child {
         process,
         dir: PathBuf::from(dir),
         ports: ports.split(',').map(|p| p.parse().unwrap()).collect(),
+        parent,
     }
 }
 
@@ -147,31 +157,34 @@ fn kill_child_and_check_masters_die(signal: libc::c_int) -> Child {
 
 #[test]
 fn masters_die_with_a_parent_killed_by_sigterm() {
-    let _serial = one_at_a_time();
     kill_child_and_check_masters_die(libc::SIGTERM);
 }
 
 #[test]
 fn masters_die_with_a_parent_killed_by_sighup() {
-    let _serial = one_at_a_time();
     kill_child_and_check_masters_die(libc::SIGHUP);
 }
 
 #[test]
 fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_directory() {
-    let _serial = one_at_a_time();
     let child = kill_child_and_check_masters_die(libc::SIGKILL);
     assert!(
         child.dir.exists(),
         "nothing ran in the killed child to remove {}",
         child.dir.display()
     );
-    let next = LocalMasters::start(1).expect("start a master");
+    let mut next = child_command("masters::child_starting_one_master", child.parent.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start the sweeping child");
+    let status = wait_for_exit(&mut next, "the sweeping child", PATIENCE);
+    assert!(status.success(), "the sweeping child: {status}");
     assert!(
         !child.dir.exists(),
         "{} of the killed child was not swept",
         child.dir.display()
     );
+    let next = LocalMasters::start(1).expect("start a master");
     // A live owner's directory is never swept.
     let live = next.dir().to_path_buf();
     drop(LocalMasters::start(1).expect("start another master"));
@@ -188,7 +201,6 @@ fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_dir
 /// started from a thread that ends must keep running while the process lives.
 #[test]
 fn masters_outlive_the_thread_that_started_them() {
-    let _serial = one_at_a_time();
     let (masters, tid) = std::thread::spawn(|| {
         let masters = LocalMasters::start(2).expect("start masters");
         // SAFETY: gettid has no preconditions.

@@ -3,7 +3,7 @@
 //! and as a user starts it in the background: `--until-signal` keeps them until SIGINT or
 //! SIGTERM.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::{Ipv4Addr, TcpStream};
