@@ -21,7 +21,8 @@ DEPS_TARGETS :=
 
 -include mk/*.mk
 
-.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles layers test test-rust run demo clean
+.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles layers test test-rust run demo clean \
+  check deps-check test-rust-check
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \
@@ -68,6 +69,30 @@ TEST_STEPS = deps lint test-rust $(TEST_TARGETS)
 
 test: ## Install what is missing, then run every gate and test (every step runs; times and failures at the end)
 	@python3 scripts/run-steps.py --make "$(MAKE)" --tier test -- $(TEST_STEPS)
+
+# `make check`: what a contributor runs on every change, in minutes with a warm target
+# directory. It leaves to `make test` what needs more than Redis or takes minutes: the fault
+# matrix and its checkers, the other two servers, the browser, Prometheus, the statistical
+# rounds, the doc tests, the C suite's memory check, Valkey reruns, the wheel, the packages and
+# the book. Skipped by module path in the test binaries (libtest's `--skip`, a substring).
+CHECK_STEPS = deps-check fmt-check clippy test-rust-check test-python
+CHECK_SKIP_CORE := native_commands:: prometheus_exporter::
+CHECK_SKIP_LOADGEN := faults:: history_agreement:: uncertainty:: reports:: html_escaping:: \
+  prometheus:: capacity::a_search_cut_short_states_its_bracket
+
+check: ## The fast tier for every change: format, clippy, unit and integration tests on Redis, Python (times at the end)
+	@python3 scripts/run-steps.py --make "$(MAKE)" --tier check -- $(CHECK_STEPS)
+
+deps-check: deps-rust deps-redis deps-ffi deps-python deps-faketime deps-valkey
+
+test-rust-check: deps-check ## The Rust part of `make check`: unit tests and the integration tests on Redis
+	@failed=0; set -x; \
+	$(CARGO) test --workspace --locked --no-fail-fast $(WORKSPACE_FEATURES) --lib --bins \
+	  --test core --test otel --test hostile --test local --test c_abi --test header --test roundtrip \
+	  -- $(addprefix --skip ,$(CHECK_SKIP_CORE)) || failed=1; \
+	$(CARGO) test --workspace --locked --no-fail-fast $(WORKSPACE_FEATURES) --test loadgen \
+	  -- $(addprefix --skip ,$(CHECK_SKIP_LOADGEN)) || failed=1; \
+	exit $$failed
 
 demo: deps-redis ## Acquire and release a lock on 5 local masters in both fan-out modes
 	$(CARGO) run --release --locked -q -p redlock-core --example demo
