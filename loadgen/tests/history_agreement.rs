@@ -57,15 +57,32 @@ impl MatrixRun {
     }
 }
 
+/// `target/tmp/fault-matrix-<pid>`, kept for people to look at: one per process, so that
+/// copies of the suite running at once never share one; those of finished processes go.
+fn matrix_dir() -> PathBuf {
+    let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("fault-matrix-")
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let dir = parent.join(format!("fault-matrix-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn matrix_run() -> &'static MatrixRun {
     static RUN: OnceLock<MatrixRun> = OnceLock::new();
     RUN.get_or_init(|| {
         let checker = history_check();
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fault-matrix");
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).unwrap();
-        }
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = matrix_dir();
         let out = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
             .args(["scenarios", "--fanout", "concurrent", "--quiet"])
             .arg("--history")
