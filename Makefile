@@ -75,7 +75,7 @@ test: ## Install what is missing, then run every gate and test (every step runs;
 # matrix and its checkers, the other two servers, the browser, Prometheus, the statistical
 # rounds, the doc tests, the C suite's memory check, Valkey reruns, the wheel, the packages and
 # the book. Skipped by module path in the test binaries (libtest's `--skip`, a substring).
-CHECK_STEPS = deps-check fmt-check clippy test-rust-check test-python
+CHECK_STEPS = deps-check fmt-check clippy test-rust-check test-python-check
 CHECK_SKIP_CORE := native_commands:: prometheus_exporter::
 CHECK_SKIP_LOADGEN := faults:: history_agreement:: uncertainty:: reports:: html_escaping:: \
   prometheus:: capacity::a_search_cut_short_states_its_bracket

@@ -3,7 +3,7 @@
 # A virtualenv in python/.venv holds the pinned tools of python/requirements-dev.txt; the
 # extension is built into it with maturin (debug for tests, release for the benchmark).
 
-.PHONY: deps-python python-develop masters-bin test-python bench-python deps-wheel wheel test-wheel
+.PHONY: deps-python python-develop masters-bin test-python test-python-check bench-python deps-wheel wheel test-wheel
 
 PYTHON ?= python3
 PY_VENV := python/.venv
@@ -12,6 +12,8 @@ PY := $(PY_VENV)/bin/python
 PY_DEPS_STAMP := $(PY_VENV)/.requirements-installed
 # Per-test bound of the pytest suite (seconds).
 PYTEST_TIMEOUT ?= 60
+# Processes running the pytest suite (pytest-xdist): one in `make test`, two in `make check`.
+PYTEST_WORKERS ?= 1
 # The local masters of the Python tests (python/tests/conftest.py): `redlock-masters`, crate
 # redlock-local, the same local masters the Rust tests use.
 REDLOCK_MASTERS_BIN := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug/redlock-masters
@@ -42,7 +44,8 @@ masters-bin: ## Build redlock-masters, which starts the Python tests' local mast
 
 test-python: deps-redis python-develop masters-bin ## pytest suite (warnings as errors, per-test timeout), stubtest of the .pyi, mypy --strict
 	@failed=0; \
-	(cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) tests) || failed=1; \
+	(cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) \
+	  $(if $(filter-out 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS)) tests) || failed=1; \
 	(cd python/tests && ../.venv/bin/python -m mypy.stubtest redlock_rs) || failed=1; \
 	(cd python && .venv/bin/python -m mypy --strict --cache-dir=/dev/null tests examples ../bench/python) || failed=1; \
 	exit $$failed
@@ -79,3 +82,6 @@ test-wheel: deps-redis wheel masters-bin ## Install the wheel into a fresh virtu
 
 DEPS_TARGETS += deps-python
 TEST_TARGETS += test-python test-wheel
+
+test-python-check: ## The Python part of `make check`: test-python in two processes
+	@$(MAKE) --no-print-directory test-python PYTEST_WORKERS=2

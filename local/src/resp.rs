@@ -213,9 +213,13 @@ impl Decoder {
             if let Some(reply) = self.next_reply()? {
                 return Ok(reply);
             }
-            match stream.read(&mut chunk)? {
-                0 => return Err(closed()),
-                n => self.extend(&chunk[..n]),
+            match stream.read(&mut chunk) {
+                Ok(0) => return Err(closed()),
+                Ok(n) => self.extend(&chunk[..n]),
+                // A signal handled elsewhere in the process (a child's SIGCHLD, say) cut the
+                // wait short: nothing was read, wait again.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
     }
@@ -335,6 +339,26 @@ mod tests {
             error.to_string().contains("nested more than 8 deep"),
             "{error}"
         );
+    }
+
+    /// A reader whose first read is cut short by a signal, as a blocking socket read is.
+    struct InterruptedOnce<'a>(bool, &'a [u8]);
+
+    impl Read for InterruptedOnce<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if !self.0 {
+                self.0 = true;
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            Read::read(&mut self.1, buf)
+        }
+    }
+
+    #[test]
+    fn a_read_interrupted_by_a_signal_is_made_again() {
+        let mut stream = InterruptedOnce(false, b"+PONG\r\n");
+        let reply = Decoder::default().read(&mut stream).unwrap();
+        assert_eq!(reply, Reply::Status("PONG".into()));
     }
 
     #[test]
