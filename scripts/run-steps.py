@@ -41,6 +41,11 @@ def clock(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
+def ended(status: int) -> str:
+    """How a step ended: `exit N`, or `signal N` (Popen's negative status)."""
+    return f"signal {-status}" if status < 0 else f"exit {status}"
+
+
 def failures_in(log: Path) -> list[str]:
     found: list[str] = []
     seen: set[str] = set()
@@ -57,7 +62,7 @@ def failures_in(log: Path) -> list[str]:
 
 def run_step(make: str, step: str, log: Path, running: list[subprocess.Popen[bytes]]) -> int:
     """`make STEP`, its output both shown and written to `log`; returns its exit status."""
-    with log.open("w") as sink:
+    with log.open("wb") as sink:
         process = subprocess.Popen(
             [make, "--no-print-directory", step],
             stdout=subprocess.PIPE,
@@ -70,24 +75,29 @@ def run_step(make: str, step: str, log: Path, running: list[subprocess.Popen[byt
         for chunk in iter(lambda: os.read(stdout, 65536), b""):
             sys.stdout.buffer.write(chunk)
             sys.stdout.buffer.flush()
-            sink.write(chunk.decode(errors="replace"))
+            sink.write(chunk)
         return process.wait()
 
 
-def summary(tier: str, results: list[tuple[str, float, int]], logs: Path, total: float) -> list[str]:
-    lines = [f"== make {tier}: {len(results)} step(s) in {clock(total)} =="]
+def summary(
+    tier: str, planned: int, results: list[tuple[str, float, int]], logs: Path, total: float
+) -> list[str]:
+    lines = [f"== make {tier}: {len(results)} of {planned} step(s) in {clock(total)} =="]
     for step, seconds, status in results:
-        verdict = "ok" if status == 0 else f"FAILED (exit {status})"
+        verdict = "ok" if status == 0 else f"FAILED ({ended(status)})"
         lines.append(f"  {step:<24} {clock(seconds):>8}  {verdict}")
     failed = [(step, status) for step, _, status in results if status != 0]
     if not failed:
-        lines.append(f"make {tier}: every step passed")
+        if len(results) == planned:
+            lines.append(f"make {tier}: every step passed")
+        else:
+            lines.append(f"make {tier}: {planned - len(results)} step(s) never ran")
         return lines
     lines.append(f"make {tier}: {len(failed)} step(s) failed; what their logs name:")
     for step, status in failed:
         log = logs / f"{step}.log"
         found = failures_in(log)
-        lines.append(f"  {step} (exit {status}, log {log}):")
+        lines.append(f"  {step} ({ended(status)}, log {log}):")
         for line in found[:MAX_LINES_PER_STEP]:
             lines.append(f"    {line}")
         if len(found) > MAX_LINES_PER_STEP:
@@ -130,7 +140,7 @@ def main() -> int:
         began = time.monotonic()
         status = run_step(args.make, step, logs / f"{step}.log", running)
         results.append((step, time.monotonic() - began, status))
-    report = summary(args.tier, results, logs, time.monotonic() - started)
+    report = summary(args.tier, len(args.steps), results, logs, time.monotonic() - started)
     if stopped:
         report.append(f"make {args.tier}: stopped by signal {stopped[0]} after {len(results)} step(s)")
     text = "\n".join(report) + "\n"
