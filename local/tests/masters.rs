@@ -20,15 +20,20 @@ const CHILD_ENV: &str = "REDLOCK_MASTERS_CHILD";
 /// Generous bound for anything that should take milliseconds (busy CI machine).
 const PATIENCE: Duration = Duration::from_secs(30);
 
+/// A child body runs only when a test re-ran this binary as its child.
+fn only_as_a_child(parent: &str) {
+    assert!(
+        std::env::var_os(CHILD_ENV).is_some(),
+        "run by {parent} only"
+    );
+}
+
 /// Not a test of its own (ignored): the body of the child process. Starts 2 masters, pauses
 /// one, prints `ready <dir> <port>,<port>` and waits to be killed.
 #[test]
 #[ignore = "the child process of the signal tests"]
 fn child_holding_masters() {
-    assert!(
-        std::env::var_os(CHILD_ENV).is_some(),
-        "run by the signal tests only"
-    );
+    only_as_a_child("the signal tests");
     let masters = LocalMasters::start(2).expect("start masters");
     masters.pause(0).expect("pause");
     let ports: Vec<String> = (0..masters.len())
@@ -45,10 +50,7 @@ fn child_holding_masters() {
 #[test]
 #[ignore = "the child process of the sweep test"]
 fn child_starting_one_master() {
-    assert!(
-        std::env::var_os(CHILD_ENV).is_some(),
-        "run by the sweep test only"
-    );
+    only_as_a_child("the sweep test");
     drop(LocalMasters::start(1).expect("start a master"));
 }
 
