@@ -32,7 +32,7 @@ bench-report: ## Print the results and ratios tables of the latest benchmark run
 	$(CARGO) run --locked -q -p redlock-bench --bin bench-report
 
 test-bench: deps-redis ## Build every benchmark and run each once (criterion test mode; no timings)
-	$(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) --benches
+	$(CARGO) test --locked --workspace $(WORKSPACE_FEATURES) --bench '*'
 
 TEST_TARGETS += test-bench
 

@@ -104,18 +104,24 @@ mod tests {
     fn concurrent_failures_let_one_warning_through_per_interval() {
         let warnings = MasterWarnings::with_interval(1, Duration::from_secs(3600));
         let through = AtomicU64::new(0);
+        let reported_held_back = AtomicU64::new(0);
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..10_000 {
-                        if warnings.failure(0).is_some() {
+                        if let Some(held_back) = warnings.failure(0) {
                             through.fetch_add(1, Relaxed);
+                            reported_held_back.fetch_add(held_back, Relaxed);
                         }
                     }
                 });
             }
         });
         assert_eq!(through.load(Relaxed), 1);
-        assert_eq!(warnings.masters[0].suppressed.load(Relaxed), 39_999);
+        // Every other failure is counted exactly once: a failure held back between the
+        // winner's claim and its read of the count rides on that warning, the rest waits
+        // for the next one. None is lost, none counted twice.
+        let still_held_back = warnings.masters[0].suppressed.load(Relaxed);
+        assert_eq!(reported_held_back.load(Relaxed) + still_held_back, 39_999);
     }
 }
