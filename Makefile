@@ -21,7 +21,7 @@ DEPS_TARGETS :=
 
 -include mk/*.mk
 
-.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles layers test test-rust run demo clean \
+.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles layers test-scripts test test-rust run demo clean \
   check deps-check test-rust-check
 
 help: ## List the targets
@@ -55,9 +55,11 @@ import-cycles: ## No module of any crate imports, directly or through others, a 
 
 layers: ## No module imports one of a layer above its own (loadgen, core; docs/src/architecture.md)
 	python3 scripts/check-layers.py
-	python3 -m unittest -q scripts/test_check_layers.py
 
-lint: fmt-check clippy doc import-cycles layers ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc, import-cycle and layer gates
+test-scripts: ## The gates' and the step runner's own tests (planted imports, planted failures)
+	python3 -m unittest -q scripts/test_check_layers.py scripts/test_run_steps.py
+
+lint: fmt-check clippy doc import-cycles layers test-scripts ## rustfmt, clippy (incl. undocumented unsafe, dbg!, MSRV), rustdoc, import-cycle and layer gates, their tests
 
 test-rust: deps-redis deps-ffi deps-valkey deps-redis8 deps-faketime history-check ## Rust unit, integration and doc tests against real local masters (the C/C++ suite included, under FFI_CHECK)
 	REDLOCK_FFI_CHECK=$(FFI_CHECK) HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) \
@@ -65,7 +67,11 @@ test-rust: deps-redis deps-ffi deps-valkey deps-redis8 deps-faketime history-che
 
 # The steps of `make test`, in order; scripts/run-steps.py runs each as `make STEP`, goes on
 # after a failure and closes with every step's time and every failure it found.
-TEST_STEPS = deps lint test-rust $(TEST_TARGETS)
+# `A+B+C` runs B then C beside A: the builds of the wheel and the Python extension (target
+# directories of their own) and the package checks use the cores the tests leave idle while
+# they wait on timers and masters.
+TEST_STEPS = deps lint test-rust+test-wheel-build+python-develop+package-check \
+  $(filter-out package-check,$(TEST_TARGETS))
 
 test: ## Install what is missing, then run every gate and test (every step runs; times and failures at the end)
 	@python3 scripts/run-steps.py --make "$(MAKE)" --tier test -- $(TEST_STEPS)

@@ -46,5 +46,5 @@ test-valkey: deps-valkey deps-redis python-develop masters-bin ## The lock suite
 	$(CARGO) test --locked --no-fail-fast --workspace $(WORKSPACE_FEATURES) --test core -- \
 	  acquire_release:: extend:: mutual_exclusion:: faults:: connection:: blocking:: || failed=1; \
 	(cd python && .venv/bin/python -m pytest -W error -p no:cacheprovider --timeout $(PYTEST_TIMEOUT) \
-	  tests/test_sync.py tests/test_async.py tests/test_threads.py tests/test_faults.py) || failed=1; \
+	  $(PYTEST_PARALLEL) tests/test_sync.py tests/test_async.py tests/test_threads.py tests/test_faults.py) || failed=1; \
 	exit $$failed

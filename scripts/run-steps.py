@@ -6,6 +6,10 @@ failure never hides another. Each step's output is shown as it comes and kept in
 target/steps/<tier>/<step>.log; at the end one table gives every step's time and result, then
 every failing test and step found in the logs, and the exit status is 1 when anything failed
 (130/143 when interrupted).
+
+A step written `A+B+C` runs A as usual and, beside it, B then C (builds that use the cores A's
+tests leave idle while they wait on timers and masters). Their output goes to their logs and
+is shown as one block once A ends; the next step starts when all of them have ended.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -69,7 +74,7 @@ def run_step(make: str, step: str, log: Path, running: list[subprocess.Popen[byt
             stderr=subprocess.STDOUT,
             bufsize=0,
         )
-        running[:] = [process]
+        running.append(process)
         assert process.stdout is not None
         stdout = process.stdout.fileno()
         for chunk in iter(lambda: os.read(stdout, 65536), b""):
@@ -79,13 +84,58 @@ def run_step(make: str, step: str, log: Path, running: list[subprocess.Popen[byt
         return process.wait()
 
 
+class Beside(threading.Thread):
+    """Steps run one after another beside a foreground step, each `make STEP` into its log."""
+
+    def __init__(
+        self,
+        make: str,
+        steps: list[str],
+        logs: Path,
+        running: list[subprocess.Popen[bytes]],
+        stopped: list[int],
+    ) -> None:
+        super().__init__(daemon=True)
+        self.make, self.steps, self.logs = make, steps, logs
+        self.running, self.stopped = running, stopped
+        self.results: list[tuple[str, float, int]] = []
+
+    def run(self) -> None:
+        for step in self.steps:
+            if self.stopped:
+                return
+            began = time.monotonic()
+            with (self.logs / f"{step}.log").open("wb") as sink:
+                process = subprocess.Popen(
+                    [self.make, "--no-print-directory", step], stdout=sink, stderr=subprocess.STDOUT
+                )
+                self.running.append(process)
+                status = process.wait()
+            self.results.append((step, time.monotonic() - began, status))
+
+    def show(self, beside: str) -> None:
+        """Each ended step's log, as one block."""
+        for step, seconds, status in self.results:
+            verdict = "ok" if status == 0 else f"FAILED ({ended(status)})"
+            print(f"\n== beside {beside}: {step} ({clock(seconds)}, {verdict}) ==", flush=True)
+            sys.stdout.buffer.write((self.logs / f"{step}.log").read_bytes())
+            sys.stdout.buffer.flush()
+
+
 def summary(
-    tier: str, planned: int, results: list[tuple[str, float, int]], logs: Path, total: float
+    tier: str,
+    planned: int,
+    results: list[tuple[str, float, int]],
+    beside: dict[str, str],
+    logs: Path,
+    total: float,
 ) -> list[str]:
+    """The closing table; `beside` maps a step run beside another to ` (beside OTHER)`."""
     lines = [f"== make {tier}: {len(results)} of {planned} step(s) in {clock(total)} =="]
     for step, seconds, status in results:
         verdict = "ok" if status == 0 else f"FAILED ({ended(status)})"
-        lines.append(f"  {step:<24} {clock(seconds):>8}  {verdict}")
+        name = step if step not in beside else f"+ {step}"
+        lines.append(f"  {name:<24} {clock(seconds):>8}  {verdict}{beside.get(step, '')}")
     failed = [(step, status) for step, _, status in results if status != 0]
     if not failed:
         if len(results) == planned:
@@ -116,6 +166,9 @@ def main() -> int:
     args = parser.parse_args()
     if not re.fullmatch(r"[a-z][a-z0-9-]*", args.tier):
         parser.error(f"--tier {args.tier!r}: letters, digits and dashes only")
+    for group in args.steps:
+        if not re.fullmatch(r"[a-z][a-z0-9-]*(\+[a-z][a-z0-9-]*)*", group):
+            parser.error(f"step {group!r}: a make target, or targets joined by '+'")
     logs = Path(args.logs) / args.tier
     logs.mkdir(parents=True, exist_ok=True)
     # A signal stops the step in flight (make and its children are in our process group) and
@@ -132,15 +185,26 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     results: list[tuple[str, float, int]] = []
+    beside: dict[str, str] = {}
+    planned = sum(len(group.split("+")) for group in args.steps)
     started = time.monotonic()
-    for step in args.steps:
+    for group in args.steps:
         if stopped:
             break
-        print(f"\n== make {args.tier}: step {len(results) + 1}/{len(args.steps)}: {step} ==", flush=True)
+        step, *others = group.split("+")
+        note = f" (and beside it: {', '.join(others)})" if others else ""
+        print(f"\n== make {args.tier}: step {len(results) + 1}/{planned}: {step}{note} ==", flush=True)
+        running.clear()
+        chain = Beside(args.make, others, logs, running, stopped)
+        chain.start()
         began = time.monotonic()
         status = run_step(args.make, step, logs / f"{step}.log", running)
         results.append((step, time.monotonic() - began, status))
-    report = summary(args.tier, len(args.steps), results, logs, time.monotonic() - started)
+        chain.join()
+        chain.show(step)
+        results.extend(chain.results)
+        beside.update({other: f"  (beside {step})" for other, _, _ in chain.results})
+    report = summary(args.tier, planned, results, beside, logs, time.monotonic() - started)
     if stopped:
         report.append(f"make {args.tier}: stopped by signal {stopped[0]} after {len(results)} step(s)")
     text = "\n".join(report) + "\n"
