@@ -173,7 +173,11 @@ fn won_and_contended_acquires_have_spans_with_the_vote_and_no_secret() {
         Some("2"),
         "retry_count 1: two attempts"
     );
-    assert_eq!(lost.field("granted"), Some("0"));
+    // The holder has at least 2 of the 3 masters; the third may still grant the rival when
+    // the holder's request to it, sent but not awaited once 2 had granted, lands after the
+    // rival's (a busy machine): never a quorum, and the 2 denials that decided it are there.
+    let lost_granted: usize = lost.field("granted").expect("granted").parse().unwrap();
+    assert!(lost_granted < 2, "{lost:?}");
     let denied: usize = lost.field("denied").expect("denied").parse().unwrap();
     assert!(denied >= 2, "{lost:?}");
     assert!(won.field("resource").is_none(), "resource names are opt-in");
@@ -184,7 +188,13 @@ fn won_and_contended_acquires_have_spans_with_the_vote_and_no_secret() {
     let releases = capture.spans("redlock.release");
     assert_eq!(releases.len(), 1);
     assert_eq!(releases[0].field("outcome"), Some("released"));
-    assert_eq!(releases[0].field("granted"), Some("3"));
+    // Every master that holds the holder's key deletes it: the 2 or 3 it won (see above).
+    let released: usize = releases[0]
+        .field("granted")
+        .expect("granted")
+        .parse()
+        .unwrap();
+    assert!((2..=3).contains(&released), "{:?}", releases[0]);
 
     assert!(capture.warnings().is_empty(), "{:?}", capture.warnings());
     let mut secrets = vec![PASSWORD, RESOURCE];
