@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::engine::checker::count_violations;
 use crate::engine::config::{Load, RunConfig};
-use crate::engine::cpu::CpuSample;
+use crate::engine::cpu::CpuWindow;
 use crate::engine::faults::client::{CrashPlan, PausePlan};
 use crate::engine::hooks::FirstLock;
 pub use crate::engine::hooks::{NoHooks, RunHooks};
@@ -26,7 +26,7 @@ use crate::model::fencing::FencingStats;
 use crate::model::header::{new_run_id, unix_now_s, Header, Kind};
 use crate::model::interval::Interval;
 use crate::model::lock::LockAlgorithm;
-use crate::model::mode::{GeneratorCpu, ModeStats};
+use crate::model::mode::ModeStats;
 use crate::model::report::{ConfigInfo, MasterInfo, Report};
 use crate::signals::Stop;
 
@@ -431,18 +431,16 @@ async fn run_mode(
     }
     let mut progress = Progress::new(fanout, cfg.quiet, cfg.interval);
     let mut stopped_at = None;
-    let mut cpu_start: Option<CpuSample> = None;
-    let mut cpu = GeneratorCpu::default();
-    let mut cpu_done = false;
+    let mut cpu = CpuWindow::new();
     // Per measured interval, the longest the loop below woke late: the generator not running.
     let mut stalls: Vec<(usize, Duration)> = Vec::new();
     loop {
         // Wake at every tick, and exactly when the measurement starts and ends (CPU samples).
         let now = Instant::now();
         let mut wake = now + TICK;
-        if cpu_start.is_none() && clock.measure_start > now {
+        if !cpu.started() && clock.measure_start > now {
             wake = wake.min(clock.measure_start);
-        } else if !cpu_done && clock.end > now {
+        } else if !cpu.done() && clock.end > now {
             wake = wake.min(clock.end);
         }
         tokio::time::sleep_until(wake.into()).await;
@@ -456,21 +454,9 @@ async fn run_mode(
             stopped_at = Some(now);
         }
         let measuring_ended = now >= clock.end || stopped_at.is_some();
-        if cpu_start.is_none() && now >= clock.measure_start && !measuring_ended {
-            cpu_start = Some(CpuSample::now());
-        }
-        if !cpu_done && measuring_ended {
-            cpu_done = true;
-            if let Some(start) = &cpu_start {
-                cpu = start.until(&CpuSample::now());
-            }
-        }
-        if let (Some(live), Some(start)) = (live, &cpu_start) {
-            live.set_cpu(if cpu_done {
-                cpu
-            } else {
-                start.until(&CpuSample::now())
-            });
+        cpu.observe(now >= clock.measure_start, measuring_ended);
+        if let (Some(live), Some(so_far)) = (live, cpu.so_far()) {
+            live.set_cpu(so_far);
         }
         // In-flight operations get the grace, then are cut short.
         let deadline = stopped_at.unwrap_or(clock.end).min(clock.end) + GRACE;
@@ -505,7 +491,7 @@ async fn run_mode(
     }
     hooks.mode_done(fanout, target)?;
     hooks.windows(fanout, &windows);
-    stats.generator.cpu = cpu;
+    stats.generator.cpu = cpu.used();
     stats.counts.windows_checked = windows.len() as u64;
     stats.counts.violations = count_violations(&mut windows);
     if let Some(live) = live {
