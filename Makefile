@@ -21,7 +21,7 @@ DEPS_TARGETS :=
 
 -include mk/*.mk
 
-.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles layers test-scripts test test-rust run demo clean \
+.PHONY: help deps deps-redis deps-rust lint fmt fmt-check clippy doc import-cycles layers test-scripts test test-build test-rust run demo clean \
   check deps-check test-rust-check
 
 help: ## List the targets
@@ -65,12 +65,15 @@ test-rust: deps-redis deps-ffi deps-valkey deps-redis8 deps-faketime history-che
 	REDLOCK_FFI_CHECK=$(FFI_CHECK) HISTORY_CHECK=$(abspath $(HISTORY_CHECK_BIN)) \
 	  $(CARGO) test --workspace --locked --no-fail-fast $(WORKSPACE_FEATURES) $(CARGO_TEST_FLAGS)
 
+test-build: ## Build what test-rust runs, without running it
+	$(CARGO) test --workspace --locked --no-run $(WORKSPACE_FEATURES)
+
 # The steps of `make test`, in order; scripts/run-steps.py runs each as `make STEP`, goes on
 # after a failure and closes with every step's time and every failure it found.
-# `A+B+C` runs B then C beside A: the builds of the wheel and the Python extension (target
-# directories of their own) and the package checks use the cores the tests leave idle while
-# they wait on timers and masters.
-TEST_STEPS = deps lint test-rust+test-wheel-build+python-develop+package-check \
+# `A+B+C` runs B then C beside A: once the tests are built, the builds of the wheel and the
+# Python extension (target directories of their own) and the package checks use the cores the
+# tests leave idle while they wait on timers and masters.
+TEST_STEPS = deps lint test-build test-rust+test-wheel-build+python-develop+package-check \
   $(filter-out package-check,$(TEST_TARGETS))
 
 test: ## Install what is missing, then run every gate and test (every step runs; times and failures at the end)
