@@ -9,15 +9,15 @@
 //! counted; a planted overlap is flagged by both; and the facts each row is there to show
 //! (fault actions, counts, keys left) are read from its JSON row.
 //!
-//! The matrix runs once for all the tests of this file (the first to ask runs it); its files
+//! The matrix runs once, in one test, and each check of this file reads that run; its files
 //! stay in the target directory's tmp folder for a look after a failure. The Go checker is
 //! the one HISTORY_CHECK names, else built here (common/history.rs).
 
 use crate::common;
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use common::history::{history_check, own_flags, porcupine, windows};
@@ -78,30 +78,28 @@ fn matrix_dir() -> PathBuf {
     dir
 }
 
-fn matrix_run() -> &'static MatrixRun {
-    static RUN: OnceLock<MatrixRun> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let checker = history_check();
-        let dir = matrix_dir();
-        let out = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
-            .args(["scenarios", "--fanout", "concurrent", "--quiet"])
-            .arg("--history")
-            .arg(dir.join("histories"))
-            .arg("--json")
-            .arg(dir.join("scenarios.json"))
-            .arg("--html")
-            .arg(dir.join("report.html"))
-            .env("HISTORY_CHECK", &checker)
-            .output()
-            .unwrap();
-        MatrixRun {
-            dir,
-            checker,
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            code: out.status.code(),
-        }
-    })
+/// `redlock-loadgen scenarios` over the whole matrix, as `make reliability` runs it.
+fn matrix_run() -> MatrixRun {
+    let checker = history_check();
+    let dir = matrix_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_redlock-loadgen"))
+        .args(["scenarios", "--fanout", "concurrent", "--quiet"])
+        .arg("--history")
+        .arg(dir.join("histories"))
+        .arg("--json")
+        .arg(dir.join("scenarios.json"))
+        .arg("--html")
+        .arg(dir.join("report.html"))
+        .env("HISTORY_CHECK", &checker)
+        .output()
+        .unwrap();
+    MatrixRun {
+        dir,
+        checker,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code(),
+    }
 }
 
 /// The mode's counts of a row (each row runs one mode).
@@ -143,9 +141,7 @@ fn must_be_flagged(expect: Expect) -> bool {
 /// Through the binary, as `make reliability` runs it: every row of the matrix once, in
 /// matrix order, each passing; the table ends with the line CI tooling reads and the exit
 /// code is 0; `--json` keeps every row with its full result.
-#[test]
-fn the_whole_matrix_runs_once_and_every_row_meets_its_expectation() {
-    let run = matrix_run();
+fn the_whole_matrix_runs_once_and_every_row_meets_its_expectation(run: &MatrixRun) {
     let names: Vec<&str> = matrix().iter().map(|s| s.name).collect();
     let summary = format!("{} passed, 0 failed", names.len());
     assert_eq!(
@@ -177,9 +173,7 @@ fn the_whole_matrix_runs_once_and_every_row_meets_its_expectation() {
 /// Every row's history judged by both checkers: the same verdict on each, and exactly the
 /// rows whose expected outcome is a break flagged. On a disagreement both verdicts of every
 /// row are printed.
-#[test]
-fn both_checkers_agree_on_every_row_and_flag_exactly_the_breaking_rows() {
-    let run = matrix_run();
+fn both_checkers_agree_on_every_row_and_flag_exactly_the_breaking_rows(run: &MatrixRun) {
     let page = std::fs::read_to_string(run.dir.join("report.html")).unwrap();
     let mut verdicts = Vec::new();
     let mut wrong = Vec::new();
@@ -239,9 +233,7 @@ fn both_checkers_agree_on_every_row_and_flag_exactly_the_breaking_rows() {
 }
 
 /// A second holder planted inside the first lease of the healthy row's history.
-#[test]
-fn a_planted_overlap_is_flagged_by_both_checkers() {
-    let run = matrix_run();
+fn a_planted_overlap_is_flagged_by_both_checkers(run: &MatrixRun) {
     let path = PathBuf::from(run.row("no faults")["history"].as_str().unwrap());
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(count_violations(&mut windows(&text)), 0);
@@ -276,9 +268,7 @@ fn a_planted_overlap_is_flagged_by_both_checkers() {
 
 /// The healthy run and the largest minority killed: locks won, no violation, no fault for
 /// the first, both masters killed (and started again) for the second, no key left by either.
-#[test]
-fn no_faults_and_two_masters_killed_acquire_without_violations() {
-    let run = matrix_run();
+fn no_faults_and_two_masters_killed_acquire_without_violations(run: &MatrixRun) {
     let healthy = run.row("no faults");
     assert_eq!(healthy["faults"], json!([]));
     let killed = run.row("2 killed");
@@ -296,9 +286,8 @@ fn no_faults_and_two_masters_killed_acquire_without_violations() {
 
 /// The negative control: the checker must see the two holders a restart without persistence
 /// creates (the first holds m0..m2 only; m0 comes back empty and a contender wins m0, m3, m4).
-#[test]
-fn an_immediate_restart_of_a_holders_master_is_detected_as_a_violation() {
-    let row = matrix_run().row("control: restart");
+fn an_immediate_restart_of_a_holders_master_is_detected_as_a_violation(run: &MatrixRun) {
+    let row = run.row("control: restart");
     assert_eq!(
         actions(&row),
         [
@@ -313,9 +302,7 @@ fn an_immediate_restart_of_a_holders_master_is_detected_as_a_violation() {
 
 /// SETNX then EXPIRE: a holder that dies in between leaves a key without a TTL, and nobody
 /// ever gets the lock again. Redlock's holder dying the same way only costs one TTL.
-#[test]
-fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers() {
-    let run = matrix_run();
+fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers(run: &MatrixRun) {
     let stuck = run.row("setnx-expire: crash");
     let c = counts(&stuck);
     assert_eq!(
@@ -338,41 +325,38 @@ fn a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers()
 
 /// SETNX / GET / GETSET with a client whose clock runs ahead: it takes over live locks, and
 /// the holders it robbed delete its lock when they release.
-#[test]
-fn clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes() {
-    let row = matrix_run().row("setnx-getset: clocks");
+fn clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes(run: &MatrixRun) {
+    let row = run.row("setnx-getset: clocks");
     let c = counts(&row);
     assert!(u(c, "violations") > 0, "{c}");
     assert!(u(c, "foreign_releases") > 0, "{c}");
 }
 
 /// One master restarting empty hands the lock to a second holder.
-#[test]
-fn a_single_master_restarting_empty_gives_the_lock_twice() {
-    let row = matrix_run().row("single: restart");
+fn a_single_master_restarting_empty_gives_the_lock_twice(run: &MatrixRun) {
+    let row = run.row("single: restart");
     assert_eq!(actions(&row), ["restarted m0 at once (empty)"]);
     assert!(u(counts(&row), "violations") > 0, "{}", counts(&row));
     assert_eq!(row["keys_left"], json!([]));
 }
 
 /// A fencing row's fencing figures; its lock keys all expired.
-fn fencing_of_row(name: &str) -> Value {
-    let row = matrix_run().row(name);
+fn fencing_of_row(run: &MatrixRun, name: &str) -> Value {
+    let row = run.row(name);
     assert_eq!(row["keys_left"], json!([]), "{name}");
     row["result"]["modes"][0]["fencing"].clone()
 }
 
 /// What fencing is for: a holder paused past its validity writes late; without fencing the
 /// storage keeps the stale write, with fencing it refuses it by token.
-#[test]
-fn a_paused_holder_s_late_write_is_stored_without_fencing_and_refused_with_it() {
-    let f = fencing_of_row("redlock: holder pause");
+fn a_paused_holder_s_late_write_is_stored_without_fencing_and_refused_with_it(run: &MatrixRun) {
+    let f = fencing_of_row(run, "redlock: holder pause");
     assert_eq!(f["fenced"], false, "{f}");
     assert!(u(&f, "stale_writes_accepted") > 0, "{f}");
     assert_eq!(u(&f, "stale_writes_rejected"), 0, "{f}");
     assert_eq!(u(&f, "tokens_issued"), 0, "{f}");
 
-    let f = fencing_of_row("redlock fenced: holder pause");
+    let f = fencing_of_row(run, "redlock fenced: holder pause");
     assert_eq!(f["fenced"], true, "{f}");
     assert_eq!(u(&f, "stale_writes_accepted"), 0, "{f}");
     assert!(u(&f, "stale_writes_rejected") > 0, "{f}");
@@ -383,11 +367,57 @@ fn a_paused_holder_s_late_write_is_stored_without_fencing_and_refused_with_it() 
 /// Fencing's assumption: two quorums share a master that kept its counter. Quorums of 3 of 5
 /// meeting only in an emptied master issue tokens out of order; quorums of 4 of 5 share 3
 /// masters, and with 2 of them emptied the order holds.
-#[test]
-fn token_order_breaks_only_when_the_quorums_share_no_master_that_kept_its_counter() {
-    let f = fencing_of_row("fenced: quorums meet in an emptied master");
+fn token_order_breaks_only_when_the_quorums_share_no_master_that_kept_its_counter(run: &MatrixRun) {
+    let f = fencing_of_row(run, "fenced: quorums meet in an emptied master");
     assert!(u(&f, "token_order_violations") > 0, "{f}");
-    let f = fencing_of_row("fenced 4 of 5: two shared masters emptied");
+    let f = fencing_of_row(run, "fenced 4 of 5: two shared masters emptied");
     assert_eq!(u(&f, "token_order_violations"), 0, "{f}");
     assert!(u(&f, "tokens_issued") > 0, "{f}");
+}
+
+/// Runs each check on the one run; every check runs even when one before it failed (its
+/// message is printed as it fails), and the test fails naming each check that did.
+macro_rules! checks {
+    ($($check:ident),* $(,)?) => {
+        [$((stringify!($check), $check as fn(&MatrixRun))),*]
+    };
+}
+
+/// The matrix is run once and every check above reads that run. One test rather than one per
+/// check: a test waiting for another's run would hold a test thread idle for the two minutes
+/// the matrix takes, while the other tests of the binary could use it.
+#[test]
+fn the_fault_matrix_run_once_meets_every_check() {
+    let run = matrix_run();
+    let checks = checks![
+        the_whole_matrix_runs_once_and_every_row_meets_its_expectation,
+        both_checkers_agree_on_every_row_and_flag_exactly_the_breaking_rows,
+        a_planted_overlap_is_flagged_by_both_checkers,
+        no_faults_and_two_masters_killed_acquire_without_violations,
+        an_immediate_restart_of_a_holders_master_is_detected_as_a_violation,
+        a_crash_between_setnx_and_expire_leaves_a_stuck_lock_where_redlock_recovers,
+        clocks_that_disagree_give_setnx_getset_two_holders_and_foreign_deletes,
+        a_single_master_restarting_empty_gives_the_lock_twice,
+        a_paused_holder_s_late_write_is_stored_without_fencing_and_refused_with_it,
+        token_order_breaks_only_when_the_quorums_share_no_master_that_kept_its_counter,
+    ];
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|(name, check)| {
+            let failed = std::panic::catch_unwind(AssertUnwindSafe(|| check(&run))).is_err();
+            if failed {
+                eprintln!("check {name} FAILED (its message is just above)");
+            }
+            failed
+        })
+        .map(|(name, _)| *name)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} checks of the matrix failed (each one's message is above; files in {}):\n{}",
+        failed.len(),
+        checks.len(),
+        run.dir.display(),
+        failed.join("\n")
+    );
 }
