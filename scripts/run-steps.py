@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 # Lines that name one failure, per tool: cargo's test harness and its closing list, pytest,
 # Go's test runner, mypy, make, the compiler.
@@ -65,16 +66,31 @@ def failures_in(log: Path) -> list[str]:
     return found
 
 
+# The status of a step whose `make` could not be started (as a shell reports it).
+NOT_STARTED = 127
+
+
+def start(
+    make: str, step: str, stdout: int | IO[bytes], running: list[subprocess.Popen[bytes]]
+) -> subprocess.Popen[bytes] | None:
+    """`make STEP` started and listed in `running`; None (the reason printed) if it could not be."""
+    try:
+        process = subprocess.Popen(
+            [make, "--no-print-directory", step], stdout=stdout, stderr=subprocess.STDOUT, bufsize=0
+        )
+    except OSError as error:
+        print(f"run-steps: could not start `{make} {step}`: {error}", file=sys.stderr, flush=True)
+        return None
+    running.append(process)
+    return process
+
+
 def run_step(make: str, step: str, log: Path, running: list[subprocess.Popen[bytes]]) -> int:
     """`make STEP`, its output both shown and written to `log`; returns its exit status."""
     with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [make, "--no-print-directory", step],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            bufsize=0,
-        )
-        running.append(process)
+        process = start(make, step, subprocess.PIPE, running)
+        if process is None:
+            return NOT_STARTED
         assert process.stdout is not None
         stdout = process.stdout.fileno()
         for chunk in iter(lambda: os.read(stdout, 65536), b""):
@@ -106,11 +122,8 @@ class Beside(threading.Thread):
                 return
             began = time.monotonic()
             with (self.logs / f"{step}.log").open("wb") as sink:
-                process = subprocess.Popen(
-                    [self.make, "--no-print-directory", step], stdout=sink, stderr=subprocess.STDOUT
-                )
-                self.running.append(process)
-                status = process.wait()
+                process = start(self.make, step, sink, self.running)
+                status = NOT_STARTED if process is None else process.wait()
             self.results.append((step, time.monotonic() - began, status))
 
     def show(self, beside: str) -> None:
@@ -212,7 +225,9 @@ def main() -> int:
     print("\n" + text, end="", flush=True)
     if stopped:
         return 128 + stopped[0]
-    return 0 if all(status == 0 for _, _, status in results) else 1
+    # A step that never ran (a beside step whose thread died) is a failure too, never a pass.
+    passed = len(results) == planned and all(status == 0 for _, _, status in results)
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

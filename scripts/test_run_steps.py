@@ -27,12 +27,12 @@ late:
 
 
 class RunSteps(unittest.TestCase):
-    def run_steps(self, *steps: str) -> tuple[subprocess.CompletedProcess, Path]:
+    def run_steps(self, *steps: str, make: str = "make") -> tuple[subprocess.CompletedProcess, Path]:
         tmp = Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, tmp)
         (tmp / "Makefile").write_text(MAKEFILE)
         run = subprocess.run(
-            [sys.executable, str(RUN_STEPS), "--tier", "t", "--logs", str(tmp / "logs"), *steps],
+            [sys.executable, str(RUN_STEPS), "--make", make, "--tier", "t", "--logs", str(tmp / "logs"), *steps],
             cwd=tmp,
             capture_output=True,
             text=True,
@@ -72,6 +72,14 @@ class RunSteps(unittest.TestCase):
         self.assertRegex(table, r"\+ broken +\S+ +FAILED \(exit 2\)  \(beside ok\)")
         self.assertIn("planted::failure", table)
         self.assertRegex(table, r"late +\S+ +ok")
+
+    def test_a_make_that_cannot_start_fails_every_step_never_passes(self):
+        run, _ = self.run_steps("ok+late", make="/nonexistent/make")
+        self.assertEqual(run.returncode, 1, run.stdout)
+        table = self.table(run)
+        self.assertRegex(table, r"ok +\S+ +FAILED \(exit 127\)")
+        self.assertRegex(table, r"\+ late +\S+ +FAILED \(exit 127\)  \(beside ok\)")
+        self.assertIn("could not start `/nonexistent/make ok`", run.stderr)
 
     def test_a_malformed_step_is_refused_naming_it(self):
         run, _ = self.run_steps("ok+", "late")
