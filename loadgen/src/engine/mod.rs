@@ -12,6 +12,7 @@ pub mod history;
 pub(crate) mod hooks;
 pub(crate) mod keys;
 pub mod locks;
+pub(crate) mod mode;
 pub(crate) mod pacing;
 pub(crate) mod probe;
 pub(crate) mod progress;
