@@ -97,7 +97,7 @@ deps-check: deps-rust deps-redis deps-ffi deps-python deps-faketime deps-valkey
 test-rust-check: deps-check ## The Rust part of `make check`: unit tests and the integration tests on Redis
 	@failed=0; set -x; \
 	$(CARGO) test --workspace --locked --no-fail-fast $(WORKSPACE_FEATURES) --lib --bins \
-	  --test core --test otel --test hostile --test local --test c_abi --test header --test roundtrip \
+	  --test core --test otel --test hostile --test paused_client --test local --test c_abi --test header --test roundtrip \
 	  -- $(addprefix --skip ,$(CHECK_SKIP_CORE)) || failed=1; \
 	$(CARGO) test --workspace --locked --no-fail-fast $(WORKSPACE_FEATURES) --test loadgen \
 	  -- $(addprefix --skip ,$(CHECK_SKIP_LOADGEN)) || failed=1; \

@@ -1,9 +1,9 @@
 //! The core's integration tests, one binary: each file a module, against real local masters.
 //!
-//! Two suites run in binaries of their own because they change the whole process: `otel`
+//! Three suites run in binaries of their own because they change the whole process: `otel`
 //! (tests/global_meter.rs: they install the global OpenTelemetry meter provider, which every
-//! client built meanwhile would report to) and `hostile` (it counts panics anywhere in its
-//! process with a panic hook).
+//! client built meanwhile would report to), `hostile` (it counts panics anywhere in its
+//! process with a panic hook) and `paused_client` (it stops its own process with SIGSTOP).
 
 mod common;
 
@@ -21,7 +21,6 @@ mod metrics_sink;
 mod mutual_exclusion;
 mod native_commands;
 mod overload;
-mod paused_client;
 mod redaction;
 mod spans;
 mod tls;

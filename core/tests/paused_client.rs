@@ -5,10 +5,10 @@
 //!
 //! The pause is real: a child process stops this whole test process (SIGSTOP) for four
 //! per-master timeouts and then lets it go on (SIGCONT), while tasks keep acquiring and
-//! releasing on five healthy masters. This file holds one test, so no other test shares the
-//! paused process.
+//! releasing on five healthy masters. This file is a test binary of its own holding one
+//! test, so no other test shares the paused process (nor loads it while it measures).
 
-use crate::common;
+mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
