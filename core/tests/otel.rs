@@ -123,7 +123,7 @@ async fn won_contended_and_unavailable_acquires_are_recorded_under_the_semantic_
     };
     let holder = common::connected(builder()).await;
     let rival = common::connected(builder().retry_count(0)).await;
-    let token = common::won_contended_extended_released(&holder, &rival, RESOURCE).await;
+    let token = common::won_contended_extended_released(&masters, &holder, &rival, RESOURCE).await;
     masters.kill(1).expect("kill");
     masters.kill(2).expect("kill");
     let err = rival

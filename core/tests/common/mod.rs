@@ -41,6 +41,7 @@ pub async fn connected(builder: RedlockBuilder) -> Redlock {
 /// The telemetry tests' scene: `holder` wins `resource`, `rival` loses it to contention,
 /// `holder` extends and releases it. Returns the lock's token (which no output may show).
 pub async fn won_contended_extended_released(
+    masters: &LocalMasters,
     holder: &Redlock,
     rival: &Redlock,
     resource: &str,
@@ -49,6 +50,16 @@ pub async fn won_contended_extended_released(
         .acquire(resource, Duration::from_secs(10))
         .await
         .expect("won");
+    // A concurrent acquire returns once a quorum granted; its request to the last master may
+    // still be in flight. Wait until every master holds the key, so the rival meets three
+    // denials (a clean loss) rather than, on a busy machine, winning the last master first.
+    let every = masters.urls().len();
+    eventually(
+        "the holder's key on every master",
+        Duration::from_secs(10),
+        || holders(masters, resource, lock.token()).len() == every,
+    )
+    .await;
     let err = rival
         .acquire(resource, Duration::from_secs(10))
         .await
