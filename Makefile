@@ -70,11 +70,18 @@ test-build: ## Build what test-rust runs, without running it
 
 # The steps of `make test`, in order; scripts/run-steps.py runs each as `make STEP`, goes on
 # after a failure and closes with every step's time and every failure it found.
-# `A+B+C` runs B then C beside A: once the tests are built, the builds of the wheel and the
-# Python extension (target directories of their own) and the package checks use the cores the
-# tests leave idle while they wait on timers and masters.
-TEST_STEPS = deps lint test-build test-rust+test-wheel-build+python-develop+package-check \
-  $(filter-out package-check,$(TEST_TARGETS))
+# `A+B+C` runs B then C beside A. Once the tests are built, the Rust tests spend much of their
+# time waiting on timers and masters; beside them, one after another: the test wheel's build
+# (a target directory of its own, so neither waits for the other's lock) and its install into
+# python/.venv, the package checks, and the suites that need no further build of target/ (the
+# Python tests on that wheel, the wheel's check, the Valkey rerun, the C library's install).
+# The extension is built once, not also by python-develop (PY_EXTENSION).
+BESIDE_RUST_TESTS := test-wheel-build python-wheel-install package-check test-python test-wheel \
+  test-valkey test-ffi-install
+TEST_STEPS = deps lint test-build test-rust$(subst $(eval) ,,$(addprefix +,$(BESIDE_RUST_TESTS))) \
+  $(filter-out $(BESIDE_RUST_TESTS),$(TEST_TARGETS))
+
+test: export PY_EXTENSION = python-wheel-install
 
 test: ## Install what is missing, then run every gate and test (every step runs; times and failures at the end)
 	@python3 scripts/run-steps.py --make "$(MAKE)" --tier test -- $(TEST_STEPS)

@@ -3,25 +3,18 @@
 
 .PHONY: package-check package-check-crate package-check-sdist
 
-SDIST_DIR := target/sdist
-SDIST_VENV := target/sdist-venv
-
-package-check: package-check-crate package-check-sdist ## cargo publish --dry-run of redlock-resp and redlock-core; the Python sdist installs and imports in a fresh venv
+package-check: package-check-crate package-check-sdist ## cargo publish --dry-run of redlock-resp and redlock-core; the Python sdist has what it must and builds the test wheel
 
 package-check-crate:
 	$(CARGO) publish --dry-run --locked --allow-dirty -p redlock-resp -p redlock-core
 
-# The sdist is built (debug profile, sharing PY_TARGET_DIR with python-develop to stay quick)
-# and installed by pip into a virtualenv of its own, with the maturin pinned for the tests.
-package-check-sdist: deps-python
-	rm -rf $(SDIST_DIR) $(SDIST_VENV)
-	cd python && .venv/bin/maturin sdist -o ../$(SDIST_DIR)
-	$(PYTHON) -m venv $(SDIST_VENV)
-	$(SDIST_VENV)/bin/pip install -q --disable-pip-version-check $$(grep '^maturin==' python/requirements-dev.txt)
-	PATH="$(abspath $(SDIST_VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(PY_TARGET_DIR) \
-	  MATURIN_PEP517_ARGS="--profile dev" \
-	  $(SDIST_VENV)/bin/pip install -q --disable-pip-version-check --no-build-isolation $(SDIST_DIR)/redlock_rs-*.tar.gz
-	cd /tmp && $(abspath $(SDIST_VENV))/bin/python -c \
-	  'import redlock_rs; assert redlock_rs.DEFAULT_TTL > 0; print("sdist: redlock_rs imports from", redlock_rs.__file__)'
+# The sdist is proven by the test wheel, which pip builds from it (mk/python.mk) and test-wheel
+# installs into a fresh virtualenv without Rust; here its top level must carry the licenses,
+# the lock file and the metadata.
+package-check-sdist: $(TEST_WHEEL)
+	@sdist=$$(ls $(TEST_WHEEL:/.built=)/sdist/redlock_rs-*.tar.gz) && files=$$(tar tzf $$sdist) && \
+	for f in LICENSE-MIT LICENSE-APACHE Cargo.lock PKG-INFO pyproject.toml README.md; do \
+	  echo "$$files" | grep -qx "redlock_rs-[^/]*/$$f" || { echo "package-check-sdist: $$sdist has no $$f" >&2; exit 1; }; \
+	done; echo "sdist: $$sdist carries its licenses, Cargo.lock and metadata, and built the test wheel"
 
 TEST_TARGETS += package-check

@@ -40,7 +40,7 @@ $(VALKEY_LINK):
 	  "$$bin" --version | grep -q 'v=9\.1\.2' || { echo "deps-valkey: $$bin is not Valkey 9.1.2" >&2; exit 1; }; \
 	  ln -sfn "$$bin" $@; echo "valkey-server: $$bin"
 
-test-valkey: deps-valkey deps-redis python-develop masters-bin ## The lock suites again on Valkey masters (REDLOCK_SERVER=valkey)
+test-valkey: deps-valkey deps-redis $(PY_EXTENSION) masters-bin ## The lock suites again on Valkey masters (REDLOCK_SERVER=valkey)
 	@failed=0; export REDLOCK_SERVER=valkey; set -x; \
 	$(CARGO) test --locked --no-fail-fast --workspace $(WORKSPACE_FEATURES) --test c_abi || failed=1; \
 	$(CARGO) test --locked --no-fail-fast --workspace $(WORKSPACE_FEATURES) --test core -- \
