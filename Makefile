@@ -74,10 +74,11 @@ test-build: ## Build what test-rust runs, without running it
 # time waiting on timers and masters; beside them, one after another: the test wheel's build
 # (a target directory of its own, so neither waits for the other's lock) and its install into
 # python/.venv, the package checks, and the suites that need no further build of target/ (the
-# Python tests on that wheel, the wheel's check, the Valkey rerun, the C library's install).
+# Python tests on that wheel, the wheel's check, the Valkey rerun). Not test-ffi-install: it
+# rebuilds target/debug/libredlock.so without the test hooks the C suite loads.
 # The extension is built once, not also by python-develop (PY_EXTENSION).
 BESIDE_RUST_TESTS := test-wheel-build python-wheel-install package-check test-python test-wheel \
-  test-valkey test-ffi-install
+  test-valkey
 TEST_STEPS = deps lint test-build test-rust$(subst $(eval) ,,$(addprefix +,$(BESIDE_RUST_TESTS))) \
   $(filter-out $(BESIDE_RUST_TESTS),$(TEST_TARGETS))
 
