@@ -12,7 +12,7 @@ package-check-crate:
 # installs into a fresh virtualenv without Rust; here its top level must carry the licenses,
 # the lock file and the metadata.
 package-check-sdist: $(TEST_WHEEL)
-	@sdist=$$(ls $(TEST_WHEEL:/.built=)/sdist/redlock_rs-*.tar.gz) && files=$$(tar tzf $$sdist) && \
+	@set -e; sdist=$$(ls $(TEST_WHEEL:/.built=)/sdist/redlock_rs-*.tar.gz); files=$$(tar tzf $$sdist); \
 	for f in LICENSE-MIT LICENSE-APACHE Cargo.lock PKG-INFO pyproject.toml README.md; do \
 	  echo "$$files" | grep -qx "redlock_rs-[^/]*/$$f" || { echo "package-check-sdist: $$sdist has no $$f" >&2; exit 1; }; \
 	done; echo "sdist: $$sdist carries its licenses, Cargo.lock and metadata, and built the test wheel"
