@@ -170,6 +170,60 @@ async fn a_closed_port_is_named_as_refused() {
     assert_every_master_failed(&err, FailureKind::Connection, "connection refused");
 }
 
+/// A connect still under way at a round's deadline is not the master's silence: when it fails
+/// within the round's catch-up wait (one more per-master timeout), the request it held fails
+/// with the connect's cause. The masters here accept and never answer the login handshake,
+/// which the client gives up after 1 s, after the 900 ms deadline and well inside the 1.8 s a
+/// round may wait (the order is the client's own timers', whatever the machine's pace).
+#[tokio::test]
+async fn a_connect_that_fails_after_the_deadline_is_named_with_its_cause_not_as_a_timeout() {
+    let mut urls = Vec::new();
+    let mut silent = tokio::task::JoinSet::new();
+    for _ in 0..3 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("redis://{}", listener.local_addr().unwrap()));
+        silent.spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+    }
+    // Concurrent: the vote is read when the round ends (sequential fan-out reads it after the
+    // last master, by when the first one's connect has long failed).
+    let redlock = Redlock::builder(urls)
+        .fanout(FanOut::Concurrent)
+        .retry_count(0)
+        .instance_timeout(Duration::from_millis(900))
+        .build()
+        .unwrap();
+    let err = redlock
+        .acquire("connecting", TTL)
+        .await
+        .expect_err("must not be acquired");
+    silent.abort_all();
+    assert!(err.is_unavailable(), "{err}");
+    let vote = err.vote().expect("a vote");
+    // The round is decided by the failures of a quorum; the last master may not be awaited.
+    let failed = vote
+        .masters()
+        .iter()
+        .filter(|m| {
+            m.outcome == Outcome::Failed(FailureKind::Connection)
+                && m.error
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains("did not answer the handshake")
+        })
+        .count();
+    let not_awaited = vote
+        .masters()
+        .iter()
+        .filter(|m| m.outcome == Outcome::NotAwaited);
+    assert!(failed >= 2 && failed + not_awaited.count() == 3, "{err}");
+    assert!(!err.to_string().contains("timed out"), "{err}");
+}
+
 #[tokio::test]
 async fn an_untrusted_certificate_is_named_as_a_tls_failure() {
     let m = redlock_local::LocalMasters::of(TLS_SERVER)

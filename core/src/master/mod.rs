@@ -252,10 +252,13 @@ impl MasterHandle {
     /// completes while the connection cannot write (the caller bounds the wait). For a round
     /// whose deadline passed: to tell a silent master from replies this client has not read,
     /// or requests it sent late.
+    ///
+    ///
+    /// Asked while a connect is under way (or just failed), it is answered in queue order
+    /// after that connect ends: a refusal this client had not yet read by the deadline (a busy
+    /// host) fails the requests queued before it with its cause, instead of leaving them to
+    /// be called timed out.
     pub(crate) async fn caught_up(&self) -> Option<Instant> {
-        if !matches!(**self.shared.state.load(), ConnState::Connected(_)) {
-            return None;
-        }
         let (done, answer) = tokio::sync::oneshot::channel();
         self.queue.try_send(Queued::CatchUp(done)).ok()?;
         // Dropped unanswered (the connection ended): nothing is left to read either.
