@@ -120,6 +120,12 @@ pub struct CompareArgs {
     /// the report names what differs.
     #[arg(long)]
     pub allow_different: bool,
+    /// Set A's only mode against each other side's only mode when their names differ (e.g.
+    /// --fanout concurrent against --fanout sequential, or redlock against --lock single); the
+    /// report names the pairing. Without it modes are matched by name, and a side with no mode
+    /// in common with A is refused (exit 2).
+    #[arg(long)]
+    pub pair_modes: bool,
 }
 
 /// Where the masters are.

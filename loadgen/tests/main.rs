@@ -7,6 +7,7 @@ mod agents;
 mod baselines;
 mod capacity;
 mod cli;
+mod compare_modes;
 mod deploy;
 mod docs_commands;
 mod faults;

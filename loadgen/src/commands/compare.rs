@@ -7,10 +7,10 @@ use super::output::{Dest, Writes};
 use super::shared::Session;
 use crate::cli::CompareArgs;
 use crate::error::LoadgenError;
-use crate::model::comparison::{compare, Pairing};
+use crate::model::comparison::{compare, pair_modes, Pairing};
 use crate::model::document::{self, Document};
 use crate::model::report::Report;
-use crate::render::compare as render;
+use crate::render::compare::{self as render, side_label};
 
 /// `session` is there when the sides are to be measured (`--run`).
 pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), LoadgenError> {
@@ -32,7 +32,16 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
             Writes::new(false),
         ),
     };
-    let result = compare(&results, &args.thresholds, pairing);
+    let sides: Vec<(String, Vec<String>)> = results
+        .iter()
+        .enumerate()
+        .map(|(i, (name, report))| {
+            let modes = report.modes.iter().map(|m| m.label().to_string());
+            (side_name(i, results.len(), name, pairing), modes.collect())
+        })
+        .collect();
+    let pairs = pair_modes(&sides, args.pair_modes).map_err(LoadgenError::Usage)?;
+    let result = compare(&results, &pairs, &args.thresholds, pairing);
     let shape: Vec<String> = result
         .config_diff
         .iter()
@@ -63,6 +72,14 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
         exits.check(&results)?;
     }
     crate::commands::run::check_thresholds(&result.thresholds)
+}
+
+/// How side `i` of `n` is named in a refusal: its label, and its file when read from one.
+fn side_name(i: usize, n: usize, name: &str, pairing: Pairing) -> String {
+    match pairing {
+        Pairing::Apart => format!("{} ({name})", side_label(i, n)),
+        Pairing::InTurns(_) => side_label(i, n),
+    }
 }
 
 /// The result files, each a result of `run`, `merge` or `collect`, named by its path.

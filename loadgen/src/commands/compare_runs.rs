@@ -15,6 +15,7 @@ use crate::engine::config::{run_command_line, RunConfig};
 use crate::engine::probe::require_quorum;
 use crate::engine::runner::{add_repeat, run_repeat, stopped, NoHooks, RunResult};
 use crate::error::LoadgenError;
+use crate::model::comparison::pair_modes;
 use crate::model::report::Report;
 use crate::render::compare::side_label;
 use crate::render::json;
@@ -87,6 +88,16 @@ pub fn measure(args: &CompareArgs, session: &Session) -> Result<Measured, Loadge
             super::output::check_file("--results", &dir.join(format!("{}.json", s.name)))?;
         }
     }
+    // A comparison of nothing is refused before anything is measured.
+    let planned: Vec<(String, Vec<String>)> = sides
+        .iter()
+        .map(|s| {
+            let modes = s.cfg.modes().into_iter();
+            let labels = modes.map(|(lock, fanout)| lock.mode_label(fanout).to_string());
+            (s.name.clone(), labels.collect())
+        })
+        .collect();
+    pair_modes(&planned, args.pair_modes).map_err(LoadgenError::Usage)?;
     let runs = session.rt.block_on(in_turns(&sides, turns, session))?;
     let mut results = Vec::with_capacity(sides.len());
     let mut writes = Writes::new(false);

@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::estimates::{figure_of, resample, HEADLINE};
+use super::estimates::{figure_of, resample, HeadlineFigure, HEADLINE};
+use super::mode::ModeStats;
 use super::report::Report;
 use super::threshold::{JudgedThreshold, Threshold};
 use super::uncertainty::{Estimate, Order, Resampled};
@@ -52,6 +53,9 @@ pub struct FigureComparison {
     pub figure: String,
     pub a: Estimate,
     pub b: Estimate,
+    /// B's mode, when it is not `mode` (set against A's by `--pair-modes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_mode: Option<String>,
     /// B − A with its 95 % interval.
     pub difference: Estimate,
     /// B ÷ A with its 95 % interval (absent when A is 0).
@@ -95,6 +99,75 @@ pub struct CompareResult {
     /// own differences and ratios.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleaved_repeats: Option<u32>,
+    /// Modes of different names set against each other because the user asked
+    /// (`--pair-modes`); modes of the same name are paired without saying.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paired_modes: Vec<PairedModes>,
+}
+
+/// A B's only mode set against A's only mode of another name (`--pair-modes`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedModes {
+    /// The B result (its file name).
+    pub result: String,
+    pub a_mode: String,
+    pub b_mode: String,
+}
+
+/// The modes of one B set against A's: (A's mode, B's mode).
+pub type ModePairs = Vec<(String, String)>;
+
+/// For each later side, its modes set against A's: those of the same name; with
+/// `pair_single`, A's only mode against a side's only mode when the names differ. Each side
+/// is (how it is called, the labels of its modes), A first. A side that shares no mode with A
+/// and cannot be paired is an error naming every side's modes: a comparison of nothing is
+/// never a report.
+pub fn pair_modes(
+    sides: &[(String, Vec<String>)],
+    pair_single: bool,
+) -> Result<Vec<ModePairs>, String> {
+    let Some(((_, a_modes), rest)) = sides.split_first() else {
+        return Ok(Vec::new());
+    };
+    let mut pairs = Vec::new();
+    let mut unmatched = Vec::new();
+    for (name, modes) in rest {
+        let common: ModePairs = a_modes
+            .iter()
+            .filter(|m| modes.contains(m))
+            .map(|m| (m.clone(), m.clone()))
+            .collect();
+        let singles = match (a_modes.as_slice(), modes.as_slice()) {
+            ([a], [b]) => Some((a.clone(), b.clone())),
+            _ => None,
+        };
+        match singles {
+            _ if !common.is_empty() => pairs.push(common),
+            Some(pair) if pair_single => pairs.push(vec![pair]),
+            _ => unmatched.push(name.as_str()),
+        }
+    }
+    if unmatched.is_empty() {
+        return Ok(pairs);
+    }
+    let measured: Vec<String> = sides
+        .iter()
+        .map(|(name, modes)| match modes.as_slice() {
+            [] => format!("{name}: no mode"),
+            _ => format!("{name}: {}", modes.join(", ")),
+        })
+        .collect();
+    let hint = if sides.iter().all(|(_, modes)| modes.len() == 1) {
+        "pass --pair-modes to set A's only mode against each side's only mode"
+    } else {
+        "--pair-modes pairs sides that measure one mode each; otherwise give the sides a mode \
+         in common (the same --fanout and --lock)"
+    };
+    Err(format!(
+        "nothing to compare: {} share(s) no mode with A (modes are matched by name; {}); {hint}",
+        unmatched.join(", "),
+        measured.join("; ")
+    ))
 }
 
 /// How the compared results were measured.
@@ -106,8 +179,18 @@ pub enum Pairing {
     InTurns(u32),
 }
 
-/// Configuration keys that do not change what is measured, only for how long or from where.
-const NOT_SHAPE: &[&str] = &["command_line", "duration_s", "warmup_s", "seed", "repeat"];
+/// Configuration keys that do not change what is measured, only for how long or from where;
+/// and the fan-outs and lock algorithms, which name the modes: modes are compared by name,
+/// or paired as the user asks ([`pair_modes`]).
+const NOT_SHAPE: &[&str] = &[
+    "command_line",
+    "duration_s",
+    "warmup_s",
+    "seed",
+    "repeat",
+    "fanouts",
+    "locks",
+];
 
 /// What differs between the results' configurations (the number of masters included).
 pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
@@ -144,60 +227,46 @@ pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
         .collect()
 }
 
-/// Compares every later result with the first, mode by mode (modes matched by label).
+/// The mode labelled `label` of `report`.
+fn mode_of<'a>(report: &'a Report, label: &str) -> Option<&'a ModeStats> {
+    report.modes.iter().find(|m| m.label() == label)
+}
+
+/// Compares every later result with the first, mode by mode: `pairs[i]` are the modes of
+/// result `i + 1` set against A's ([`pair_modes`]).
 pub fn compare(
     results: &[(String, Report)],
+    pairs: &[ModePairs],
     thresholds: &[Threshold],
     pairing: Pairing,
 ) -> CompareResult {
     let in_turns = matches!(pairing, Pairing::InTurns(_));
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
+    let mut paired_modes = Vec::new();
     if let Some(((_, a), rest)) = results.split_first() {
-        for (name, b) in rest {
-            for ma in &a.modes {
-                let Some(mb) = b.modes.iter().find(|m| m.label() == ma.label()) else {
+        for ((name, b), modes) in rest.iter().zip(pairs) {
+            for (label_a, label_b) in modes {
+                let (Some(ma), Some(mb)) = (mode_of(a, label_a), mode_of(b, label_b)) else {
                     continue;
                 };
-                for f in HEADLINE {
-                    let (Some(ra), Some(rb)) = (resample(ma, f.name), resample(mb, f.name)) else {
-                        continue;
-                    };
-                    let (Some(ea), Some(eb)) = (figure_of(ma, f.name), figure_of(mb, f.name))
-                    else {
-                        continue;
-                    };
-                    // In turns, repeat r of B ran beside repeat r of A; a repeat missing on
-                    // one side (a stopped run) leaves the pairs unmatched: then independent.
-                    let paired = |d: Option<Resampled>| d.filter(|_| in_turns);
-                    let difference = paired(rb.paired_difference(&ra))
-                        .unwrap_or_else(|| rb.difference(&ra))
-                        .estimate();
-                    let ratio = match paired(rb.paired_ratio(&ra)) {
-                        Some(r) => Some(r),
-                        None => rb.ratio(&ra),
-                    };
-                    let verdict = match Order::of(&difference, 0.0) {
-                        Order::Higher if f.higher_is_better => Verdict::Better,
-                        Order::Lower if !f.higher_is_better => Verdict::Better,
-                        Order::Higher | Order::Lower => Verdict::Worse,
-                        Order::NoClearDifference => Verdict::NoClearDifference,
-                        Order::TooShort => Verdict::TooShort,
-                    };
-                    figures.push(FigureComparison {
+                let b_mode = (label_a != label_b).then(|| label_b.clone());
+                if let Some(b_mode) = &b_mode {
+                    paired_modes.push(PairedModes {
                         result: name.clone(),
-                        mode: ma.label().into(),
-                        figure: f.name.into(),
-                        a: ea,
-                        b: eb,
-                        difference,
-                        ratio: ratio.map(|r| r.estimate()),
-                        verdict,
+                        a_mode: label_a.clone(),
+                        b_mode: b_mode.clone(),
                     });
                 }
+                let b_side = (name.as_str(), mb, b_mode.as_deref());
+                figures.extend(
+                    HEADLINE
+                        .iter()
+                        .filter_map(|f| compare_figure(f, ma, b_side, in_turns)),
+                );
             }
             for t in thresholds {
-                verdicts.extend(judge(t, name, a, b, &figures));
+                verdicts.extend(judge(t, name, (a, b), modes, &figures));
             }
         }
     }
@@ -217,7 +286,48 @@ pub fn compare(
             Pairing::InTurns(n) => Some(n),
             Pairing::Apart => None,
         },
+        paired_modes,
     }
+}
+
+/// One headline figure of A's mode `ma` against B's mode (`name`, its mode, and that mode's
+/// name where it is not A's); `None` when either side lacks the figure.
+fn compare_figure(
+    f: &HeadlineFigure,
+    ma: &ModeStats,
+    (name, mb, b_mode): (&str, &ModeStats, Option<&str>),
+    in_turns: bool,
+) -> Option<FigureComparison> {
+    let (ra, rb) = (resample(ma, f.name)?, resample(mb, f.name)?);
+    let (ea, eb) = (figure_of(ma, f.name)?, figure_of(mb, f.name)?);
+    // In turns, repeat r of B ran beside repeat r of A; a repeat missing on one side (a
+    // stopped run) leaves the pairs unmatched: then independent.
+    let paired = |d: Option<Resampled>| d.filter(|_| in_turns);
+    let difference = paired(rb.paired_difference(&ra))
+        .unwrap_or_else(|| rb.difference(&ra))
+        .estimate();
+    let ratio = match paired(rb.paired_ratio(&ra)) {
+        Some(r) => Some(r),
+        None => rb.ratio(&ra),
+    };
+    let verdict = match Order::of(&difference, 0.0) {
+        Order::Higher if f.higher_is_better => Verdict::Better,
+        Order::Lower if !f.higher_is_better => Verdict::Better,
+        Order::Higher | Order::Lower => Verdict::Worse,
+        Order::NoClearDifference => Verdict::NoClearDifference,
+        Order::TooShort => Verdict::TooShort,
+    };
+    Some(FigureComparison {
+        result: name.into(),
+        mode: ma.label().into(),
+        figure: f.name.into(),
+        a: ea,
+        b: eb,
+        b_mode: b_mode.map(str::to_string),
+        difference,
+        ratio: ratio.map(|r| r.estimate()),
+        verdict,
+    })
 }
 
 /// Every mode of every result whose generator waited for a core past
@@ -237,29 +347,75 @@ fn busy_machine(results: &[(String, Report)]) -> Vec<BusyMachine> {
         .collect()
 }
 
-/// A threshold on one B: a `.ratio` figure on B ÷ A, any other figure on B itself; per mode.
+/// A threshold on one B: a `.ratio` figure on B ÷ A, any other figure on B itself; per pair
+/// of modes (named by B's mode, and A's where they differ).
 fn judge(
     t: &Threshold,
     name: &str,
-    a: &Report,
-    b: &Report,
+    (a, b): (&Report, &Report),
+    pairs: &ModePairs,
     figures: &[FigureComparison],
 ) -> Vec<JudgedThreshold> {
-    a.modes
+    pairs
         .iter()
-        .filter_map(|ma| b.modes.iter().find(|m| m.label() == ma.label()))
-        .map(|mb| {
+        .filter_map(|(label_a, label_b)| {
+            mode_of(a, label_a)?;
+            Some((label_a, mode_of(b, label_b)?))
+        })
+        .map(|(label_a, mb)| {
             let measured = match t.figure.strip_suffix(".ratio") {
                 Some(base) => figures
                     .iter()
-                    .find(|f| f.result == name && f.mode == mb.label() && f.figure == base)
+                    .find(|f| f.result == name && f.mode == *label_a && f.figure == base)
                     .and_then(|f| f.ratio),
                 None => figure_of(mb, &t.figure),
             };
+            let mode = match mb.label() {
+                same if same == label_a => same.to_string(),
+                other => format!("{other} against A's {label_a}"),
+            };
             JudgedThreshold {
-                mode: format!("{name} {}", mb.label()),
+                mode: format!("{name} {mode}"),
                 verdict: t.judge(measured),
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(name: &str, modes: &[&str]) -> (String, Vec<String>) {
+        (name.into(), modes.iter().map(|m| m.to_string()).collect())
+    }
+
+    fn same(modes: &[&str]) -> ModePairs {
+        modes
+            .iter()
+            .map(|m| (m.to_string(), m.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn modes_meet_by_name_and_single_modes_only_when_asked() {
+        let a = side("A", &["sequential", "concurrent"]);
+        let b = side("B", &["concurrent"]);
+        assert_eq!(
+            pair_modes(&[a.clone(), b], false),
+            Ok(vec![same(&["concurrent"])])
+        );
+        let (one, other) = (side("A", &["concurrent"]), side("B", &["single"]));
+        let refused = pair_modes(&[one.clone(), other.clone()], false).unwrap_err();
+        assert!(refused.contains("B share(s) no mode with A"), "{refused}");
+        assert!(refused.contains("A: concurrent; B: single"), "{refused}");
+        assert!(refused.contains("pass --pair-modes"), "{refused}");
+        let paired = vec![vec![("concurrent".to_string(), "single".to_string())]];
+        assert_eq!(pair_modes(&[one, other.clone()], true), Ok(paired));
+        // Several modes a side: no pairing by position, whatever is asked.
+        let refused = pair_modes(&[a, other, side("B2", &[])], true).unwrap_err();
+        assert!(refused.contains("B, B2 share(s) no mode"), "{refused}");
+        assert!(refused.contains("B2: no mode"), "{refused}");
+        assert!(refused.contains("one mode each"), "{refused}");
+    }
 }

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use redlock_core::FanOut;
+
 /// Which lock the workers take (in result files: its name; older results: Redlock).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockAlgorithm {
@@ -40,6 +42,15 @@ impl LockAlgorithm {
             LockAlgorithm::Single => "single",
             LockAlgorithm::SetnxExpire => "setnx-expire",
             LockAlgorithm::SetnxGetset => "setnx-getset",
+        }
+    }
+
+    /// The name in reports of its mode with `fanout`: the fan-out for Redlock, the algorithm
+    /// for a baseline (one master: fan-out means nothing).
+    pub fn mode_label(self, fanout: FanOut) -> &'static str {
+        match self {
+            LockAlgorithm::Redlock => fanout.as_str(),
+            other => other.as_str(),
         }
     }
 

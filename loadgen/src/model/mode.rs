@@ -445,12 +445,9 @@ impl ModeStats {
         }
     }
 
-    /// The mode's name in reports: the fan-out for Redlock, the algorithm for a baseline.
+    /// The mode's name in reports ([`LockAlgorithm::mode_label`]).
     pub fn label(&self) -> &'static str {
-        match self.lock {
-            LockAlgorithm::Redlock => self.fanout.as_str(),
-            other => other.as_str(),
-        }
+        self.lock.mode_label(self.fanout)
     }
 
     /// Whether `other` measured the same lock and fan-out (merge pairs modes by this).

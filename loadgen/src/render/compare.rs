@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::comparison::CompareResult;
+use crate::model::comparison::{CompareResult, FigureComparison};
 use crate::render::uncertainty::{busy_machine_text, estimate_text, thresholds_block, value_text};
 
 /// B − A in the figure's reading unit, with its interval.
@@ -85,6 +85,33 @@ pub fn in_turns_text(result: &CompareResult) -> String {
     }
 }
 
+/// The modes set against each other by `--pair-modes` (empty when modes met by name).
+pub fn paired_modes_text(result: &CompareResult) -> String {
+    let pairs: Vec<String> = result
+        .paired_modes
+        .iter()
+        .map(|p| {
+            let b = label_of(result, &p.result);
+            format!("{b}'s {} against A's {}", p.b_mode, p.a_mode)
+        })
+        .collect();
+    match pairs.as_slice() {
+        [] => String::new(),
+        _ => format!(
+            "modes of different names paired as asked (--pair-modes): {}.",
+            pairs.join(", ")
+        ),
+    }
+}
+
+/// A compared figure's mode: A's, and B's where `--pair-modes` set another against it.
+pub fn mode_text(f: &FigureComparison) -> String {
+    match &f.b_mode {
+        Some(b) => format!("{} (B: {b})", f.mode),
+        None => f.mode.clone(),
+    }
+}
+
 pub fn text(result: &CompareResult) -> String {
     let mut out = String::new();
     let n = result.results.len();
@@ -117,6 +144,10 @@ pub fn text(result: &CompareResult) -> String {
             );
         }
     }
+    let paired = paired_modes_text(result);
+    if !paired.is_empty() {
+        let _ = writeln!(out, "\n= {paired}");
+    }
     let busy = busy_machine_text(&busy_runs(result));
     if !busy.is_empty() {
         let _ = writeln!(out, "\n! {busy}");
@@ -133,7 +164,7 @@ pub fn text(result: &CompareResult) -> String {
                 out,
                 "\n{} against A, {} (95 % intervals)\n  {:<18} {:<32} {:<32} {:<40} verdict",
                 label_of(result, &f.result),
-                f.mode,
+                mode_text(f),
                 "figure",
                 "A",
                 "B",

@@ -8,7 +8,7 @@ use super::markup::{chart, page};
 use crate::model::comparison::{CompareResult, Verdict};
 use crate::model::report::Report;
 use crate::render::chart::{self as plot_chart, log_range, Axes, PALETTE};
-use crate::render::compare::{difference_text, in_turns_text, label_of, side_label};
+use crate::render::compare::{difference_text, in_turns_text, label_of, mode_text, side_label};
 use crate::render::plot::{curve, percentile_label, X_MAX};
 use crate::render::uncertainty::{busy_machine_text, estimate_text, thresholds_block};
 
@@ -30,6 +30,10 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @let worse = result.figures.iter().filter(|f| f.verdict == Verdict::Worse).count();
             @let better = result.figures.iter().filter(|f| f.verdict == Verdict::Better).count();
             (better) " figure(s) better, " (worse) " worse, the rest with no clear difference at 95 %."
+            @let paired = crate::render::compare::paired_modes_text(result);
+            @if !paired.is_empty() {
+                p { (paired) }
+            }
             @let busy = busy_machine_text(&crate::render::compare::busy_runs(result));
             @if !busy.is_empty() {
                 p class="warn" { "! " (busy) }
@@ -63,7 +67,7 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             tr { th { "result" } th { "mode" } th { "figure" } th { "A" } th { "B" } th { "B − A" } th { "verdict" } }
             @for f in &result.figures {
                 tr {
-                    td { (label_of(result, &f.result)) } td { (f.mode) } td { (f.figure) }
+                    td { (label_of(result, &f.result)) } td { (mode_text(f)) } td { (f.figure) }
                     td { (estimate_text(&f.figure, &f.a)) }
                     td { (estimate_text(&f.figure, &f.b)) }
                     td { (difference_text(&f.figure, &f.difference)) }
