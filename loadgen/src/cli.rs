@@ -113,9 +113,14 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// A CI gate (repeatable): 'goodput.ratio>=0.95' (B ÷ A), or any `run` figure, judged on
-    /// each B; one not met exits 4.
+    /// each B: met, not met or unclear by its 95 % interval; one not met exits 4 (see --gate).
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<crate::model::threshold::Threshold>,
+    /// What fails the --threshold gate (exit 4): clear (default) only a threshold clearly not
+    /// met (its 95 % interval wholly on the bad side, or the figure missing); strict also an
+    /// unclear one (the interval across the bound).
+    #[arg(long, value_name = "clear|strict", default_value = "clear")]
+    pub gate: crate::model::gate::GatePolicy,
     /// Compare results whose workloads differ in shape (clients, rate, resources, hold, ...);
     /// the report names what differs.
     #[arg(long)]
@@ -252,10 +257,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_no_locks: bool,
     /// A CI gate (repeatable): FIGURE OP VALUE, e.g. 'acquire.p99<10ms', 'acquire.success>=99.9%',
-    /// 'violations==0', 'goodput>=2000'; judged on every mode, listed with pass/fail and the
-    /// measured value's 95 % interval; one not met exits 4.
+    /// 'violations==0', 'goodput>=2000'; judged on every mode by the measured value's 95 %
+    /// interval: met, not met or unclear; one not met exits 4 (see --gate).
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<crate::model::threshold::Threshold>,
+    /// What fails the --threshold gate (exit 4): clear (default) only a threshold clearly not
+    /// met (its 95 % interval wholly on the bad side, or the figure missing); strict also an
+    /// unclear one (the interval across the bound).
+    #[arg(long, value_name = "clear|strict", default_value = "clear")]
+    pub gate: crate::model::gate::GatePolicy,
     /// Inject a fault into the local masters (repeatable): kill:N@T[-T2], pause:N@T1-T2, restart:N@T, restart-delayed:N@T, latency:N:D@T1-T2,
     /// blackhole:N@T[-T2], expire:N@T. N = the first N masters, or mI,mJ for chosen ones.
     /// Times count from the start of each mode's measured window (after --warmup), the clock
@@ -395,9 +405,14 @@ pub struct CollectArgs {
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub wait: Duration,
     /// A CI gate on the whole run (repeatable, as `run --threshold`): judged on the merged
-    /// result's modes; one not met exits 4.
+    /// result's modes; one not met exits 4 (see --gate).
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<crate::model::threshold::Threshold>,
+    /// What fails the --threshold gate (exit 4): clear (default) only a threshold clearly not
+    /// met (its 95 % interval wholly on the bad side, or the figure missing); strict also an
+    /// unclear one (the interval across the bound).
+    #[arg(long, value_name = "clear|strict", default_value = "clear")]
+    pub gate: crate::model::gate::GatePolicy,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -1,6 +1,7 @@
 //! `compare` never compares nothing: sides whose modes share no name are refused (exit 2)
 //! naming each side's modes, and set against each other only when the user asks
-//! (`--pair-modes`), which the report then says.
+//! (`--pair-modes`), which the report then says. Its gate fails on a threshold clearly not
+//! met, and on an unclear one only when asked (`--gate strict`), and every output leads with it.
 
 use crate::common;
 
@@ -8,8 +9,20 @@ use common::{exits, read_json, succeed};
 use redlock_local::LocalMasters;
 use serde_json::Value;
 
-/// One short run's result file in `dir`, with `flags` on top of a small workload.
+/// One short run's result file in `dir` (400 ms, 100 ms intervals), with `flags` on top of a
+/// small workload.
 fn result(urls: &str, dir: &std::path::Path, name: &str, flags: &[&str]) -> String {
+    result_of(urls, dir, name, flags, "400ms")
+}
+
+/// As [`result`], measured for `duration`.
+fn result_of(
+    urls: &str,
+    dir: &std::path::Path,
+    name: &str,
+    flags: &[&str],
+    duration: &str,
+) -> String {
     let json = dir.join(format!("{name}.json"));
     let mut args = vec![
         "run",
@@ -21,7 +34,7 @@ fn result(urls: &str, dir: &std::path::Path, name: &str, flags: &[&str]) -> Stri
         "1000",
     ];
     args.extend(flags);
-    args.extend(["--duration", "400ms", "--warmup", "100ms", "-q"]);
+    args.extend(["--duration", duration, "--warmup", "100ms", "-q"]);
     args.extend(["--json", json.to_str().unwrap()]);
     succeed(&args);
     json.to_str().unwrap().to_string()
@@ -96,7 +109,7 @@ fn sides_with_no_mode_in_common_are_refused_and_paired_only_when_asked() {
     let compared = read_json(&out);
     assert_eq!(
         compared["paired_modes"],
-        serde_json::json!([{"result": sequential, "a_mode": "concurrent", "b_mode": "sequential"}])
+        serde_json::json!([{"result": sequential, "side": "B", "a_mode": "concurrent", "b_mode": "sequential"}])
     );
     let figures = compared["figures"].as_array().unwrap();
     assert!(
@@ -195,5 +208,83 @@ fn sides_measured_here_are_checked_before_anything_is_measured() {
     assert_eq!(
         compared["paired_modes"][0]["b_mode"], "sequential",
         "{compared}"
+    );
+}
+
+/// A threshold whose bound lies inside its figure's interval is unclear: the default gate
+/// passes it (exit 0), `--gate strict` fails it (exit 4); one clearly not met fails either way.
+/// Text, HTML and JSON lead with the gate's verdict, and identical sides are told apart.
+#[test]
+fn the_gate_fails_on_a_clear_miss_and_on_an_unclear_threshold_only_when_strict() {
+    let masters = LocalMasters::start(3).expect("redis-server is installed");
+    let urls = masters.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    // Ten intervals a run: enough for an interval of each figure.
+    let flags = ["--fanout", "concurrent", "--interval", "100ms"];
+    let (a, b) = (
+        result_of(&urls, dir.path(), "a", &flags, "1s"),
+        result_of(&urls, dir.path(), "b", &flags, "1s"),
+    );
+    let out = dir.path().join("compared.json");
+    let out_flag = out.to_str().unwrap();
+    succeed(&["compare", &a, &b, "--json", out_flag]);
+    let goodput = read_json(&out)["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["figure"] == "goodput")
+        .map(|f| f["ratio"].clone())
+        .unwrap();
+    let (value, high) = (goodput["value"].as_f64().unwrap(), goodput["high"].as_f64());
+    let high = high.unwrap_or_else(|| panic!("a ratio interval: {goodput}"));
+    assert!(high > value, "{goodput}");
+    // Above the point estimate, inside the interval: not met by the value, unclear by the interval.
+    let unclear = format!("goodput.ratio>={}", value + (high - value) / 2.0);
+    let met = "acquire.success>=0%";
+    let html = dir.path().join("gate.html");
+    let gate = |policy: &str, thresholds: &[&str], code: i32| {
+        let mut args = vec!["compare", a.as_str(), b.as_str(), "--gate", policy];
+        for t in thresholds {
+            args.extend(["--threshold", t]);
+        }
+        args.extend(["--json", out_flag, "--html", html.to_str().unwrap()]);
+        let (stdout, _) = exits(code, &args);
+        (stdout, read_json(&out)["gate"].clone())
+    };
+    let (stdout, judged) = gate("clear", &[&unclear, met], 0);
+    let headline = "gate: PASS (exit 0) — 1 of 2 met, 0 not met, 1 unclear; policy clear";
+    assert!(stdout.starts_with(headline), "{stdout}");
+    assert!(std::fs::read_to_string(&html).unwrap().contains(headline));
+    assert_eq!(judged["passed"], true, "{judged}");
+    assert_eq!(
+        (judged["met"].as_u64(), judged["unclear"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(
+        stdout.contains(&format!("unclear           {unclear}")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("B concurrent: "), "{stdout}");
+    let tally = "figure(s) better, ";
+    assert!(
+        stdout.contains(tally) && stdout.contains(" too short to say"),
+        "{stdout}"
+    );
+    let (stdout, judged) = gate("strict", &[&unclear, met], 4);
+    assert!(
+        stdout.starts_with("gate: FAIL (exit 4) — 1 of 2 met, 0 not met, 1 unclear; policy strict")
+    );
+    assert_eq!(judged["exit_code"], 4, "{judged}");
+    let (stdout, judged) = gate("clear", &[&unclear, "goodput.ratio>=1000"], 4);
+    assert!(stdout.starts_with("gate: FAIL (exit 4) — 0 of 2 met, 1 not met, 1 unclear"));
+    assert_eq!(judged["not_met"], 1, "{judged}");
+    let compared = read_json(&out);
+    assert_eq!(compared["schema_version"], 1, "{compared}");
+
+    // The same file twice: two sides, A and B, never two As.
+    let (stdout, _) = exits(0, &["compare", &a, &a]);
+    assert!(
+        stdout.contains("\nB = ") && stdout.contains("B against A, concurrent"),
+        "{stdout}"
     );
 }

@@ -19,10 +19,10 @@ use crate::engine::coordinator::overlap::{self, AgentWindows, Findings, MAX_WIND
 use crate::engine::coordinator::{key, Coordinator, Stored, KEY_TTL, MAX_AGENTS};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
-use crate::model::estimates::judge_modes;
+use crate::model::gate::{Gate, GatePolicy};
 use crate::model::limits;
 use crate::model::mode::ModeStats;
-use crate::model::threshold::{JudgedThreshold, Threshold};
+use crate::model::threshold::Threshold;
 use crate::signals::{Signal, Signals, Stop};
 
 /// One agent's stored result.
@@ -45,7 +45,7 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
         mut merged,
         findings,
     } = session.rt.block_on(bounded(&args, &session.signals))?;
-    let thresholds = judge_whole_run(&mut merged, &args.thresholds)?;
+    let gate = judge_whole_run(&mut merged, &args.thresholds, args.gate)?;
     let coordination = serde_json::json!({
         "run_id": args.run_id,
         "agents": parts.iter().map(|p| &p.info).collect::<Vec<_>>(),
@@ -65,7 +65,7 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
         return Err(LoadgenError::Interrupted(signal));
     }
     match violations + findings.certain {
-        0 => crate::commands::run::check_thresholds(&thresholds),
+        0 => crate::commands::run::check_thresholds(gate.as_ref()),
         n => Err(LoadgenError::Violations(n)),
     }
 }
@@ -75,9 +75,10 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
 fn judge_whole_run(
     merged: &mut Document,
     thresholds: &[Threshold],
-) -> Result<Vec<JudgedThreshold>, LoadgenError> {
+    policy: GatePolicy,
+) -> Result<Option<Gate>, LoadgenError> {
     if thresholds.is_empty() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     if let Some(t) = thresholds.iter().find(|t| t.is_ratio()) {
         return Err(LoadgenError::Usage(format!(
@@ -86,8 +87,8 @@ fn judge_whole_run(
     }
     match merged {
         Document::Run(report) => {
-            report.thresholds = judge_modes(&report.modes, thresholds);
-            Ok(report.thresholds.clone())
+            report.judge_thresholds(thresholds, policy);
+            Ok(report.gate.clone())
         }
         _ => Err(LoadgenError::Usage(
             "--threshold judges the figures of a run; this coordinated run is a sweep or a capacity search".into(),

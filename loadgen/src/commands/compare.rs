@@ -41,7 +41,7 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
         })
         .collect();
     let pairs = pair_modes(&sides, args.pair_modes).map_err(LoadgenError::Usage)?;
-    let result = compare(&results, &pairs, &args.thresholds, pairing);
+    let result = compare(&results, &pairs, (&args.thresholds, args.gate), pairing);
     let shape: Vec<String> = result
         .config_diff
         .iter()
@@ -71,7 +71,7 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
     if let Some(exits) = &side_exits {
         exits.check(&results)?;
     }
-    crate::commands::run::check_thresholds(&result.thresholds)
+    crate::commands::run::check_thresholds(result.gate.as_ref())
 }
 
 /// How side `i` of `n` is named in a refusal: its label, and its file when read from one.

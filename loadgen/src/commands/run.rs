@@ -17,9 +17,8 @@ use crate::engine::runner;
 use crate::error::LoadgenError;
 use crate::exporter::server::Exporter;
 use crate::exporter::LiveFigures;
-use crate::model::estimates::judge_modes;
+use crate::model::gate::Gate;
 use crate::model::report::Report;
-use crate::model::threshold::JudgedThreshold;
 use crate::render::{csv, hgrm, hlog, html, json, plot, text};
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
@@ -42,7 +41,7 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         let report = run_as_agent(&args, &cfg, &coordination, &outputs, session)?;
         linger(exporter, &args, &cfg, session)?;
         check(&report, args.allow_no_locks)?;
-        return check_thresholds(&report.thresholds);
+        return check_thresholds(report.gate.as_ref());
     }
     let signals = &session.signals;
     let (result, faults) = session.rt.block_on(async {
@@ -70,14 +69,14 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     }
     let mut report = Report::from_run(&result);
     report.faults = faults;
-    report.thresholds = judge_modes(&report.modes, &args.thresholds);
+    report.judge_thresholds(&args.thresholds, args.gate);
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);
     write_outputs(&report, &outputs, cfg.quiet)?;
     linger(exporter, &args, &cfg, session)?;
     let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
     check(&report, no_locks_ok)?;
-    check_thresholds(&report.thresholds)
+    check_thresholds(report.gate.as_ref())
 }
 
 /// What `args` asks to run: the workload, its load (closed loop, or open with --rate) and
@@ -122,11 +121,11 @@ pub fn repeat_clash(args: &RunArgs) -> Option<&'static str> {
     }
 }
 
-/// Exit 4 when a threshold was not met (after the report that lists them).
-pub fn check_thresholds(verdicts: &[JudgedThreshold]) -> Result<(), LoadgenError> {
-    match verdicts.iter().filter(|v| !v.verdict.passed).count() {
-        0 => Ok(()),
-        failed => Err(LoadgenError::ThresholdsFailed(failed)),
+/// Exit 4 when the gate failed under its policy (after the report that lists its thresholds).
+pub fn check_thresholds(gate: Option<&Gate>) -> Result<(), LoadgenError> {
+    match gate {
+        Some(gate) if !gate.passed => Err(LoadgenError::ThresholdsFailed(gate.failed())),
+        _ => Ok(()),
     }
 }
 
@@ -223,7 +222,7 @@ fn run_as_agent(
             let mut result = runner::run(cfg, &target, &mut agent, signals).await?;
             agent.align(&mut result);
             let mut report = Report::from_run(&result);
-            report.thresholds = judge_modes(&report.modes, &args.thresholds);
+            report.judge_thresholds(&args.thresholds, args.gate);
             agent.finish(&json::render(&report)).await?;
             Ok::<_, LoadgenError>(report)
         }

@@ -86,6 +86,7 @@ impl Report {
             against_redlock: Vec::new(),
             faults: Vec::new(),
             thresholds: Vec::new(),
+            gate: None,
         };
         report.derive();
         report

@@ -155,6 +155,7 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
         comparison: None,
         against_redlock: Vec::new(),
         thresholds: Vec::new(),
+        gate: None,
         faults: parts.iter().flat_map(|(_, r)| r.faults.clone()).collect(),
         ..first.clone()
     };

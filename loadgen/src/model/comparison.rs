@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::estimates::{figure_of, resample, HeadlineFigure, HEADLINE};
+use super::gate::{Gate, GatePolicy};
 use super::mode::ModeStats;
 use super::report::Report;
 use super::threshold::{JudgedThreshold, Threshold};
@@ -49,6 +50,9 @@ pub struct ConfigDifference {
 pub struct FigureComparison {
     /// The B result (its file name).
     pub result: String,
+    /// Its label: B, or B1, B2, … ([`side_label`]).
+    #[serde(default)]
+    pub side: String,
     pub mode: String,
     pub figure: String,
     pub a: Estimate,
@@ -68,8 +72,10 @@ pub struct FigureComparison {
 /// with the machine's other work, which no interval of one run covers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BusyMachine {
-    /// The result (its file name) and mode.
+    /// The result (its file name), its label ([`side_label`]) and mode.
     pub result: String,
+    #[serde(default)]
+    pub side: String,
     pub mode: String,
     /// Share of its ready time the generator waited for a core.
     pub wait_share: f64,
@@ -80,6 +86,12 @@ pub struct BusyMachine {
 pub struct CompareResult {
     /// Always "compare".
     pub kind: String,
+    /// [`COMPARE_SCHEMA_VERSION`] (absent in files written before it was recorded).
+    #[serde(default)]
+    pub schema_version: u32,
+    /// What the thresholds mean for the exit status (absent when none was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
     /// The results compared, A first (file names).
     pub results: Vec<String>,
     pub config_diff: Vec<ConfigDifference>,
@@ -105,11 +117,25 @@ pub struct CompareResult {
     pub paired_modes: Vec<PairedModes>,
 }
 
+/// The version of `compare --json`'s layout.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+
+/// How result `i` of `n` is called: A, then B (or B1, B2, … when there are several). Results
+/// are told apart by position: two sides may have the same name (the same command twice).
+pub fn side_label(i: usize, n: usize) -> String {
+    match i {
+        0 => "A".into(),
+        _ if n == 2 => "B".into(),
+        _ => format!("B{i}"),
+    }
+}
+
 /// A B's only mode set against A's only mode of another name (`--pair-modes`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairedModes {
-    /// The B result (its file name).
+    /// The B result (its file name) and its label.
     pub result: String,
+    pub side: String,
     pub a_mode: String,
     pub b_mode: String,
 }
@@ -237,15 +263,17 @@ fn mode_of<'a>(report: &'a Report, label: &str) -> Option<&'a ModeStats> {
 pub fn compare(
     results: &[(String, Report)],
     pairs: &[ModePairs],
-    thresholds: &[Threshold],
+    (thresholds, policy): (&[Threshold], GatePolicy),
     pairing: Pairing,
 ) -> CompareResult {
     let in_turns = matches!(pairing, Pairing::InTurns(_));
+    let n = results.len();
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
     let mut paired_modes = Vec::new();
     if let Some(((_, a), rest)) = results.split_first() {
-        for ((name, b), modes) in rest.iter().zip(pairs) {
+        for (i, ((name, b), modes)) in rest.iter().zip(pairs).enumerate() {
+            let side = side_label(i + 1, n);
             for (label_a, label_b) in modes {
                 let (Some(ma), Some(mb)) = (mode_of(a, label_a), mode_of(b, label_b)) else {
                     continue;
@@ -254,11 +282,12 @@ pub fn compare(
                 if let Some(b_mode) = &b_mode {
                     paired_modes.push(PairedModes {
                         result: name.clone(),
+                        side: side.clone(),
                         a_mode: label_a.clone(),
                         b_mode: b_mode.clone(),
                     });
                 }
-                let b_side = (name.as_str(), mb, b_mode.as_deref());
+                let b_side = ((name.as_str(), side.as_str()), mb, b_mode.as_deref());
                 figures.extend(
                     HEADLINE
                         .iter()
@@ -266,7 +295,7 @@ pub fn compare(
                 );
             }
             for t in thresholds {
-                verdicts.extend(judge(t, name, (a, b), modes, &figures));
+                verdicts.extend(judge(t, &side, (a, b), modes, &figures));
             }
         }
     }
@@ -275,6 +304,8 @@ pub fn compare(
         results: results.iter().map(|(name, _)| name.clone()).collect(),
         config_diff: config_diff(results),
         figures,
+        schema_version: COMPARE_SCHEMA_VERSION,
+        gate: Gate::of(&verdicts, policy),
         thresholds: verdicts,
         busy_machine: busy_machine(results),
         single_runs: results
@@ -295,7 +326,7 @@ pub fn compare(
 fn compare_figure(
     f: &HeadlineFigure,
     ma: &ModeStats,
-    (name, mb, b_mode): (&str, &ModeStats, Option<&str>),
+    ((name, side), mb, b_mode): ((&str, &str), &ModeStats, Option<&str>),
     in_turns: bool,
 ) -> Option<FigureComparison> {
     let (ra, rb) = (resample(ma, f.name)?, resample(mb, f.name)?);
@@ -319,6 +350,7 @@ fn compare_figure(
     };
     Some(FigureComparison {
         result: name.into(),
+        side: side.into(),
         mode: ma.label().into(),
         figure: f.name.into(),
         a: ea,
@@ -333,12 +365,15 @@ fn compare_figure(
 /// Every mode of every result whose generator waited for a core past
 /// [`crate::model::generator::CPU_CONTENDED`].
 fn busy_machine(results: &[(String, Report)]) -> Vec<BusyMachine> {
+    let n = results.len();
     results
         .iter()
-        .flat_map(|(name, r)| {
+        .enumerate()
+        .flat_map(|(i, (name, r))| {
             r.modes.iter().filter_map(move |m| {
                 Some(BusyMachine {
                     result: name.clone(),
+                    side: side_label(i, n),
                     mode: m.label().into(),
                     wait_share: crate::model::generator::contended(m)?,
                 })
@@ -347,11 +382,11 @@ fn busy_machine(results: &[(String, Report)]) -> Vec<BusyMachine> {
         .collect()
 }
 
-/// A threshold on one B: a `.ratio` figure on B ÷ A, any other figure on B itself; per pair
-/// of modes (named by B's mode, and A's where they differ).
+/// A threshold on one B (`side`): a `.ratio` figure on B ÷ A, any other figure on B itself;
+/// per pair of modes (named by B's label and mode, and A's mode where they differ).
 fn judge(
     t: &Threshold,
-    name: &str,
+    side: &str,
     (a, b): (&Report, &Report),
     pairs: &ModePairs,
     figures: &[FigureComparison],
@@ -366,7 +401,7 @@ fn judge(
             let measured = match t.figure.strip_suffix(".ratio") {
                 Some(base) => figures
                     .iter()
-                    .find(|f| f.result == name && f.mode == *label_a && f.figure == base)
+                    .find(|f| f.side == side && f.mode == *label_a && f.figure == base)
                     .and_then(|f| f.ratio),
                 None => figure_of(mb, &t.figure),
             };
@@ -375,7 +410,7 @@ fn judge(
                 other => format!("{other} against A's {label_a}"),
             };
             JudgedThreshold {
-                mode: format!("{name} {mode}"),
+                mode: format!("{side} {mode}"),
                 verdict: t.judge(measured),
             }
         })

@@ -33,6 +33,7 @@ pub mod document;
 pub mod estimates;
 pub mod fencing;
 pub mod figures;
+pub mod gate;
 pub mod generator;
 pub mod header;
 pub mod interval;

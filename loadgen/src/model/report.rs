@@ -123,6 +123,9 @@ pub struct Report {
     /// `run --threshold`: each threshold judged on each mode (absent when none was given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<super::threshold::JudgedThreshold>,
+    /// What those thresholds mean for the exit status (absent when none was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<super::gate::Gate>,
 }
 
 /// One thing the schedule did to the masters, as logged in the reports.
@@ -146,6 +149,16 @@ pub struct FaultEvent {
 }
 
 impl Report {
+    /// Judges `thresholds` on every mode and the gate they make under `policy`.
+    pub fn judge_thresholds(
+        &mut self,
+        thresholds: &[super::threshold::Threshold],
+        policy: super::gate::GatePolicy,
+    ) {
+        self.thresholds = super::estimates::judge_modes(&self.modes, thresholds);
+        self.gate = super::gate::Gate::of(&self.thresholds, policy);
+    }
+
     /// Fills in every derived figure of every mode and of the report (see
     /// [`ModeStats::derive`]); whoever builds or changes a report's modes calls it.
     pub fn derive(&mut self) {

@@ -2,8 +2,9 @@
 //!
 //! An expression is `FIGURE OP VALUE`: `acquire.p99<10ms`, `acquire.success>=99.9%`,
 //! `violations==0`, `goodput>=2000`, and on `compare` the ratio of B to A, `goodput.ratio>=0.95`.
-//! The verdict is taken on the measured figure; the report shows its 95 % interval beside it,
-//! and says when the interval reaches across the bound (a verdict that noise could turn).
+//! The verdict is taken on the measured figure with its 95 % interval: met, not met, or
+//! unclear when the interval reaches across the bound (a verdict noise could turn); what
+//! fails the gate is the gate's policy (`model::gate`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -100,6 +101,49 @@ pub struct ThresholdVerdict {
     pub passed: bool,
     /// The interval reaches across the bound: noise could turn the verdict.
     pub uncertain: bool,
+    /// Met, not met or unclear, the interval taken into account.
+    #[serde(default)]
+    pub judgement: ThresholdJudgement,
+}
+
+/// One threshold's verdict, its interval taken into account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdJudgement {
+    Met,
+    NotMet,
+    /// Also what a result file written before judgements were recorded reads as.
+    #[default]
+    Unclear,
+}
+
+impl ThresholdJudgement {
+    /// The judgement of a threshold `passed` by its value, `uncertain` when its interval
+    /// reaches across the bound, and `measured` when the figure was there.
+    pub fn of(measured: bool, passed: bool, uncertain: bool) -> ThresholdJudgement {
+        match (measured, passed, uncertain) {
+            (false, _, _) => ThresholdJudgement::NotMet,
+            (true, _, true) => ThresholdJudgement::Unclear,
+            (true, true, false) => ThresholdJudgement::Met,
+            (true, false, false) => ThresholdJudgement::NotMet,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThresholdJudgement::Met => "met",
+            ThresholdJudgement::NotMet => "NOT MET",
+            ThresholdJudgement::Unclear => "unclear",
+        }
+    }
+}
+
+impl ThresholdVerdict {
+    /// Its judgement, from what it holds (files written before judgements were recorded hold
+    /// no `judgement`).
+    pub fn judged(&self) -> ThresholdJudgement {
+        ThresholdJudgement::of(self.measured.is_some(), self.passed, self.uncertain)
+    }
 }
 
 /// A verdict and where its figure was read (a mode of a run; in `compare`, a result).
@@ -129,6 +173,7 @@ impl Threshold {
             measured,
             passed,
             uncertain,
+            judgement: ThresholdJudgement::of(measured.is_some(), passed, uncertain),
         }
     }
 }
@@ -216,12 +261,7 @@ fn parse_bound(value: &str, kind: Kind) -> Result<f64, String> {
 
 /// The report's line for a verdict: `pass  acquire.p99<10ms  measured 4.1 ms (95 % 3.8–4.6)`.
 pub fn verdict_word(verdict: &ThresholdVerdict) -> &'static str {
-    match (verdict.passed, verdict.uncertain) {
-        (true, false) => "pass",
-        (true, true) => "pass (uncertain)",
-        (false, false) => "FAIL",
-        (false, true) => "FAIL (uncertain)",
-    }
+    verdict.judged().as_str()
 }
 
 impl fmt::Display for Op {
@@ -281,7 +321,7 @@ mod tests {
             high: Some(12000.0),
         }));
         assert!(close.passed && close.uncertain);
-        assert_eq!(verdict_word(&close), "pass (uncertain)");
+        assert_eq!(verdict_word(&close), "unclear");
         let over = p99.judge(Some(Estimate::bare(11000.0)));
         assert!(!over.passed && !over.uncertain);
         let missing = p99.judge(None);

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::comparison::{CompareResult, FigureComparison};
+use crate::model::comparison::{CompareResult, FigureComparison, Verdict};
 use crate::render::uncertainty::{busy_machine_text, estimate_text, thresholds_block, value_text};
 
 /// B − A in the figure's reading unit, with its interval.
@@ -31,12 +31,7 @@ pub fn busy_runs(result: &CompareResult) -> Vec<(String, f64)> {
     result
         .busy_machine
         .iter()
-        .map(|b| {
-            (
-                format!("{} {}", label_of(result, &b.result), b.mode),
-                b.wait_share,
-            )
-        })
+        .map(|b| (format!("{} {}", b.side, b.mode), b.wait_share))
         .collect()
 }
 
@@ -60,20 +55,7 @@ pub fn single_runs_text(result: &CompareResult) -> String {
     }
 }
 
-/// How result `i` of `n` is called: A, then B (or B1, B2, … when there are several).
-pub fn side_label(i: usize, n: usize) -> String {
-    match i {
-        0 => "A".into(),
-        _ if n == 2 => "B".into(),
-        _ => format!("B{i}"),
-    }
-}
-
-/// The label of the result named `name`.
-pub fn label_of(result: &CompareResult, name: &str) -> String {
-    let i = result.results.iter().position(|r| r == name).unwrap_or(1);
-    side_label(i, result.results.len())
-}
+pub use crate::model::comparison::side_label;
 
 /// How the sides of `compare --run` were measured (empty for results read from files).
 pub fn in_turns_text(result: &CompareResult) -> String {
@@ -90,10 +72,7 @@ pub fn paired_modes_text(result: &CompareResult) -> String {
     let pairs: Vec<String> = result
         .paired_modes
         .iter()
-        .map(|p| {
-            let b = label_of(result, &p.result);
-            format!("{b}'s {} against A's {}", p.b_mode, p.a_mode)
-        })
+        .map(|p| format!("{}'s {} against A's {}", p.side, p.b_mode, p.a_mode))
         .collect();
     match pairs.as_slice() {
         [] => String::new(),
@@ -115,6 +94,9 @@ pub fn mode_text(f: &FigureComparison) -> String {
 pub fn text(result: &CompareResult) -> String {
     let mut out = String::new();
     let n = result.results.len();
+    if let Some(gate) = &result.gate {
+        let _ = writeln!(out, "{}\n", gate.headline());
+    }
     for (i, name) in result.results.iter().enumerate() {
         let _ = writeln!(out, "{} = {name}", side_label(i, n));
     }
@@ -158,12 +140,12 @@ pub fn text(result: &CompareResult) -> String {
     }
     let mut current = (String::new(), String::new());
     for f in &result.figures {
-        if (f.result.clone(), f.mode.clone()) != current {
-            current = (f.result.clone(), f.mode.clone());
+        if (f.side.clone(), f.mode.clone()) != current {
+            current = (f.side.clone(), f.mode.clone());
             let _ = writeln!(
                 out,
                 "\n{} against A, {} (95 % intervals)\n  {:<18} {:<32} {:<32} {:<40} verdict",
-                label_of(result, &f.result),
+                f.side,
                 mode_text(f),
                 "figure",
                 "A",
@@ -181,6 +163,19 @@ pub fn text(result: &CompareResult) -> String {
             f.verdict.as_str()
         );
     }
-    out.push_str(&thresholds_block(&result.thresholds));
+    let _ = writeln!(out, "\n{}", tally_text(result));
+    out.push_str(&thresholds_block(&result.thresholds, result.gate.as_ref()));
     out
+}
+
+/// `3 figure(s) better, 1 worse, 8 with no clear difference at 95 %, 0 too short to say`.
+pub fn tally_text(result: &CompareResult) -> String {
+    let count = |v: Verdict| result.figures.iter().filter(|f| f.verdict == v).count();
+    format!(
+        "{} figure(s) better, {} worse, {} with no clear difference at 95 %, {} too short to say",
+        count(Verdict::Better),
+        count(Verdict::Worse),
+        count(Verdict::NoClearDifference),
+        count(Verdict::TooShort)
+    )
 }

@@ -358,7 +358,7 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
         let _ = writeln!(out, "\n({SLOT_ATTRIBUTION})");
     }
     out.push_str(&judgements(report));
-    out.push_str(&thresholds_block(&report.thresholds));
+    out.push_str(&thresholds_block(&report.thresholds, report.gate.as_ref()));
     out
 }
 

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model::estimates::{ModeEstimates, RatioEstimate, HEADLINE};
+use crate::model::gate::Gate;
 use crate::model::mode::ModeStats;
 use crate::model::threshold::{verdict_word, JudgedThreshold};
 use crate::model::uncertainty::{Estimate, Order, Unit, MIN_REPEATS, MIN_UNITS};
@@ -161,11 +162,14 @@ pub fn busy_modes(modes: &[&ModeStats]) -> Vec<(String, f64)> {
 }
 
 /// One line per threshold verdict: `pass  acquire.p99<10ms  concurrent 4.100 ms (95 % …)`.
-pub fn thresholds_block(verdicts: &[JudgedThreshold]) -> String {
+pub fn thresholds_block(verdicts: &[JudgedThreshold], gate: Option<&Gate>) -> String {
     if verdicts.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nthresholds\n");
+    if let Some(gate) = gate {
+        let _ = writeln!(out, "  {}", gate.headline());
+    }
     for JudgedThreshold { mode, verdict: v } in verdicts {
         let measured = match &v.measured {
             Some(e) => estimate_text(&v.threshold.figure, e),

@@ -7,19 +7,22 @@ use plotters::prelude::*;
 use super::markup::{chart, page};
 use crate::model::comparison::{CompareResult, Verdict};
 use crate::model::report::Report;
+use crate::model::threshold::ThresholdJudgement;
 use crate::render::chart::{self as plot_chart, log_range, Axes, PALETTE};
-use crate::render::compare::{difference_text, in_turns_text, label_of, mode_text, side_label};
+use crate::render::compare::{difference_text, in_turns_text, mode_text, side_label};
 use crate::render::plot::{curve, percentile_label, X_MAX};
-use crate::render::uncertainty::{busy_machine_text, estimate_text, thresholds_block};
+use crate::render::uncertainty::{busy_machine_text, estimate_text};
 
 const SIZE: (u32, u32) = (1100, 420);
 
 /// The page. `reports` are the compared results, A first, with their names.
 pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Result<String, String> {
     let overlays = [spectrum(reports)?, throughput(reports)?];
-    let thresholds = thresholds_block(&result.thresholds);
     let body = html! {
         div class="answer" {
+            @if let Some(gate) = &result.gate {
+                p class=(if gate.passed { "ok" } else { "bad" }) { b { (gate.headline()) } }
+            }
             @for (i, name) in result.results.iter().enumerate() {
                 b { (side_label(i, result.results.len())) } ": " (name) br;
             }
@@ -27,9 +30,7 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             @if !turns.is_empty() {
                 p { (turns) }
             }
-            @let worse = result.figures.iter().filter(|f| f.verdict == Verdict::Worse).count();
-            @let better = result.figures.iter().filter(|f| f.verdict == Verdict::Better).count();
-            (better) " figure(s) better, " (worse) " worse, the rest with no clear difference at 95 %."
+            (crate::render::compare::tally_text(result)) "."
             @let paired = crate::render::compare::paired_modes_text(result);
             @if !paired.is_empty() {
                 p { (paired) }
@@ -44,6 +45,20 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
                     (crate::render::compare::SINGLE_RUN_WHY) " Measure both with "
                     code { (crate::render::compare::IN_TURNS_HINT) } ": "
                     (crate::render::compare::IN_TURNS_WHY)
+                }
+            }
+        }
+        @if !result.thresholds.is_empty() {
+            h2 { "Thresholds" }
+            table {
+                tr { th { "verdict" } th { "threshold" } th { "side and mode" } th { "measured (95 % interval)" } }
+                @for t in &result.thresholds {
+                    @let judged = t.verdict.judged();
+                    tr {
+                        td class=(judgement_class(judged)) { (judged.as_str()) }
+                        td { (t.verdict.threshold.expr) } td { (t.mode) }
+                        td { (t.verdict.measured.as_ref().map_or("not measured".into(), |e| estimate_text(&t.verdict.threshold.figure, e))) }
+                    }
                 }
             }
         }
@@ -67,7 +82,7 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
             tr { th { "result" } th { "mode" } th { "figure" } th { "A" } th { "B" } th { "B − A" } th { "verdict" } }
             @for f in &result.figures {
                 tr {
-                    td { (label_of(result, &f.result)) } td { (mode_text(f)) } td { (f.figure) }
+                    td { (f.side) } td { (mode_text(f)) } td { (f.figure) }
                     td { (estimate_text(&f.figure, &f.a)) }
                     td { (estimate_text(&f.figure, &f.b)) }
                     td { (difference_text(&f.figure, &f.difference)) }
@@ -77,14 +92,19 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
                 }
             }
         }
-        @if !thresholds.is_empty() {
-            h2 { "Thresholds" }
-            pre { (thresholds.trim()) }
-        }
         h2 { "Overlays" }
         @for svg in &overlays { (chart(svg)) }
     };
     Ok(page("redlock-loadgen compare", body))
+}
+
+/// The table cell's class of a threshold's judgement.
+fn judgement_class(j: ThresholdJudgement) -> &'static str {
+    match j {
+        ThresholdJudgement::Met => "ok",
+        ThresholdJudgement::NotMet => "bad",
+        ThresholdJudgement::Unclear => "",
+    }
 }
 
 /// Every (result, mode) as a series name and its mode.
