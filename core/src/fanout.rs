@@ -118,10 +118,21 @@ async fn wait_decided<M: Borrow<Master>>(
         let caught_up = futures_util::future::join_all(
             unanswered.map(|i| masters[i].borrow().handle().caught_up()),
         );
+        tokio::pin!(caught_up);
+        let catching_up = async {
+            match tokio::time::timeout(timeout, caught_up.as_mut()).await {
+                Ok(written) => written,
+                // As at the deadline: one tick for the connection tasks that became ready
+                // while this client was off the CPU (a connect's refusal, a reply).
+                Err(_) => tokio::time::timeout(SOCKETS_POLLED, caught_up.as_mut())
+                    .await
+                    .unwrap_or_default(),
+            }
+        };
         let written = tokio::select! {
             biased;
             () = decided.as_mut() => return true,
-            written = tokio::time::timeout(timeout, caught_up) => written.unwrap_or_default(),
+            written = catching_up => written,
         };
         let last_write = written.into_iter().flatten().max();
         match last_write.and_then(|at| at.checked_add(timeout)) {

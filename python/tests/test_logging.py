@@ -140,7 +140,11 @@ def test_a_failed_background_renewal_warns_naming_the_masters(
 
             wait_until(lambda: bool(renewals()), 20.0, "a failed renewal's record")
             wait_until(lambda: not lock.is_valid(), 20.0, "the loss")
-    assert all("3 of 5 masters could not be reached (" in m for m in renewals()), renewals()
+    # Each names the 3 masters down: refused, or, when this client was off the CPU past the
+    # per-master timeout and the grace after it (a loaded host), timed out.
+    for m in renewals():
+        failing = re.findall(r"(\d) of 5 masters (could not be reached|timed out) \(", m)
+        assert sum(int(n) for n, _ in failing) == 3, renewals()
     warnings = messages(caplog, logging.WARNING)
     lost = [m for m in warnings if "lost" in m]
     assert len(lost) == 1 and "could not be reached" in lost[0], lost
