@@ -48,20 +48,7 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
                 }
             }
         }
-        @if !result.thresholds.is_empty() {
-            h2 { "Thresholds" }
-            table {
-                tr { th { "verdict" } th { "threshold" } th { "side and mode" } th { "measured (95 % interval)" } }
-                @for t in &result.thresholds {
-                    @let judged = t.verdict.judged();
-                    tr {
-                        td class=(judgement_class(judged)) { (judged.as_str()) }
-                        td { (t.verdict.threshold.expr) } td { (t.mode) }
-                        td { (t.verdict.measured.as_ref().map_or("not measured".into(), |e| estimate_text(&t.verdict.threshold.figure, e))) }
-                    }
-                }
-            }
-        }
+        (thresholds_table(result))
         h2 { "Configuration" }
         @if result.config_diff.is_empty() {
             p { "The configurations are the same." }
@@ -96,6 +83,26 @@ pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Resu
         @for svg in &overlays { (chart(svg)) }
     };
     Ok(page("redlock-loadgen compare", body))
+}
+
+/// The thresholds, one row each under the gate's headline (nothing when none was given).
+fn thresholds_table(result: &CompareResult) -> maud::Markup {
+    html! {
+    @if !result.thresholds.is_empty() {
+        h2 { "Thresholds" }
+        table {
+            tr { th { "verdict" } th { "threshold" } th { "side and mode" } th { "measured (95 % interval)" } }
+            @for t in &result.thresholds {
+                @let judged = t.verdict.judged();
+                tr {
+                    td class=(judgement_class(judged)) { (judged.as_str()) }
+                    td { (t.verdict.threshold.expr) } td { (t.mode) }
+                    td { (t.verdict.measured.as_ref().map_or("not measured".into(), |e| estimate_text(&t.verdict.threshold.figure, e))) }
+                }
+            }
+        }
+    }
+    }
 }
 
 /// The table cell's class of a threshold's judgement.
