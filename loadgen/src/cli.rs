@@ -131,6 +131,11 @@ pub struct CompareArgs {
     /// in common with A is refused (exit 2).
     #[arg(long)]
     pub pair_modes: bool,
+    /// The noise band: a figure is called better or worse only when the whole 95 % interval
+    /// of B − A lies beyond ± this share of A's value; an interval clear of 0 but inside the
+    /// band reads "within the noise band" (as criterion's noise threshold). 0 turns it off.
+    #[arg(long, value_name = "SHARE", default_value = "2%", value_parser = parse_share)]
+    pub noise_threshold: f64,
 }
 
 /// Where the masters are.

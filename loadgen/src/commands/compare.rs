@@ -7,7 +7,7 @@ use super::output::{Dest, Writes};
 use super::shared::Session;
 use crate::cli::CompareArgs;
 use crate::error::LoadgenError;
-use crate::model::comparison::{compare, pair_modes, Pairing};
+use crate::model::comparison::{compare, pair_modes, Judging, Pairing};
 use crate::model::document::{self, Document};
 use crate::model::report::Report;
 use crate::render::compare::{self as render, side_label};
@@ -41,7 +41,12 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
         })
         .collect();
     let pairs = pair_modes(&sides, args.pair_modes).map_err(LoadgenError::Usage)?;
-    let result = compare(&results, &pairs, (&args.thresholds, args.gate), pairing);
+    let judging = Judging {
+        thresholds: &args.thresholds,
+        policy: args.gate,
+        noise_band: args.noise_threshold,
+    };
+    let result = compare(&results, &pairs, judging, pairing);
     let shape: Vec<String> = result
         .config_diff
         .iter()

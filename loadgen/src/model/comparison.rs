@@ -20,6 +20,9 @@ use super::uncertainty::{Estimate, Order, Resampled};
 pub enum Verdict {
     Better,
     Worse,
+    /// The interval is clear of 0 but not wholly beyond the noise band: a difference too small
+    /// to act on ([`Judging::noise_band`]).
+    WithinNoise,
     NoClearDifference,
     TooShort,
 }
@@ -29,6 +32,7 @@ impl Verdict {
         match self {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
+            Verdict::WithinNoise => "within the noise band",
             Verdict::NoClearDifference => "no clear difference",
             Verdict::TooShort => "too short to say",
         }
@@ -115,7 +119,24 @@ pub struct CompareResult {
     /// (`--pair-modes`); modes of the same name are paired without saying.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paired_modes: Vec<PairedModes>,
+    /// The noise band the verdicts were read with, a share of A's value (`--noise-threshold`;
+    /// 0 in files written before it existed).
+    #[serde(default)]
+    pub noise_band: f64,
 }
+
+/// How the comparison judges: the thresholds with their gate policy, and the noise band of
+/// the figures' verdicts.
+#[derive(Debug, Clone, Copy)]
+pub struct Judging<'a> {
+    pub thresholds: &'a [Threshold],
+    pub policy: GatePolicy,
+    /// Better or worse only beyond ± this share of A's value ([`Verdict::WithinNoise`]).
+    pub noise_band: f64,
+}
+
+/// The default noise band (`--noise-threshold`): 2 %, criterion's default.
+pub const DEFAULT_NOISE_BAND: f64 = 0.02;
 
 /// The version of `compare --json`'s layout.
 pub const COMPARE_SCHEMA_VERSION: u32 = 1;
@@ -263,7 +284,7 @@ fn mode_of<'a>(report: &'a Report, label: &str) -> Option<&'a ModeStats> {
 pub fn compare(
     results: &[(String, Report)],
     pairs: &[ModePairs],
-    (thresholds, policy): (&[Threshold], GatePolicy),
+    judging: Judging,
     pairing: Pairing,
 ) -> CompareResult {
     let in_turns = matches!(pairing, Pairing::InTurns(_));
@@ -289,12 +310,12 @@ pub fn compare(
                 }
                 let b_side = ((name.as_str(), side.as_str()), mb, b_mode.as_deref());
                 figures.extend(
-                    HEADLINE
-                        .iter()
-                        .filter_map(|f| compare_figure(f, ma, b_side, in_turns)),
+                    HEADLINE.iter().filter_map(|f| {
+                        compare_figure(f, ma, b_side, (in_turns, judging.noise_band))
+                    }),
                 );
             }
-            for t in thresholds {
+            for t in judging.thresholds {
                 verdicts.extend(judge(t, &side, (a, b), modes, &figures));
             }
         }
@@ -305,7 +326,7 @@ pub fn compare(
         config_diff: config_diff(results),
         figures,
         schema_version: COMPARE_SCHEMA_VERSION,
-        gate: Gate::of(&verdicts, policy),
+        gate: Gate::of(&verdicts, judging.policy),
         thresholds: verdicts,
         busy_machine: busy_machine(results),
         single_runs: results
@@ -318,16 +339,19 @@ pub fn compare(
             Pairing::Apart => None,
         },
         paired_modes,
+        noise_band: judging.noise_band,
     }
 }
 
 /// One headline figure of A's mode `ma` against B's mode (`name`, its mode, and that mode's
-/// name where it is not A's); `None` when either side lacks the figure.
+/// name where it is not A's); `None` when either side lacks the figure. Differences are paired
+/// turn by turn when measured `in_turns`; a verdict of better or worse needs the interval
+/// beyond `noise_band` × A.
 fn compare_figure(
     f: &HeadlineFigure,
     ma: &ModeStats,
     ((name, side), mb, b_mode): ((&str, &str), &ModeStats, Option<&str>),
-    in_turns: bool,
+    (in_turns, noise_band): (bool, f64),
 ) -> Option<FigureComparison> {
     let (ra, rb) = (resample(ma, f.name)?, resample(mb, f.name)?);
     let (ea, eb) = (figure_of(ma, f.name)?, figure_of(mb, f.name)?);
@@ -341,13 +365,12 @@ fn compare_figure(
         Some(r) => Some(r),
         None => rb.ratio(&ra),
     };
-    let verdict = match Order::of(&difference, 0.0) {
-        Order::Higher if f.higher_is_better => Verdict::Better,
-        Order::Lower if !f.higher_is_better => Verdict::Better,
-        Order::Higher | Order::Lower => Verdict::Worse,
-        Order::NoClearDifference => Verdict::NoClearDifference,
-        Order::TooShort => Verdict::TooShort,
+    let band = if f.banded {
+        noise_band * ea.value.abs()
+    } else {
+        0.0
     };
+    let verdict = verdict_of(&difference, band, f.higher_is_better);
     Some(FigureComparison {
         result: name.into(),
         side: side.into(),
@@ -360,6 +383,25 @@ fn compare_figure(
         ratio: ratio.map(|r| r.estimate()),
         verdict,
     })
+}
+
+/// The verdict on B − A: better or worse when its interval lies wholly beyond ± `band`,
+/// within the noise band when it is clear of 0 but not of the band.
+fn verdict_of(difference: &Estimate, band: f64, higher_is_better: bool) -> Verdict {
+    let order = Order::of(difference, 0.0);
+    let beyond_band = match (order, difference.interval()) {
+        (Order::Higher, Some((low, _))) => low > band,
+        (Order::Lower, Some((_, high))) => high < -band,
+        _ => false,
+    };
+    match order {
+        Order::Higher | Order::Lower if !beyond_band => Verdict::WithinNoise,
+        Order::Higher if higher_is_better => Verdict::Better,
+        Order::Lower if !higher_is_better => Verdict::Better,
+        Order::Higher | Order::Lower => Verdict::Worse,
+        Order::NoClearDifference => Verdict::NoClearDifference,
+        Order::TooShort => Verdict::TooShort,
+    }
 }
 
 /// Every mode of every result whose generator waited for a core past
@@ -452,5 +494,37 @@ mod tests {
         assert!(refused.contains("B, B2 share(s) no mode"), "{refused}");
         assert!(refused.contains("B2: no mode"), "{refused}");
         assert!(refused.contains("one mode each"), "{refused}");
+    }
+
+    #[test]
+    fn better_or_worse_only_beyond_the_noise_band() {
+        let diff = |low: f64, high: f64| Estimate {
+            value: (low + high) / 2.0,
+            low: Some(low),
+            high: Some(high),
+        };
+        // A is 1,000: a 2 % band is ±20.
+        let band = DEFAULT_NOISE_BAND * 1000.0;
+        assert_eq!(verdict_of(&diff(25.0, 60.0), band, true), Verdict::Better);
+        assert_eq!(verdict_of(&diff(25.0, 60.0), band, false), Verdict::Worse);
+        assert_eq!(
+            verdict_of(&diff(5.0, 30.0), band, true),
+            Verdict::WithinNoise
+        );
+        assert_eq!(
+            verdict_of(&diff(-30.0, -5.0), band, true),
+            Verdict::WithinNoise
+        );
+        assert_eq!(verdict_of(&diff(-60.0, -25.0), band, true), Verdict::Worse);
+        assert_eq!(
+            verdict_of(&diff(-5.0, 30.0), band, true),
+            Verdict::NoClearDifference
+        );
+        // Without a band any clear difference counts.
+        assert_eq!(verdict_of(&diff(5.0, 30.0), 0.0, true), Verdict::Better);
+        assert_eq!(
+            verdict_of(&Estimate::bare(3.0), band, true),
+            Verdict::TooShort
+        );
     }
 }

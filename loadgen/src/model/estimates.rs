@@ -8,50 +8,69 @@ use serde::{Deserialize, Serialize};
 use super::interval::Interval;
 use super::mode::ModeStats;
 use super::repeats;
+use super::student::Scale;
 use super::threshold::{JudgedThreshold, Threshold};
 pub use super::uncertainty::ModeEstimates;
 use super::uncertainty::{ratio_of_sums_in, resample_segments, Estimate, Order, Resampled, Unit};
 
-/// A figure that carries an interval: its JSON/threshold name, its label, and which way is
-/// better (for `compare`'s verdicts).
+/// A figure that carries an interval: its JSON/threshold name, its label, which way is better
+/// (for `compare`'s verdicts), and whether `compare`'s noise band applies to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadlineFigure {
     pub name: &'static str,
     pub label: &'static str,
     pub higher_is_better: bool,
+    /// A rate or a latency, which moves by a few per cent from run to run for no reason worth
+    /// acting on: `compare` calls it better or worse only beyond the noise band. A share is
+    /// judged on any clear difference: a point of success rate is never noise.
+    pub banded: bool,
 }
 
 /// Every headline figure, in the order the reports list them.
-pub const HEADLINE: [HeadlineFigure; 6] = [
+pub const HEADLINE: [HeadlineFigure; 7] = [
     HeadlineFigure {
         name: "goodput",
         label: "goodput (acquires/s)",
         higher_is_better: true,
+        banded: true,
     },
     HeadlineFigure {
         name: "acquire.success",
         label: "acquire success",
         higher_is_better: true,
+        banded: false,
     },
     HeadlineFigure {
         name: "quorum.success",
         label: "quorum success",
         higher_is_better: true,
+        banded: false,
     },
     HeadlineFigure {
         name: "split_votes.share",
         label: "split-vote share",
         higher_is_better: false,
+        banded: false,
     },
     HeadlineFigure {
         name: "acquire.p50",
         label: "acquire p50",
         higher_is_better: false,
+        banded: true,
     },
     HeadlineFigure {
         name: "acquire.p99",
         label: "acquire p99",
         higher_is_better: false,
+        banded: true,
+    },
+    // What a closed loop cannot hide: a retry policy that lets a few clients take every lock
+    // while the others sleep makes calls that waited rare (p99 falls) but starves clients.
+    HeadlineFigure {
+        name: "fairness.jain",
+        label: "fairness (Jain's index)",
+        higher_is_better: true,
+        banded: false,
     },
 ];
 
@@ -79,14 +98,33 @@ pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
         "acquire.p90" => return percentile(m, 0.90),
         "acquire.p99" => return percentile(m, 0.99),
         "acquire.p999" => return percentile(m, 0.999),
+        "fairness.jain" => return fairness(m),
         _ => return None,
     };
-    let mut resampled = ratio_of_sums_in(&repeats::segments(m), &num, &den)?;
-    if name != "goodput" {
-        // A share: Student's t over repeats may reach past 100 %.
-        resampled.draws.iter_mut().for_each(|x| *x = x.min(1.0));
-    }
-    Some(resampled)
+    let scale = if name == "goodput" {
+        Scale::NonNegative
+    } else {
+        Scale::Share
+    };
+    ratio_of_sums_in(&repeats::segments(m), &num, &den, scale)
+}
+
+/// Jain's fairness index over the clients' locks: across repeats, the mean of each repeat's
+/// own index with Student's t over them (the index over all repeats' locks added per client
+/// would be higher than any one run's: a client starved in one repeat wins in another); a
+/// single run has no interval (its intervals do not keep each client's locks).
+fn fairness(m: &ModeStats) -> Option<Resampled> {
+    let whole = m.fairness_index()?;
+    let per_repeat: Vec<Option<f64>> = match m.repeats.len() {
+        0 | 1 => Vec::new(),
+        _ => m.repeats.iter().map(|r| r.jain_index).collect(),
+    };
+    let own: Vec<f64> = per_repeat.iter().flatten().copied().collect();
+    let value = match own.len() {
+        0 => whole,
+        n => own.iter().sum::<f64>() / n as f64,
+    };
+    Some(Resampled::of_repeats(value, per_repeat, Scale::Share))
 }
 
 /// Quantile `q` of the acquire latency over the drawn intervals, µs.
@@ -120,7 +158,7 @@ fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
         .collect();
     let whole = m.latency.acquire.quantile(q) as f64;
     let mut dense = vec![0u64; values.len()];
-    let mut resampled = resample_segments(&repeats::segments(m), |drawn| {
+    let mut resampled = resample_segments(&repeats::segments(m), Scale::Log, |drawn| {
         dense.iter_mut().for_each(|c| *c = 0);
         let mut total = 0u64;
         for &i in drawn {
@@ -205,6 +243,7 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
         ),
         acquire_p50_us: est("acquire.p50", m.latency.acquire.quantile(0.5) as f64),
         acquire_p99_us: est("acquire.p99", m.latency.acquire.quantile(0.99) as f64),
+        fairness: resample(m, "fairness.jain").map(|r| widen_to(r.estimate())),
     })
 }
 
@@ -278,7 +317,8 @@ mod tests {
     fn every_headline_figure_gets_an_interval_around_the_runs_own_figure() {
         let m = mode(&[(100, 1000), (110, 1100), (90, 900), (105, 1200)], 20);
         let e = of_mode(&m).unwrap();
-        for f in HEADLINE {
+        // Fairness has an interval only across repeats (see the test below).
+        for f in HEADLINE.iter().filter(|f| f.name != "fairness.jain") {
             let est = e.get(f.name).unwrap();
             let (low, high) = est.interval().unwrap_or_else(|| panic!("{}", f.name));
             assert!(low <= est.value && est.value <= high, "{}: {est:?}", f.name);
@@ -290,6 +330,32 @@ mod tests {
         );
         let (low, high) = e.acquire_p50_us.interval().unwrap();
         assert!(low >= 900.0 && high <= 1210.0, "{:?}", e.acquire_p50_us);
+    }
+
+    #[test]
+    fn fairness_takes_its_interval_across_each_repeats_own_index() {
+        let with_locks = |per_worker: Vec<u64>| {
+            let mut m = mode(&[(100, 1000)], 5);
+            m.fairness.acquired_per_worker = per_worker;
+            m
+        };
+        // One run: the figure, no interval (its intervals do not keep each client's locks).
+        let single = with_locks(vec![10, 10, 10, 10]);
+        let e = figure_of(&single, "fairness.jain").unwrap();
+        assert_eq!((e.value, e.interval()), (1.0, None));
+        // Three repeats: even, one client starved, even again. The whole mode adds each
+        // client's locks across repeats; the interval is over the repeats' own indexes.
+        let mut whole = with_locks(vec![10, 10, 10, 10]);
+        super::repeats::append(&mut whole, &with_locks(vec![30, 10, 0, 0]));
+        super::repeats::append(&mut whole, &with_locks(vec![10, 10, 10, 10]));
+        let own: Vec<Option<f64>> = whole.repeats.iter().map(|r| r.jain_index).collect();
+        assert_eq!(own, [Some(1.0), Some(0.4), Some(1.0)]);
+        let e = resample(&whole, "fairness.jain").unwrap().estimate();
+        assert!((e.value - 0.8).abs() < 1e-9, "the repeats' mean: {e:?}");
+        let (low, high) = e.interval().expect("three repeats give an interval");
+        assert!(low < 0.5 && high == 1.0, "{e:?}");
+        // A mode with no lock has no fairness to speak of.
+        assert!(figure_of(&with_locks(vec![0, 0]), "fairness.jain").is_none());
     }
 
     #[test]

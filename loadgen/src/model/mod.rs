@@ -45,6 +45,7 @@ pub mod percentiles;
 pub mod repeats;
 pub mod report;
 pub mod scenarios;
+pub mod student;
 pub mod sweep;
 pub mod threshold;
 pub mod uncertainty;

@@ -244,6 +244,11 @@ pub struct Repeat {
     pub duration_s: f64,
     /// Wall-clock start of its measured window, ms since the Unix epoch.
     pub measured_from_unix_ms: u64,
+    /// Its own Jain's fairness index over the clients' locks (absent: no lock acquired, or
+    /// a file written before it was recorded): the whole mode's index adds every repeat's
+    /// locks per client, so each repeat's own is kept for the figure's interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jain_index: Option<f64>,
 }
 
 impl Repeat {
@@ -496,6 +501,15 @@ impl ModeStats {
 
     /// Jain's fairness index of locks acquired per worker: 1 = perfectly even, 1/n = one
     /// worker got everything.
+    /// Jain's index when at least one lock was acquired (`None`: nothing to be fair about).
+    pub fn fairness_index(&self) -> Option<f64> {
+        self.fairness
+            .acquired_per_worker
+            .iter()
+            .any(|&n| n > 0)
+            .then(|| self.jain_index())
+    }
+
     pub fn jain_index(&self) -> f64 {
         let per_worker = &self.fairness.acquired_per_worker;
         let n = per_worker.len() as f64;

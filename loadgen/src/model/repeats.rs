@@ -48,6 +48,7 @@ pub fn append(whole: &mut ModeStats, next: &ModeStats) {
             intervals: whole.intervals.len(),
             duration_s: whole.duration.as_secs_f64(),
             measured_from_unix_ms: whole.measured_from_unix_ms,
+            jain_index: whole.fairness_index(),
         });
     }
     let offset = whole.intervals.len();
@@ -76,6 +77,7 @@ pub fn append(whole: &mut ModeStats, next: &ModeStats) {
         intervals: next.intervals.len(),
         duration_s: next.duration.as_secs_f64(),
         measured_from_unix_ms: next.measured_from_unix_ms,
+        jain_index: next.fairness_index(),
     });
     whole.duration += next.duration;
 }

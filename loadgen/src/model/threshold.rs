@@ -34,6 +34,7 @@ const FIGURES: &[(&str, Kind)] = &[
     ("acquire.p90", Kind::Latency),
     ("acquire.p99", Kind::Latency),
     ("acquire.p999", Kind::Latency),
+    ("fairness.jain", Kind::Number),
     ("violations", Kind::Number),
     ("stale_writes.accepted", Kind::Number),
     ("token_order_violations", Kind::Number),
@@ -42,6 +43,7 @@ const FIGURES: &[(&str, Kind)] = &[
     ("acquire.success.ratio", Kind::Number),
     ("acquire.p50.ratio", Kind::Number),
     ("acquire.p99.ratio", Kind::Number),
+    ("fairness.jain.ratio", Kind::Number),
 ];
 
 /// A comparison operator.

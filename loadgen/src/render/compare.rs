@@ -61,7 +61,7 @@ pub use crate::model::comparison::side_label;
 pub fn in_turns_text(result: &CompareResult) -> String {
     match result.interleaved_repeats {
         Some(n) => format!(
-            "measured here in turns, {n} repeats a side (A B, then B A, …), each side on the masters its flags name: every B − A and B ÷ A is Student's t over the repeats' own differences, so what the machine did between repeats moved both sides and cancels."
+            "measured here in turns, {n} repeats a side (A B, then B A, …), each side on the masters its flags name: every B − A is Student's t over the repeats' own differences and every B ÷ A over the logarithms of their own ratios (a geometric interval, never reaching 0), so what the machine did between repeats moved both sides and cancels."
         ),
         None => String::new(),
     }
@@ -168,14 +168,28 @@ pub fn text(result: &CompareResult) -> String {
     out
 }
 
-/// `3 figure(s) better, 1 worse, 8 with no clear difference at 95 %, 0 too short to say`.
+/// `3 figure(s) better, 1 worse, 2 within the ±2 % noise band, 8 with no clear difference at
+/// 95 %, 0 too short to say`.
 pub fn tally_text(result: &CompareResult) -> String {
     let count = |v: Verdict| result.figures.iter().filter(|f| f.verdict == v).count();
     format!(
-        "{} figure(s) better, {} worse, {} with no clear difference at 95 %, {} too short to say",
+        "{} figure(s) better, {} worse, {} within the {} noise band, {} with no clear difference at 95 %, {} too short to say",
         count(Verdict::Better),
         count(Verdict::Worse),
+        count(Verdict::WithinNoise),
+        noise_band_text(result.noise_band),
         count(Verdict::NoClearDifference),
         count(Verdict::TooShort)
     )
+}
+
+/// `±2 %` (a share of A's value), or `(none)` when turned off.
+pub fn noise_band_text(band: f64) -> String {
+    if band > 0.0 {
+        // 2 % prints "2", 0.5 % "0.5": no trailing zeros.
+        let percent = format!("{:.3}", band * 100.0);
+        format!("±{} %", percent.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        "(no)".into()
+    }
 }

@@ -18,6 +18,7 @@ pub fn value_text(name: &str, x: f64) -> String {
         "goodput" => crate::model::figures::per_s(x),
         "acquire.success" | "quorum.success" | "split_votes.share" => crate::model::figures::pct(x),
         n if n.starts_with("acquire.p") => format!("{:.3} ms", x / 1000.0),
+        "fairness.jain" => format!("{x:.3}"),
         _ => format!("{x}"),
     }
 }

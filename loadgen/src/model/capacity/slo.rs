@@ -233,6 +233,7 @@ mod tests {
             split_vote_share: Estimate::bare(0.0),
             acquire_p50_us: Estimate::bare(1000.0),
             acquire_p99_us: e(p99_us),
+            fairness: None,
         });
         m
     }
