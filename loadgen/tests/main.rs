@@ -12,6 +12,7 @@ mod deploy;
 mod docs_commands;
 mod faults;
 mod fencing;
+mod gates;
 mod history_agreement;
 mod hostile_results;
 mod html_escaping;
