@@ -466,6 +466,12 @@ pub struct CapacityArgs {
     /// counts; the majority of the runs decides, a tie fails (not counted in --max-steps).
     #[arg(long, value_name = "N", default_value = "2", value_parser = clap::value_parser!(u32).range(0..=10))]
     pub noise_repeats: u32,
+    /// The acquire calls a step needs. By default each percentile of --slo needs 10 calls at
+    /// or beyond it (p50: 20, p99: 1,000, p99.9: 10,000), and the search stays at or above the
+    /// rate whose --duration gives them. Lower it only to try the search out: the answer says
+    /// its percentiles rest on fewer calls.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_calls: Option<u64>,
     /// Clients the open-loop schedule of each step is spread over (enough that a free one is
     /// there when a slot comes due: rate × acquire latency).
     #[arg(long, value_name = "C", default_value = "512", value_parser = parse_clients)]

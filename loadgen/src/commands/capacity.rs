@@ -5,17 +5,21 @@
 use std::time::Duration;
 
 use super::shared::{check_agent_target, say, target, Session};
+use crate::cli::parse_run_words;
 use crate::cli::CapacityArgs;
 use crate::commands::output::{Outputs, Writes};
 use crate::engine::config::{Load, RunConfig};
 use crate::engine::coordinator::agent::Agent;
 use crate::engine::coordinator::Coordination;
 use crate::engine::runner::{self, NoHooks};
+use crate::engine::target::Target;
 use crate::error::LoadgenError;
+use crate::model::capacity::reproduce::run_command;
 use crate::model::capacity::search::{Phase, Plan, Search};
 use crate::model::capacity::slo::Objective;
 use crate::model::capacity::{answer, CapacityResult, NoiseVerdict, Step};
 use crate::model::document::to_text;
+use crate::model::generator::machine_bound;
 use crate::model::header::{Header, Kind};
 use crate::model::report::Report;
 use crate::render::{capacity_plot as plot, capacity_table as table, sweep as sweep_table};
@@ -38,17 +42,14 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     let objective = Objective {
         slo: args.slo.clone(),
         min_success: args.min_success,
-    };
-    let plan = Plan {
-        start_rate: args.start_rate,
-        min_rate: args.min_rate,
-        max_rate: args.max_rate,
-        precision: args.precision.max(0.001),
-        max_steps: args.max_steps,
-        noise_repeats: args.noise_repeats,
-        repeat: args.repeat,
+        min_calls: args.min_calls,
     };
     let mut workload = args.workload.clone();
+    let plan = plan_within_floor(
+        &args,
+        &objective,
+        workload.duration.unwrap_or(STEP_TIMING.0),
+    )?;
     workload.seed = Some(workload.seed.unwrap_or_else(rand::random));
     workload.resources = Some(workload.resources.unwrap_or(DEFAULT_RESOURCES));
     let base = RunConfig::new(
@@ -85,7 +86,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         say(
             base.quiet,
             &format!(
-                "capacity search: objective {}; at most {} steps of {:?} warm-up + {:?} measured per fan-out mode, each repeated up to {} time(s) when an interval straddles the objective{}; seed {}",
+                "capacity search: objective {}; at most {} steps of {:?} warm-up + {:?} measured per fan-out mode, each repeated up to {} time(s) when an interval straddles the objective{}{}; seed {}",
                 objective.describe(),
                 plan.max_steps,
                 base.warmup,
@@ -93,6 +94,12 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 plan.noise_repeats,
                 if args.repeat > 0 {
                     format!(", then {} repeat(s) of the answer's step", args.repeat)
+                } else {
+                    String::new()
+                },
+                if plan.min_rate_from_calls {
+                    let (floor, why) = objective.rate_floor(base.duration);
+                    format!("; no rate below {floor}/s, the lowest at which {why}")
                 } else {
                     String::new()
                 },
@@ -135,28 +142,29 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 if signals.stop.is_set() {
                     break;
                 }
-                let mut cfg = RunConfig::new(
-                    &workload,
-                    Load::Open {
-                        rate_per_s: rate / share,
-                        workers: args.clients,
-                    },
-                    STEP_TIMING,
-                );
-                cfg.interval = step_interval(cfg.duration, cfg.interval);
-                cfg.locks = vec![lock];
-                cfg.fanouts = vec![fanout];
+                let reproducing =
+                    reproducer_run(phase, agent.is_some(), &steps, (label, rate), &args.target)?;
+                let (mut cfg, mut fresh, reproducer) = match reproducing {
+                    Some((command, cfg, fresh)) => (cfg, fresh, Some(command)),
+                    None => (step_config(&workload, rate / share, args.clients, (lock, fanout)), None, None),
+                };
+                cfg.quiet = base.quiet;
                 cfg.progress_label = Some(format!(
                     "step {} ({}, {rate:.0} acquires/s)",
                     n + 1,
                     phase.as_str()
                 ));
+                if let Some(fresh) = fresh.as_mut() {
+                    fresh.probe_versions().await;
+                }
                 let mut no_hooks = NoHooks;
                 let hooks: &mut dyn runner::RunHooks = match agent.as_mut() {
                     Some(a) => a,
                     None => &mut no_hooks,
                 };
-                let mut result = runner::run(&cfg, &target, hooks, signals).await?;
+                let on = fresh.as_ref().unwrap_or(&target);
+                let mut result = runner::run(&cfg, on, hooks, signals).await?;
+                drop(fresh); // the reproducer's own masters stop with its run
                 if let Some(a) = agent.as_mut() {
                     a.align(&mut result);
                 }
@@ -180,7 +188,9 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 }
                 // Judged on the mode every agent sees: this one's, or all agents' merged.
                 let judge = |m: &crate::model::mode::ModeStats| {
-                    let failures = objective.failures(m, m.generator.judgement.target_missed);
+                    let mut failures = objective.failures(m, m.generator.judgement.target_missed);
+                    // A busy machine's pass may be a calm moment's: it never counts.
+                    failures.extend(machine_bound(m).map(|why| format!("bound by this machine: {why}")));
                     let straddled = objective.straddled(m, &failures);
                     (failures, straddled)
                 };
@@ -208,6 +218,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     }
                 };
                 step.repeat_of = repeat_of;
+                step.reproducer = reproducer;
                 n += 1;
                 if agent.is_none() {
                     outputs.print_report(&table::row(n, &step, p))?;
@@ -301,6 +312,10 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         }
         (Err(e), None) => return Err(e),
     };
+    if let Some(warning) = busy_steps_warning(&steps) {
+        outputs.print_report(&format!("! {warning}\n"))?;
+        warnings.push(warning);
+    }
     let mut header = Header::new(
         Kind::Capacity,
         crate::model::header::new_run_id(),
@@ -336,6 +351,110 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     ))?;
     write_outputs(&result, &outputs, base.quiet)?;
     finish(&result)
+}
+
+/// The search's settings, its lowest rate raised to the one whose step holds the calls the
+/// objective's percentiles need; an error when even `--max-rate` is below it.
+fn plan_within_floor(
+    args: &CapacityArgs,
+    objective: &Objective,
+    measured: Duration,
+) -> Result<Plan, LoadgenError> {
+    let (floor, why) = objective.rate_floor(measured);
+    if floor > args.max_rate {
+        return Err(LoadgenError::Usage(format!(
+            "--max-rate {} is below {floor}/s, the lowest rate at which {why}: raise --max-rate or --duration",
+            args.max_rate
+        )));
+    }
+    Ok(Plan {
+        start_rate: args.start_rate.max(floor),
+        min_rate: args.min_rate.max(floor),
+        max_rate: args.max_rate,
+        precision: args.precision.max(0.001),
+        max_steps: args.max_steps,
+        noise_repeats: args.noise_repeats,
+        repeat: args.repeat,
+        min_rate_from_calls: floor > args.min_rate,
+    })
+}
+
+/// The steps this machine was too busy to count, in one warning (`None`: it never was).
+fn busy_steps_warning(steps: &[Step]) -> Option<String> {
+    let busy: Vec<String> = steps
+        .iter()
+        .filter(|s| s.report.modes.first().and_then(machine_bound).is_some())
+        .map(|s| format!("{}/s", crate::model::capacity::grouped(s.rate)))
+        .collect();
+    if busy.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "a busy machine: {} of {} steps ({}) had the generator wait for a core at least {:.0} % of its ready time; they count as failures, so no answer rests on them (run and compare mark the same)",
+        busy.len(),
+        steps.len(),
+        busy.join(", "),
+        100.0 * crate::model::generator::CPU_CONTENDED
+    ))
+}
+
+/// The run of one search step at `rate` (this agent's share of it).
+fn step_config(
+    workload: &crate::cli::WorkloadArgs,
+    rate: f64,
+    clients: u32,
+    (lock, fanout): (crate::model::lock::LockAlgorithm, redlock_core::FanOut),
+) -> RunConfig {
+    let mut cfg = RunConfig::new(
+        workload,
+        Load::Open {
+            rate_per_s: rate,
+            workers: clients,
+        },
+        STEP_TIMING,
+    );
+    cfg.interval = step_interval(cfg.duration, cfg.interval);
+    cfg.locks = vec![lock];
+    cfg.fanouts = vec![fanout];
+    cfg
+}
+
+/// The confirming step, run as a planner checks an answer: the answer's `reproduce:` command
+/// itself, read as `run` reads it — on fresh local masters when the search started its own
+/// (as the command does), else on the search's masters (whose passwords the printed command
+/// redacts). `None` for any other step, and under a coordinator (each agent runs a share).
+fn reproducer_run(
+    phase: Phase,
+    coordinated: bool,
+    steps: &[Step],
+    (label, rate): (&str, f64),
+    search_masters: &crate::cli::TargetArgs,
+) -> Result<Option<(String, RunConfig, Option<Target>)>, LoadgenError> {
+    if phase != Phase::Confirm || coordinated {
+        return Ok(None);
+    }
+    let answered = steps
+        .iter()
+        .rev()
+        .find(|s| s.fanout == label && s.rate == rate && s.passed);
+    let Some(answered) = answered else {
+        return Ok(None);
+    };
+    let command = run_command(&answered.report, label, rate);
+    let bad = |why: String| {
+        LoadgenError::Failed(format!("the answer's reproduce: command {command:?} {why}"))
+    };
+    let words = shlex::split(&command).ok_or_else(|| bad("does not split into words".into()))?;
+    let flags = words
+        .strip_prefix(&["redlock-loadgen".to_string(), "run".to_string()])
+        .ok_or_else(|| bad("is not a run command".into()))?;
+    let args = parse_run_words(flags).map_err(|e| bad(format!("does not parse: {e}")))?;
+    let cfg = crate::commands::run::run_config(&args)?;
+    let fresh = match search_masters.masters.is_empty() {
+        true => Some(target(&args.target)?),
+        false => None,
+    };
+    Ok(Some((command, cfg, fresh)))
 }
 
 /// Intervals per step at least: enough for every step's figures to carry a 95 % interval
@@ -428,9 +547,19 @@ pub fn finish(result: &CapacityResult) -> Result<(), LoadgenError> {
         return Err(LoadgenError::Violations(violations));
     }
     if result.answers.iter().all(|a| a.rate_per_s.is_none()) {
-        return Err(LoadgenError::Failed(
-            "no rate met the objective in any fan-out mode".into(),
-        ));
+        let abstained: Vec<&str> = result
+            .answers
+            .iter()
+            .filter(|a| a.status == crate::model::capacity::Status::NoAnswer)
+            .map(|a| a.fanout.as_str())
+            .collect();
+        return Err(LoadgenError::Failed(match abstained.as_slice() {
+            [] => "no rate met the objective in any fan-out mode".into(),
+            modes => format!(
+                "no answer on this machine ({}): it decided the steps, not the masters",
+                modes.join(", ")
+            ),
+        }));
     }
     Ok(())
 }

@@ -103,6 +103,22 @@ impl fmt::Display for KeyDist {
     }
 }
 
+/// A rate rounded to a whole number with thousands separated: `3,875`.
+pub fn grouped(rate: f64) -> String {
+    let digits = format!("{:.0}", rate.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if rate < -0.5 {
+        out.insert(0, '-');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@ use super::search::{Limit, Plan};
 use super::slo::Objective;
 use super::step::Step;
 use crate::model::mode::ModeStats;
+pub use crate::model::values::grouped;
 
 /// What the answer's rate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +26,9 @@ pub enum Status {
     MaxRateFloor,
     /// No rate met the objective.
     NotMet,
+    /// This machine decided every step that could have given an answer (the generator waited
+    /// for a core too much of the time): no rate is claimed.
+    NoAnswer,
 }
 
 impl Status {
@@ -36,6 +40,7 @@ impl Status {
             Status::MachineFloor => "machine-floor",
             Status::MaxRateFloor => "max-rate-floor",
             Status::NotMet => "not-met",
+            Status::NoAnswer => "no-answer",
         }
     }
 
@@ -47,6 +52,7 @@ impl Status {
             Status::MachineFloor => "a floor set by this machine",
             Status::MaxRateFloor => "a floor set by --max-rate",
             Status::NotMet => "not met",
+            Status::NoAnswer => "no answer on this machine",
         }
     }
 }
@@ -144,22 +150,6 @@ impl Answer {
         }
         lines
     }
-}
-
-/// A rate rounded to a whole number with thousands separated: `3,875`.
-pub fn grouped(rate: f64) -> String {
-    let digits = format!("{:.0}", rate.abs());
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if rate < -0.5 {
-        out.insert(0, '-');
-    }
-    out
 }
 
 /// Minimum, median and maximum of a figure across runs.
@@ -261,52 +251,161 @@ fn noise_words(mine: &[&Step], rate: f64) -> Option<String> {
     })
 }
 
-/// The answer for `fanout` from its steps and the search's outcome.
-pub fn answer(
-    fanout: &str,
-    steps: &[Step],
-    (rate, confirmed, limit): (Option<f64>, bool, Limit),
-    objective: &Objective,
-    plan: &Plan,
-) -> Answer {
-    let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == fanout).collect();
-    // The lowest failing step above the answer: was it only the generator?
-    let above = mine
+/// How this machine decided step `s` ("on a busy machine", "generator-bound") and why, in
+/// words (`None`: the masters did): the machine was busy
+/// ([`crate::model::generator::machine_bound`]), or the generator judged itself the
+/// bottleneck (its own CPU, its clients, its late starts).
+fn machine_reason(s: &Step) -> Option<(&'static str, String)> {
+    let m = s.report.modes.first()?;
+    if let Some(busy) = crate::model::generator::machine_bound(m) {
+        return Some(("on a busy machine", busy));
+    }
+    if !m.generator.judgement.generator_bound {
+        return None;
+    }
+    // The reason that says why it was the generator, else the first one.
+    let reasons = &m.generator.judgement.reasons;
+    let why = reasons
         .iter()
-        .filter(|s| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r))
-        .min_by(|a, b| a.rate.total_cmp(&b.rate));
-    let lowest_failed = above.map(|s| s.rate);
-    let bound_by = |s: &Step| {
-        s.report
-            .modes
-            .first()
-            .filter(|m| m.generator.judgement.generator_bound)
-            .map(|m| {
-                // The reason that says why it was the generator, else the first one.
-                let reasons = &m.generator.judgement.reasons;
-                reasons
-                    .iter()
-                    .find_map(|r| r.strip_prefix("generator-bound: "))
-                    .or(reasons.first().map(String::as_str))
-                    .unwrap_or("")
-                    .to_string()
-            })
+        .find_map(|r| r.strip_prefix("generator-bound: "))
+        .or(reasons.first().map(String::as_str))
+        .unwrap_or("");
+    Some(("generator-bound", why.to_string()))
+}
+
+/// What the search found for one mode: its answer, the lowest failing rate above it, and why
+/// this machine decided that failing step (if it did).
+struct Outcome {
+    rate: Option<f64>,
+    confirmed: bool,
+    limit: Limit,
+    lowest_failed: Option<f64>,
+    machine: Option<(&'static str, String)>,
+    /// The confirmation ran the answer's `reproduce:` command itself (and met the objective).
+    by_reproducer: bool,
+}
+
+/// The answer's status and the words in brackets after it.
+fn status_of(o: &Outcome, objective: &Objective, plan: &Plan) -> (Status, String) {
+    let repeat_words = match (o.confirmed, o.by_reproducer) {
+        (true, true) => "confirmed by its reproduce: command",
+        (true, false) => "confirmed by a repeat",
+        (false, _) => "NOT confirmed by a repeat",
     };
-    let generator_reason = above.and_then(|s| bound_by(s));
-    let generator_limited = generator_reason.is_some();
-    let answer_step = rate.and_then(|r| mine.iter().rev().find(|s| s.rate == r && s.passed));
-    let at = answer_step.and_then(|s| s.report.modes.first());
-    let reproduced = answer_step.copied().or_else(|| {
-        mine.iter()
-            .copied()
-            .min_by(|a, b| a.rate.total_cmp(&b.rate))
-    });
-    let same_rate: Vec<&Step> = rate.map_or_else(Vec::new, |r| {
-        mine.iter().copied().filter(|s| s.rate == r).collect()
-    });
-    let spread = spread(&same_rate);
-    let narrow_with = match (rate, lowest_failed) {
-        (Some(lo), Some(hi)) if !confirmed || limit == Limit::Steps => {
+    let lowest_failed = grouped(o.lowest_failed.unwrap_or_default());
+    match (o.rate, &o.machine) {
+        (None, Some((_, why))) => (Status::NoAnswer, format!("at {lowest_failed}/s {why}")),
+        (None, None) if plan.min_rate_from_calls => {
+            let (calls, term) = objective.calls_needed();
+            (
+                Status::NotMet,
+                format!(
+                    "not even {}/s, the lowest rate whose step holds the {} calls a {term} needs",
+                    grouped(plan.min_rate),
+                    grouped(calls as f64)
+                ),
+            )
+        }
+        (None, None) => (
+            Status::NotMet,
+            format!("not even --min-rate {}/s", grouped(plan.min_rate)),
+        ),
+        (Some(_), Some((how, _))) => (
+            Status::MachineFloor,
+            format!("the next rate up, {lowest_failed}/s, was {how}; {repeat_words}"),
+        ),
+        (Some(_), None) if o.limit == Limit::MaxRate => (
+            Status::MaxRateFloor,
+            format!("it passed at the highest rate allowed, so the masters may sustain more; {repeat_words}"),
+        ),
+        (Some(_), None) if o.confirmed => (
+            Status::Confirmed,
+            match (o.lowest_failed, o.by_reproducer) {
+                (Some(_), true) => format!("{repeat_words}; the next rate up, {lowest_failed}/s, failed"),
+                (Some(_), false) => format!("the next rate up, {lowest_failed}/s, failed"),
+                (None, true) => repeat_words.to_string(),
+                (None, false) => String::new(),
+            },
+        ),
+        (Some(r), None) => {
+            let bracket = match o.lowest_failed {
+                Some(_) => format!("bracket {}–{lowest_failed}/s", grouped(r)),
+                None => format!("at least {}/s: nothing above it failed yet", grouped(r)),
+            };
+            let why = if o.limit == Limit::Steps {
+                "the step budget ran out"
+            } else {
+                "the search was stopped"
+            };
+            (Status::Unconfirmed, format!("{bracket}; {why}"))
+        }
+    }
+}
+
+/// The answer's opening line.
+fn statement_of(
+    fanout: &str,
+    (status, reason): (Status, &str),
+    rate: Option<f64>,
+    objective: &Objective,
+) -> String {
+    let reason = if reason.is_empty() {
+        String::new()
+    } else {
+        format!(" ({reason})")
+    };
+    match (rate, status) {
+        (_, Status::NoAnswer) if reason.contains("waited for a core") => format!(
+            "{fanout}: {}{reason} — no rate is claimed; measure on a quieter machine",
+            status.words()
+        ),
+        (_, Status::NoAnswer) => format!(
+            "{fanout}: {}{reason} — no rate is claimed; the generator was its own bottleneck: give it more --clients, a release build, or more machines (--agents)",
+            status.words()
+        ),
+        (Some(r), _) => format!(
+            "{fanout}: {}{reason} — {} acquires/s",
+            status.words(),
+            grouped(r)
+        ),
+        (None, _) => format!(
+            "{fanout}: {} — no rate met {}{reason}",
+            status.words(),
+            objective.describe()
+        ),
+    }
+}
+
+/// The objective, and what the answer's step at `rate` measured against it.
+fn objective_words(objective: &Objective, rate: Option<f64>, at: Option<&ModeStats>) -> String {
+    let (Some(r), Some(m)) = (rate, at) else {
+        return objective.describe();
+    };
+    let p99 = m
+        .estimates
+        .as_ref()
+        .and_then(|e| e.acquire_p99_us.interval());
+    format!(
+        "{}; the step at {}/s reached {} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{}, success {:.3}%",
+        objective.describe(),
+        grouped(r),
+        grouped(m.acquires_per_s()),
+        m.latency.acquire.quantile(0.5) as f64 / 1000.0,
+        m.latency.acquire.quantile(0.99) as f64 / 1000.0,
+        p99.map_or(String::new(), |(lo, hi)| format!(
+            " (95 % interval {:.3}–{:.3} ms)",
+            lo / 1000.0,
+            hi / 1000.0
+        )),
+        100.0 * m.acquire_success_rate(),
+    )
+}
+
+/// Flags that narrow an unconfirmed or budget-limited answer of `fanout` (empty: nothing to
+/// narrow).
+fn narrow_with(fanout: &str, o: &Outcome, plan: &Plan) -> String {
+    match (o.rate, o.lowest_failed) {
+        (Some(lo), Some(hi)) if !o.confirmed || o.limit == Limit::Steps => {
             // Only this mode: without it, the narrower search would run every mode again.
             let mode = if matches!(fanout, "sequential" | "concurrent") {
                 "--fanout"
@@ -319,94 +418,46 @@ pub fn answer(
             )
         }
         _ => String::new(),
+    }
+}
+
+/// The answer for `fanout` from its steps and the search's outcome.
+pub fn answer(
+    fanout: &str,
+    steps: &[Step],
+    (rate, confirmed, limit): (Option<f64>, bool, Limit),
+    objective: &Objective,
+    plan: &Plan,
+) -> Answer {
+    let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == fanout).collect();
+    // The lowest failing step above the answer: did this machine decide it?
+    let above = mine
+        .iter()
+        .filter(|s| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r))
+        .min_by(|a, b| a.rate.total_cmp(&b.rate));
+    let outcome = Outcome {
+        rate,
+        confirmed,
+        limit,
+        lowest_failed: above.map(|s| s.rate),
+        machine: above.and_then(|s| machine_reason(s)),
+        by_reproducer: mine
+            .iter()
+            .any(|s| Some(s.rate) == rate && s.passed && s.reproducer.is_some()),
     };
-    let repeat_words = if confirmed {
-        "confirmed by a repeat"
-    } else {
-        "NOT confirmed by a repeat"
-    };
-    let (status, status_reason) = match (rate, &generator_reason) {
-        (None, _) => (
-            Status::NotMet,
-            match &generator_reason {
-                Some(_) => "the generator was the bottleneck".to_string(),
-                None => format!("not even --min-rate {}/s", grouped(plan.min_rate)),
-            },
-        ),
-        (Some(_), Some(_)) => (
-            Status::MachineFloor,
-            format!(
-                "the next rate up, {}/s, was generator-bound; {repeat_words}",
-                grouped(lowest_failed.unwrap_or_default())
-            ),
-        ),
-        (Some(_), None) if limit == Limit::MaxRate => (
-            Status::MaxRateFloor,
-            format!("it passed at the highest rate allowed, so the masters may sustain more; {repeat_words}"),
-        ),
-        (Some(_), None) if confirmed => (
-            Status::Confirmed,
-            match lowest_failed {
-                Some(hi) => format!("the next rate up, {}/s, failed", grouped(hi)),
-                None => String::new(),
-            },
-        ),
-        (Some(r), None) => {
-            let bracket = match lowest_failed {
-                Some(hi) => format!("bracket {}–{}/s", grouped(r), grouped(hi)),
-                None => format!("at least {}/s: nothing above it failed yet", grouped(r)),
-            };
-            let why = if limit == Limit::Steps {
-                "the step budget ran out"
-            } else {
-                "the search was stopped"
-            };
-            (Status::Unconfirmed, format!("{bracket}; {why}"))
-        }
-    };
-    let statement = match rate {
-        Some(r) => format!(
-            "{fanout}: {}{} — {} acquires/s",
-            status.words(),
-            if status_reason.is_empty() {
-                String::new()
-            } else {
-                format!(" ({status_reason})")
-            },
-            grouped(r)
-        ),
-        None => format!(
-            "{fanout}: {} — no rate met {} ({status_reason})",
-            status.words(),
-            objective.describe()
-        ),
-    };
-    let objective_words = match (rate, at) {
-        (Some(r), Some(m)) => {
-            let p99 = m
-                .estimates
-                .as_ref()
-                .and_then(|e| e.acquire_p99_us.interval());
-            format!(
-                "{}; the step at {}/s reached {} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{}, success {:.3}%",
-                objective.describe(),
-                grouped(r),
-                grouped(m.acquires_per_s()),
-                m.latency.acquire.quantile(0.5) as f64 / 1000.0,
-                m.latency.acquire.quantile(0.99) as f64 / 1000.0,
-                p99.map_or(String::new(), |(lo, hi)| format!(
-                    " (95 % interval {:.3}–{:.3} ms)",
-                    lo / 1000.0,
-                    hi / 1000.0
-                )),
-                100.0 * m.acquire_success_rate(),
-            )
-        }
-        _ => objective.describe(),
-    };
+    let answer_step = rate.and_then(|r| mine.iter().rev().find(|s| s.rate == r && s.passed));
+    let reproduced = answer_step.copied().or_else(|| {
+        mine.iter()
+            .copied()
+            .min_by(|a, b| a.rate.total_cmp(&b.rate))
+    });
+    let same_rate: Vec<&Step> = rate.map_or_else(Vec::new, |r| {
+        mine.iter().copied().filter(|s| s.rate == r).collect()
+    });
+    let (status, status_reason) = status_of(&outcome, objective, plan);
     let noise = rate
         .into_iter()
-        .chain(lowest_failed)
+        .chain(outcome.lowest_failed)
         .filter_map(|r| noise_words(&mine, r))
         .collect();
     Answer {
@@ -414,23 +465,27 @@ pub fn answer(
         rate_per_s: rate,
         confirmed,
         limit,
-        generator_limited,
+        generator_limited: outcome.machine.is_some(),
+        statement: statement_of(fanout, (status, &status_reason), rate, objective),
         status,
         status_reason,
-        generator_reason: match (generator_reason, lowest_failed) {
-            (Some(why), Some(hi)) if !why.is_empty() => format!("at {}/s: {why}", grouped(hi)),
+        generator_reason: match (&outcome.machine, outcome.lowest_failed) {
+            (Some((_, why)), Some(hi)) if !why.is_empty() => format!("at {}/s: {why}", grouped(hi)),
             _ => String::new(),
         },
-        statement,
-        objective: objective_words,
+        objective: objective_words(
+            objective,
+            rate,
+            answer_step.and_then(|s| s.report.modes.first()),
+        ),
         noise,
         highest_passed_per_s: rate,
-        lowest_failed_per_s: lowest_failed,
-        narrow_with,
+        lowest_failed_per_s: outcome.lowest_failed,
+        narrow_with: narrow_with(fanout, &outcome, plan),
         reproduce: reproduced
             .map(|s| reproduce::run_command(&s.report, &s.fanout, s.rate))
             .unwrap_or_default(),
-        spread,
+        spread: spread(&same_rate),
     }
 }
 

@@ -48,6 +48,10 @@ pub struct Plan {
     /// Runs of the answer's step once the search is over (`--repeat`).
     #[serde(default)]
     pub repeat: u32,
+    /// `min_rate` was raised above `--min-rate` to the lowest rate whose step holds the calls
+    /// the objective's percentiles need ([`crate::model::capacity::slo::Objective::rate_floor`]).
+    #[serde(default)]
+    pub min_rate_from_calls: bool,
 }
 
 /// Why the answer is what it is.
@@ -190,6 +194,7 @@ mod tests {
             max_steps: 20,
             noise_repeats: 2,
             repeat: 0,
+            min_rate_from_calls: false,
         }
     }
 

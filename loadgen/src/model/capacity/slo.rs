@@ -90,6 +90,56 @@ pub fn parse_share(text: &str) -> Result<f64, String> {
 pub struct Objective {
     pub slo: Slo,
     pub min_success: f64,
+    /// `--min-calls`: the calls a step needs, set lower than [`calls_for`]'s rule (absent:
+    /// the rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_calls: Option<u64>,
+}
+
+/// Calls a step needs for acquire percentile `percentile` to rest on at least 10 calls at or
+/// beyond it: ⌈10 ÷ (1 − p)⌉, so p50 20, p99 1,000, p99.9 10,000. Fewer, and the percentile is
+/// one or two calls' latency: a p99 of 48 calls is their slowest. The maximum (p100) is exact
+/// whatever the count: 10 calls.
+pub fn calls_for(percentile: f64) -> u64 {
+    let beyond = 1.0 - percentile / 100.0;
+    if beyond <= 0.0 {
+        return 10;
+    }
+    // 10 ÷ 0.01 is 999.9999999999999 in binary: round off that error before the ceiling.
+    (10.0 / beyond - 1e-6).ceil() as u64
+}
+
+impl Objective {
+    /// The calls a step needs and the term that needs them ("p99"): `--min-calls` when given
+    /// (named so), else the most demanding percentile's by [`calls_for`].
+    pub fn calls_needed(&self) -> (u64, String) {
+        if let Some(n) = self.min_calls {
+            return (n, "--min-calls".into());
+        }
+        self.slo
+            .bounds
+            .iter()
+            .map(|b| (calls_for(b.percentile), label(b.percentile)))
+            .max_by_key(|(n, _)| *n)
+            .unwrap_or((1, "the objective".into()))
+    }
+
+    /// The lowest rate whose step, measured for `measured`, holds [`Objective::calls_needed`],
+    /// and why, in words.
+    pub fn rate_floor(&self, measured: Duration) -> (f64, String) {
+        let (calls, term) = self.calls_needed();
+        let rate = (calls as f64 / measured.as_secs_f64().max(1e-3)).ceil();
+        let why = match self.min_calls {
+            Some(_) => format!(
+                "a {measured:?} step holds the {calls} calls set by --min-calls (below the rule: its percentiles rest on fewer calls)"
+            ),
+            None => format!(
+                "a {measured:?} step holds the {} calls a {term} needs (10 at or beyond it)",
+                crate::model::values::grouped(calls as f64)
+            ),
+        };
+        (rate, why)
+    }
 }
 
 impl Objective {
@@ -99,6 +149,13 @@ impl Objective {
         if m.counts.acquire_calls == 0 {
             out.push("no acquire call completed".into());
             return out;
+        }
+        let (needed, term) = self.calls_needed();
+        if m.counts.acquire_calls < needed {
+            out.push(format!(
+                "{term} rests on {} calls (needs {needed})",
+                m.counts.acquire_calls
+            ));
         }
         for b in &self.slo.bounds {
             let value = m.latency.acquire.quantile(b.percentile / 100.0);
@@ -243,6 +300,7 @@ mod tests {
         let objective = Objective {
             slo: Slo::parse("p99<10ms").unwrap(),
             min_success: 0.999,
+            min_calls: None,
         };
         let p99_failed = vec!["p99 11.000 ms > 10.000 ms".to_string()];
         // p99's interval holds 10 ms: the failure may be noise.
@@ -264,6 +322,36 @@ mod tests {
         let m = mode_with((8_000.0, 12_000.0), (1.0, 1.0));
         let missed = vec![p99_failed[0].clone(), "rate missed (90/s started)".into()];
         assert!(objective.straddled(&m, &missed).is_empty());
+    }
+
+    #[test]
+    fn a_percentile_needs_ten_calls_beyond_it_and_the_search_a_rate_that_gives_them() {
+        assert_eq!(calls_for(50.0), 20);
+        assert_eq!(calls_for(99.0), 1_000);
+        assert_eq!(calls_for(99.9), 10_000);
+        assert_eq!(calls_for(100.0), 10);
+        let objective = |slo: &str, min_calls| Objective {
+            slo: Slo::parse(slo).unwrap(),
+            min_success: 0.999,
+            min_calls,
+        };
+        let both = objective("p50<1ms,p99.9<50ms", None);
+        assert_eq!(both.calls_needed(), (10_000, "p99.9".to_string()));
+        let (rate, why) = objective("p99<10ms", None).rate_floor(Duration::from_secs(3));
+        assert_eq!(rate, 334.0);
+        assert!(why.contains("1,000 calls a p99 needs"), "{why}");
+        let lowered = objective("p99<10ms", Some(30));
+        assert_eq!(lowered.rate_floor(Duration::from_secs(3)).0, 10.0);
+        // A step short of the calls fails, naming the count.
+        let mut m = ModeStats::new(
+            redlock_core::FanOut::Concurrent,
+            3,
+            Duration::from_millis(100),
+        );
+        m.counts.acquire_calls = 48;
+        m.counts.acquired = 48;
+        let failures = objective("p99<10s", None).failures(&m, false);
+        assert_eq!(failures, ["p99 rests on 48 calls (needs 1000)"]);
     }
 
     #[test]

@@ -30,6 +30,10 @@ pub struct Step {
     /// repeats) and the verdict the search counted.
     #[serde(default)]
     pub noise: Option<NoiseVerdict>,
+    /// A confirming step: the answer's `reproduce:` command it ran, as a planner would (absent:
+    /// a step of the search's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<String>,
     #[serde(rename = "result")]
     pub report: Report,
 }
@@ -81,6 +85,7 @@ impl Step {
             straddled: Vec::new(),
             repeat_of: None,
             noise: None,
+            reproducer: None,
             report,
         }
     }
