@@ -38,7 +38,7 @@ pub fn machine_bound(m: &ModeStats) -> Option<String> {
     }
     let share = contended(m)?;
     Some(format!(
-        "the generator waited for a core {:.0} % of its ready time (a busy machine from {:.0} % on: its other work moves the figures)",
+        "the generator waited for a core {:.0} % of its ready time (a busy machine from {:.0} % on: what else runs on it — local masters included — moves the figures)",
         100.0 * share,
         100.0 * CPU_CONTENDED
     ))

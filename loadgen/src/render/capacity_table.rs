@@ -32,7 +32,10 @@ starts with every client busy and enough clients mean the masters did not keep u
 marked step's reasons are printed under its row. `~` marks a step whose 95 % interval of an \
 objective's figure contained the bound: its rate runs again (phase repeat, up to \
 --noise-repeats times) and the majority of the runs is the verdict the search counts (a tie \
-fails).";
+fails). A step whose generator, using at least 5% of the cores, waited for a core at least half \
+of its ready time ran on a busy machine: it fails (\"bound by this machine\"), whatever its \
+figures, and an answer above it is a floor or no answer. Each objective percentile needs 10 \
+calls at or beyond it (p99: 1,000): fewer fail the step.";
 
 /// One step's row (`n`: its number within its fan-out mode).
 pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
