@@ -731,7 +731,31 @@ fn a_step_too_close_to_call_is_repeated_and_the_majority_counts() {
         None,
         "the search ended where the file ends"
     );
-    assert!(noisy > 0, "no step straddled 40 %: {report}");
+    // Five steps close in on the rate where success is 40 %, where an interval holds the bound
+    // — unless the machine was busy: a step it decided fails by that rule, which no interval
+    // covers (recorded in the step), and the bisection goes elsewhere.
+    let busy_steps: Vec<&Step> = result
+        .steps
+        .iter()
+        .filter(|s| {
+            let m = &s.report.modes[0];
+            redlock_loadgen::model::generator::machine_bound(m).is_some()
+        })
+        .collect();
+    for s in &busy_steps {
+        assert!(
+            s.failures
+                .iter()
+                .any(|f| f.starts_with("bound by this machine: "))
+                && s.straddled.is_empty(),
+            "{:?}",
+            s.failures
+        );
+    }
+    assert!(
+        noisy > 0 || !busy_steps.is_empty(),
+        "no step straddled 40 % on a machine that was never busy: {report}"
+    );
 
     // The answer says where noise decided a verdict it rests on.
     let answer = &result.answers[0];
