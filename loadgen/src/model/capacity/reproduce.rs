@@ -18,6 +18,20 @@ fn duration_us(us: u64) -> String {
     }
 }
 
+/// The `--server` value that starts the server a master reported (`valkey 9.1.2 (…)`,
+/// `redis 8.6.3 (…)`, `redis 7.0.15 (…)`); `None` for one no name starts (a path given).
+fn server_flag(server: &str) -> Option<&'static str> {
+    if server.starts_with("valkey ") {
+        Some("valkey")
+    } else if server.starts_with("redis 8.") {
+        Some("redis8")
+    } else if server.starts_with("redis ") {
+        Some("redis")
+    } else {
+        None
+    }
+}
+
 fn duration_ms(ms: f64) -> String {
     duration_us((ms * 1000.0).round() as u64)
 }
@@ -30,6 +44,15 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
     if report.local_masters {
         if report.masters.len() != DEFAULT_SPAWN {
             flags.push(format!("--spawn {}", report.masters.len()));
+        }
+        // The server the masters ran: without it the command starts $REDLOCK_SERVER's, or
+        // Redis (a Valkey search would be confirmed against Redis).
+        if let Some(server) = report
+            .masters
+            .first()
+            .and_then(|m| server_flag(&m.server()))
+        {
+            flags.push(format!("--server {server}"));
         }
     } else {
         let urls: Vec<&str> = report.masters.iter().map(|m| m.url.as_str()).collect();
@@ -89,7 +112,21 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::duration_us;
+    use super::{duration_us, server_flag};
+
+    #[test]
+    fn the_server_the_masters_ran_is_named() {
+        assert_eq!(
+            server_flag("valkey 9.1.2 (release delifeq, extend set)"),
+            Some("valkey")
+        );
+        assert_eq!(
+            server_flag("redis 8.6.3 (release delex, extend set)"),
+            Some("redis8")
+        );
+        assert_eq!(server_flag("redis 7.0.15 (release evalsha)"), Some("redis"));
+        assert_eq!(server_flag("unknown"), None);
+    }
 
     #[test]
     fn durations_are_written_in_the_largest_exact_unit() {
