@@ -44,7 +44,11 @@ pub fn estimate_text(name: &str, e: &Estimate) -> String {
             bare(name, high)
         ),
         None if HEADLINE.iter().any(|f| f.name == name) => {
-            format!("{} (too short to say)", value_text(name, e.value))
+            format!(
+                "{} ({})",
+                value_text(name, e.value),
+                no_interval_words(name)
+            )
         }
         // A count (violations, stale writes) is exact: it has no interval to give.
         None => value_text(name, e.value),
@@ -60,11 +64,23 @@ fn bare(name: &str, x: f64) -> String {
         .to_string()
 }
 
+/// Why headline figure `name` has no interval: too few units, or — fairness, whose run keeps
+/// no per-interval count of each client's locks — one run where its interval needs repeats.
+fn no_interval_words(name: &str) -> &'static str {
+    if name.starts_with("fairness.") {
+        "no interval from one run: --repeat gives one"
+    } else {
+        "too short to say"
+    }
+}
+
 /// `2.72× (95 % 2.41–3.05)`, with "no clear difference" when the interval holds 1.
 pub fn ratio_estimate_text(r: &RatioEstimate) -> String {
     let value = ratio_text(r.ratio.value);
     match (r.order, r.ratio.interval()) {
-        (Order::TooShort, _) | (_, None) => format!("{value} (too short to say)"),
+        (Order::TooShort, _) | (_, None) => {
+            format!("{value} ({})", no_interval_words(&r.figure))
+        }
         (Order::NoClearDifference, Some((low, high))) => {
             format!("no clear difference ({value}, 95 % {:.2}–{:.2})", low, high)
         }
@@ -227,6 +243,11 @@ mod tests {
         assert_eq!(
             estimate_text("goodput", &Estimate::bare(812.0)),
             "812 (too short to say)"
+        );
+        // One run keeps no count of each client's locks per interval: fairness says why.
+        assert_eq!(
+            estimate_text("fairness.jain", &Estimate::bare(0.9461)),
+            "0.946 (no interval from one run: --repeat gives one)"
         );
         assert_eq!(ratio_text(0.00086), "0.00086×");
     }
