@@ -6,6 +6,7 @@
 use crate::common;
 
 use common::{read_json, text};
+use redlock_loadgen::model::generator::CPU_CONTENDED;
 use redlock_local::LocalMasters;
 
 /// The book's open-loop gate workload: 200 acquires/s over 10 keys, each held 5–15 ms (a key
@@ -20,6 +21,17 @@ const SLOWER_RETRIES: &str = "--retry-delay 1s";
 
 /// `compare --run A --run B --repeat 5` on `urls` with `thresholds`; its exit code and JSON.
 fn gate(urls: &str, a: &str, b: &str, thresholds: &[&str]) -> (i32, serde_json::Value) {
+    let (code, compared, _) = gate_with_report(urls, a, b, thresholds);
+    (code, compared)
+}
+
+/// [`gate`], with the text report too.
+fn gate_with_report(
+    urls: &str,
+    a: &str,
+    b: &str,
+    thresholds: &[&str],
+) -> (i32, serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("compare.json");
     let (a, b) = (
@@ -38,7 +50,17 @@ fn gate(urls: &str, a: &str, b: &str, thresholds: &[&str]) -> (i32, serde_json::
         "compare exited {code}: {}",
         text(&out.stderr)
     );
-    (code, read_json(&json))
+    (code, read_json(&json), text(&out.stdout))
+}
+
+/// One gate on five fresh local masters: `workload` (1 s turns) against the same with a 5×
+/// retry delay.
+fn retry_delay_gate(workload: &str, thresholds: &[&str]) -> (i32, serde_json::Value, String) {
+    let masters = LocalMasters::start(5).expect("redis-server is installed");
+    let urls = masters.urls().join(",");
+    let side = format!("{workload} --duration 1s");
+    let slower = format!("{side} {SLOWER_RETRIES}");
+    gate_with_report(&urls, &side, &slower, thresholds)
 }
 
 /// The judgement (`met`, `not_met`, `unclear`) of threshold `expr` in a compare result.
@@ -77,20 +99,19 @@ fn assert_ratios_stay_positive(compared: &serde_json::Value) {
 
 #[test]
 fn an_open_loop_gate_catches_a_five_times_longer_retry_delay() {
-    let masters = LocalMasters::start(5).expect("redis-server is installed");
-    let urls = masters.urls().join(",");
-    let side = format!("{OPEN_LOOP} --duration 1s");
-    let slower = format!("{side} {SLOWER_RETRIES}");
     let p99 = "acquire.p99.ratio<=1.2";
-    let (code, compared) = gate(&urls, &side, &slower, &[p99, "goodput.ratio>=0.95"]);
+    let (code, compared, report) = retry_delay_gate(OPEN_LOOP, &[p99, "goodput.ratio>=0.95"]);
     assert_ratios_stay_positive(&compared);
     let busy = compared["busy_machine"].as_array().unwrap();
     if !busy.is_empty() {
         // Other work on the machine starved the sides (seen beside a build and four busy
         // loops: A's calls started late, its p99 as long as B's): the verdict is the
-        // machine's, and compare says so, naming each side its generator waited on.
-        let sides: Vec<&str> = busy.iter().map(|b| b["side"].as_str().unwrap()).collect();
-        assert!(sides.contains(&"A") || sides.contains(&"B"), "{busy:?}");
+        // machine's, and compare says so in its report, with each side's wait.
+        for side in busy {
+            let share = side["wait_share"].as_f64().unwrap();
+            assert!(share >= CPU_CONTENDED, "{side}");
+        }
+        assert!(report.contains("waited for a core"), "{report}");
         return;
     }
     assert_eq!(judgement(&compared, p99), "not_met", "{compared}");
@@ -100,12 +121,8 @@ fn an_open_loop_gate_catches_a_five_times_longer_retry_delay() {
 
 #[test]
 fn fairness_catches_in_a_closed_loop_the_retry_delay_that_p99_rewards() {
-    let masters = LocalMasters::start(5).expect("redis-server is installed");
-    let urls = masters.urls().join(",");
-    let side = format!("{CLOSED_LOOP} --duration 1s");
-    let slower = format!("{side} {SLOWER_RETRIES}");
     let fairness = "fairness.jain.ratio>=0.9";
-    let (code, compared) = gate(&urls, &side, &slower, &[fairness, "acquire.p99.ratio<=1.2"]);
+    let (code, compared, _) = retry_delay_gate(CLOSED_LOOP, &[fairness, "acquire.p99.ratio<=1.2"]);
     // Sleeping losers leave the key to whoever is awake: a few clients take the locks.
     assert_eq!(judgement(&compared, fairness), "not_met", "{compared}");
     assert_eq!(code, 4, "{compared}");
