@@ -160,7 +160,7 @@ fn a_short_capacity_search_answers_and_keeps_every_step() {
     let mark = if answer["limit"] == "max-rate" {
         "(--max-rate reached)"
     } else if answer["generator_limited"] == true {
-        "(generator-bound)"
+        "(a floor set by this machine)"
     } else {
         "knee:"
     };
@@ -297,12 +297,12 @@ fn a_search_cut_short_states_its_bracket_and_how_to_reproduce_the_answer() {
     );
     let generator_reason = answer["generator_reason"].as_str().unwrap();
     assert!(
-        generator_reason.starts_with("at 6/s: "),
+        generator_reason.starts_with("generator-bound at 6/s: "),
         "{generator_reason}"
     );
     assert!(
         report.contains(&format!(
-            "  {statement}\n    generator-bound {generator_reason}\n    objective: p99<1s and success ≥ 99.900%"
+            "  {statement}\n    {generator_reason}\n    objective: p99<1s and success ≥ 99.900%"
         )),
         "{report}"
     );

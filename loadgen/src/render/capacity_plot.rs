@@ -111,14 +111,14 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
                     })
             });
             if let Some((x, y)) = knee {
-                // A search stopped by --max-rate or by the generator found a floor, not the
+                // A search stopped by --max-rate or by this machine found a floor, not the
                 // knee: say so where the eye lands.
                 let text = match answer {
                     Some(a) if a.limit == Limit::MaxRate => {
                         format!("{fanout}: ≥ {x:.0}/s (--max-rate reached)")
                     }
                     Some(a) if a.generator_limited => {
-                        format!("{fanout}: ≥ {x:.0}/s (generator-bound)")
+                        format!("{fanout}: ≥ {x:.0}/s (a floor set by this machine)")
                     }
                     _ => format!("{fanout} knee: {x:.0}/s"),
                 };

@@ -74,7 +74,8 @@ pub struct Answer {
     pub status: Status,
     #[serde(default)]
     pub status_reason: String,
-    /// Why the failing step above the answer was generator-bound, in words (empty: it was not).
+    /// How and why this machine decided the failing step above the answer, in words:
+    /// "generator-bound at 6/s: …" or "on a busy machine at 2,188/s: …" (empty: it did not).
     #[serde(default)]
     pub generator_reason: String,
     /// The answer's opening line: the mode, the status in words, the rate.
@@ -115,8 +116,9 @@ impl Answer {
     /// narrowing advice and the `reproduce:` command, one line each.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = vec![self.statement.clone()];
-        if !self.generator_reason.is_empty() {
-            lines.push(format!("generator-bound {}", self.generator_reason));
+        // A no-answer's statement already names what decided it.
+        if !self.generator_reason.is_empty() && self.status != Status::NoAnswer {
+            lines.push(self.generator_reason.clone());
         }
         if !self.objective.is_empty() {
             lines.push(format!("objective: {}", self.objective));
@@ -470,7 +472,9 @@ pub fn answer(
         status,
         status_reason,
         generator_reason: match (&outcome.machine, outcome.lowest_failed) {
-            (Some((_, why)), Some(hi)) if !why.is_empty() => format!("at {}/s: {why}", grouped(hi)),
+            (Some((how, why)), Some(hi)) if !why.is_empty() => {
+                format!("{how} at {}/s: {why}", grouped(hi))
+            }
             _ => String::new(),
         },
         objective: objective_words(
