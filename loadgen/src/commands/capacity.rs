@@ -12,7 +12,6 @@ use crate::engine::config::{Load, RunConfig};
 use crate::engine::coordinator::agent::Agent;
 use crate::engine::coordinator::Coordination;
 use crate::engine::runner::{self, NoHooks};
-use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::model::capacity::reproduce::run_command;
 use crate::model::capacity::search::{Phase, Plan, Search};
@@ -142,11 +141,10 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                 if signals.stop.is_set() {
                     break;
                 }
-                let reproducing =
-                    reproducer_run(phase, agent.is_some(), &steps, (label, rate), &args.target)?;
-                let (mut cfg, mut fresh, reproducer) = match reproducing {
-                    Some((command, cfg, fresh)) => (cfg, fresh, Some(command)),
-                    None => (step_config(&workload, rate / share, args.clients, (lock, fanout)), None, None),
+                let reproducing = reproducer_run(phase, agent.is_some(), &steps, (label, rate))?;
+                let (mut cfg, reproducer) = match reproducing {
+                    Some((command, cfg)) => (cfg, Some(command)),
+                    None => (step_config(&workload, rate / share, args.clients, (lock, fanout)), None),
                 };
                 cfg.quiet = base.quiet;
                 cfg.progress_label = Some(format!(
@@ -154,17 +152,12 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
                     n + 1,
                     phase.as_str()
                 ));
-                if let Some(fresh) = fresh.as_mut() {
-                    fresh.probe_versions().await;
-                }
                 let mut no_hooks = NoHooks;
                 let hooks: &mut dyn runner::RunHooks = match agent.as_mut() {
                     Some(a) => a,
                     None => &mut no_hooks,
                 };
-                let on = fresh.as_ref().unwrap_or(&target);
-                let mut result = runner::run(&cfg, on, hooks, signals).await?;
-                drop(fresh); // the reproducer's own masters stop with its run
+                let mut result = runner::run(&cfg, &target, hooks, signals).await?;
                 if let Some(a) = agent.as_mut() {
                     a.align(&mut result);
                 }
@@ -420,16 +413,16 @@ fn step_config(
 }
 
 /// The confirming step, run as a planner checks an answer: the answer's `reproduce:` command
-/// itself, read as `run` reads it — on fresh local masters when the search started its own
-/// (as the command does), else on the search's masters (whose passwords the printed command
-/// redacts). `None` for any other step, and under a coordinator (each agent runs a share).
+/// itself, read as `run` reads it, on the search's own masters (the printed command redacts
+/// passwords; a loaded machine once saw a search stopped by a signal right after fresh local
+/// masters for a reproducer were dropped, so none are started here). `None` for any other
+/// step, and under a coordinator (each agent runs a share).
 fn reproducer_run(
     phase: Phase,
     coordinated: bool,
     steps: &[Step],
     (label, rate): (&str, f64),
-    search_masters: &crate::cli::TargetArgs,
-) -> Result<Option<(String, RunConfig, Option<Target>)>, LoadgenError> {
+) -> Result<Option<(String, RunConfig)>, LoadgenError> {
     if phase != Phase::Confirm || coordinated {
         return Ok(None);
     }
@@ -450,11 +443,7 @@ fn reproducer_run(
         .ok_or_else(|| bad("is not a run command".into()))?;
     let args = parse_run_words(flags).map_err(|e| bad(format!("does not parse: {e}")))?;
     let cfg = crate::commands::run::run_config(&args)?;
-    let fresh = match search_masters.masters.is_empty() {
-        true => Some(target(&args.target)?),
-        false => None,
-    };
-    Ok(Some((command, cfg, fresh)))
+    Ok(Some((command, cfg)))
 }
 
 /// Intervals per step at least: enough for every step's figures to carry a 95 % interval
