@@ -32,7 +32,7 @@ class LayerGate(unittest.TestCase):
         header.write_text(header.read_text() + "\npub use crate::engine::runner::GRACE;\n")
         run = self.gate(crate)
         self.assertEqual(run.returncode, 1, run.stdout)
-        self.assertIn("model::header (layer model) imports engine::runner (layer engine, above it)", run.stdout)
+        self.assertIn("model::header (layer model) imports engine::runner (layer engine: run, above it)", run.stdout)
 
     def test_a_renderer_reaching_the_cli_fails(self):
         crate = self.copy_of("loadgen")
@@ -41,6 +41,28 @@ class LayerGate(unittest.TestCase):
         run = self.gate(crate)
         self.assertEqual(run.returncode, 1, run.stdout)
         self.assertIn("render::text (layer readers) imports cli (layer cli, above it)", run.stdout)
+
+    def test_the_engine_importing_a_plan_a_renderer_or_merge_fails(self):
+        for planted, named in [
+            ("crate::plans::turns::in_turns", "plans::turns (layer plans, above it)"),
+            ("crate::render::json::render", "render::json (layer readers, above it)"),
+            ("crate::merge::merge_runs", "merge (layer readers, above it)"),
+        ]:
+            with self.subTest(planted=planted):
+                crate = self.copy_of("loadgen")
+                worker = crate / "src" / "engine" / "worker.rs"
+                worker.write_text(worker.read_text() + f"\npub use {planted};\n")
+                run = self.gate(crate)
+                self.assertEqual(run.returncode, 1, run.stdout)
+                self.assertIn(f"engine::worker (layer engine: worker) imports {named}", run.stdout)
+
+    def test_a_file_of_the_engine_importing_one_above_it_fails(self):
+        crate = self.copy_of("loadgen")
+        config = crate / "src" / "engine" / "config.rs"
+        config.write_text(config.read_text() + "\npub use crate::engine::runner::RunResult;\n")
+        run = self.gate(crate)
+        self.assertEqual(run.returncode, 1, run.stdout)
+        self.assertIn("engine::config (layer engine: config) imports engine::runner (layer engine: run, above it)", run.stdout)
 
     def test_an_unplaced_top_level_module_fails(self):
         crate = self.copy_of("core")

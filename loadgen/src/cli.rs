@@ -277,8 +277,8 @@ pub struct RunArgs {
     /// of the per-second intervals and of the outage line; a fault at 0s is in place from the
     /// mode's start, warm-up included. A time may count from the mode's first lock granted
     /// instead: lock, lock+500ms (e.g. kill:m3,m4@0s-lock+500ms).
-    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::engine::faults::master::spec::FaultSpec::parse)]
-    pub faults: Vec<crate::engine::faults::master::spec::FaultSpec>,
+    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::engine::faults::master::FaultSpec::parse)]
+    pub faults: Vec<crate::engine::faults::master::FaultSpec>,
     /// Break the load clients themselves (repeatable; times from the measured window's start,
     /// as --fault): crash@T (the first client to win the
     /// lock at or after T dies holding it; setnx-expire: between SETNX and EXPIRE),
@@ -376,7 +376,7 @@ pub struct ReportArgs {
     pub output: OutputArgs,
 }
 
-/// `run` and `capacity` flags for many agents (see [`crate::engine::coordinator`]).
+/// `run` and `capacity` flags for many agents (see [`crate::plans::coordinator`]).
 #[derive(Debug, Clone, Default, Args)]
 pub struct AgentArgs {
     /// Coordinate with other agents through this Redis (redis://[user:password@]host:port[/db];
@@ -384,7 +384,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "URL", env = "REDLOCK_LOADGEN_COORDINATOR", hide_env_values = true, requires = "agents", value_parser = parse_coordinator_url)]
     pub coordinator: Option<String>,
     /// Agents in the run: everybody waits until this many joined, then all start together.
-    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=crate::engine::coordinator::MAX_AGENTS as i64))]
+    #[arg(long, value_name = "N", requires = "coordinator", value_parser = clap::value_parser!(u32).range(1..=crate::plans::coordinator::MAX_AGENTS as i64))]
     pub agents: Option<u32>,
     /// The run to join (letters, digits, '.', '_', '-'); default: the run the coordinator has
     /// open (the first agent opens one and prints its id).

@@ -22,5 +22,6 @@ pub mod exporter;
 pub mod hist;
 pub(crate) mod merge;
 pub mod model;
+pub mod plans;
 pub mod render;
 pub mod signals;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use redlock_loadgen::cli::{Cli, Command};
-use redlock_loadgen::engine::coordinator::Coordination;
+use redlock_loadgen::plans::coordinator::Coordination;
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn repo() -> PathBuf {

@@ -23,7 +23,7 @@ use std::time::Instant;
 use common::history::{history_check, own_flags, porcupine, windows};
 use common::{assert_schema_valid, read_json, u};
 use redlock_loadgen::engine::checker::count_violations;
-use redlock_loadgen::engine::faults::scenarios::{matrix, Expect};
+use redlock_loadgen::plans::faults::scenarios::{matrix, Expect};
 use serde_json::{json, Value};
 
 /// The one run of the matrix: where its files are, what it printed and how it exited.

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use crate::cli::{parse_run_flags, AgentArgs, RunArgs, WorkloadArgs};
 use crate::engine::config::{command_line, Load, RunConfig, RUN_TIMING};
-use crate::engine::coordinator::Coordination;
 use crate::engine::faults::client::WorkerFaultPlan;
-use crate::engine::faults::FaultSpec;
+use crate::engine::faults::master::FaultSpec;
 use crate::error::LoadgenError;
+use crate::plans::coordinator::Coordination;
 
 impl RunConfig {
     /// Resolves the shared workload flags with `load` and the command's default timing.
@@ -86,7 +86,7 @@ mod tests {
     use redlock_core::FanOut;
 
     use super::*;
-    use crate::engine::faults::scenarios::select;
+    use crate::plans::faults::scenarios::select;
 
     #[test]
     fn every_row_is_a_valid_run_command_line() {

@@ -14,15 +14,15 @@ use super::merge::print_merged;
 use super::shared::Session;
 use crate::cli::CollectArgs;
 use crate::commands::output::Outputs;
-use crate::engine::coordinator::agent::{AgentInfo, MAX_INFO_BYTES, MAX_PHASES};
-use crate::engine::coordinator::overlap::{self, AgentWindows, Findings, MAX_WINDOWS_BYTES};
-use crate::engine::coordinator::{key, Coordinator, Stored, KEY_TTL, MAX_AGENTS};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::gate::{Gate, GatePolicy};
 use crate::model::limits;
 use crate::model::mode::ModeStats;
 use crate::model::threshold::Threshold;
+use crate::plans::coordinator::agent::{AgentInfo, MAX_INFO_BYTES, MAX_PHASES};
+use crate::plans::coordinator::overlap::{self, AgentWindows, Findings, MAX_WINDOWS_BYTES};
+use crate::plans::coordinator::{key, Coordinator, Stored, KEY_TTL, MAX_AGENTS};
 use crate::signals::{Signal, Signals, Stop};
 
 /// One agent's stored result.
@@ -505,7 +505,7 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
         let of: Vec<_> = parts.iter().filter_map(|p| p.info.phases.get(k)).collect();
         let planned: Vec<u64> = of.iter().map(|s| s.planned_start_unix_us).collect();
         let same = planned.windows(2).all(|w| w[0] == w[1]);
-        let late = |f: fn(&crate::engine::coordinator::agent::PhaseStart) -> u64| {
+        let late = |f: fn(&crate::plans::coordinator::agent::PhaseStart) -> u64| {
             (
                 of.iter().map(|s| f(s)).min().unwrap_or(0),
                 of.iter().map(|s| f(s)).max().unwrap_or(0),

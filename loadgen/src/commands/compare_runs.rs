@@ -12,11 +12,13 @@ use super::run::{repeat_clash, run_config};
 use super::shared::{check, describe_run, say, target, Session};
 use crate::cli::{parse_run_words, CompareArgs, RunArgs};
 use crate::engine::config::{run_command_line, RunConfig};
+use crate::engine::hooks::NoHooks;
 use crate::engine::probe::require_quorum;
-use crate::engine::runner::{add_repeat, run_repeat, stopped, NoHooks, RunResult};
+use crate::engine::runner::RunResult;
 use crate::error::LoadgenError;
 use crate::model::comparison::pair_modes;
 use crate::model::report::Report;
+use crate::plans::turns;
 use crate::render::compare::side_label;
 use crate::render::json;
 
@@ -164,8 +166,8 @@ fn side(name: String, flags: &str, turns: u32) -> Result<Side, LoadgenError> {
     Ok(Side { name, args, cfg })
 }
 
-/// Every side's masters, then `turns` rounds: the sides in order, the next round in the other
-/// order. A signal stops it between or within turns; what was measured is returned.
+/// Every side's masters, then the sides in turns ([`crate::plans::turns::in_turns`]). A
+/// signal stops it between or within turns; what was measured is returned.
 async fn in_turns(
     sides: &[Side],
     turns: u32,
@@ -183,34 +185,14 @@ async fn in_turns(
         );
         targets.push(t);
     }
-    let mut wholes: Vec<Option<RunResult>> = sides.iter().map(|_| None).collect();
-    'turns: for r in 0..turns {
-        let mut order: Vec<usize> = (0..sides.len()).collect();
-        if r % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
-            if stopped(wholes[i].as_ref(), &session.signals) {
-                break 'turns;
-            }
-            let result = run_repeat(
-                &sides[i].cfg,
-                r,
-                &targets[i],
-                &mut NoHooks,
-                &session.signals,
-            )
-            .await?;
-            add_repeat(&mut wholes[i], &sides[i].cfg, result);
-        }
-    }
+    let planned: Vec<_> = sides.iter().map(|s| &s.cfg).zip(&targets).collect();
+    let wholes = turns::in_turns(&planned, turns, &mut NoHooks, &session.signals).await?;
     wholes
         .into_iter()
         .zip(sides)
         .map(|(whole, s)| {
-            whole.ok_or_else(|| match session.signals.received() {
-                Some(signal) => LoadgenError::Interrupted(signal),
-                None => LoadgenError::Failed(format!("side {} never ran", s.name)),
+            whole.ok_or_else(|| {
+                turns::never_ran(&session.signals, format!("side {} never ran", s.name))
             })
         })
         .collect()

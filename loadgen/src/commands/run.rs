@@ -9,9 +9,7 @@ use super::shared::{
 use crate::cli::RunArgs;
 use crate::commands::output::{Outputs, Writes};
 use crate::engine::config::{Load, RunConfig, RUN_TIMING};
-use crate::engine::coordinator::agent::Agent;
-use crate::engine::coordinator::Coordination;
-use crate::engine::faults::FaultSpec;
+use crate::engine::faults::master::FaultSpec;
 use crate::engine::history::HistoryLog;
 use crate::engine::runner;
 use crate::error::LoadgenError;
@@ -19,6 +17,8 @@ use crate::exporter::server::Exporter;
 use crate::exporter::LiveFigures;
 use crate::model::gate::Gate;
 use crate::model::report::Report;
+use crate::plans::coordinator::agent::Agent;
+use crate::plans::coordinator::Coordination;
 use crate::render::{csv, hgrm, hlog, html, json, plot, text};
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
@@ -53,11 +53,12 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
         target.attach_storage(&cfg)?;
         // Before anything connects: faults on the network path reroute the client via proxies.
         let mut schedule =
-            crate::engine::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
+            crate::plans::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
         target.probe_versions().await;
         crate::engine::probe::require_quorum(&target, cfg.quorum).await?;
         say(cfg.quiet, &describe_run(&cfg, &target));
-        let result = runner::run_repeated(&cfg, &target, &mut schedule, signals).await?;
+        let result =
+            crate::plans::turns::run_repeated(&cfg, &target, &mut schedule, signals).await?;
         Ok::<_, LoadgenError>((result, schedule.into_events()))
     })?;
     if let Some(history) = &cfg.history {

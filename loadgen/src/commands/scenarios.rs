@@ -1,4 +1,4 @@
-//! `redlock-loadgen scenarios`: the fault matrix ([`crate::engine::faults::scenarios`]) run row by
+//! `redlock-loadgen scenarios`: the fault matrix ([`crate::plans::faults::scenarios`]) run row by
 //! row on fresh local masters, printed as one verdict table.
 
 use std::path::{Path, PathBuf};
@@ -9,13 +9,13 @@ use redlock_core::FanOut;
 
 use super::shared::Session;
 use crate::cli::ScenariosArgs;
-use crate::engine::faults::scenarios::{run_scenario, select, Scenario};
 use crate::engine::history::HistoryLog;
 use crate::error::LoadgenError;
 use crate::model::document::to_text;
 use crate::model::header::{new_run_id, unix_now_s};
 use crate::model::header::{Header, Kind};
 use crate::model::scenarios::{Outcome, ScenariosResult};
+use crate::plans::faults::scenarios::{run_scenario, select, Scenario};
 use crate::render::scenarios::{self as table, Row};
 
 /// The selected rows, each in each selected fan-out mode.

@@ -7,12 +7,12 @@ use super::shared::{
 use crate::cli::SweepArgs;
 use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, SWEEP_TIMING};
-use crate::engine::runner::{self, NoHooks};
+use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::model::document::to_text;
-use crate::model::header::{Header, Kind};
 use crate::model::report::Report;
-use crate::model::sweep::{Level, SweepResult};
+use crate::model::sweep::SweepResult;
+use crate::plans::sweep::{run_levels, Levels, Sweep};
 use crate::render::{self, csv, text};
 
 pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
@@ -23,19 +23,50 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
             "sweep does not write --plot (run and capacity do)".into(),
         ));
     }
+    let sweep = sweep(&args);
+    let quiet = sweep.base.quiet;
+    let signals = &session.signals;
+    let result = session.rt.block_on(async {
+        let mut target = target(&args.target)?;
+        target.probe_versions().await;
+        crate::engine::probe::require_quorum(&target, sweep.base.quorum).await?;
+        let (n, seed) = (sweep.levels.len(), sweep.base.seed);
+        say(quiet, &format!("sweep over {n} levels; seed {seed}"));
+        let mut printer = Printer {
+            outputs: &outputs,
+            sweep: &sweep,
+            load: sweep_load(&args),
+        };
+        run_levels(&sweep, &target, signals, &mut printer).await
+    })?;
+    outputs.print_report(&format!("\n{}\n", render::sweep::LEGEND))?;
+    write_sweep_outputs(&result, &outputs, quiet)?;
+    let violations: u64 = result.levels.iter().map(|l| l.report.violations()).sum();
+    if violations > 0 {
+        return Err(LoadgenError::Violations(violations));
+    }
+    if let Some(signal) = result.header.interrupted_by {
+        return Err(LoadgenError::Interrupted(signal));
+    }
+    for l in &result.levels {
+        check(&l.report, args.allow_no_locks)
+            .map_err(|e| LoadgenError::Failed(format!("level {}: {e}", l.level)))?;
+    }
+    Ok(())
+}
+
+/// The sweep the flags ask for: open-loop rates over `--workers` clients, or closed-loop
+/// client counts; one seed for every level.
+fn sweep(args: &SweepArgs) -> Sweep {
     let open_loop = !args.rate.is_empty();
     let levels: Vec<(String, Load)> = if open_loop {
+        let open = |rate_per_s| Load::Open {
+            rate_per_s,
+            workers: args.workers,
+        };
         args.rate
             .iter()
-            .map(|&rate_per_s| {
-                (
-                    format!("{rate_per_s}"),
-                    Load::Open {
-                        rate_per_s,
-                        workers: args.workers,
-                    },
-                )
-            })
+            .map(|&r| (format!("{r}"), open(r)))
             .collect()
     } else {
         args.clients
@@ -43,86 +74,55 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
             .map(|&workers| (workers.to_string(), Load::Closed { workers }))
             .collect()
     };
-    let sweep_load = if open_loop {
-        format!(
-            "open-loop levels (acquires/s) over {} clients",
-            args.workers
-        )
-    } else {
-        "closed-loop levels (clients)".to_string()
-    };
-    // One seed for the whole sweep, so levels differ only by their load.
     let mut workload = args.workload.clone();
     workload.seed = Some(workload.seed.unwrap_or_else(rand::random));
-    let p = &outputs.percentiles;
-    let mut sweep = SweepResult {
-        header: Header::new(
-            Kind::Sweep,
-            crate::model::header::new_run_id(),
-            crate::model::header::unix_now_s(),
+    Sweep {
+        base: RunConfig::new(&workload, levels[0].1, SWEEP_TIMING),
+        levels,
+        open_loop,
+    }
+}
+
+/// The load the report's header names.
+fn sweep_load(args: &SweepArgs) -> String {
+    match args.rate.is_empty() {
+        false => format!(
+            "open-loop levels (acquires/s) over {} clients",
+            args.workers
         ),
-        load: if open_loop { "open" } else { "closed" }.into(),
-        levels: Vec::new(),
-    };
-    let quiet = workload.quiet;
-    let signals = &session.signals;
-    session.rt.block_on(async {
-        let mut target = target(&args.target)?;
-        target.probe_versions().await;
-        let first = RunConfig::new(&workload, levels[0].1, SWEEP_TIMING);
-        crate::engine::probe::require_quorum(&target, first.quorum).await?;
-        say(
-            quiet,
-            &format!("sweep over {} levels; seed {}", levels.len(), first.seed),
-        );
-        for (i, (label, load)) in levels.iter().enumerate() {
-            if signals.stop.is_set() {
-                break;
-            }
-            let cfg = RunConfig::new(&workload, *load, SWEEP_TIMING);
-            say(
-                quiet,
-                &format!(
-                    "level {}/{}: {}",
-                    i + 1,
-                    levels.len(),
-                    describe_run(&cfg, &target)
-                ),
-            );
-            let result = runner::run(&cfg, &target, &mut NoHooks, signals).await?;
-            let report = Report::from_run(&result);
-            if i == 0 {
-                // The setup once (from the first level), then the table.
-                let mut setup = text::header_with_load(&report, Some(&sweep_load));
-                setup.push('\n');
-                setup.push_str(&render::sweep::header(open_loop, p));
-                setup.push('\n');
-                outputs.print_report(&setup)?;
-            }
-            outputs.print_report(&render::sweep::rows(label, &report, p))?;
-            warn_about_generator(&report);
-            sweep.levels.push(Level {
-                level: label.clone(),
-                report,
-            });
+        true => "closed-loop levels (clients)".to_string(),
+    }
+}
+
+/// Prints each level as it is measured: the setup and the table's header once (from the first
+/// level), then the level's rows; the generator's warnings on stderr.
+struct Printer<'a> {
+    outputs: &'a Outputs,
+    sweep: &'a Sweep,
+    load: String,
+}
+
+impl Levels for Printer<'_> {
+    fn starting(&mut self, i: usize, cfg: &RunConfig, target: &Target) {
+        let n = self.sweep.levels.len();
+        let described = describe_run(cfg, target);
+        say(cfg.quiet, &format!("level {}/{n}: {described}", i + 1));
+    }
+
+    fn measured(&mut self, i: usize, label: &str, report: &Report) -> Result<(), LoadgenError> {
+        let p = &self.outputs.percentiles;
+        if i == 0 {
+            let mut setup = text::header_with_load(report, Some(&self.load));
+            setup.push('\n');
+            setup.push_str(&render::sweep::header(self.sweep.open_loop, p));
+            setup.push('\n');
+            self.outputs.print_report(&setup)?;
         }
-        sweep.header.interrupt(signals.received());
-        Ok::<(), LoadgenError>(())
-    })?;
-    outputs.print_report(&format!("\n{}\n", render::sweep::LEGEND))?;
-    write_sweep_outputs(&sweep, &outputs, quiet)?;
-    let violations: u64 = sweep.levels.iter().map(|l| l.report.violations()).sum();
-    if violations > 0 {
-        return Err(LoadgenError::Violations(violations));
+        self.outputs
+            .print_report(&render::sweep::rows(label, report, p))?;
+        warn_about_generator(report);
+        Ok(())
     }
-    if let Some(signal) = sweep.header.interrupted_by {
-        return Err(LoadgenError::Interrupted(signal));
-    }
-    for l in &sweep.levels {
-        check(&l.report, args.allow_no_locks)
-            .map_err(|e| LoadgenError::Failed(format!("level {}: {e}", l.level)))?;
-    }
-    Ok(())
 }
 
 /// Writes `--json`, `--csv` and `--html` of a sweep.

@@ -1,5 +1,5 @@
 //! What a run calls back while a mode runs: the place where a fault schedule or a
-//! coordinating agent plugs into the runner ([`crate::engine::runner::run`]).
+//! coordinating agent plugs into the runner (`runner::run`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

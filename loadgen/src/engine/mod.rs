@@ -1,11 +1,12 @@
-//! The engine: everything that runs load against masters, from one worker's cycle to a run
-//! of all modes ([`runner`]), with its faults, its coordination across machines and the
-//! checks it makes while running. It builds the result model ([`crate::model`]) and may hand
-//! it to the readers beside it (renderers, merge, the exporter); none of them reaches up here.
+//! The engine: one run of one configuration against one target, from one worker's cycle to
+//! the run of its modes ([`runner`]), with the faults it injects as hooks and the checks it
+//! makes while running. It builds the result model ([`crate::model`]) and feeds the live
+//! exporter; what composes runs (turns, fault scenarios, the capacity search, agents) is
+//! `crate::plans`, above it, and neither renderers nor merge are called from here.
 
+pub(crate) mod baseline_cycle;
 pub mod checker;
 pub mod config;
-pub mod coordinator;
 pub(crate) mod cpu;
 pub mod faults;
 pub mod history;
@@ -18,6 +19,7 @@ pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod recorder;
 pub(crate) mod runner;
+pub mod schedule;
 pub mod storage;
 pub(crate) mod target;
 pub(crate) mod worker;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use redlock_core::FanOut;
 
 use crate::engine::config::{Load, RunConfig};
-pub use crate::engine::hooks::{NoHooks, RunHooks};
+use crate::engine::hooks::RunHooks;
 use crate::engine::mode;
 pub use crate::engine::mode::GRACE;
 use crate::engine::target::Target;
@@ -126,74 +126,6 @@ pub async fn run(
     stop: &crate::signals::Signals,
 ) -> Result<RunResult, LoadgenError> {
     run_modes(cfg, &cfg.modes(), target, hooks, stop).await
-}
-
-/// Runs every mode of `cfg` `cfg.repeat` times (`run --repeat`), the modes' order reversed
-/// every second time and repeat r seeded with seed + r, and lays the repeats end to end
-/// ([`RunResult::append_repeat`]). A stop ends it after the mode it cut short.
-pub async fn run_repeated(
-    cfg: &RunConfig,
-    target: &Target,
-    hooks: &mut dyn RunHooks,
-    stop: &crate::signals::Signals,
-) -> Result<RunResult, LoadgenError> {
-    let mut whole: Option<RunResult> = None;
-    for r in 0..cfg.repeat.max(1) {
-        if stopped(whole.as_ref(), stop) {
-            break;
-        }
-        let result = run_repeat(cfg, r, target, hooks, stop).await?;
-        add_repeat(&mut whole, cfg, result);
-    }
-    // Stopped before the first repeat began: by a signal (exit 128 + n, as at any other
-    // moment), or, without one, by something that is not the user's doing.
-    whole.ok_or_else(|| match stop.received() {
-        Some(signal) => LoadgenError::Interrupted(signal),
-        None => LoadgenError::Failed("stopped before the run began".into()),
-    })
-}
-
-/// Repeat `r` (from 0) of the `cfg.repeat` of `cfg`: seeded with seed + r, its modes in the
-/// other order every second time, its progress lines saying "repeat r/N".
-pub async fn run_repeat(
-    cfg: &RunConfig,
-    r: u32,
-    target: &Target,
-    hooks: &mut dyn RunHooks,
-    stop: &crate::signals::Signals,
-) -> Result<RunResult, LoadgenError> {
-    let mut again = cfg.clone();
-    again.seed = cfg.seed.wrapping_add(u64::from(r));
-    if cfg.repeat > 1 {
-        let repeat = format!("repeat {}/{}", r + 1, cfg.repeat);
-        again.progress_label = Some(match &cfg.progress_label {
-            Some(label) => format!("{label} {repeat}"),
-            None => repeat,
-        });
-    }
-    let mut order = cfg.modes();
-    if r % 2 == 1 {
-        order.reverse();
-    }
-    run_modes(&again, &order, target, hooks, stop).await
-}
-
-/// Lays a repeat of `cfg` after the ones in `whole` (the first one starts it).
-pub fn add_repeat(whole: &mut Option<RunResult>, cfg: &RunConfig, result: RunResult) {
-    match whole {
-        None => {
-            *whole = Some(RunResult {
-                config: cfg.clone(),
-                ..result
-            })
-        }
-        Some(w) => w.append_repeat(result),
-    }
-}
-
-/// Whether repeating should stop: a signal came, or the last repeat was cut short by one.
-pub fn stopped(whole: Option<&RunResult>, stop: &crate::signals::Signals) -> bool {
-    whole.is_some_and(|w| w.interrupted.is_some()) || stop.stop.is_set()
 }
 
 /// Runs the modes of `cfg` in the order given (a repeat of `run --repeat` takes them in the

@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 
 use redlock_core::{Lock, Redlock, Retry, Vote};
 
+use crate::engine::baseline_cycle::{self, Record};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
 use crate::engine::history::{Lease, Op, Outcome};
 use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
-use crate::engine::locks::cycle::{self as baseline_cycle, Record};
 use crate::engine::locks::setup::LockSetup;
 use crate::engine::pacing;
 use crate::engine::recorder::{Recorder, WorkerState};

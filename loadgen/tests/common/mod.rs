@@ -6,8 +6,8 @@ use std::process::{Command, Output};
 
 use redlock_core::FanOut;
 use redlock_loadgen::cli::translate::scenario_run;
-use redlock_loadgen::engine::faults::scenarios::{run_scenario, select, Outcome};
 use redlock_loadgen::hist::Hist;
+use redlock_loadgen::plans::faults::scenarios::{run_scenario, select, Outcome};
 use serde_json::Value;
 
 pub mod browser;

@@ -17,7 +17,6 @@
 //! per acquire for the same reason (the algorithm never reads it).
 
 pub mod baseline;
-pub(crate) mod cycle;
 pub mod master;
 pub(crate) mod setup;
 

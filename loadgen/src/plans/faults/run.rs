@@ -2,9 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::master::{FaultEvent, FaultSchedule, FaultSpec};
 use crate::engine::config::RunConfig;
+use crate::engine::faults::master::FaultSpec;
 use crate::engine::runner::{self, RunResult};
+use crate::engine::schedule::{FaultEvent, FaultSchedule};
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
 

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use redlock_core::FanOut;
 use redlock_local::proxy::{Direction, FaultProxies};
 
-use super::spec::{FaultKind, FaultSpec, FaultTime};
+use crate::engine::faults::master::{FaultKind, FaultSpec, FaultTime};
 use crate::engine::history::HistoryLog;
-use crate::engine::runner::RunHooks;
+use crate::engine::hooks::RunHooks;
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
 pub use crate::model::report::FaultEvent;

@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use super::baseline::{AttemptResult, Baseline, Held};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
 use crate::engine::history::{Lease, Op, Outcome};
 use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
+use crate::engine::locks::baseline::{AttemptResult, Baseline, Held};
 use crate::engine::pacing;
 use crate::engine::recorder::{Failure, Recorder, WorkerState};
 use crate::signals::Stop;

@@ -7,11 +7,11 @@
 
 use redlock_core::FanOut;
 
-use super::master::FaultSpec;
 use super::run::{lock_keys, lock_keys_left, run_with_faults, wait_until_keys_expire};
 use super::verdict::keys_verdict;
 pub use super::verdict::{acquire_bound, judge, Expect};
 use crate::engine::config::RunConfig;
+use crate::engine::faults::master::FaultSpec;
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::model::report::Report;
