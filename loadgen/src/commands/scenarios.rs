@@ -99,7 +99,6 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         }
         if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
-            outcome.row.cells[0] = outcome.scenario.clone();
         }
         if !args.quiet {
             for e in &outcome.faults {
@@ -108,7 +107,7 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         }
         outcomes.push(outcome);
     }
-    let table_rows: Vec<Row> = outcomes.iter().map(|o| o.row.clone()).collect();
+    let table_rows: Vec<Row> = outcomes.iter().map(Row::of).collect();
     print!("{}", table::render(&table_rows));
     let failed = outcomes.iter().filter(|o| !o.passed).count();
     let mut result = ScenariosResult {

@@ -32,15 +32,4 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<String>,
     pub result: Report,
-    #[serde(skip)]
-    pub row: Row,
-}
-
-/// One row, already formatted.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Row {
-    pub cells: Vec<String>,
-    pub passed: bool,
-    /// Why it failed.
-    pub reason: Option<String>,
 }

@@ -5,7 +5,16 @@ use std::fmt::Write as _;
 
 use crate::model::mode::ModeStats;
 use crate::model::report::FaultEvent;
-pub use crate::model::scenarios::Row;
+use crate::model::scenarios::Outcome;
+
+/// One row of the table, formatted from a scenario's outcome.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Row {
+    pub cells: Vec<String>,
+    pub passed: bool,
+    /// Why it failed.
+    pub reason: Option<String>,
+}
 
 const HEADERS: [&str; 10] = [
     "scenario",
@@ -21,6 +30,22 @@ const HEADERS: [&str; 10] = [
 ];
 
 impl Row {
+    /// The row of an outcome (a row that measured nothing reads as its failure).
+    pub fn of(outcome: &Outcome) -> Row {
+        let verdict = match outcome.passed {
+            true => Ok(()),
+            false => Err(outcome.reason.clone()),
+        };
+        match outcome.result.modes.first() {
+            Some(m) => Row::new(&outcome.scenario, m, &outcome.expected, verdict),
+            None => Row {
+                cells: vec![outcome.scenario.clone()],
+                passed: false,
+                reason: Some("measured nothing".into()),
+            },
+        }
+    }
+
     /// The row of scenario `name` from its mode's measurements.
     pub fn new(name: &str, m: &ModeStats, expected: &str, verdict: Result<(), String>) -> Row {
         let c = &m.counts;

@@ -16,7 +16,6 @@ use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::model::report::Report;
 pub use crate::model::scenarios::Outcome;
-use crate::render::scenarios::Row;
 
 /// One row of the matrix.
 #[derive(Debug, Clone, Copy)]
@@ -331,12 +330,6 @@ pub fn run_scenario(
             }
         });
 
-    let row = Row::new(
-        scenario.name,
-        mode,
-        scenario.expect.describe(),
-        verdict.clone(),
-    );
     Ok(Outcome {
         scenario: scenario.name.into(),
         command: cfg.command_line.clone(),
@@ -348,7 +341,6 @@ pub fn run_scenario(
         history: None,
         timeline: None,
         result: report,
-        row,
     })
 }
 
