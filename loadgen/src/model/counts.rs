@@ -1,27 +1,32 @@
 //! The event counters of one mode: they add up exactly, so tasks, modes and files merge by
 //! addition (what each figure made of them shows: [`super::figures`]).
 //!
-//! # Adding a counter: three files
+//! # Adding a counter: four files
 //!
 //! 1. here, `loadgen/src/model/counts.rs`: one more entry of the `counts!` list, with its
-//!    doc comment. Adding up, merging, the JSON key and the schema follow from it:
-//!    `loadgen/schema.json` takes any counter, and its check (a test of [`super::figures`])
-//!    reads the list from [`Counts::NAMES`];
-//! 2. `loadgen/src/engine/recorder.rs`: where the engine counts it;
-//! 3. `loadgen/src/model/figures.rs`: its line in the one figure list (label, cell, when
+//!    doc comment (its meaning, in [`Counts::MEANINGS`]). Adding up, merging and the JSON
+//!    key follow from it;
+//! 2. `loadgen/schema.json`: its property in `counts`, at the same place in the list, its
+//!    description the doc comment's lines joined (a test of this module names any counter
+//!    the two disagree on);
+//! 3. `loadgen/src/engine/recorder.rs`: where the engine counts it;
+//! 4. `loadgen/src/model/figures.rs`: its line in the one figure list (label, cell, when
 //!    shown, ratio, CSV columns), which the text, HTML and CSV reports all read.
 //!
-//! `retried_calls` ("acquire calls retried") took exactly those three:
+//! `retried_calls` ("acquire calls retried") shows the four:
 //!
 //! ```
 //! use redlock_loadgen::model::{counts::Counts, figures::figures, mode::ModeStats};
 //! # use std::time::Duration;
 //! // 1. declared: a key of every mode's `counts` in the JSON, added up by merges
 //! assert!(Counts::NAMES.contains(&"retried_calls"));
-//! // 2. counted (the recorder adds 1 when a call makes its second attempt)
+//! // 2. described: schema.json's description of it is this meaning
+//! let meaning = ("retried_calls", "Acquire calls that needed more than one attempt.");
+//! assert!(Counts::MEANINGS.contains(&meaning));
+//! // 3. counted (the recorder adds 1 when a call makes its second attempt)
 //! let mut mode = ModeStats::new(redlock_core::FanOut::Concurrent, 3, Duration::from_secs(1));
 //! mode.counts.retried_calls += 2;
-//! // 3. shown: the figure list's line, read by every report
+//! // 4. shown: the figure list's line, read by every report
 //! let figure = figures().into_iter().find(|f| f.label == "acquire calls retried").unwrap();
 //! assert_eq!((figure.cell)(&mode), "2");
 //! ```
@@ -29,17 +34,23 @@
 use serde::{Deserialize, Serialize};
 
 macro_rules! counts {
-    ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
+    ($($(#[doc = $doc:literal])* $field:ident),* $(,)?) => {
         /// Event counters of one mode (docs/src/design.md#metrics definitions).
         #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields, default)]
         pub struct Counts {
-            $($(#[$doc])* pub $field: u64,)*
+            $($(#[doc = $doc])* pub $field: u64,)*
         }
 
         impl Counts {
             /// Every counter's name (its JSON key), in the order declared.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// Every counter's name and meaning (its doc comment, one line), in the order
+            /// declared: what `loadgen/schema.json` says of each.
+            pub const MEANINGS: &'static [(&'static str, &'static str)] =
+                // Each doc line starts with the space after `///`, which joins it to the last.
+                &[$((stringify!($field), concat!($($doc),*).trim_ascii())),*];
 
             /// Adds every counter of `other`.
             pub fn add(&mut self, other: &Counts) {
@@ -113,4 +124,155 @@ counts! {
     /// Locks acquired after a client died holding one (the `crash` client fault): 0 means the
     /// dead client's lock was never freed (a stuck lock).
     acquired_after_crash,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::de::{MapAccess, Visitor};
+    use serde::Deserializer;
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    const SCHEMA: &str = include_str!("../../schema.json");
+
+    /// An object's entries in the order written (`serde_json::Map` may sort them).
+    struct Ordered(Vec<(String, Value)>);
+
+    impl<'de> Deserialize<'de> for Ordered {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct OrderedVisitor;
+            impl<'de> Visitor<'de> for OrderedVisitor {
+                type Value = Ordered;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                    let mut entries = Vec::new();
+                    while let Some(entry) = map.next_entry()? {
+                        entries.push(entry);
+                    }
+                    Ok(Ordered(entries))
+                }
+            }
+            d.deserialize_map(OrderedVisitor)
+        }
+    }
+
+    /// The `properties` of schema.json's `counts`, in the order written.
+    fn schema_counters() -> Vec<(String, Value)> {
+        #[derive(Deserialize)]
+        struct Schema {
+            #[serde(rename = "$defs")]
+            defs: Defs,
+        }
+        #[derive(Deserialize)]
+        struct Defs {
+            counts: CountsDef,
+        }
+        #[derive(Deserialize)]
+        struct CountsDef {
+            properties: Ordered,
+        }
+        let schema: Schema = serde_json::from_str(SCHEMA).expect("schema.json has $defs.counts");
+        schema.defs.counts.properties.0
+    }
+
+    /// How `properties` (schema.json's counters) differ from `meanings` (the `counts!` list),
+    /// each naming the counter and both texts.
+    fn schema_differences(
+        properties: &[(String, Value)],
+        meanings: &[(&str, &str)],
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        let described = |name: &str| properties.iter().find(|(n, _)| n == name).map(|(_, p)| p);
+        for &(name, meaning) in meanings {
+            match described(name) {
+                None => out.push(format!(
+                    "`{name}` is missing from schema.json's counts (counts.rs: {meaning:?})"
+                )),
+                Some(p) if p != &json!({"$ref": "#/$defs/count", "description": meaning}) => {
+                    out.push(format!(
+                        "`{name}`: schema.json says {p}, counts.rs says {meaning:?} (a #/$defs/count)"
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        for (name, p) in properties {
+            if !meanings.iter().any(|&(n, _)| n == name) {
+                out.push(format!(
+                    "`{name}` is in schema.json's counts ({}) but not in the counts! list",
+                    p["description"]
+                ));
+            }
+        }
+        let order = |names: Vec<&str>| names.join(", ");
+        let schema_order = order(properties.iter().map(|(n, _)| n.as_str()).collect());
+        let list_order = order(meanings.iter().map(|&(n, _)| n).collect());
+        if out.is_empty() && schema_order != list_order {
+            out.push(format!(
+                "schema.json lists the counters as {schema_order}; counts.rs declares {list_order}"
+            ));
+        }
+        out
+    }
+
+    /// schema.json describes every counter with its doc comment, in the declared order, and
+    /// nothing else.
+    #[test]
+    fn schema_json_describes_every_counter_as_declared() {
+        let differences = schema_differences(&schema_counters(), Counts::MEANINGS);
+        assert!(differences.is_empty(), "{}", differences.join("\n"));
+    }
+
+    /// The check above names the counter and both texts when one is missing, extra or
+    /// described otherwise.
+    #[test]
+    fn a_schema_that_differs_from_the_list_is_reported_naming_the_counter() {
+        let property = |d: &str| json!({"$ref": "#/$defs/count", "description": d});
+        let schema = vec![
+            (
+                "attempts".to_string(),
+                property("Attempts (SET NX PX rounds)."),
+            ),
+            ("releases".to_string(), property("Releases.")),
+            ("extends".to_string(), property("Extends made.")),
+        ];
+        let list = [
+            ("attempts", "Attempts (SET NX PX rounds)."),
+            ("releases", "Releases made."),
+            ("violations", "Overlapping pairs."),
+        ];
+        let differences = schema_differences(&schema, &list).join("\n");
+        for needle in [
+            "`violations` is missing from schema.json's counts (counts.rs: \"Overlapping pairs.\")",
+            "`releases`: schema.json says {\"$ref\":\"#/$defs/count\",\"description\":\"Releases.\"}, counts.rs says \"Releases made.\"",
+            "`extends` is in schema.json's counts (\"Extends made.\") but not in the counts! list",
+        ] {
+            assert!(differences.contains(needle), "{needle}\nnot in\n{differences}");
+        }
+        let same = [
+            ("attempts", "Attempts (SET NX PX rounds)."),
+            ("releases", "Releases."),
+        ];
+        let differences = schema_differences(&[schema[1].clone(), schema[0].clone()], &same);
+        assert_eq!(
+            differences,
+            ["schema.json lists the counters as releases, attempts; counts.rs declares attempts, releases"]
+        );
+    }
+
+    #[test]
+    fn every_meaning_is_one_trimmed_line() {
+        for &(name, meaning) in Counts::MEANINGS {
+            assert!(
+                !meaning.is_empty()
+                    && meaning.trim() == meaning
+                    && !meaning.contains("  ")
+                    && !meaning.contains('\n'),
+                "{name}: {meaning:?}"
+            );
+        }
+    }
 }
