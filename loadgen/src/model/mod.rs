@@ -24,8 +24,9 @@
 //! others gets its line in [`mode::ModeStats::derive`].
 //!
 //! JSON needs nothing more: the field is serialised where it is declared. A field old files
-//! lack gets `#[serde(default)]`; a key that moves or changes meaning bumps
-//! [`header::SCHEMA_VERSION`] and keeps the old version readable in [`document`].
+//! lack gets `#[serde(default)]`; a new counter keeps the version (readers keep counters they
+//! do not know); a key that moves or changes meaning bumps [`header::SCHEMA_VERSION`] and
+//! keeps the old version readable in [`document`].
 
 pub mod capacity;
 pub mod comparison;
