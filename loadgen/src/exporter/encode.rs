@@ -83,6 +83,16 @@ fn with(mut labels: Labels, key: &'static str, value: impl Into<String>) -> Labe
 }
 
 fn encode_snapshot(s: &Snapshot, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    encode_library_families(s, encoder)?;
+    encode_generator_families(s, encoder)
+}
+
+/// The families named as the library's own metrics (`redlock_*`), so one dashboard reads both:
+/// acquire durations, attempts by result, failures by master.
+fn encode_library_families(
+    s: &Snapshot,
+    encoder: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
     let mut family = encoder.encode_descriptor(
         "redlock_acquire_duration_seconds",
         "Whole acquire calls, retries included (open loop: from the intended start), by outcome.",
@@ -129,7 +139,15 @@ fn encode_snapshot(s: &Snapshot, encoder: &mut DescriptorEncoder) -> Result<(), 
             ConstCounter::new(*n).encode(family.encode_family(&labels)?)?;
         }
     }
+    Ok(())
+}
 
+/// The load generator's own families (`redlock_loadgen_*`): its CPU, its start lag, and the
+/// violations its check found.
+fn encode_generator_families(
+    s: &Snapshot,
+    encoder: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
     let mut family = encoder.encode_descriptor(
         "redlock_loadgen_generator_cpu_ratio",
         "The load generator's own CPU (user + sys) over the measured window so far, as a share of the machine's cores (0 to 1).",

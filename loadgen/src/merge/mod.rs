@@ -12,11 +12,15 @@ pub mod compat;
 pub mod limits;
 pub mod windows;
 
+use redlock_core::FanOut;
+
 use crate::error::LoadgenError;
 use crate::model::capacity::search::{Limit, Phase};
-use crate::model::capacity::{answer, CapacityResult, NoiseVerdict, Step};
+use crate::model::capacity::{answer, Answer, CapacityResult, NoiseVerdict, Step};
 use crate::model::document::Document;
 use crate::model::header::{Header, Kind};
+use crate::model::lock::LockAlgorithm;
+use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 use crate::model::sweep::{Level, SweepResult};
 
@@ -75,17 +79,52 @@ fn check_run_ids(parts: &[(String, Vec<String>)]) -> Result<(), LoadgenError> {
 
 /// Adds run results of the same workload, mode by mode, on one wall-clock timeline.
 pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, LoadgenError> {
+    refuse_repeats(&parts)?;
+    let ids: Vec<(String, Vec<String>)> = parts
+        .iter()
+        .map(|(n, r)| (n.clone(), r.part_run_ids.clone()))
+        .collect();
+    check_run_ids(&ids)?;
+    let mut notes = workload_notes(&parts, allow)?;
+    let mut modes = Vec::new();
+    for (lock, fanout) in mode_keys(&parts) {
+        modes.push(merge_mode(&parts, (lock, fanout), allow, &mut notes)?);
+    }
+    let header = Header::merged(
+        Kind::Run,
+        parts.iter().map(|(n, r)| (n.as_str(), &r.header)),
+        notes,
+    );
+    let first = &parts[0].1;
+    let mut report = Report {
+        header,
+        part_run_ids: ids.into_iter().flat_map(|(_, ids)| ids).collect(),
+        modes,
+        comparison: None,
+        against_redlock: Vec::new(),
+        thresholds: Vec::new(),
+        gate: None,
+        faults: parts.iter().flat_map(|(_, r)| r.faults.clone()).collect(),
+        ..first.clone()
+    };
+    report.derive();
+    Ok(report)
+}
+
+/// Refuses a `run --repeat` result: its repeats are not on one clock with the other parts.
+fn refuse_repeats(parts: &[(String, Report)]) -> Result<(), LoadgenError> {
     if let Some((name, part)) = parts.iter().find(|(_, r)| r.config.repeat > 1) {
         return Err(LoadgenError::Usage(format!(
             "{name} is a run of --repeat {}: its repeats are laid end to end, not on one clock with the other parts, so it cannot be merged (`compare` reads it)",
             part.config.repeat
         )));
     }
-    let ids: Vec<(String, Vec<String>)> = parts
-        .iter()
-        .map(|(n, r)| (n.clone(), r.part_run_ids.clone()))
-        .collect();
-    check_run_ids(&ids)?;
+    Ok(())
+}
+
+/// The merge notes of parts whose workload differs from the first's (refused unless
+/// `--allow-mixed`).
+fn workload_notes(parts: &[(String, Report)], allow: Allow) -> Result<Vec<String>, LoadgenError> {
     let (first_name, first) = &parts[0];
     let mut notes = Vec::new();
     for (name, part) in &parts[1..] {
@@ -101,66 +140,61 @@ pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, 
         }
         notes.push(format!("mixed workloads: {what}"));
     }
-    // Modes pair up by lock algorithm and (for Redlock) fan-out.
-    let mut mode_keys: Vec<(crate::model::lock::LockAlgorithm, redlock_core::FanOut)> = Vec::new();
-    for (_, part) in &parts {
+    Ok(notes)
+}
+
+/// Every mode of the parts, in the order first met: modes pair up by lock algorithm and (for
+/// Redlock) fan-out.
+fn mode_keys(parts: &[(String, Report)]) -> Vec<(LockAlgorithm, FanOut)> {
+    let mut mode_keys: Vec<(LockAlgorithm, FanOut)> = Vec::new();
+    for (_, part) in parts {
         for m in &part.modes {
             if !mode_keys.iter().any(|&(l, f)| m.same_mode(l, f)) {
                 mode_keys.push((m.lock, m.fanout));
             }
         }
     }
-    let mut modes = Vec::new();
-    for (lock, fanout) in mode_keys {
-        let of_mode: Vec<(&str, &crate::model::mode::ModeStats)> = parts
-            .iter()
-            .flat_map(|(n, r)| {
-                r.modes
-                    .iter()
-                    .filter(move |m| m.same_mode(lock, fanout))
-                    .map(move |m| (n.as_str(), m))
-            })
-            .collect();
-        let all_windows: Vec<(u64, u64)> = of_mode
-            .iter()
-            .flat_map(|(_, m)| windows::windows(m))
-            .collect();
-        if of_mode.len() > 1 && windows::overlap(&all_windows).is_none() {
-            let names: Vec<&str> = of_mode.iter().map(|(n, _)| *n).collect();
-            let what = format!(
-                "{} fan-out: the measured windows of {} never all overlap",
-                fanout.as_str(),
-                names.join(", ")
-            );
-            if !allow.disjoint {
-                return Err(LoadgenError::Usage(format!(
-                    "{what}: they did not measure at the same time, so their rates do not add up (pass --allow-disjoint to merge them anyway)"
-                )));
-            }
-            eprintln!("redlock-loadgen: warning: {what}; the rate while all measured is undefined");
-            notes.push(format!("disjoint windows: {what}"));
+    mode_keys
+}
+
+/// One mode of every part that has it, added up on one timeline; windows that never all
+/// overlap are refused unless `--allow-disjoint` (then noted in `notes`).
+fn merge_mode(
+    parts: &[(String, Report)],
+    (lock, fanout): (LockAlgorithm, FanOut),
+    allow: Allow,
+    notes: &mut Vec<String>,
+) -> Result<ModeStats, LoadgenError> {
+    let of_mode: Vec<(&str, &ModeStats)> = parts
+        .iter()
+        .flat_map(|(n, r)| {
+            r.modes
+                .iter()
+                .filter(move |m| m.same_mode(lock, fanout))
+                .map(move |m| (n.as_str(), m))
+        })
+        .collect();
+    let all_windows: Vec<(u64, u64)> = of_mode
+        .iter()
+        .flat_map(|(_, m)| windows::windows(m))
+        .collect();
+    if of_mode.len() > 1 && windows::overlap(&all_windows).is_none() {
+        let names: Vec<&str> = of_mode.iter().map(|(n, _)| *n).collect();
+        let what = format!(
+            "{} fan-out: the measured windows of {} never all overlap",
+            fanout.as_str(),
+            names.join(", ")
+        );
+        if !allow.disjoint {
+            return Err(LoadgenError::Usage(format!(
+                "{what}: they did not measure at the same time, so their rates do not add up (pass --allow-disjoint to merge them anyway)"
+            )));
         }
-        limits::check_timeline(&of_mode).map_err(LoadgenError::Usage)?;
-        modes.push(windows::merge_modes(&of_mode));
+        eprintln!("redlock-loadgen: warning: {what}; the rate while all measured is undefined");
+        notes.push(format!("disjoint windows: {what}"));
     }
-    let header = Header::merged(
-        Kind::Run,
-        parts.iter().map(|(n, r)| (n.as_str(), &r.header)),
-        notes,
-    );
-    let mut report = Report {
-        header,
-        part_run_ids: ids.into_iter().flat_map(|(_, ids)| ids).collect(),
-        modes,
-        comparison: None,
-        against_redlock: Vec::new(),
-        thresholds: Vec::new(),
-        gate: None,
-        faults: parts.iter().flat_map(|(_, r)| r.faults.clone()).collect(),
-        ..first.clone()
-    };
-    report.derive();
-    Ok(report)
+    limits::check_timeline(&of_mode).map_err(LoadgenError::Usage)?;
+    Ok(windows::merge_modes(&of_mode))
 }
 
 /// Sweeps merge level by level (the same levels in every file).
@@ -214,6 +248,39 @@ fn merge_capacity(
     parts: Vec<(String, CapacityResult)>,
     allow: Allow,
 ) -> Result<CapacityResult, LoadgenError> {
+    check_same_steps(&parts)?;
+    let first = &parts[0].1;
+    let mut steps = Vec::with_capacity(first.steps.len());
+    for i in 0..first.steps.len() {
+        steps.push(merge_step(&parts, i, allow)?);
+    }
+    judge_noise_again(first, &mut steps);
+    let answers = first
+        .answers
+        .iter()
+        .map(|a| answer_again(a, first, &steps))
+        .collect();
+    let notes: Vec<String> = steps
+        .iter()
+        .flat_map(|s| s.report.header.merge_notes.clone())
+        .collect();
+    Ok(CapacityResult {
+        header: Header::merged(
+            Kind::Capacity,
+            parts.iter().map(|(n, c)| (n.as_str(), &c.header)),
+            notes,
+        ),
+        objective: first.objective.clone(),
+        plan: first.plan,
+        warnings: first.warnings.clone(),
+        answers,
+        steps,
+    })
+}
+
+/// Refuses searches that did not run the same steps (fan-out, phase, rate) for the same
+/// objective.
+fn check_same_steps(parts: &[(String, CapacityResult)]) -> Result<(), LoadgenError> {
     let (first_name, first) = &parts[0];
     let key = |s: &Step| format!("{} {} {}", s.fanout, s.phase.as_str(), s.rate);
     let keys: Vec<String> = first.steps.iter().map(key).collect();
@@ -232,35 +299,47 @@ fn merge_capacity(
             )));
         }
     }
-    let mut steps = Vec::with_capacity(keys.len());
-    for (i, step) in first.steps.iter().enumerate() {
-        let runs: Vec<(String, Report)> = parts
-            .iter()
-            .map(|(n, c)| (format!("{n} (step {})", i + 1), c.steps[i].report.clone()))
-            .collect();
-        let report = merge_runs(runs, allow)?;
-        let (failures, straddled) = match report.modes.first() {
-            Some(m) => {
-                let failures = first
-                    .objective
-                    .failures(m, m.generator.judgement.target_missed);
-                let straddled = first.objective.straddled(m, &failures);
-                (failures, straddled)
-            }
-            None => (vec!["nothing measured".into()], Vec::new()),
-        };
-        let mut merged = Step::new(
-            &step.fanout,
-            step.phase,
-            step.rate * parts.len() as f64,
-            failures,
-            report,
-        );
-        merged.straddled = straddled;
-        merged.repeat_of = step.repeat_of;
-        steps.push(merged);
-    }
-    // The steps the search repeated for noise: their verdicts again, by the merged runs.
+    Ok(())
+}
+
+/// Step `i` of every part, merged and judged again against the objective, at the rate of all
+/// the parts together.
+fn merge_step(
+    parts: &[(String, CapacityResult)],
+    i: usize,
+    allow: Allow,
+) -> Result<Step, LoadgenError> {
+    let first = &parts[0].1;
+    let step = &first.steps[i];
+    let runs: Vec<(String, Report)> = parts
+        .iter()
+        .map(|(n, c)| (format!("{n} (step {})", i + 1), c.steps[i].report.clone()))
+        .collect();
+    let report = merge_runs(runs, allow)?;
+    let (failures, straddled) = match report.modes.first() {
+        Some(m) => {
+            let failures = first
+                .objective
+                .failures(m, m.generator.judgement.target_missed);
+            let straddled = first.objective.straddled(m, &failures);
+            (failures, straddled)
+        }
+        None => (vec!["nothing measured".into()], Vec::new()),
+    };
+    let mut merged = Step::new(
+        &step.fanout,
+        step.phase,
+        step.rate * parts.len() as f64,
+        failures,
+        report,
+    );
+    merged.straddled = straddled;
+    merged.repeat_of = step.repeat_of;
+    Ok(merged)
+}
+
+/// The steps the search repeated for noise: their verdicts again, by the merged runs.
+fn judge_noise_again(first: &CapacityResult, steps: &mut [Step]) {
     for (i, step) in first.steps.iter().enumerate() {
         if step.noise.is_none() {
             continue;
@@ -280,58 +359,40 @@ fn merge_capacity(
         let passed = runs.iter().filter(|p| **p).count() as u32;
         steps[i].noise = Some(NoiseVerdict::of(runs.len() as u32, passed, 0).0);
     }
-    let answers = first
-        .answers
+}
+
+/// The answer `a` of the first search, judged again on the merged steps.
+fn answer_again(a: &Answer, first: &CapacityResult, steps: &[Step]) -> Answer {
+    // The verdicts the search would count (a repeat for noise counts with its step).
+    let best = steps
         .iter()
-        .map(|a| {
-            // The verdicts the search would count (a repeat for noise counts with its step).
-            let best = steps
-                .iter()
-                .filter(|s| {
-                    s.fanout == a.fanout && s.repeat_of.is_none() && s.counted().unwrap_or(s.passed)
-                })
-                .map(|s| s.rate)
-                .max_by(f64::total_cmp);
-            // Confirmed as the search confirms: a confirming step, or a --repeat run, passed.
-            let confirmed = best.is_some_and(|r| {
-                steps.iter().any(|s| {
-                    s.fanout == a.fanout
-                        && s.rate == r
-                        && match s.phase {
-                            Phase::Confirm => s.counted() == Some(true),
-                            Phase::Repeat => s.repeat_of.is_none() && s.passed,
-                            _ => false,
-                        }
-                })
-            });
-            let limit = if best.is_some() {
-                a.limit
-            } else {
-                Limit::NotMet
-            };
-            answer(
-                &a.fanout,
-                &steps,
-                (best, confirmed, limit),
-                &first.objective,
-                &first.plan,
-            )
+        .filter(|s| {
+            s.fanout == a.fanout && s.repeat_of.is_none() && s.counted().unwrap_or(s.passed)
         })
-        .collect();
-    let notes: Vec<String> = steps
-        .iter()
-        .flat_map(|s| s.report.header.merge_notes.clone())
-        .collect();
-    Ok(CapacityResult {
-        header: Header::merged(
-            Kind::Capacity,
-            parts.iter().map(|(n, c)| (n.as_str(), &c.header)),
-            notes,
-        ),
-        objective: first.objective.clone(),
-        plan: first.plan,
-        warnings: first.warnings.clone(),
-        answers,
+        .map(|s| s.rate)
+        .max_by(f64::total_cmp);
+    // Confirmed as the search confirms: a confirming step, or a --repeat run, passed.
+    let confirmed = best.is_some_and(|r| {
+        steps.iter().any(|s| {
+            s.fanout == a.fanout
+                && s.rate == r
+                && match s.phase {
+                    Phase::Confirm => s.counted() == Some(true),
+                    Phase::Repeat => s.repeat_of.is_none() && s.passed,
+                    _ => false,
+                }
+        })
+    });
+    let limit = if best.is_some() {
+        a.limit
+    } else {
+        Limit::NotMet
+    };
+    answer(
+        &a.fanout,
         steps,
-    })
+        (best, confirmed, limit),
+        &first.objective,
+        &first.plan,
+    )
 }

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::signals::Signal;
 
-/// Version of the result format written; bumped on any incompatible change.
+/// Version of the result format written; bumped on any change an older reader would have to
+/// refuse (a new counter is not one: readers keep counters they do not know).
 pub const SCHEMA_VERSION: u32 = 4;
 
 /// Versions `merge` (and `collect`) read. Version 2 had no `unavailable_attempts`: its

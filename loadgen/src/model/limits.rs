@@ -16,7 +16,9 @@
 //! - intervals: an `index` below [`MAX_INTERVAL_SLOTS`] summed over the file's modes,
 //!   `interval_ms` from 1 ms to a day, wall-clock times before the year 10000; modes, levels,
 //!   steps, parts, masters, repeats each at most [`MAX_ITEMS`]; `run --repeat` spans that
-//!   follow each other from interval 0 and stay within the intervals held.
+//!   follow each other from interval 0 and stay within the intervals held;
+//! - a mode's counters this version does not know: at most
+//!   [`super::counts::MAX_UNKNOWN_COUNTERS`], refused as they are read.
 
 use super::mode::ModeStats;
 use super::report::Report;

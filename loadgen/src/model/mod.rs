@@ -15,16 +15,18 @@
 //!
 //! # How to add a figure
 //!
-//! A counter touches three files: `model/counts.rs` (its declaration in [`counts`], which the
-//! schema's check reads: `loadgen/schema.json` needs no edit), `engine/recorder.rs` (where it
-//! is counted) and `model/figures.rs` (its line in the one list of [`figures`] that the text
-//! report, the HTML report and the CSV all read); [`counts`] shows it done. A histogram or
+//! A counter touches four files: `model/counts.rs` (its declaration in [`counts`], with its
+//! meaning), `loadgen/schema.json` (its property, described by that meaning: a test of
+//! [`counts`] compares the two), `engine/recorder.rs` (where it is counted) and
+//! `model/figures.rs` (its line in the one list of [`figures`] that the text report, the HTML
+//! report and the CSV all read); [`counts`] shows it done. A histogram or
 //! list also gets a line in [`mode::ModeStats::add_measurements`]; a figure computed from
 //! others gets its line in [`mode::ModeStats::derive`].
 //!
 //! JSON needs nothing more: the field is serialised where it is declared. A field old files
-//! lack gets `#[serde(default)]`; a key that moves or changes meaning bumps
-//! [`header::SCHEMA_VERSION`] and keeps the old version readable in [`document`].
+//! lack gets `#[serde(default)]`; a new counter keeps the version (readers keep counters they
+//! do not know); a key that moves or changes meaning bumps [`header::SCHEMA_VERSION`] and
+//! keeps the old version readable in [`document`].
 
 pub mod capacity;
 pub mod comparison;

@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::chart::{self, log_range, Axes, PALETTE};
+use super::chart::{self, log_range, Axes, Chart, PALETTE};
 use crate::model::capacity::search::Limit;
 use crate::model::capacity::CapacityResult;
 use crate::model::percentiles::label;
@@ -66,75 +66,8 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
     chart::svg(&title, axes, 0f64..x_max, (y_min..y_max).log_scale(), |c| {
         for (i, (fanout, pts)) in series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
-            for (what, pick, width) in [("p50", 1usize, 1u32), ("p99", 2, 3)] {
-                let line: Vec<(f64, f64)> = pts
-                    .iter()
-                    .map(|p| (p.0, if pick == 1 { p.1 } else { p.2 }))
-                    .collect();
-                chart::line(
-                    c,
-                    line.clone(),
-                    color,
-                    width,
-                    format!("{fanout} acquire {what}"),
-                )?;
-                let passed = pts.iter().map(|p| p.3);
-                c.draw_series(
-                    line.iter()
-                        .zip(passed.clone())
-                        .filter(|s| s.1)
-                        .map(|(&p, _)| Circle::new(p, 3 + width as i32, color.filled())),
-                )
-                .map_err(chart::error)?;
-                c.draw_series(
-                    line.iter()
-                        .zip(passed)
-                        .filter(|s| !s.1)
-                        .map(|(&p, _)| Cross::new(p, 4 + width as i32, color.stroke_width(2))),
-                )
-                .map_err(chart::error)?;
-            }
-            // The knee: the answer's throughput and p99.
-            let answer = result.answers.iter().find(|a| a.fanout == *fanout);
-            let knee = answer.and_then(|a| a.rate_per_s).and_then(|rate| {
-                result
-                    .steps
-                    .iter()
-                    .rev()
-                    .filter(|s| s.fanout == *fanout && s.rate == rate && s.passed)
-                    .find_map(|s| s.report.modes.first())
-                    .map(|m| {
-                        (
-                            m.acquires_per_s(),
-                            m.latency.acquire.quantile(0.99) as f64 / 1000.0,
-                        )
-                    })
-            });
-            if let Some((x, y)) = knee {
-                // A search stopped by --max-rate or by this machine found a floor, not the
-                // knee: say so where the eye lands.
-                let text = match answer {
-                    Some(a) if a.limit == Limit::MaxRate => {
-                        format!("{fanout}: ≥ {x:.0}/s (--max-rate reached)")
-                    }
-                    Some(a) if a.generator_limited => {
-                        format!("{fanout}: ≥ {x:.0}/s (a floor set by this machine)")
-                    }
-                    _ => format!("{fanout} knee: {x:.0}/s"),
-                };
-                c.draw_series([EmptyElement::at((x, y))
-                    + Circle::new((0, 0), 9, color.stroke_width(2))
-                    // Right-aligned to the point: the answer often sits at the right edge.
-                    + Text::new(
-                        text,
-                        (-12, -14),
-                        ("sans-serif", 13)
-                            .into_font()
-                            .into_text_style(c.plotting_area())
-                            .pos(Pos::new(HPos::Right, VPos::Bottom)),
-                    )])
-                .map_err(chart::error)?;
-            }
+            draw_steps(c, fanout, pts, color)?;
+            draw_knee(c, result, fanout, color)?;
         }
         for (name, bound) in &bounds {
             let bound = *bound;
@@ -148,6 +81,103 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
         }
         Ok(())
     })
+}
+
+/// The p50 and p99 lines of one fan-out's steps, each step a dot (met) or a cross (missed).
+fn draw_steps<X, Y>(
+    c: &mut Chart<'_, '_, X, Y>,
+    fanout: &str,
+    pts: &[Point],
+    color: RGBColor,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (what, pick, width) in [("p50", 1usize, 1u32), ("p99", 2, 3)] {
+        let line: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|p| (p.0, if pick == 1 { p.1 } else { p.2 }))
+            .collect();
+        chart::line(
+            c,
+            line.clone(),
+            color,
+            width,
+            format!("{fanout} acquire {what}"),
+        )?;
+        let passed = pts.iter().map(|p| p.3);
+        c.draw_series(
+            line.iter()
+                .zip(passed.clone())
+                .filter(|s| s.1)
+                .map(|(&p, _)| Circle::new(p, 3 + width as i32, color.filled())),
+        )
+        .map_err(chart::error)?;
+        c.draw_series(
+            line.iter()
+                .zip(passed)
+                .filter(|s| !s.1)
+                .map(|(&p, _)| Cross::new(p, 4 + width as i32, color.stroke_width(2))),
+        )
+        .map_err(chart::error)?;
+    }
+    Ok(())
+}
+
+/// The knee of one fan-out (the answer's throughput and p99), ringed and labelled.
+fn draw_knee<X, Y>(
+    c: &mut Chart<'_, '_, X, Y>,
+    result: &CapacityResult,
+    fanout: &str,
+    color: RGBColor,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let answer = result.answers.iter().find(|a| a.fanout == fanout);
+    let knee = answer.and_then(|a| a.rate_per_s).and_then(|rate| {
+        result
+            .steps
+            .iter()
+            .rev()
+            .filter(|s| s.fanout == fanout && s.rate == rate && s.passed)
+            .find_map(|s| s.report.modes.first())
+            .map(|m| {
+                (
+                    m.acquires_per_s(),
+                    m.latency.acquire.quantile(0.99) as f64 / 1000.0,
+                )
+            })
+    });
+    let Some((x, y)) = knee else {
+        return Ok(());
+    };
+    // A search stopped by --max-rate or by this machine found a floor, not the knee: say so
+    // where the eye lands.
+    let text = match answer {
+        Some(a) if a.limit == Limit::MaxRate => {
+            format!("{fanout}: ≥ {x:.0}/s (--max-rate reached)")
+        }
+        Some(a) if a.generator_limited => {
+            format!("{fanout}: ≥ {x:.0}/s (a floor set by this machine)")
+        }
+        _ => format!("{fanout} knee: {x:.0}/s"),
+    };
+    c.draw_series([EmptyElement::at((x, y))
+        + Circle::new((0, 0), 9, color.stroke_width(2))
+        // Right-aligned to the point: the answer often sits at the right edge.
+        + Text::new(
+            text,
+            (-12, -14),
+            ("sans-serif", 13)
+                .into_font()
+                .into_text_style(c.plotting_area())
+                .pos(Pos::new(HPos::Right, VPos::Bottom)),
+        )])
+    .map_err(chart::error)?;
+    Ok(())
 }
 
 /// A title short enough for the chart's width: the workload in a few words; the full

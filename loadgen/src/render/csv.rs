@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::capacity::CapacityResult;
+use crate::model::capacity::{Answer, CapacityResult};
 use crate::model::estimates::HEADLINE;
 use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
@@ -38,6 +38,21 @@ pub fn capacity(result: &CapacityResult, p: &Percentiles) -> String {
         .to_vec();
     head.extend(figure_names(p));
     let _ = writeln!(out, "{}", head.join(","));
+    let answer_steps = step_rows(result, p, &mut out);
+    for a in &result.answers {
+        let cells = answer_row(result, a, &answer_steps, p);
+        let _ = writeln!(out, "{}", cells.join(","));
+    }
+    out
+}
+
+/// Writes the steps' rows (each numbered within its fan-out) to `out`; returns the number of
+/// each fan-out's answer step, the last passing step at the answer's rate.
+fn step_rows<'a>(
+    result: &'a CapacityResult,
+    p: &Percentiles,
+    out: &mut String,
+) -> Vec<(&'a str, usize)> {
     let mut numbers: Vec<(&str, usize)> = Vec::new();
     let mut answer_steps: Vec<(&str, usize)> = Vec::new();
     for step in &result.steps {
@@ -73,50 +88,58 @@ pub fn capacity(result: &CapacityResult, p: &Percentiles) -> String {
         cells.extend(figures(&step.report, m, p));
         let _ = writeln!(out, "{}", cells.join(","));
     }
-    for a in &result.answers {
-        let verdict = a.status.key();
-        let bracket = match (a.highest_passed_per_s, a.lowest_failed_per_s) {
-            (Some(lo), Some(hi)) => format!("between {lo} (passed) and {hi} (failed)"),
-            (Some(lo), None) => format!("{lo} passed; no higher rate failed"),
-            _ => String::new(),
-        };
-        let note = [a.status_reason.as_str(), bracket.as_str()]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ");
-        let step_number = answer_steps
+    answer_steps
+}
+
+/// The cells of an answer's row: its status, why, and the figures of its step (only the
+/// fan-out when no step answered).
+fn answer_row(
+    result: &CapacityResult,
+    a: &Answer,
+    answer_steps: &[(&str, usize)],
+    p: &Percentiles,
+) -> Vec<String> {
+    let verdict = a.status.key();
+    let bracket = match (a.highest_passed_per_s, a.lowest_failed_per_s) {
+        (Some(lo), Some(hi)) => format!("between {lo} (passed) and {hi} (failed)"),
+        (Some(lo), None) => format!("{lo} passed; no higher rate failed"),
+        _ => String::new(),
+    };
+    let note = [a.status_reason.as_str(), bracket.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let step_number = answer_steps
+        .iter()
+        .find(|(f, _)| *f == a.fanout)
+        .map(|s| s.1);
+    let mut cells = vec![
+        "answer".to_string(),
+        step_number.map(|n| n.to_string()).unwrap_or_default(),
+        String::new(),
+        a.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
+        verdict.to_string(),
+        quote(&note),
+    ];
+    let answer_step = a.rate_per_s.and_then(|r| {
+        result
+            .steps
             .iter()
-            .find(|(f, _)| *f == a.fanout)
-            .map(|s| s.1);
-        let mut cells = vec![
-            "answer".to_string(),
-            step_number.map(|n| n.to_string()).unwrap_or_default(),
-            String::new(),
-            a.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
-            verdict.to_string(),
-            quote(&note),
-        ];
-        let answer_step = a.rate_per_s.and_then(|r| {
-            result
-                .steps
-                .iter()
-                .rev()
-                .find(|s| s.fanout == a.fanout && s.rate == r && s.passed)
-        });
-        match answer_step.and_then(|s| s.report.modes.first().map(|m| (s, m))) {
-            Some((s, m)) => cells.extend(figures(&s.report, m, p)),
-            None => {
-                cells.push(a.fanout.clone());
-                cells.extend(std::iter::repeat_n(
-                    String::new(),
-                    figure_names(p).len() - 1,
-                ));
-            }
+            .rev()
+            .find(|s| s.fanout == a.fanout && s.rate == r && s.passed)
+    });
+    match answer_step.and_then(|s| s.report.modes.first().map(|m| (s, m))) {
+        Some((s, m)) => cells.extend(figures(&s.report, m, p)),
+        None => {
+            cells.push(a.fanout.clone());
+            cells.extend(std::iter::repeat_n(
+                String::new(),
+                figure_names(p).len() - 1,
+            ));
         }
-        let _ = writeln!(out, "{}", cells.join(","));
     }
-    out
+    cells
 }
 
 /// The names of the figure columns, in the order [`figures`] writes them.

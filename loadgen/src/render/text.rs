@@ -57,8 +57,14 @@ pub fn header(report: &Report) -> String {
 /// [`header`], with `load` describing the load instead of the report's own (sweep levels).
 pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     let mut text = String::new();
-    let out = &mut text;
-    let h = report;
+    header_origin(&mut text, report);
+    header_workload(&mut text, report, load);
+    header_timing(&mut text, report);
+    text
+}
+
+/// The tool, the files merged, the command and the masters.
+fn header_origin(out: &mut String, h: &Report) {
     let c = &h.config;
     let _ = writeln!(
         out,
@@ -88,6 +94,11 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
+}
+
+/// The workload (`load`, or the report's own) and the client's settings.
+fn header_workload(out: &mut String, h: &Report, load: Option<&str>) {
+    let c = &h.config;
     let load = match (load, c.rate_per_s) {
         (Some(load), _) => load.to_string(),
         (None, Some(rate)) => format!("open loop at {rate} acquires/s over {} workers", c.clients),
@@ -112,6 +123,11 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
         "client     retry count {}, retry delay ≤ {} ms, per-master timeout {} ms, quorum {quorum} of {}",
         c.retry_count, c.retry_delay_ms, c.instance_timeout_ms, h.masters.len()
     );
+}
+
+/// Warm-up, measured time, repeats, seed and interruption; then the merge notes.
+fn header_timing(out: &mut String, h: &Report) {
+    let c = &h.config;
     let (repeats, seeds) = if c.repeat > 1 {
         (
             format!(" and repeat, {} repeats laid end to end", c.repeat),
@@ -135,7 +151,6 @@ pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     for note in &h.header.merge_notes {
         let _ = writeln!(out, "MERGE NOTE {note}");
     }
-    text
 }
 
 fn counts(out: &mut String, modes: &[&ModeStats], intervals: &[RatioEstimate]) {
