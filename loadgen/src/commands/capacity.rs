@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::shared::{check_agent_target, say, target, Session};
 use crate::cli::{parse_run_words, CapacityArgs};
-use crate::commands::output::{Outputs, Writes};
+use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig};
 use crate::error::LoadgenError;
 use crate::model::capacity::search::Plan;
@@ -17,12 +17,13 @@ use crate::model::header::{new_run_id, Header, Kind};
 use crate::plans::capacity::{search, Capacity, DEFAULT_RESOURCES, STEP_TIMING};
 use crate::plans::coordinator::agent::Agent;
 use crate::plans::coordinator::Coordination;
-use crate::render::{capacity_plot as plot, capacity_table as table, sweep as sweep_table};
+use crate::render::formats::Written;
+use crate::render::{capacity_table as table, sweep as sweep_table};
 
 /// Runs the search in each selected fan-out mode, prints the steps and the answers.
 pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
-    outputs.refuse_hlog("capacity")?;
+    outputs.refuse_for("capacity", Kind::Capacity)?;
     let capacity = capacity(&args, &outputs)?;
     let signals = &session.signals;
     let mut agent = match Coordination::from_args(&args.agents) {
@@ -80,7 +81,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         sweep_table::LEGEND,
         table::LEGEND
     ))?;
-    write_outputs(&result, &outputs, capacity.base.quiet)?;
+    outputs.write(Written::Capacity(&result), capacity.base.quiet)?;
     finish(&result)
 }
 
@@ -154,30 +155,6 @@ fn reproducer_config(command: &str) -> Result<RunConfig, LoadgenError> {
     let args =
         parse_run_words(flags).map_err(|e| LoadgenError::Failed(format!("does not parse: {e}")))?;
     crate::commands::run::run_config(&args)
-}
-
-/// Writes `--json`, `--csv`, `--plot` and `--html`; each is tried, and every file lost is
-/// named at the end.
-pub fn write_outputs(
-    result: &CapacityResult,
-    outputs: &Outputs,
-    quiet: bool,
-) -> Result<(), LoadgenError> {
-    let mut writes = Writes::new(quiet);
-    if let Some(dest) = &outputs.json {
-        writes.write(dest, Ok(to_text(result)));
-    }
-    if let Some(dest) = &outputs.csv {
-        let csv = crate::render::csv::capacity(result, &outputs.percentiles);
-        writes.write(dest, Ok(csv));
-    }
-    if let Some(dest) = &outputs.plot {
-        writes.write(dest, plot::render(result));
-    }
-    if let Some(dest) = &outputs.html {
-        writes.write(dest, crate::render::html::capacity_page(result));
-    }
-    writes.finish()
 }
 
 /// The exit: interrupted → 128 + signal; violations → 3; no fan-out found a rate → 1.

@@ -1,12 +1,13 @@
 //! `redlock-loadgen merge`: result files of runs that measured at the same time, combined into
 //! one result of the same kind ([`crate::merge`]), reported like the command that wrote them.
 
-use super::shared::refuse_run_only_outputs;
 use crate::cli::MergeArgs;
 use crate::commands::output::Outputs;
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::header::Header;
+use crate::model::header::Kind;
+use crate::render::formats::Written;
 use crate::render::{capacity_table, sweep as sweep_table, text};
 
 pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
@@ -47,22 +48,22 @@ pub fn print_merged(
     let violations = match merged {
         Document::Run(report) => {
             outputs.print_report(&text::render(report, p))?;
-            super::run::write_outputs(report, files, false)?;
+            files.write(Written::Run(report), false)?;
             report.violations()
         }
         Document::Sweep(sweep) => {
-            refuse_run_only_outputs("merge of sweeps", outputs)?;
+            outputs.refuse_for("merge of sweeps", Kind::Sweep)?;
             let head = merged_head(&sweep.header, "sweep results", "");
             outputs.print_report(&(head + &sweep_table::table(sweep, p)))?;
-            super::sweep::write_sweep_outputs(sweep, files, false)?;
+            files.write(Written::Sweep(sweep), false)?;
             sweep.levels.iter().map(|l| l.report.violations()).sum()
         }
         Document::Capacity(result) => {
-            refuse_run_only_outputs("merge of capacity results", outputs)?;
+            outputs.refuse_for("merge of capacity results", Kind::Capacity)?;
             let why = " (rates asked are the parts' sum)";
             let head = merged_head(&result.header, "capacity results", why);
             outputs.print_report(&(head + &capacity_table::render(result, p)))?;
-            super::capacity::write_outputs(result, files, false)?;
+            files.write(Written::Capacity(result), false)?;
             result.steps.iter().map(|s| s.report.violations()).sum()
         }
     };

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::OutputArgs;
 use crate::error::LoadgenError;
+use crate::model::header::Kind;
 use crate::model::percentiles::Percentiles;
+use crate::render::formats::{Written, FORMATS};
 
 /// Where one output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,18 +182,49 @@ impl Outputs {
         Ok(outputs)
     }
 
+    /// The files asked for, in the order of [`FORMATS`].
     fn destinations(&self) -> [&Option<Dest>; 5] {
         [&self.json, &self.csv, &self.plot, &self.hlog, &self.html]
     }
 
-    /// Refuses `--hlog` for a command whose result has no intervals of its own to log.
-    pub fn refuse_hlog(&self, command: &str) -> Result<(), LoadgenError> {
-        if self.hlog.is_some() {
+    /// Refuses, before anything is measured, every file `command` (whose result is a `kind`)
+    /// cannot write, naming the results that can.
+    pub fn refuse_for(&self, command: &str, kind: Kind) -> Result<(), LoadgenError> {
+        if kind != Kind::Run && self.hgrm.is_some() {
             return Err(LoadgenError::Usage(format!(
-                "{command} does not write --hlog (run, merge and collect of runs, and report of a run do)"
+                "{command} does not write --hgrm (results of run do)"
             )));
         }
-        Ok(())
+        let asked = self.destinations().into_iter().zip(&FORMATS);
+        match asked
+            .filter(|(dest, _)| dest.is_some())
+            .find_map(|(_, f)| f.refusal(command, kind))
+        {
+            Some(why) => Err(LoadgenError::Usage(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes every file asked for of `written`, one writer per format
+    /// ([`crate::render::formats`]); each is tried, and the command then fails naming every
+    /// file lost.
+    pub fn write(&self, written: Written<'_>, quiet: bool) -> Result<(), LoadgenError> {
+        let mut writes = Writes::new(quiet);
+        for (dest, format) in self.destinations().into_iter().zip(&FORMATS) {
+            if let Some(dest) = dest {
+                writes.write(dest, (format.write)(&written, &self.percentiles));
+            }
+        }
+        if let (Written::Run(report), Some(dir)) = (written, &self.hgrm) {
+            match crate::render::hgrm::write_all(report, dir) {
+                Ok(files) if !quiet => {
+                    eprintln!("wrote {} .hgrm files into {}", files.len(), dir.display())
+                }
+                Ok(_) => {}
+                Err(e) => writes.lose(format!(".hgrm files in {}", dir.display()), e),
+            }
+        }
+        writes.finish()
     }
 
     /// True when an output takes standard output (the text report then goes to stderr).

@@ -7,7 +7,7 @@ use super::shared::{
     check, check_agent_target, describe_run, say, target_with_clocks, warn_about_generator, Session,
 };
 use crate::cli::RunArgs;
-use crate::commands::output::{Outputs, Writes};
+use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, RUN_TIMING};
 use crate::engine::faults::master::FaultSpec;
 use crate::engine::history::HistoryLog;
@@ -19,7 +19,8 @@ use crate::model::gate::Gate;
 use crate::model::report::Report;
 use crate::plans::coordinator::agent::Agent;
 use crate::plans::coordinator::Coordination;
-use crate::render::{csv, hgrm, hlog, html, json, plot, text};
+use crate::render::formats::Written;
+use crate::render::text;
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
@@ -73,7 +74,7 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     report.judge_thresholds(&args.thresholds, args.gate);
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);
-    write_outputs(&report, &outputs, cfg.quiet)?;
+    outputs.write(Written::Run(&report), cfg.quiet)?;
     linger(exporter, &args, &cfg, session)?;
     let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
     check(&report, no_locks_ok)?;
@@ -224,7 +225,7 @@ fn run_as_agent(
             agent.align(&mut result);
             let mut report = Report::from_run(&result);
             report.judge_thresholds(&args.thresholds, args.gate);
-            agent.finish(&json::render(&report)).await?;
+            agent.finish(&crate::render::json::render(&report)).await?;
             Ok::<_, LoadgenError>(report)
         }
         .await;
@@ -235,39 +236,6 @@ fn run_as_agent(
     })?;
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);
-    write_outputs(&report, outputs, cfg.quiet)?;
+    outputs.write(Written::Run(&report), cfg.quiet)?;
     Ok(report)
-}
-
-/// Writes `--json`, `--csv`, `--hgrm`, `--plot`, `--hlog` and `--html` of a run report; each
-/// is tried, and every file lost is named at the end.
-pub fn write_outputs(report: &Report, out: &Outputs, quiet: bool) -> Result<(), LoadgenError> {
-    let mut writes = Writes::new(quiet);
-    if let Some(dest) = &out.json {
-        writes.write(dest, Ok(json::render(report)));
-    }
-    if let Some(dest) = &out.csv {
-        let rows = [("run".to_string(), report)];
-        writes.write(dest, Ok(csv::render("result", &rows, &out.percentiles)));
-    }
-    if let Some(dir) = &out.hgrm {
-        match hgrm::write_all(report, dir) {
-            Ok(files) => say(
-                quiet,
-                &format!("wrote {} .hgrm files into {}", files.len(), dir.display()),
-            ),
-            Err(e) => writes.lose(format!(".hgrm files in {}", dir.display()), e),
-        }
-    }
-    if let Some(dest) = &out.plot {
-        writes.write(dest, plot::render(report));
-    }
-    if let Some(dest) = &out.hlog {
-        let log = hlog::render(report).map(|log| String::from_utf8_lossy(&log).into_owned());
-        writes.write(dest, log);
-    }
-    if let Some(dest) = &out.html {
-        writes.write(dest, html::run_page(report));
-    }
-    writes.finish()
 }

@@ -3,7 +3,6 @@
 //! verdict of a report.
 
 use crate::cli::TargetArgs;
-use crate::commands::output::Outputs;
 use crate::engine::config::RunConfig;
 use crate::engine::target::{Target, DEFAULT_LOCAL_MASTERS};
 use crate::error::LoadgenError;
@@ -164,13 +163,4 @@ pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
         }
     }
     Ok(())
-}
-
-pub fn refuse_run_only_outputs(command: &str, outputs: &Outputs) -> Result<(), LoadgenError> {
-    if outputs.hgrm.is_some() {
-        return Err(LoadgenError::Usage(format!(
-            "{command} does not write --hgrm (run does)"
-        )));
-    }
-    outputs.refuse_hlog(command)
 }

@@ -1,28 +1,21 @@
 //! `redlock-loadgen sweep`: one run per load level, printed as a throughput-vs-latency table
 //! per fan-out mode ([`crate::render::sweep`]), kept as one result ([`crate::model::sweep`]).
 
-use super::shared::{
-    check, describe_run, refuse_run_only_outputs, say, target, warn_about_generator, Session,
-};
+use super::shared::{check, describe_run, say, target, warn_about_generator, Session};
 use crate::cli::SweepArgs;
 use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, SWEEP_TIMING};
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
-use crate::model::document::to_text;
+use crate::model::header::Kind;
 use crate::model::report::Report;
-use crate::model::sweep::SweepResult;
 use crate::plans::sweep::{run_levels, Levels, Sweep};
-use crate::render::{self, csv, text};
+use crate::render::formats::Written;
+use crate::render::{self, text};
 
 pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
-    refuse_run_only_outputs("sweep", &outputs)?;
-    if outputs.plot.is_some() {
-        return Err(LoadgenError::Usage(
-            "sweep does not write --plot (run and capacity do)".into(),
-        ));
-    }
+    outputs.refuse_for("sweep", Kind::Sweep)?;
     let sweep = sweep(&args);
     let quiet = sweep.base.quiet;
     let signals = &session.signals;
@@ -40,7 +33,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
         run_levels(&sweep, &target, signals, &mut printer).await
     })?;
     outputs.print_report(&format!("\n{}\n", render::sweep::LEGEND))?;
-    write_sweep_outputs(&result, &outputs, quiet)?;
+    outputs.write(Written::Sweep(&result), quiet)?;
     let violations: u64 = result.levels.iter().map(|l| l.report.violations()).sum();
     if violations > 0 {
         return Err(LoadgenError::Violations(violations));
@@ -123,31 +116,4 @@ impl Levels for Printer<'_> {
         warn_about_generator(report);
         Ok(())
     }
-}
-
-/// Writes `--json`, `--csv` and `--html` of a sweep.
-pub fn write_sweep_outputs(
-    sweep: &SweepResult,
-    outputs: &Outputs,
-    quiet: bool,
-) -> Result<(), LoadgenError> {
-    if let Some(dest) = &outputs.json {
-        dest.write(&to_text(sweep))?;
-        say(quiet, &format!("wrote {}", dest.describe()));
-    }
-    if let Some(dest) = &outputs.csv {
-        let rows: Vec<_> = sweep
-            .levels
-            .iter()
-            .map(|l| (l.level.clone(), &l.report))
-            .collect();
-        dest.write(&csv::render("level", &rows, &outputs.percentiles))?;
-        say(quiet, &format!("wrote {}", dest.describe()));
-    }
-    if let Some(dest) = &outputs.html {
-        let page = render::html::sweep_page(sweep).map_err(LoadgenError::Failed)?;
-        dest.write(&page)?;
-        say(quiet, &format!("wrote {}", dest.describe()));
-    }
-    Ok(())
 }

@@ -9,6 +9,7 @@ use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
+use crate::render::formats::Written;
 
 /// One line per mode of each `(label, report)`; `level` names the label column.
 pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> String {
@@ -235,4 +236,17 @@ fn quote(text: &str) -> String {
     } else {
         text.to_string()
     }
+}
+
+/// `--csv` of any result: a run's modes, a sweep's levels, a search's steps.
+pub fn write(written: &Written<'_>, p: &Percentiles) -> Result<String, String> {
+    Ok(match written {
+        Written::Run(report) => render("result", &[("run".to_string(), report)], p),
+        Written::Sweep(sweep) => {
+            let levels = sweep.levels.iter();
+            let rows: Vec<_> = levels.map(|l| (l.level.clone(), &l.report)).collect();
+            render("level", &rows, p)
+        }
+        Written::Capacity(result) => capacity(result, p),
+    })
 }

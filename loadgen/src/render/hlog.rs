@@ -15,7 +15,9 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::hist::{Hist, PackedHist};
 use crate::model::mode::ModeStats;
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
+use crate::render::formats::{not_taken, Written};
 
 /// The tag of histogram `what` of mode `label`.
 pub fn tag(label: &str, what: &str) -> String {
@@ -84,7 +86,7 @@ pub fn render_modes(run_id: &str, modes: &[ModeStats]) -> Result<Vec<u8>, String
                         .map(|(i, h)| (Some(tag(label, &format!("round_trip.m{i}"))), h)),
                 );
                 for (name, packed) in named {
-                    write(&mut log, start, step, name.as_deref(), packed)?;
+                    write_interval(&mut log, start, step, name.as_deref(), packed)?;
                 }
             }
         }
@@ -92,7 +94,7 @@ pub fn render_modes(run_id: &str, modes: &[ModeStats]) -> Result<Vec<u8>, String
     Ok(out)
 }
 
-fn write<W: std::io::Write>(
+fn write_interval<W: std::io::Write>(
     log: &mut hdrhistogram::serialization::interval_log::IntervalLogWriter<
         '_,
         '_,
@@ -114,6 +116,16 @@ fn write<W: std::io::Write>(
     };
     log.write_histogram(h.inner(), start, length, tag)
         .map_err(|e| format!("writing the interval log: {e}"))
+}
+
+/// `--hlog` of a run.
+pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
+    match written {
+        Written::Run(report) => {
+            render(report).map(|log| String::from_utf8_lossy(&log).into_owned())
+        }
+        _ => Err(not_taken("--hlog", written)),
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
-//! One renderer per output format, all reading a [`crate::model::report::Report`].
+//! The readers of results: one writer per file format ([`formats`]), the text report and its
+//! tables, the charts and pages they share.
 
 pub mod capacity_plot;
 pub mod capacity_table;
 pub mod chart;
 pub mod compare;
 pub mod csv;
+pub mod formats;
 pub mod hgrm;
 pub mod hlog;
 pub mod html;

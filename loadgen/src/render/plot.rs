@@ -5,7 +5,9 @@ use plotters::prelude::*;
 
 use super::chart::{self, Axes, PALETTE};
 use crate::hist::Hist;
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
+use crate::render::formats::{not_taken, Written};
 
 /// The percentile axis runs to 99.999% (1/(1-p) = 10^5).
 pub const X_MAX: f64 = 1e5;
@@ -65,6 +67,15 @@ pub fn render(report: &Report) -> Result<String, String> {
             Ok(())
         },
     )
+}
+
+/// `--plot` of a run (its latency curves) or a capacity search (its steps).
+pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
+    match written {
+        Written::Run(report) => render(report),
+        Written::Capacity(result) => super::capacity_plot::render(result),
+        Written::Sweep(_) => Err(not_taken("--plot", written)),
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,10 @@ use maud::{html, Markup};
 
 use crate::model::capacity::CapacityResult;
 use crate::model::mode::ModeStats;
+use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
+use crate::render::formats::Written;
 use crate::render::text;
 
 mod capacity;
@@ -25,6 +27,15 @@ pub use scenarios::scenarios_page;
 
 use faults::{fault_windows, windows_of};
 use markup::{chart, num, page, pct};
+
+/// `--html` of any result.
+pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
+    match written {
+        Written::Run(report) => run_page(report),
+        Written::Sweep(sweep) => sweep_page(sweep),
+        Written::Capacity(result) => capacity_page(result),
+    }
+}
 
 /// The report of a run (also of a merge or collect of runs).
 pub fn run_page(report: &Report) -> Result<String, String> {

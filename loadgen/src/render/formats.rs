@@ -1,0 +1,94 @@
+//! Every file a command writes, one writer per format with the same signature: the result in
+//! ([`Written`]), the file's text out, or why it could not be made. The output manager
+//! (`crate::commands::output`) writes each format asked for through [`FORMATS`], so a new
+//! format is its writer plus one entry here, and a new command writes through the manager.
+
+use crate::model::capacity::CapacityResult;
+use crate::model::header::Kind;
+use crate::model::percentiles::Percentiles;
+use crate::model::report::Report;
+use crate::model::sweep::SweepResult;
+
+/// A result a command writes files of.
+#[derive(Debug, Clone, Copy)]
+pub enum Written<'a> {
+    Run(&'a Report),
+    Sweep(&'a SweepResult),
+    Capacity(&'a CapacityResult),
+}
+
+impl Written<'_> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Written::Run(_) => Kind::Run,
+            Written::Sweep(_) => Kind::Sweep,
+            Written::Capacity(_) => Kind::Capacity,
+        }
+    }
+}
+
+/// One format's writer.
+pub type Writer = fn(&Written<'_>, &Percentiles) -> Result<String, String>;
+
+/// A file format: the flag that asks for it, the results it is made of, its writer.
+#[derive(Debug)]
+pub struct Format {
+    pub flag: &'static str,
+    pub kinds: &'static [Kind],
+    pub write: Writer,
+}
+
+const ALL: &[Kind] = &[Kind::Run, Kind::Sweep, Kind::Capacity];
+
+/// Every format, in the order they are written.
+pub const FORMATS: [Format; 5] = [
+    Format {
+        flag: "--json",
+        kinds: ALL,
+        write: super::json::write,
+    },
+    Format {
+        flag: "--csv",
+        kinds: ALL,
+        write: super::csv::write,
+    },
+    Format {
+        flag: "--plot",
+        kinds: &[Kind::Run, Kind::Capacity],
+        write: super::plot::write,
+    },
+    Format {
+        flag: "--hlog",
+        kinds: &[Kind::Run],
+        write: super::hlog::write,
+    },
+    Format {
+        flag: "--html",
+        kinds: ALL,
+        write: super::html::write,
+    },
+];
+
+impl Format {
+    /// Why `command` (a result of `kind`) cannot write this format, naming who can.
+    pub fn refusal(&self, command: &str, kind: Kind) -> Option<String> {
+        if self.kinds.contains(&kind) {
+            return None;
+        }
+        let who: Vec<&str> = self.kinds.iter().map(|k| k.as_str()).collect();
+        Some(format!(
+            "{command} does not write {} (results of {} do)",
+            self.flag,
+            who.join(" and ")
+        ))
+    }
+}
+
+/// The error of a writer handed a result its format does not take (refused up front by
+/// [`Format::refusal`], so only a caller's mistake reaches it).
+pub fn not_taken(flag: &str, written: &Written<'_>) -> String {
+    format!(
+        "{flag} is not written for a {} result",
+        written.kind().as_str()
+    )
+}
