@@ -121,6 +121,25 @@ def check_readme_excerpts(root: Path, errors: list[str]) -> None:
                 errors.append(f"README.md: {lang} example line not in {', '.join(EXCERPTS[lang])}: {line.strip()!r}")
 
 
+def check_code_tour(root: Path, errors: list[str]) -> None:
+    """The architecture page names every module of the load generator (a folder's `mod.rs`
+    by its folder), so a new file cannot join the house unannounced."""
+    page = (root / "docs" / "src" / "architecture.md").read_text()
+    start = page.find("**`loadgen/src/`**")
+    end = page.find("- `loadgen/tests/`", start)
+    tour = page[start:end]
+    src = root / "loadgen" / "src"
+    toured = [p for p in sorted(src.rglob("*.rs")) if p.name not in ("mod.rs", "lib.rs", "tests.rs")]
+    for path in toured:
+        rel = path.relative_to(src)
+        named = f"`{path.name}`" in tour or f"`{rel.as_posix()}`" in tour
+        if not named:
+            errors.append(f"docs/src/architecture.md: the loadgen code tour does not name loadgen/src/{rel.as_posix()}")
+    for folder in sorted({p.parent for p in src.rglob("*.rs") if p.name != "tests.rs"} - {src}):
+        if f"`{folder.name}/`" not in tour:
+            errors.append(f"docs/src/architecture.md: the loadgen code tour does not name the folder loadgen/src/{folder.relative_to(src).as_posix()}/")
+
+
 def main() -> int:
     root = Path(sys.argv[1]).resolve()
     book = root / "docs" / "book"
@@ -131,6 +150,7 @@ def main() -> int:
         check_built(book, errors)
     check_sources(root, errors)
     check_readme_excerpts(root, errors)
+    check_code_tour(root, errors)
     for error in errors:
         print(f"check-book: {error}", file=sys.stderr)
     pages = len(list(book.rglob("*.html"))) if book.exists() else 0
