@@ -9,7 +9,7 @@ use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
-use crate::render::formats::Written;
+use crate::render::written::Written;
 
 /// One line per mode of each `(label, report)`; `level` names the label column.
 pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> String {

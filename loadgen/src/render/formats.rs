@@ -3,29 +3,9 @@
 //! (`crate::commands::output`) writes each format asked for through [`FORMATS`], so a new
 //! format is its writer plus one entry here, and a new command writes through the manager.
 
-use crate::model::capacity::CapacityResult;
+pub use super::written::Written;
 use crate::model::header::Kind;
 use crate::model::percentiles::Percentiles;
-use crate::model::report::Report;
-use crate::model::sweep::SweepResult;
-
-/// A result a command writes files of.
-#[derive(Debug, Clone, Copy)]
-pub enum Written<'a> {
-    Run(&'a Report),
-    Sweep(&'a SweepResult),
-    Capacity(&'a CapacityResult),
-}
-
-impl Written<'_> {
-    pub fn kind(&self) -> Kind {
-        match self {
-            Written::Run(_) => Kind::Run,
-            Written::Sweep(_) => Kind::Sweep,
-            Written::Capacity(_) => Kind::Capacity,
-        }
-    }
-}
 
 /// One format's writer.
 pub type Writer = fn(&Written<'_>, &Percentiles) -> Result<String, String>;
@@ -82,13 +62,4 @@ impl Format {
             who.join(" and ")
         ))
     }
-}
-
-/// The error of a writer handed a result its format does not take (refused up front by
-/// [`Format::refusal`], so only a caller's mistake reaches it).
-pub fn not_taken(flag: &str, written: &Written<'_>) -> String {
-    format!(
-        "{flag} is not written for a {} result",
-        written.kind().as_str()
-    )
 }

@@ -17,7 +17,7 @@ use crate::hist::{Hist, PackedHist};
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
-use crate::render::formats::{not_taken, Written};
+use crate::render::written::{not_taken, Written};
 
 /// The tag of histogram `what` of mode `label`.
 pub fn tag(label: &str, what: &str) -> String {

@@ -3,7 +3,7 @@
 
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
-use crate::render::formats::Written;
+use crate::render::written::Written;
 
 /// Pretty-printed JSON text of a run's result.
 pub fn render(report: &Report) -> String {

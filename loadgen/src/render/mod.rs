@@ -16,3 +16,4 @@ pub mod scenarios;
 pub mod sweep;
 pub mod text;
 pub mod uncertainty;
+pub mod written;

@@ -7,7 +7,7 @@ use super::chart::{self, Axes, PALETTE};
 use crate::hist::Hist;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
-use crate::render::formats::{not_taken, Written};
+use crate::render::written::{not_taken, Written};
 
 /// The percentile axis runs to 99.999% (1/(1-p) = 10^5).
 pub const X_MAX: f64 = 1e5;

@@ -10,8 +10,8 @@ use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
-use crate::render::formats::Written;
 use crate::render::text;
+use crate::render::written::Written;
 
 mod capacity;
 pub mod charts;
