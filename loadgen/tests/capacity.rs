@@ -653,7 +653,8 @@ fn a_step_too_close_to_call_is_repeated_and_the_majority_counts() {
         // 1 s steps are cut into 100 ms intervals, so every step has its 95 % intervals.
         assert_eq!(m.interval_ms, 100);
         assert!(m.intervals.len() >= 10, "{}", m.intervals.len());
-        let e = m.estimates.as_ref().unwrap().acquire_success;
+        let estimates = m.estimates.as_ref().unwrap();
+        let e = redlock_loadgen::model::catalog::estimate(estimates, "acquire.success").unwrap();
         let (low, high) = e.interval().expect("10 intervals give an interval");
         let inside = low < min && min <= high;
         let other_failure = s.failures.iter().any(|f| !f.starts_with("success "));

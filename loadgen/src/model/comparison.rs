@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::estimates::{figure_of, resample, HeadlineFigure, HEADLINE};
+use super::catalog::{self, Figure};
+use super::estimates::{figure_of, resample};
 use super::gate::{Gate, GatePolicy};
 use super::mode::ModeStats;
 use super::report::Report;
@@ -310,7 +311,7 @@ pub fn compare(
                 }
                 let b_side = ((name.as_str(), side.as_str()), mb, b_mode.as_deref());
                 figures.extend(
-                    HEADLINE.iter().filter_map(|f| {
+                    catalog::headlines().filter_map(|f| {
                         compare_figure(f, ma, b_side, (in_turns, judging.noise_band))
                     }),
                 );
@@ -348,7 +349,7 @@ pub fn compare(
 /// turn by turn when measured `in_turns`; a verdict of better or worse needs the interval
 /// beyond `noise_band` × A.
 fn compare_figure(
-    f: &HeadlineFigure,
+    f: &Figure,
     ma: &ModeStats,
     ((name, side), mb, b_mode): ((&str, &str), &ModeStats, Option<&str>),
     (in_turns, noise_band): (bool, f64),

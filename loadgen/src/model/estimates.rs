@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::catalog::{self, Measure};
 use super::interval::Interval;
 use super::mode::ModeStats;
 use super::repeats;
@@ -13,98 +14,32 @@ use super::threshold::{JudgedThreshold, Threshold};
 pub use super::uncertainty::ModeEstimates;
 use super::uncertainty::{ratio_of_sums_in, resample_segments, Estimate, Order, Resampled, Unit};
 
-/// A figure that carries an interval: its JSON/threshold name, its label, which way is better
-/// (for `compare`'s verdicts), and whether `compare`'s noise band applies to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeadlineFigure {
-    pub name: &'static str,
-    pub label: &'static str,
-    pub higher_is_better: bool,
-    /// A rate or a latency, which moves by a few per cent from run to run for no reason worth
-    /// acting on: `compare` calls it better or worse only beyond the noise band. A share is
-    /// judged on any clear difference: a point of success rate is never noise.
-    pub banded: bool,
-}
-
-/// Every headline figure, in the order the reports list them.
-pub const HEADLINE: [HeadlineFigure; 7] = [
-    HeadlineFigure {
-        name: "goodput",
-        label: "goodput (acquires/s)",
-        higher_is_better: true,
-        banded: true,
-    },
-    HeadlineFigure {
-        name: "acquire.success",
-        label: "acquire success",
-        higher_is_better: true,
-        banded: false,
-    },
-    HeadlineFigure {
-        name: "quorum.success",
-        label: "quorum success",
-        higher_is_better: true,
-        banded: false,
-    },
-    HeadlineFigure {
-        name: "split_votes.share",
-        label: "split-vote share",
-        higher_is_better: false,
-        banded: false,
-    },
-    HeadlineFigure {
-        name: "acquire.p50",
-        label: "acquire p50",
-        higher_is_better: false,
-        banded: true,
-    },
-    HeadlineFigure {
-        name: "acquire.p99",
-        label: "acquire p99",
-        higher_is_better: false,
-        banded: true,
-    },
-    // What a closed loop cannot hide: a retry policy that lets a few clients take every lock
-    // while the others sleep makes calls that waited rare (p99 falls) but starves clients.
-    HeadlineFigure {
-        name: "fairness.jain",
-        label: "fairness (Jain's index)",
-        higher_is_better: true,
-        banded: false,
-    },
-];
-
 /// One ratio between two modes or runs with its interval and what the interval says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RatioEstimate {
-    /// The [`HEADLINE`] figure's name.
+    /// The headline figure's name ([`super::catalog`]).
     pub figure: String,
     #[serde(flatten)]
     pub ratio: Estimate,
     pub order: Order,
 }
 
-/// The headline figure `name` of `m`, resampled (`None`: undefined, e.g. no call at all).
+/// Figure `name` of `m` ([`super::catalog`]), resampled (`None`: undefined, e.g. no call at
+/// all, or a figure with no interval).
 pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
-    let intervals = &m.intervals;
-    let count =
-        |f: fn(&Interval) -> u64| -> Vec<f64> { intervals.iter().map(|i| f(i) as f64).collect() };
-    let (num, den) = match name {
-        "goodput" => (count(|i| i.acquired), repeats::interval_seconds(m)),
-        "acquire.success" => (count(|i| i.acquired), count(|i| i.acquire_calls)),
-        "quorum.success" => (count(|i| i.attempts_won), count(|i| i.attempts)),
-        "split_votes.share" => (count(|i| i.split_votes), count(|i| i.attempts)),
-        "acquire.p50" => return percentile(m, 0.50),
-        "acquire.p90" => return percentile(m, 0.90),
-        "acquire.p99" => return percentile(m, 0.99),
-        "acquire.p999" => return percentile(m, 0.999),
-        "fairness.jain" => return fairness(m),
-        _ => return None,
-    };
-    let scale = if name == "goodput" {
-        Scale::NonNegative
-    } else {
-        Scale::Share
+    let figure = catalog::figure(name)?;
+    let sums =
+        |f: fn(&Interval) -> u64| -> Vec<f64> { m.intervals.iter().map(|i| f(i) as f64).collect() };
+    let (num, den, scale) = match figure.measure {
+        Measure::Rate(count) => (
+            sums(count),
+            repeats::interval_seconds(m),
+            Scale::NonNegative,
+        ),
+        Measure::Share(part, whole) => (sums(part), sums(whole), Scale::Share),
+        Measure::AcquireQuantile(q) => return percentile(m, q),
+        Measure::Fairness => return fairness(m),
+        Measure::Count(_) => return None,
     };
     ratio_of_sums_in(&repeats::segments(m), &num, &den, scale)
 }
@@ -188,19 +123,17 @@ fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
 /// Figure `name` of `m` (a threshold's figure) with its interval where it has one; `None`
 /// when the mode has no such figure.
 pub fn figure_of(m: &ModeStats, name: &str) -> Option<Estimate> {
-    let count = |n: u64| Some(Estimate::bare(n as f64));
-    match name {
-        "violations" => count(m.counts.violations),
-        "stale_writes.accepted" => count(m.fencing.as_ref()?.stale_writes_accepted),
-        "token_order_violations" => count(m.fencing.as_ref()?.token_order_violations),
-        _ => {
-            if let Some(e) = m.estimates.as_ref().and_then(|e| e.get(name)) {
-                return Some(e);
-            }
-            let r = resample(m, name)?;
-            Some(widen_to(r.estimate()))
-        }
+    if let Measure::Count(count) = catalog::figure(name)?.measure {
+        return Some(Estimate::bare(count(m)? as f64));
     }
+    if let Some(e) = m
+        .estimates
+        .as_ref()
+        .and_then(|e| catalog::estimate(e, name))
+    {
+        return Some(e);
+    }
+    Some(widen_to(resample(m, name)?.estimate()))
 }
 
 /// Every threshold judged on every mode of a run, in the order given.
@@ -216,34 +149,39 @@ pub fn judge_modes(modes: &[ModeStats], thresholds: &[Threshold]) -> Vec<JudgedT
         .collect()
 }
 
-/// `m`'s headline figures with their intervals (`None` when the mode has no intervals).
+/// `m`'s headline figures with their intervals (`None` when the mode has no intervals). A
+/// figure with no interval keeps its whole-run value; a rate's value divides by the measured
+/// window, as the table does.
 pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
     if m.intervals.is_empty() {
         return None;
     }
-    let est = |name: &str, fallback: f64| {
-        resample(m, name).map_or(Estimate::bare(fallback), |r| r.estimate())
-    };
-    let mut goodput = est("goodput", m.acquires_per_s());
-    // The headline goodput divides by the measured window, as the table does.
-    goodput.value = m.acquires_per_s();
     let (units, unit) = match m.repeats.len() {
         0 | 1 => (m.intervals.len(), Unit::Interval),
         n => (n, Unit::Repeat),
     };
+    let mut figures = std::collections::BTreeMap::new();
+    for f in catalog::headlines() {
+        let whole = (f.whole)(m);
+        let e = match (resample(m, f.name), f.measure, whole) {
+            // A rate's value is the whole window's; fairness across repeats is their mean.
+            (Some(r), Measure::Rate(_), Some(whole)) => widen_to(Estimate {
+                value: whole,
+                ..r.estimate()
+            }),
+            (Some(r), Measure::Fairness, _) => widen_to(r.estimate()),
+            (Some(r), ..) => r.estimate(),
+            (None, Measure::Fairness, _) | (None, _, None) => continue,
+            (None, _, Some(whole)) => Estimate::bare(whole),
+        };
+        if let Some(key) = f.estimate_key() {
+            figures.insert(key.to_string(), e);
+        }
+    }
     Some(ModeEstimates {
         units,
         unit,
-        goodput: widen_to(goodput),
-        acquire_success: est("acquire.success", m.acquire_success_rate()),
-        quorum_success: est("quorum.success", m.quorum_success_rate()),
-        split_vote_share: est(
-            "split_votes.share",
-            super::mode::ratio(m.counts.split_votes, m.counts.attempts),
-        ),
-        acquire_p50_us: est("acquire.p50", m.latency.acquire.quantile(0.5) as f64),
-        acquire_p99_us: est("acquire.p99", m.latency.acquire.quantile(0.99) as f64),
-        fairness: resample(m, "fairness.jain").map(|r| widen_to(r.estimate())),
+        figures,
     })
 }
 
@@ -261,8 +199,7 @@ fn widen_to(e: Estimate) -> Estimate {
 
 /// `a ÷ b` for every headline figure both define, with its interval and order.
 pub fn ratios(a: &ModeStats, b: &ModeStats) -> Vec<RatioEstimate> {
-    HEADLINE
-        .iter()
+    catalog::headlines()
         .filter_map(|f| {
             let (a, b) = (resample(a, f.name)?, resample(b, f.name)?);
             // Two modes of the same repeats pair up repeat by repeat; otherwise independent.
@@ -318,18 +255,22 @@ mod tests {
         let m = mode(&[(100, 1000), (110, 1100), (90, 900), (105, 1200)], 20);
         let e = of_mode(&m).unwrap();
         // Fairness has an interval only across repeats (see the test below).
-        for f in HEADLINE.iter().filter(|f| f.name != "fairness.jain") {
-            let est = e.get(f.name).unwrap();
+        for f in catalog::headlines().filter(|f| f.name != "fairness.jain") {
+            let est = catalog::estimate(&e, f.name).unwrap();
             let (low, high) = est.interval().unwrap_or_else(|| panic!("{}", f.name));
             assert!(low <= est.value && est.value <= high, "{}: {est:?}", f.name);
         }
-        assert_eq!(e.goodput.value, m.acquires_per_s());
         assert_eq!(
-            e.acquire_p99_us.value,
+            catalog::estimate(&e, "goodput").unwrap().value,
+            m.acquires_per_s()
+        );
+        assert_eq!(
+            catalog::estimate(&e, "acquire.p99").unwrap().value,
             m.latency.acquire.quantile(0.99) as f64
         );
-        let (low, high) = e.acquire_p50_us.interval().unwrap();
-        assert!(low >= 900.0 && high <= 1210.0, "{:?}", e.acquire_p50_us);
+        let p50 = catalog::estimate(&e, "acquire.p50").unwrap();
+        let (low, high) = p50.interval().unwrap();
+        assert!(low >= 900.0 && high <= 1210.0, "{p50:?}");
     }
 
     #[test]
@@ -362,8 +303,9 @@ mod tests {
     fn a_short_run_has_figures_but_no_intervals() {
         let e = of_mode(&mode(&[(100, 1000)], 4)).unwrap();
         assert_eq!(e.units, 4);
-        assert_eq!(e.goodput.interval(), None);
-        assert!(e.goodput.value > 0.0);
+        let goodput = catalog::estimate(&e, "goodput").unwrap();
+        assert_eq!(goodput.interval(), None);
+        assert!(goodput.value > 0.0);
     }
 
     #[test]

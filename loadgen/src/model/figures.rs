@@ -3,11 +3,13 @@
 //!
 //! # How to add a figure
 //!
-//! A counter touches three files: its declaration in [`super::counts`], where
-//! `crate::engine::recorder` counts it, and its line in [`figures`] here (label, cell, when
-//! shown, concurrent ÷ sequential ratio, CSV columns); [`super::counts`] shows it done.
-//! `loadgen/schema.json` needs no edit: its check below reads the counters from the model. A
-//! figure computed from others gets its function on [`ModeStats`] (its `derive` if stored).
+//! A counter: its declaration in [`super::counts`] (with its meaning, which `schema.json`'s
+//! description must repeat: a test names any difference), where `crate::engine::recorder`
+//! counts it, and its line in [`figures`] here (label, cell, when shown, concurrent ÷
+//! sequential ratio, CSV columns); [`super::counts`] shows it done. A figure with a 95 %
+//! interval or a `--threshold` name is an entry of the figure table, [`super::catalog`],
+//! which says what else it takes. A figure computed from others gets its function on
+//! [`ModeStats`] (its `derive` if stored).
 
 use super::fencing::FencingStats;
 use super::mode::ModeStats;
@@ -54,8 +56,8 @@ pub struct Figure {
     pub ratio: Option<fn(&ModeStats) -> f64>,
     /// CSV columns (name, value), always written.
     pub columns: Vec<Column>,
-    /// The headline figure (`crate::model::estimates::HEADLINE`) this row shows, whose
-    /// ratio carries an interval.
+    /// The headline figure ([`super::catalog`]) this row shows, whose ratio carries an
+    /// interval.
     pub headline: Option<&'static str>,
 }
 
@@ -346,6 +348,20 @@ mod tests {
 
     use super::*;
     use crate::model::counts::Counts;
+
+    #[test]
+    fn every_row_s_headline_is_one_of_the_figure_table_s() {
+        for f in figures() {
+            if let Some(name) = f.headline {
+                let headline = crate::model::catalog::figure(name).and_then(|h| h.estimate_key());
+                assert!(
+                    headline.is_some(),
+                    "{}: {name} is no headline of the figure table",
+                    f.label
+                );
+            }
+        }
+    }
 
     fn schema_def(name: &str) -> Value {
         let text = include_str!("../../schema.json");

@@ -29,6 +29,7 @@
 //! keeps the old version readable in [`document`].
 
 pub mod capacity;
+pub mod catalog;
 pub mod comparison;
 pub mod counts;
 pub mod document;

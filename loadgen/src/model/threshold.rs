@@ -11,6 +11,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::catalog::{self, FigureUnit};
 use super::uncertainty::Estimate;
 
 /// What a figure measures, which fixes the units its bound may be written in.
@@ -24,27 +25,19 @@ enum Kind {
     Number,
 }
 
-/// Every figure a threshold can name, with its kind.
-const FIGURES: &[(&str, Kind)] = &[
-    ("goodput", Kind::Number),
-    ("acquire.success", Kind::Share),
-    ("quorum.success", Kind::Share),
-    ("split_votes.share", Kind::Share),
-    ("acquire.p50", Kind::Latency),
-    ("acquire.p90", Kind::Latency),
-    ("acquire.p99", Kind::Latency),
-    ("acquire.p999", Kind::Latency),
-    ("fairness.jain", Kind::Number),
-    ("violations", Kind::Number),
-    ("stale_writes.accepted", Kind::Number),
-    ("token_order_violations", Kind::Number),
-    // `compare` only: B ÷ A of the figure named before `.ratio`.
-    ("goodput.ratio", Kind::Number),
-    ("acquire.success.ratio", Kind::Number),
-    ("acquire.p50.ratio", Kind::Number),
-    ("acquire.p99.ratio", Kind::Number),
-    ("fairness.jain.ratio", Kind::Number),
-];
+/// The kind of the figure a threshold names ([`super::catalog`]; `NAME.ratio` is B ÷ A).
+fn kind_of(name: &str) -> Option<Kind> {
+    if let Some(base) = name.strip_suffix(".ratio") {
+        return catalog::figure(base)
+            .filter(|f| f.ratio)
+            .map(|_| Kind::Number);
+    }
+    Some(match catalog::figure(name)?.unit {
+        FigureUnit::Micros => Kind::Latency,
+        FigureUnit::Share => Kind::Share,
+        FigureUnit::PerSecond | FigureUnit::Index | FigureUnit::Count => Kind::Number,
+    })
+}
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,17 +199,12 @@ impl FromStr for Threshold {
         .into_iter()
         .find_map(|(text, op)| rest.strip_prefix(text).map(|v| (op, v.trim())))
         .ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
-        let kind = FIGURES
-            .iter()
-            .find(|(name, _)| *name == figure)
-            .map(|(_, kind)| *kind)
-            .ok_or_else(|| {
-                let names: Vec<&str> = FIGURES.iter().map(|(name, _)| *name).collect();
-                format!(
-                    "'{expr}': unknown figure '{figure}' (one of: {})",
-                    names.join(", ")
-                )
-            })?;
+        let kind = kind_of(figure).ok_or_else(|| {
+            format!(
+                "'{expr}': unknown figure '{figure}' (one of: {})",
+                catalog::threshold_names().join(", ")
+            )
+        })?;
         let bound = parse_bound(value, kind).map_err(|why| format!("'{expr}': {why}"))?;
         Ok(Threshold {
             expr: trimmed.to_string(),

@@ -247,40 +247,20 @@ impl Resampled {
     }
 }
 
-/// A mode's headline figures with their intervals (the JSON mode's `estimates`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// A mode's headline figures with their intervals (the JSON mode's `estimates`): one per
+/// headline of the figure table (`super::catalog`, which reads them by figure name), under
+/// its key (`goodput`, `acquire_p99_us`, …). A key a newer version added is kept as read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModeEstimates {
     /// Intervals resampled (fewer than 5: no interval, too short to say), or repeats.
     pub units: usize,
     /// What `units` counts: the run's intervals or, with `run --repeat`, its repeats.
     #[serde(default)]
     pub unit: Unit,
-    pub goodput: Estimate,
-    pub acquire_success: Estimate,
-    pub quorum_success: Estimate,
-    pub split_vote_share: Estimate,
-    pub acquire_p50_us: Estimate,
-    pub acquire_p99_us: Estimate,
-    /// Jain's fairness index over the clients' locks (absent: no lock acquired, or a file
-    /// written before it was a headline figure).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fairness: Option<Estimate>,
-}
-
-impl ModeEstimates {
-    /// The estimate of a headline figure (`crate::model::estimates::HEADLINE`) by name.
-    pub fn get(&self, name: &str) -> Option<Estimate> {
-        Some(match name {
-            "goodput" => self.goodput,
-            "acquire.success" => self.acquire_success,
-            "quorum.success" => self.quorum_success,
-            "split_votes.share" => self.split_vote_share,
-            "acquire.p50" => self.acquire_p50_us,
-            "acquire.p99" => self.acquire_p99_us,
-            "fairness.jain" => self.fairness?,
-            _ => return None,
-        })
-    }
+    /// Each headline figure's estimate by its key (fairness is absent when no lock was
+    /// acquired, or in a file written before it was a headline).
+    #[serde(flatten)]
+    pub figures: std::collections::BTreeMap<String, Estimate>,
 }
 
 /// What the intervals of a mode were taken over.

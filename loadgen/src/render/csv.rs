@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model::capacity::{Answer, CapacityResult};
-use crate::model::estimates::HEADLINE;
+use crate::model::catalog::{self, FigureUnit};
 use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
@@ -168,7 +168,7 @@ fn figure_names(p: &Percentiles) -> Vec<String> {
             .iter()
             .flat_map(|f| f.columns.iter().map(|c| c.0.to_string())),
     );
-    for (column, _) in HEADLINE.iter().map(|f| interval_column(f.name)) {
+    for (column, _) in catalog::headlines().map(interval_column) {
         head.push(format!("{column}_low"));
         head.push(format!("{column}_high"));
     }
@@ -177,12 +177,11 @@ fn figure_names(p: &Percentiles) -> Vec<String> {
 
 /// The column name of a headline figure's 95 % interval, and the divisor to its unit
 /// (latencies in ms, as the other latency columns).
-fn interval_column(figure: &str) -> (String, f64) {
-    let name = figure.replace('.', "_");
-    if figure.starts_with("acquire.p") {
-        (format!("{name}_ms"), 1000.0)
-    } else {
-        (name, 1.0)
+fn interval_column(figure: &catalog::Figure) -> (String, f64) {
+    let name = figure.name.replace('.', "_");
+    match figure.unit {
+        FigureUnit::Micros => (format!("{name}_ms"), 1000.0),
+        _ => (name, 1.0),
     }
 }
 
@@ -211,12 +210,12 @@ fn figures(report: &Report, m: &ModeStats, p: &Percentiles) -> Vec<String> {
             .flat_map(|f| f.columns.iter().map(|c| (c.1)(m))),
     );
     // The 95 % intervals the JSON's `estimates` carry (empty: the run was too short to say).
-    for f in &HEADLINE {
-        let (_, unit) = interval_column(f.name);
+    for f in catalog::headlines() {
+        let (_, unit) = interval_column(f);
         let interval = m
             .estimates
             .as_ref()
-            .and_then(|e| e.get(f.name))
+            .and_then(|e| catalog::estimate(e, f.name))
             .and_then(|e| e.interval());
         match interval {
             Some((low, high)) => {

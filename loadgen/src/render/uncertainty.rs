@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::model::estimates::{ModeEstimates, RatioEstimate, HEADLINE};
+use crate::model::catalog::{self, FigureUnit};
+use crate::model::estimates::{ModeEstimates, RatioEstimate};
 use crate::model::gate::Gate;
 use crate::model::mode::ModeStats;
 use crate::model::threshold::{verdict_word, JudgedThreshold};
@@ -14,12 +15,12 @@ pub fn value_text(name: &str, x: f64) -> String {
     if name.ends_with(".ratio") {
         return ratio_text(x);
     }
-    match name {
-        "goodput" => crate::model::figures::per_s(x),
-        "acquire.success" | "quorum.success" | "split_votes.share" => crate::model::figures::pct(x),
-        n if n.starts_with("acquire.p") => format!("{:.3} ms", x / 1000.0),
-        "fairness.jain" => format!("{x:.3}"),
-        _ => format!("{x}"),
+    match catalog::figure(name).map(|f| f.unit) {
+        Some(FigureUnit::PerSecond) => crate::model::figures::per_s(x),
+        Some(FigureUnit::Share) => crate::model::figures::pct(x),
+        Some(FigureUnit::Micros) => format!("{:.3} ms", x / 1000.0),
+        Some(FigureUnit::Index) => format!("{x:.3}"),
+        Some(FigureUnit::Count) | None => format!("{x}"),
     }
 }
 
@@ -43,7 +44,7 @@ pub fn estimate_text(name: &str, e: &Estimate) -> String {
             bare(name, low),
             bare(name, high)
         ),
-        None if HEADLINE.iter().any(|f| f.name == name) => {
+        None if catalog::headlines().any(|f| f.name == name) => {
             format!(
                 "{} ({})",
                 value_text(name, e.value),
@@ -130,10 +131,10 @@ pub fn modes_block(modes: &[&ModeStats]) -> String {
     if !busy.is_empty() {
         let _ = writeln!(out, "  ! {busy}");
     }
-    for f in HEADLINE {
+    for f in catalog::headlines() {
         let _ = write!(out, "  {:<24}", f.label);
         for (m, e) in &with {
-            if let Some(est) = e.get(f.name) {
+            if let Some(est) = catalog::estimate(e, f.name) {
                 let _ = write!(out, "  {}: {:<30}", m.label(), estimate_text(f.name, &est));
             }
         }

@@ -386,7 +386,7 @@ fn objective_words(objective: &Objective, rate: Option<f64>, at: Option<&ModeSta
     let p99 = m
         .estimates
         .as_ref()
-        .and_then(|e| e.acquire_p99_us.interval());
+        .and_then(|e| crate::model::catalog::estimate(e, "acquire.p99")?.interval());
     format!(
         "{}; the step at {}/s reached {} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{}, success {:.3}%",
         objective.describe(),

@@ -267,7 +267,7 @@ impl Objective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::uncertainty::{Estimate, ModeEstimates};
+    use crate::model::uncertainty::Estimate;
 
     /// A mode whose p99 and success carry the given 95 % intervals.
     fn mode_with(p99_us: (f64, f64), success: (f64, f64)) -> ModeStats {
@@ -281,17 +281,18 @@ mod tests {
             3,
             Duration::from_millis(100),
         );
-        m.estimates = Some(ModeEstimates {
-            units: 10,
-            unit: Default::default(),
-            goodput: Estimate::bare(100.0),
-            acquire_success: e(success),
-            quorum_success: Estimate::bare(1.0),
-            split_vote_share: Estimate::bare(0.0),
-            acquire_p50_us: Estimate::bare(1000.0),
-            acquire_p99_us: e(p99_us),
-            fairness: None,
-        });
+        m.estimates = Some(crate::model::catalog::estimates(
+            10,
+            Default::default(),
+            &[
+                ("goodput", Estimate::bare(100.0)),
+                ("acquire.success", e(success)),
+                ("quorum.success", Estimate::bare(1.0)),
+                ("split_votes.share", Estimate::bare(0.0)),
+                ("acquire.p50", Estimate::bare(1000.0)),
+                ("acquire.p99", e(p99_us)),
+            ],
+        ));
         m
     }
 

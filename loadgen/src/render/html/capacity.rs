@@ -127,7 +127,7 @@ pub fn steps(result: &CapacityResult) -> Markup {
         let interval = m
             .estimates
             .as_ref()
-            .and_then(|e| e.acquire_p99_us.interval())
+            .and_then(|e| crate::model::catalog::estimate(e, "acquire.p99")?.interval())
             .map(|(lo, hi)| format!(" ({}–{})", num(lo / 1000.0, 3), num(hi / 1000.0, 3)));
         let marks = marks(s);
         Some(html! {

@@ -3,7 +3,7 @@
 
 use maud::{html, Markup};
 
-use crate::model::estimates::HEADLINE;
+use crate::model::catalog::{estimate, headlines};
 use crate::model::report::Report;
 use crate::render::uncertainty::{
     busy_machine_text, busy_modes, estimate_text, method_text, ratio_estimate_text,
@@ -37,11 +37,11 @@ pub fn section(report: &Report) -> Markup {
                 @for (m, _) in &modes { th { (m.label()) " (95 %)" } }
                 @if ratios.is_some() { th { "concurrent ÷ sequential" } }
             }
-            @for f in HEADLINE {
+            @for f in headlines() {
                 tr {
                     td { (f.label) }
                     @for (_, e) in &modes {
-                        td { @if let Some(est) = e.get(f.name) { (estimate_text(f.name, &est)) } }
+                        td { @if let Some(est) = estimate(e, f.name) { (estimate_text(f.name, &est)) } }
                     }
                     @if let Some(ratios) = ratios {
                         td {
