@@ -17,11 +17,13 @@
 //!
 //! See [`barrier`] for the start instant, [`clock`] for the time mapping, [`overlap`] for what
 //! the cross-agent safety check can and cannot see; the commands are
-//! [`crate::commands::run`], [`crate::commands::capacity`] and [`crate::commands::collect`].
+//! `crate::commands::run`, `crate::commands::capacity` and `crate::commands::collect` (its
+//! gathering is [`collect`]).
 
 pub(crate) mod agent;
 pub(crate) mod barrier;
 pub mod clock;
+pub mod collect;
 pub(crate) mod overlap;
 
 use std::time::Duration;
