@@ -11,14 +11,16 @@ use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, RUN_TIMING};
 use crate::engine::faults::master::FaultSpec;
 use crate::engine::history::HistoryLog;
-use crate::engine::runner;
+use crate::engine::runner::RunResult;
+use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::exporter::server::Exporter;
 use crate::exporter::LiveFigures;
 use crate::model::gate::Gate;
 use crate::model::report::Report;
-use crate::plans::coordinator::agent::Agent;
+use crate::plans::coordinator::agent::{self, Agent};
 use crate::plans::coordinator::Coordination;
+use crate::plans::faults::run::repeated_with_faults;
 use crate::render::formats::Written;
 use crate::render::text;
 
@@ -52,15 +54,8 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
             live.set_masters(&target.display_urls());
         }
         target.attach_storage(&cfg)?;
-        // Before anything connects: faults on the network path reroute the client via proxies.
-        let mut schedule =
-            crate::plans::faults::run::prepare(&cfg, &mut target, &args.faults).await?;
-        target.probe_versions().await;
-        crate::engine::probe::require_quorum(&target, cfg.quorum).await?;
-        say(cfg.quiet, &describe_run(&cfg, &target));
-        let result =
-            crate::plans::turns::run_repeated(&cfg, &target, &mut schedule, signals).await?;
-        Ok::<_, LoadgenError>((result, schedule.into_events()))
+        let announce = |target: &Target| say(cfg.quiet, &describe_run(&cfg, target));
+        repeated_with_faults(&cfg, &mut target, &args.faults, signals, &announce).await
     })?;
     if let Some(history) = &cfg.history {
         let events = history.finish()?;
@@ -212,27 +207,19 @@ fn run_as_agent(
         if let Some(live) = &cfg.live {
             live.set_masters(&target.display_urls());
         }
-        let mut agent = Agent::join(c, "run", signals).await?;
-        let outcome = async {
-            target.probe_versions().await;
-            crate::engine::probe::require_quorum(&target, cfg.quorum).await?;
-            let what = describe_run(cfg, &target);
+        let announce = |agent: &Agent, target: &Target| {
+            let what = describe_run(cfg, target);
             say(
                 cfg.quiet,
                 &format!("agent {} of {}: {what}", agent.number, agent.agents),
             );
-            let mut result = runner::run(cfg, &target, &mut agent, signals).await?;
-            agent.align(&mut result);
-            let mut report = Report::from_run(&result);
+        };
+        let report_of = |result: &RunResult| {
+            let mut report = Report::from_run(result);
             report.judge_thresholds(&args.thresholds, args.gate);
-            agent.finish(&crate::render::json::render(&report)).await?;
-            Ok::<_, LoadgenError>(report)
-        }
-        .await;
-        if let Err(e) = &outcome {
-            agent.abandon(&e.to_string()).await;
-        }
-        outcome
+            report
+        };
+        agent::run_as_agent(cfg, &mut target, c, signals, (&announce, &report_of)).await
     })?;
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);

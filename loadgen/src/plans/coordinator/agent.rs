@@ -13,8 +13,10 @@ use super::clock::{self, Sync};
 use super::overlap::{AgentWindows, CoordWindow, MAX_WINDOWS};
 use super::{host_name, key, Coordination, Coordinator, KEY_TTL};
 use crate::engine::checker::Window;
+use crate::engine::config::RunConfig;
 use crate::engine::hooks::RunHooks;
 use crate::engine::runner::RunResult;
+use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::model::report::Report;
 use crate::signals::Signals;
@@ -330,4 +332,38 @@ impl RunHooks for Agent {
             })
             .collect();
     }
+}
+
+/// What an agent's run tells its command: what is about to run, and the report of a result.
+pub type AgentHooks<'a> = (
+    &'a dyn Fn(&Agent, &Target),
+    &'a dyn Fn(&RunResult) -> Report,
+);
+
+/// `run --coordinator`: joins the run on the coordinator, requires a quorum of `target`, runs
+/// `cfg` with every phase started at the agents' common instant, and stores this agent's
+/// report (made by `report_of`) for `collect`; a failure gives the run up for every agent.
+pub async fn run_as_agent(
+    cfg: &RunConfig,
+    target: &mut Target,
+    c: &Coordination,
+    signals: &Signals,
+    (announce, report_of): AgentHooks<'_>,
+) -> Result<Report, LoadgenError> {
+    let mut agent = Agent::join(c, "run", signals).await?;
+    let outcome = async {
+        target.probe_versions().await;
+        crate::engine::probe::require_quorum(target, cfg.quorum).await?;
+        announce(&agent, target);
+        let mut result = crate::engine::runner::run(cfg, target, &mut agent, signals).await?;
+        agent.align(&mut result);
+        let report = report_of(&result);
+        agent.finish(&crate::render::json::render(&report)).await?;
+        Ok::<_, LoadgenError>(report)
+    }
+    .await;
+    if let Err(e) = &outcome {
+        agent.abandon(&e.to_string()).await;
+    }
+    outcome
 }

@@ -44,6 +44,25 @@ pub async fn run_with_faults(
     Ok((result, schedule.into_events()))
 }
 
+/// `run`'s plan: the schedule of `specs` prepared before anything connects, the masters
+/// probed and a quorum required, `announce` told what is about to run, then `cfg.repeat`
+/// turns ([`crate::plans::turns`]) with the schedule applied in each mode; returns the
+/// result and the fault log.
+pub async fn repeated_with_faults(
+    cfg: &RunConfig,
+    target: &mut Target,
+    specs: &[FaultSpec],
+    signals: &crate::signals::Signals,
+    announce: &dyn Fn(&Target),
+) -> Result<(RunResult, Vec<FaultEvent>), LoadgenError> {
+    let mut schedule = prepare(cfg, target, specs).await?;
+    target.probe_versions().await;
+    crate::engine::probe::require_quorum(target, cfg.quorum).await?;
+    announce(target);
+    let result = crate::plans::turns::run_repeated(cfg, target, &mut schedule, signals).await?;
+    Ok((result, schedule.into_events()))
+}
+
 /// Lock keys of `keys` present on each running local master: (master, count) for every
 /// master holding some.
 pub fn lock_keys_left(target: &Target, keys: &[String]) -> Result<Vec<(usize, u64)>, LoadgenError> {
