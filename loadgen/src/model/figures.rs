@@ -78,23 +78,59 @@ impl Figure {
 
 /// Every figure, in the order the tables show them.
 pub fn figures() -> Vec<Figure> {
-    let line = |label, cell, ratio| Figure {
+    [
+        calls(),
+        losses(),
+        commands_and_releases(),
+        open_loop(),
+        generator_and_safety(),
+        fencing_rows(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A figure shown for every mode; `ratio`: the value whose concurrent ÷ sequential ratio the
+/// text shows.
+fn line(
+    label: &'static str,
+    cell: fn(&ModeStats) -> String,
+    ratio: Option<fn(&ModeStats) -> f64>,
+) -> Figure {
+    Figure {
         label,
         shown: |_| true,
         cell,
         ratio,
         columns: Vec::new(),
         headline: None,
-    };
-    let when = |label, shown, cell| Figure {
+    }
+}
+
+/// A figure shown when any mode passes `shown`.
+fn when(
+    label: &'static str,
+    shown: fn(&ModeStats) -> bool,
+    cell: fn(&ModeStats) -> String,
+) -> Figure {
+    Figure {
         label,
         shown,
         cell,
         ratio: None,
         columns: Vec::new(),
         headline: None,
-    };
-    let open_loop: fn(&ModeStats) -> bool = |m| m.counts.scheduled_slots > 0;
+    }
+}
+
+/// Shown in open loop only.
+fn open_loop_only(m: &ModeStats) -> bool {
+    m.counts.scheduled_slots > 0
+}
+
+/// What became of the acquire calls: goodput, success, attempts, retries, quorum.
+fn calls() -> Vec<Figure> {
     vec![
         line(
             "acquires/s (goodput)",
@@ -146,6 +182,12 @@ pub fn figures() -> Vec<Figure> {
             format!("{:.6}", m.quorum_success_rate())
         })
         .headline("quorum.success"),
+    ]
+}
+
+/// How attempts and calls were lost, and the masters' failures.
+fn losses() -> Vec<Figure> {
+    vec![
         line(
             "split votes",
             |m| vote_only(m, m.counts.split_votes),
@@ -190,6 +232,12 @@ pub fn figures() -> Vec<Figure> {
             |m| m.counts.other_errors.to_string(),
             None,
         ),
+    ]
+}
+
+/// The commands sent, releases, extends, and what breaks the baselines.
+fn commands_and_releases() -> Vec<Figure> {
+    vec![
         line(
             "master errors / timeouts",
             |m| {
@@ -229,22 +277,28 @@ pub fn figures() -> Vec<Figure> {
             |m| m.counts.extends > 0,
             |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures),
         ),
-        when("open loop: slots scheduled", open_loop, |m| {
+    ]
+}
+
+/// The open loop's slots, and calls cut off at the end.
+fn open_loop() -> Vec<Figure> {
+    vec![
+        when("open loop: slots scheduled", open_loop_only, |m| {
             m.counts.scheduled_slots.to_string()
         }),
-        when("open loop: started/s", open_loop, |m| {
+        when("open loop: started/s", open_loop_only, |m| {
             per_s(m.started_per_s())
         })
         .csv("started_per_s", |m| format!("{:.1}", m.started_per_s())),
-        when("open loop: late starts / dropped", open_loop, |m| {
+        when("open loop: late starts / dropped", open_loop_only, |m| {
             format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots)
         })
         .csv("late_starts", |m| m.counts.late_starts.to_string())
         .csv("dropped_slots", |m| m.counts.dropped_slots.to_string()),
-        when("  late with no client free", open_loop, |m| {
+        when("  late with no client free", open_loop_only, |m| {
             m.counts.late_no_free_client.to_string()
         }),
-        when("  warm-up slots skipped", open_loop, |m| {
+        when("  warm-up slots skipped", open_loop_only, |m| {
             m.counts.warmup_slots_skipped.to_string()
         }),
         when(
@@ -252,6 +306,12 @@ pub fn figures() -> Vec<Figure> {
             |m| m.counts.cancelled_calls > 0,
             |m| m.counts.cancelled_calls.to_string(),
         ),
+    ]
+}
+
+/// The generator's own cost, fairness, and the mutual-exclusion check.
+fn generator_and_safety() -> Vec<Figure> {
+    vec![
         line(
             "generator CPU per cycle (µs)",
             |m| format!("{:.1}", m.cpu_per_cycle_us()),
@@ -298,6 +358,12 @@ pub fn figures() -> Vec<Figure> {
             |m| m.counts.windows_checked.to_string(),
             None,
         ),
+    ]
+}
+
+/// Fencing tokens and the protected resource's writes.
+fn fencing_rows() -> Vec<Figure> {
+    vec![
         when("fencing tokens issued", fenced, |m| {
             fencing(m, |f| f.tokens_issued)
         }),
