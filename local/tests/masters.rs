@@ -202,6 +202,26 @@ fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_dir
 /// The kernel's parent-death signal follows the *thread* that forked a child: masters
 /// started from a thread that ends must keep running while the process lives.
 #[test]
+fn each_master_leads_a_process_group_of_its_own_also_when_restarted_or_paused() {
+    let masters = LocalMasters::start(2).expect("start masters");
+    // SAFETY: getpgid on our own pid and on our children's pids has no preconditions.
+    let ours = unsafe { libc::getpgid(0) };
+    let group_of = |i: usize| {
+        let pid = masters.pid(i).unwrap().expect("running");
+        (pid, unsafe { libc::getpgid(pid) })
+    };
+    masters.pause(0).unwrap();
+    masters.kill(1).unwrap();
+    masters.start_again(1).unwrap();
+    for i in 0..2 {
+        let (pid, group) = group_of(i);
+        assert_eq!(group, pid, "master {i} leads its group");
+        assert_ne!(group, ours, "master {i} is not in the group of its starter");
+    }
+    masters.resume(0).unwrap();
+}
+
+#[test]
 fn masters_outlive_the_thread_that_started_them() {
     let (masters, tid) = std::thread::spawn(|| {
         let masters = LocalMasters::start(2).expect("start masters");

@@ -10,6 +10,13 @@
 //! process. So every master is forked by one dedicated thread that lives as long as the
 //! process (re-created in a forked child, where it does not exist).
 //!
+//! Each master also leads a process group of its own, so the signals a terminal or a shell
+//! sends to a group reach the program and not its masters: Ctrl-C stops the program, which
+//! reports and then stops its masters itself (they do not vanish under the operations still
+//! in flight), and Ctrl-Z does not pause them. A master paused with SIGSTOP (a `pause` fault)
+//! is then a stopped job of its own group only; the kernel sends SIGHUP to every member of an
+//! orphaned group holding a stopped job, and the program's group never holds one.
+//!
 //! What a killed process leaves on disk, its temporary directory, is swept by the next
 //! [`super::LocalMasters`] started on the machine: each directory names its owner's pid.
 
@@ -38,6 +45,7 @@ static SPAWNER: Mutex<Option<Spawner>> = Mutex::new(None);
 /// Starts `command` as a child that the kernel kills (SIGKILL) when this process dies.
 pub(super) fn spawn_tied_to_process(mut command: Command) -> io::Result<Child> {
     tie_to_parent(&mut command);
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let (reply, result) = mpsc::channel();
     spawner()?
         .send((command, reply))
