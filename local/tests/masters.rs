@@ -204,10 +204,11 @@ fn masters_die_with_a_parent_killed_by_sigkill_and_the_next_start_sweeps_its_dir
 #[test]
 fn each_master_leads_a_process_group_of_its_own_also_when_restarted_or_paused() {
     let masters = LocalMasters::start(2).expect("start masters");
-    // SAFETY: getpgid on our own pid and on our children's pids has no preconditions.
+    // SAFETY: getpgid reads a process attribute; it has no preconditions.
     let ours = unsafe { libc::getpgid(0) };
     let group_of = |i: usize| {
         let pid = masters.pid(i).unwrap().expect("running");
+        // SAFETY: as above, for the pid of a child we started and have not reaped.
         (pid, unsafe { libc::getpgid(pid) })
     };
     masters.pause(0).unwrap();
