@@ -84,8 +84,11 @@ impl Searcher<'_, '_> {
         let mut repeats_left = self.capacity.repeat;
         let mut noisy: Option<Noisy> = None;
         let mut number = 0;
-        while let Some((phase, rate, repeat_of)) = next_step(&noisy, &mut search, &mut repeats_left)
-        {
+        while let Some((phase, rate, repeat_of, turn)) = next_step(
+            &noisy,
+            &mut search,
+            (&mut repeats_left, self.capacity.repeat),
+        ) {
             if self.signals.stop.is_set() {
                 break;
             }
@@ -97,6 +100,7 @@ impl Searcher<'_, '_> {
                 rate,
                 number,
                 repeat_of,
+                turn,
             };
             let Some(shown) = self.step(&run).await? else {
                 break; // stopped before the step measured anything
@@ -140,22 +144,24 @@ impl Searcher<'_, '_> {
 }
 
 /// The next step of a mode's search: a repeat of the step waiting for its verdict, else the
-/// search's next step, else a `--repeat` run of its answer; `None` when the mode is done.
+/// search's next step, else a `--repeat` run of its answer (of `repeats`, `left` still to
+/// run); `None` when the mode is done. With it, the turn it is of its rate
+/// ([`crate::plans::turns::turn`]: turn r is seeded with seed + r, so repeats differ).
 fn next_step(
     noisy: &Option<Noisy>,
     search: &mut Search,
-    repeats_left: &mut u32,
-) -> Option<(Phase, f64, Option<u32>)> {
+    (left, repeats): (&mut u32, u32),
+) -> Option<(Phase, f64, Option<u32>, u32)> {
     if let Some(w) = noisy {
-        return Some((Phase::Repeat, w.rate, Some(w.number)));
+        return Some((Phase::Repeat, w.rate, Some(w.number), w.runs));
     }
     if let Some((phase, rate)) = search.next_step() {
-        return Some((phase, rate, None));
+        return Some((phase, rate, None, 0));
     }
     match search.answer().0 {
-        Some(rate) if *repeats_left > 0 => {
-            *repeats_left -= 1;
-            Some((Phase::Repeat, rate, None))
+        Some(rate) if *left > 0 => {
+            *left -= 1;
+            Some((Phase::Repeat, rate, None, repeats - *left))
         }
         _ => None,
     }

@@ -33,6 +33,8 @@ pub(super) struct StepRun<'a> {
     pub number: u32,
     /// The step it repeats, when its interval straddled the objective.
     pub repeat_of: Option<u32>,
+    /// Which run of its rate this is (0: the first).
+    pub turn: u32,
 }
 
 /// What a step showed: whether it passed, whether an interval straddled the objective, and

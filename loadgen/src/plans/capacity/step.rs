@@ -3,7 +3,6 @@
 use super::state::{Searcher, Shown, StepRun};
 use crate::engine::config::RunConfig;
 use crate::engine::hooks::NoHooks;
-use crate::engine::runner;
 use crate::error::LoadgenError;
 use crate::model::capacity::reproduce::run_command;
 use crate::model::capacity::search::Phase;
@@ -12,6 +11,7 @@ use crate::model::capacity::Step;
 use crate::model::generator::machine_bound;
 use crate::model::mode::ModeStats;
 use crate::model::report::Report;
+use crate::plans::turns::turn;
 use crate::render::{capacity_table as table, text};
 
 impl Searcher<'_, '_> {
@@ -28,11 +28,11 @@ impl Searcher<'_, '_> {
         ));
         let result = match self.agent.as_deref_mut() {
             Some(agent) => {
-                let mut result = runner::run(&cfg, self.target, agent, self.signals).await?;
+                let mut result = turn(&cfg, run.turn, self.target, agent, self.signals).await?;
                 agent.align(&mut result);
                 result
             }
-            None => runner::run(&cfg, self.target, &mut NoHooks, self.signals).await?,
+            None => turn(&cfg, run.turn, self.target, &mut NoHooks, self.signals).await?,
         };
         let report = Report::from_run(&result);
         if report.modes.is_empty() {
