@@ -20,7 +20,7 @@ use redlock_core::{Lock, Redlock, Retry, Vote};
 use crate::engine::baseline_cycle::{self, Record};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
-use crate::engine::history::{HistoryLog, Lease, Op, Outcome};
+use crate::engine::history::{CycleLog, Lease, Op, Outcome};
 use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
 use crate::engine::locks::setup::LockSetup;
@@ -229,13 +229,13 @@ async fn cycle(
     let cfg = &setup.cfg;
     let c = Cycle::new(setup, task, worker.process, choices.resource());
     worker.begin_acquire();
-    c.invoke(Op::Acquire, None, Instant::now);
+    c.log.invoke(Op::Acquire, None, Instant::now);
     // The highest token of the acquisitions completed before this one began.
     let token_floor = setup.protected.as_ref().map(|p| p.order.floor(c.resource));
     let result = setup
         .redlock
         .acquire_cancellable(
-            c.key,
+            c.log.key,
             cfg.ttl,
             Retry::Configured,
             &mut |vote: &Vote| task.with(|r| r.attempt(worker, vote)),
@@ -262,17 +262,14 @@ async fn cycle(
     true
 }
 
-/// What one Redlock cycle works on: its worker's setup and recorder, the process it runs as
-/// and the resource it locks. Built once per cycle from borrows only (no allocation).
+/// What one Redlock cycle works on: its worker's setup and recorder, the resource it locks,
+/// and its history lines. Built once per cycle from borrows only (no allocation).
 struct Cycle<'a> {
     setup: &'a WorkerSetup,
     task: &'a TaskRecorder,
-    /// Where the client's operations are logged (`--history`).
-    history: Option<&'a HistoryLog>,
-    process: u32,
     resource: u32,
-    /// The resource's lock key.
-    key: &'a str,
+    /// The resource's lock key, the process that locks it, and the history they go to.
+    log: CycleLog<'a>,
 }
 
 /// How an acquire call ended.
@@ -288,36 +285,16 @@ enum Acquired {
 impl<'a> Cycle<'a> {
     #[inline]
     fn new(setup: &'a WorkerSetup, task: &'a TaskRecorder, process: u32, resource: u32) -> Self {
+        let log = CycleLog {
+            history: setup.cfg.history.as_deref(),
+            process,
+            key: &setup.keys[resource as usize],
+        };
         Cycle {
             setup,
             task,
-            history: setup.cfg.history.as_deref(),
-            process,
             resource,
-            key: &setup.keys[resource as usize],
-        }
-    }
-
-    /// Logs that the client starts `op` (`at` is read only when there is a history).
-    #[inline]
-    fn invoke(&self, op: Op, lease: Option<Lease<'_>>, at: impl FnOnce() -> Instant) {
-        if let Some(h) = self.history {
-            h.invoke(self.process, op, self.key, lease, at());
-        }
-    }
-
-    /// Logs that the client's `op` ended as `outcome` (`at` is read only when there is a
-    /// history).
-    #[inline]
-    fn complete(
-        &self,
-        op: Op,
-        outcome: Outcome,
-        lease: Option<Lease<'_>>,
-        at: impl FnOnce() -> Instant,
-    ) {
-        if let Some(h) = self.history {
-            h.complete(self.process, op, self.key, outcome, lease, at());
+            log,
         }
     }
 
@@ -337,12 +314,12 @@ impl<'a> Cycle<'a> {
             Ok(Some(lock)) => lock,
             Ok(None) => {
                 // Cut off by the end-of-run grace (its keys were deleted on every master).
-                self.complete(Op::Acquire, Outcome::Info, None, || done);
+                self.log.complete(Op::Acquire, Outcome::Info, None, || done);
                 self.task.with(|r| r.cancelled(worker));
                 return Acquired::NotHeld;
             }
             Err(e) => {
-                self.complete(Op::Acquire, Outcome::Fail, None, || done);
+                self.log.complete(Op::Acquire, Outcome::Fail, None, || done);
                 self.task
                     .with(|r| r.acquired(worker, Err(&e), latency, done));
                 return Acquired::NotHeld;
@@ -351,7 +328,7 @@ impl<'a> Cycle<'a> {
         self.setup.first_lock.granted(done);
         if faults.crash_now() {
             // Nobody learns the crashed holder's outcome: the own checker has no window for it.
-            self.complete(Op::Acquire, Outcome::Info, None, || done);
+            self.log.complete(Op::Acquire, Outcome::Info, None, || done);
             self.task.with(|r| r.crashed());
             return Acquired::Crashed;
         }
@@ -362,7 +339,8 @@ impl<'a> Cycle<'a> {
             .with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
         // Ownership starts when the holder learns it won.
         let owned_from = lock.vote().completed();
-        self.complete(Op::Acquire, Outcome::Ok, Some(lease(&lock)), || owned_from);
+        self.log
+            .complete(Op::Acquire, Outcome::Ok, Some(lease(&lock)), || owned_from);
         Acquired::Held(lock, owned_from)
     }
 
@@ -377,7 +355,7 @@ impl<'a> Cycle<'a> {
                 break;
             }
             let started = Instant::now();
-            self.invoke(Op::Extend, Some(lease(lock)), || started);
+            self.log.invoke(Op::Extend, Some(lease(lock)), || started);
             let result = self.setup.redlock.extend(lock, cfg.ttl).await;
             if !self.extended(worker, lock, &result, started) {
                 break; // no longer held on a quorum: stop extending, still release what is left
@@ -406,7 +384,8 @@ impl<'a> Cycle<'a> {
         } else {
             Outcome::Fail
         };
-        self.complete(Op::Extend, outcome, Some(lease(lock)), Instant::now);
+        self.log
+            .complete(Op::Extend, outcome, Some(lease(lock)), Instant::now);
         match result {
             Ok(()) => self
                 .task
@@ -429,7 +408,8 @@ impl<'a> Cycle<'a> {
             fence: lock.fencing_token(),
             valid_until: None,
         };
-        self.invoke(Op::Release, Some(token_only), || release_started);
+        self.log
+            .invoke(Op::Release, Some(token_only), || release_started);
         let released = self.setup.redlock.release(lock).await;
         let latency = release_started.elapsed();
         let outcome = if released.is_ok() {
@@ -437,7 +417,8 @@ impl<'a> Cycle<'a> {
         } else {
             Outcome::Info
         };
-        self.complete(Op::Release, outcome, Some(token_only), Instant::now);
+        self.log
+            .complete(Op::Release, outcome, Some(token_only), Instant::now);
         // A release reports 0 released rather than failing; an error still carries a vote.
         let vote = match &released {
             Ok(vote) => Some(vote),
@@ -476,14 +457,15 @@ impl<'a> Cycle<'a> {
             fence: lock.fencing_token(),
             valid_until: None,
         };
-        self.invoke(Op::Write, Some(claim), || sent);
+        self.log.invoke(Op::Write, Some(claim), || sent);
         let written = protected.storage.write(self.resource, &value).await;
         let outcome = match written {
             Written::Stored => Outcome::Ok,
             Written::Refused => Outcome::Fail,
             Written::Failed(_) => Outcome::Info,
         };
-        self.complete(Op::Write, outcome, Some(claim), Instant::now);
+        self.log
+            .complete(Op::Write, outcome, Some(claim), Instant::now);
         let stale = storage::is_stale(sent, lock.valid_until());
         self.task.with(|r| r.stored(&written, stale));
     }
