@@ -273,6 +273,9 @@ struct Cycle<'a> {
 }
 
 /// How an acquire call ended.
+// Moved once per cycle and matched at once, like the core's `Result<Option<Lock>>` it comes
+// from: boxing the lock would allocate on the hot path.
+#[allow(clippy::large_enum_variant)]
 enum Acquired {
     /// Won: the lock, and when its holder learnt it won (ownership starts there).
     Held(Lock, Instant),
