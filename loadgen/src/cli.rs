@@ -1,7 +1,6 @@
 //! Command-line interface (clap derive). Parsing only: values are checked here and turned into
 //! a [`crate::engine::config::RunConfig`] by [`crate::engine::config`].
 
-use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::LazyLock;
@@ -15,8 +14,14 @@ use crate::model::capacity::slo::{parse_share, Slo};
 use crate::model::lock::LockList;
 use crate::model::percentiles::Percentiles;
 use crate::model::values::{parse_duration, HoldSpec, KeyDist};
-use values::{parse_coordinator_url, parse_run_id, FanoutChoice};
+pub use compare::CompareArgs;
+pub use values::{parse_clients, parse_rate, parse_repeat, MAX_CLIENTS, MAX_MEASURED, MAX_REPEATS};
+use values::{
+    parse_coordinator_url, parse_interval, parse_measured_duration, parse_run_id, parse_warmup,
+    FanoutChoice, MasterUrl,
+};
 
+pub mod compare;
 pub mod translate;
 pub mod values;
 
@@ -81,61 +86,6 @@ pub enum Command {
     /// 95 % interval of that difference and a verdict (better / worse / no clear difference).
     #[command(after_help = EXIT_CODES_HELP)]
     Compare(CompareArgs),
-}
-
-/// `compare A.json B.json [...]`.
-#[derive(Debug, Clone, Args)]
-pub struct CompareArgs {
-    /// Result files; the first (A) is the baseline every other is compared with.
-    #[arg(
-        value_name = "RESULT.json",
-        required_unless_present = "runs",
-        conflicts_with = "runs"
-    )]
-    pub inputs: Vec<PathBuf>,
-    /// Measure the sides here instead (repeatable, the first is A): each is the flags of one
-    /// `redlock-loadgen run`, quoted as one argument, e.g. --run '--clients 1' --run '--clients
-    /// 16'. The sides take turns, repeat by repeat (A B, then B A, …), each on the masters its
-    /// flags name, and every difference is taken within a turn, so the machine's drift cancels.
-    #[arg(long = "run", value_name = "'RUN FLAGS'", allow_hyphen_values = true)]
-    pub runs: Vec<String>,
-    /// With --run: the turns each side takes (2 to 1000; default 5).
-    #[arg(long, value_name = "N", value_parser = parse_repeat)]
-    pub repeat: Option<u32>,
-    /// With --run: write each side's result into DIR as A.json, B.json (B1.json, B2.json, … for
-    /// more sides), for `report` or another `compare`.
-    #[arg(long, value_name = "DIR")]
-    pub results: Option<PathBuf>,
-    /// Write the comparison as one self-contained HTML page.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Write the comparison as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// A CI gate (repeatable): 'goodput.ratio>=0.95' (B ÷ A), or any `run` figure, judged on
-    /// each B: met, not met or unclear by its 95 % interval; one not met exits 4 (see --gate).
-    #[arg(long = "threshold", value_name = "EXPR")]
-    pub thresholds: Vec<crate::model::threshold::Threshold>,
-    /// What fails the --threshold gate (exit 4): clear (default) only a threshold clearly not
-    /// met (its 95 % interval wholly on the bad side, or the figure missing); strict also an
-    /// unclear one (the interval across the bound).
-    #[arg(long, value_name = "clear|strict", default_value = "clear")]
-    pub gate: crate::model::gate::GatePolicy,
-    /// Compare results whose workloads differ in shape (clients, rate, resources, hold, ...);
-    /// the report names what differs.
-    #[arg(long)]
-    pub allow_different: bool,
-    /// Set A's only mode against each other side's only mode when their names differ (e.g.
-    /// --fanout concurrent against --fanout sequential, or redlock against --lock single); the
-    /// report names the pairing. Without it modes are matched by name, and a side with no mode
-    /// in common with A is refused (exit 2).
-    #[arg(long)]
-    pub pair_modes: bool,
-    /// The noise band: a figure is called better or worse only when the whole 95 % interval
-    /// of B − A lies beyond ± this share of A's value; an interval clear of 0 but inside the
-    /// band reads "within the noise band" (as criterion's noise threshold). 0 turns it off.
-    #[arg(long, value_name = "SHARE", default_value = "2%", value_parser = parse_share)]
-    pub noise_threshold: f64,
 }
 
 /// Where the masters are.
@@ -550,136 +500,4 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     RunLine::try_parse_from(words).map(|line| line.run)
-}
-
-/// The longest measured window: the per-second series keeps one latency histogram per second,
-/// so memory grows with the duration (merge consecutive runs for longer soaks).
-pub const MAX_MEASURED: Duration = Duration::from_secs(3600);
-const MAX_WARMUP: Duration = Duration::from_secs(600);
-
-fn parse_measured_duration(text: &str) -> Result<Duration, String> {
-    let d = parse_duration(text)?;
-    if d.is_zero() {
-        return Err(format!("{text:?}: must be longer than zero"));
-    }
-    if d > MAX_MEASURED {
-        return Err(format!(
-            "{text:?}: at most 1h per run (the per-second series keeps one latency histogram per second; merge consecutive runs for longer)"
-        ));
-    }
-    Ok(d)
-}
-
-fn parse_interval(text: &str) -> Result<Duration, String> {
-    let d = parse_duration(text)?;
-    if d < Duration::from_millis(100) || d > Duration::from_secs(60) {
-        return Err(format!("{text:?}: an interval is 100ms to 1m"));
-    }
-    if d.subsec_nanos() % 1_000_000 != 0 {
-        return Err(format!(
-            "{text:?}: an interval is a whole number of milliseconds"
-        ));
-    }
-    Ok(d)
-}
-
-fn parse_warmup(text: &str) -> Result<Duration, String> {
-    let d = parse_duration(text)?;
-    if d > MAX_WARMUP {
-        return Err(format!("{text:?}: a warm-up is at most 10m"));
-    }
-    Ok(d)
-}
-
-/// The most concurrent clients: a master connection queues 65,536 requests before senders
-/// wait (and could be reordered), and one client can have up to 4 queued on it at once
-/// (a straggling SET, its cleanup, a release, an extend).
-pub const MAX_CLIENTS: u32 = 16_384;
-
-/// A client count in 1..=[`MAX_CLIENTS`].
-pub fn parse_clients(text: &str) -> Result<u32, String> {
-    let n: u32 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of clients"))?;
-    if n == 0 || n > MAX_CLIENTS {
-        return Err(format!(
-            "{text:?}: between 1 and {MAX_CLIENTS} clients (each can queue up to 4 requests on a master connection, which holds 65536)"
-        ));
-    }
-    Ok(n)
-}
-
-/// Most repeats `run --repeat` takes (each is a whole run of every mode).
-pub const MAX_REPEATS: u32 = 1000;
-
-pub fn parse_repeat(text: &str) -> Result<u32, String> {
-    match text.trim().parse::<u32>() {
-        Ok(n) if (1..=MAX_REPEATS).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "{text:?} is not a number of repeats: 1 to {MAX_REPEATS} (1: one run; 5 or more give intervals worth reading)"
-        )),
-    }
-}
-
-pub fn parse_rate(text: &str) -> Result<f64, String> {
-    let rate: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of acquires per second"))?;
-    if !rate.is_finite() || !(0.001..=10_000_000.0).contains(&rate) {
-        return Err(format!(
-            "{text:?}: must be a rate between 0.001 and 10000000 per second"
-        ));
-    }
-    Ok(rate)
-}
-
-/// `--masters` and `--storage` values: checked by the core as the client will (`redis://`,
-/// `rediss://`, `unix://`), and the error names the flag and shows the value with its password
-/// redacted (clap's own message would echo it raw).
-#[derive(Debug, Clone, Copy)]
-struct MasterUrl;
-
-impl clap::builder::TypedValueParser for MasterUrl {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &OsStr,
-    ) -> Result<String, clap::Error> {
-        let flag = arg
-            .map(|a| {
-                let name = a.get_long().unwrap_or_else(|| a.get_id().as_str());
-                let value = a
-                    .get_value_names()
-                    .and_then(|names| names.first())
-                    .map_or("URL", |n| n.as_str());
-                format!("--{name} <{value}>")
-            })
-            .unwrap_or_else(|| "--masters <URL,...>".into());
-        let invalid = |shown: String, why: String| {
-            clap::Error::raw(
-                clap::error::ErrorKind::ValueValidation,
-                format!("invalid value {shown} for '{flag}': {why}\n"),
-            )
-            .with_cmd(cmd)
-        };
-        let text = value.to_str().ok_or_else(|| {
-            invalid(
-                format!("{:?}", redlock_core::redact_url(&value.to_string_lossy())),
-                "not valid UTF-8".into(),
-            )
-        })?;
-        let url = text.trim();
-        redlock_core::check_master_url(url).map_err(|e| {
-            let why = e
-                .invalid()
-                .map_or_else(|| e.to_string(), |i| i.reason().to_string());
-            invalid(format!("{:?}", redlock_core::redact_url(text)), why)
-        })?;
-        Ok(url.to_string())
-    }
 }

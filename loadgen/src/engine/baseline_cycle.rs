@@ -8,7 +8,7 @@ use rand::Rng;
 
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
-use crate::engine::history::{Lease, Op, Outcome};
+use crate::engine::history::{CycleLog, Lease, Op, Outcome};
 use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
 use crate::engine::locks::baseline::{AttemptResult, Baseline, Held};
@@ -43,66 +43,20 @@ pub async fn run(
     intended: Instant,
     faults: &WorkerFaults,
 ) -> bool {
-    let cfg = mode.cfg;
-    let resource = choices.resource();
-    let key = &mode.keys[resource as usize];
+    let c = Cycle::new(mode, baseline, task, worker.process, choices.resource());
     worker.begin_acquire();
-    let history = cfg.history.as_deref();
-    let process = worker.process;
-    if let Some(h) = history {
-        h.invoke(process, Op::Acquire, key, None, Instant::now());
-    }
-    // Ends the history's acquire without a lease (cancelled, crashed: outcome unknown).
-    let unknown = || {
-        if let Some(h) = history {
-            h.complete(
-                process,
-                Op::Acquire,
-                key,
-                Outcome::Info,
-                None,
-                Instant::now(),
-            );
-        }
-    };
-    let mut attempts = 0;
-    let held: Result<Held, Failure> = loop {
-        if mode.hard_stop.is_set() {
-            unknown();
-            task.with(|r| r.cancelled(worker));
-            return true;
-        }
-        let attempt = baseline.try_acquire(key, cfg.ttl, faults).await;
-        task.with(|r| r.baseline_attempt(worker, &attempt));
-        let failure = match attempt.result {
-            AttemptResult::Acquired(held) => break Ok(held),
-            AttemptResult::Crashed => {
-                unknown();
-                task.with(|r| r.crashed());
-                return false;
-            }
-            AttemptResult::Denied => Failure::NotAcquired,
-            AttemptResult::Failed(_) => Failure::Unavailable,
-        };
-        attempts += 1;
-        if attempts > cfg.retry_count {
-            break Err(failure);
-        }
-        let delay = jittered(cfg.retry_delay);
-        if !hold_for(mode.hard_stop, delay).await {
-            unknown();
-            task.with(|r| r.cancelled(worker));
-            return true;
-        }
+    c.log.invoke(Op::Acquire, None, Instant::now);
+    let held = match c.call(worker, faults).await {
+        Call::Ended(held) => held,
+        Call::Cancelled => return true,
+        Call::Crashed => return false,
     };
     let done = Instant::now();
     let latency = done.saturating_duration_since(intended);
     let held = match held {
         Ok(held) => held,
         Err(failure) => {
-            if let Some(h) = history {
-                h.complete(process, Op::Acquire, key, Outcome::Fail, None, done);
-            }
+            c.log.complete(Op::Acquire, Outcome::Fail, None, || done);
             task.with(|r| r.baseline_acquired(worker, Err(failure), latency, done));
             return true;
         }
@@ -112,56 +66,141 @@ pub async fn run(
     }
     // A baseline's value need not be unique (setnx-getset writes a timestamp): the history's
     // token names the process too.
-    let token = format!("p{process}-{}", held.value);
-    let lease = |valid_until| Lease {
-        token: &token,
-        fence: None,
-        valid_until,
-    };
-    if let Some(h) = history {
-        let owned = lease(Some(held.valid_until));
-        h.complete(
-            process,
-            Op::Acquire,
-            key,
-            Outcome::Ok,
-            Some(owned),
-            held.completed,
-        );
-    }
+    let token = format!("p{}-{}", c.log.process, held.value);
+    let owned = lease(&token, Some(held.valid_until));
+    c.log
+        .complete(Op::Acquire, Outcome::Ok, Some(owned), || held.completed);
     mode.first_lock.granted(done);
     let validity = held.valid_until.saturating_duration_since(done);
     task.with(|r| r.baseline_acquired(worker, Ok(validity), latency, done));
 
     hold_for(mode.hard_stop, choices.hold()).await;
 
-    let release_started = Instant::now();
-    let owned_until = held.valid_until.min(release_started);
-    task.with(|r| r.owned(resource, &held.value, held.completed, owned_until));
-    if let Some(h) = history {
-        h.invoke(
-            process,
-            Op::Release,
-            key,
-            Some(lease(None)),
-            release_started,
-        );
-    }
-    let released = baseline.release(key, &held, faults).await;
-    let latency = release_started.elapsed();
-    if let Some(h) = history {
-        let at = Instant::now();
-        h.complete(
-            process,
-            Op::Release,
-            key,
-            Outcome::Ok,
-            Some(lease(None)),
-            at,
-        );
-    }
-    task.with(|r| r.baseline_released(worker, &released, latency));
+    c.release(worker, &held, &token, faults).await;
     true
+}
+
+/// What one baseline cycle works on: its mode, lock and recorder, the resource it locks, and
+/// its history lines. Built once per cycle from borrows only.
+struct Cycle<'a, R> {
+    mode: Mode<'a>,
+    baseline: &'a Baseline,
+    task: &'a R,
+    resource: u32,
+    /// The resource's lock key, the process that locks it, and the history they go to.
+    log: CycleLog<'a>,
+}
+
+/// How an acquire call ended.
+enum Call {
+    /// After its attempts: won, or why not.
+    Ended(Result<Held, Failure>),
+    /// Cut off by the end-of-run grace (recorded): the worker goes on.
+    Cancelled,
+    /// The client crashed (recorded): it never comes back.
+    Crashed,
+}
+
+impl<'a, R: Record> Cycle<'a, R> {
+    #[inline]
+    fn new(
+        mode: Mode<'a>,
+        baseline: &'a Baseline,
+        task: &'a R,
+        process: u32,
+        resource: u32,
+    ) -> Self {
+        let log = CycleLog {
+            history: mode.cfg.history.as_deref(),
+            process,
+            key: &mode.keys[resource as usize],
+        };
+        Cycle {
+            mode,
+            baseline,
+            task,
+            resource,
+            log,
+        }
+    }
+
+    /// The acquire call: up to `retry_count + 1` attempts, a jittered delay between them.
+    async fn call(&self, worker: &mut WorkerState, faults: &WorkerFaults) -> Call {
+        let cfg = self.mode.cfg;
+        let mut attempts = 0;
+        loop {
+            if self.mode.hard_stop.is_set() {
+                return self.cancelled(worker);
+            }
+            let attempt = self
+                .baseline
+                .try_acquire(self.log.key, cfg.ttl, faults)
+                .await;
+            self.task.with(|r| r.baseline_attempt(worker, &attempt));
+            let failure = match attempt.result {
+                AttemptResult::Acquired(held) => return Call::Ended(Ok(held)),
+                AttemptResult::Crashed => {
+                    self.unknown();
+                    self.task.with(|r| r.crashed());
+                    return Call::Crashed;
+                }
+                AttemptResult::Denied => Failure::NotAcquired,
+                AttemptResult::Failed(_) => Failure::Unavailable,
+            };
+            attempts += 1;
+            if attempts > cfg.retry_count {
+                return Call::Ended(Err(failure));
+            }
+            let delay = jittered(cfg.retry_delay);
+            if !hold_for(self.mode.hard_stop, delay).await {
+                return self.cancelled(worker);
+            }
+        }
+    }
+
+    /// Ends the history's acquire without a lease (cancelled, crashed: outcome unknown).
+    #[inline]
+    fn unknown(&self) {
+        self.log
+            .complete(Op::Acquire, Outcome::Info, None, Instant::now);
+    }
+
+    /// An acquire call cut off by the end-of-run grace.
+    #[inline]
+    fn cancelled(&self, worker: &WorkerState) -> Call {
+        self.unknown();
+        self.task.with(|r| r.cancelled(worker));
+        Call::Cancelled
+    }
+
+    /// Releases `held` (`token`: its name in the history) and records its ownership window.
+    async fn release(&self, worker: &WorkerState, held: &Held, token: &str, faults: &WorkerFaults) {
+        let release_started = Instant::now();
+        let owned_until = held.valid_until.min(release_started);
+        self.task
+            .with(|r| r.owned(self.resource, &held.value, held.completed, owned_until));
+        self.log
+            .invoke(Op::Release, Some(lease(token, None)), || release_started);
+        let released = self.baseline.release(self.log.key, held, faults).await;
+        let latency = release_started.elapsed();
+        self.log.complete(
+            Op::Release,
+            Outcome::Ok,
+            Some(lease(token, None)),
+            Instant::now,
+        );
+        self.task
+            .with(|r| r.baseline_released(worker, &released, latency));
+    }
+}
+
+/// What a history line says of a baseline's lock named `token`.
+fn lease(token: &str, valid_until: Option<Instant>) -> Lease<'_> {
+    Lease {
+        token,
+        fence: None,
+        valid_until,
+    }
 }
 
 /// Waits `d` (sub-millisecond waits included); `false` when the end-of-run grace cut it short.

@@ -210,6 +210,40 @@ impl HistoryLog {
     }
 }
 
+/// What one lock cycle writes to the history: one client's operations on one key, or nothing
+/// when the run keeps no history. The times are read only when it does (no clock read for
+/// nothing on the hot path).
+#[derive(Debug, Clone, Copy)]
+pub struct CycleLog<'a> {
+    pub history: Option<&'a HistoryLog>,
+    pub process: u32,
+    pub key: &'a str,
+}
+
+impl CycleLog<'_> {
+    /// The client starts `op` at `at()`.
+    #[inline]
+    pub fn invoke(&self, op: Op, lease: Option<Lease<'_>>, at: impl FnOnce() -> Instant) {
+        if let Some(h) = self.history {
+            h.invoke(self.process, op, self.key, lease, at());
+        }
+    }
+
+    /// The client's `op` ended at `at()` as `outcome`.
+    #[inline]
+    pub fn complete(
+        &self,
+        op: Op,
+        outcome: Outcome,
+        lease: Option<Lease<'_>>,
+        at: impl FnOnce() -> Instant,
+    ) {
+        if let Some(h) = self.history {
+            h.complete(self.process, op, self.key, outcome, lease, at());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

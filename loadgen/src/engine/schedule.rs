@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use redlock_core::FanOut;
 use redlock_local::proxy::{Direction, FaultProxies};
+use redlock_local::LocalMasters;
 
 use crate::engine::faults::master::{FaultKind, FaultSpec, FaultTime};
 use crate::engine::history::HistoryLog;
@@ -259,84 +260,88 @@ impl FaultSchedule {
             .as_ref()
             .ok_or_else(|| LoadgenError::Failed("faults need local masters".into()))?;
         let names = master_names(&action.masters);
-        let failed = |what: &str, e: &dyn std::fmt::Display| {
-            LoadgenError::Failed(format!("fault {what} on {names}: {e}"))
-        };
         // What `expire` found on each master.
         let mut expired = Vec::new();
         for &i in &action.masters {
-            match action.step {
-                Step::Kill => {
-                    local.kill(i).map_err(|e| failed("kill", &e))?;
-                    self.paused.remove(&i);
-                    self.killed.insert(i);
-                }
-                Step::StartAgain => {
-                    local
-                        .start_again(i)
-                        .map_err(|e| failed("start again", &e))?;
-                    self.killed.remove(&i);
-                }
-                Step::Pause => {
-                    local.pause(i).map_err(|e| failed("pause", &e))?;
-                    self.paused.insert(i);
-                }
-                Step::Resume => {
-                    local.resume(i).map_err(|e| failed("resume", &e))?;
-                    self.paused.remove(&i);
-                }
-                Step::Restart => {
-                    local.restart(i).map_err(|e| failed("restart", &e))?;
-                    self.paused.remove(&i);
-                    self.killed.remove(&i);
-                }
-                Step::Expire => {
-                    if self.killed.contains(&i) || self.paused.contains(&i) {
-                        expired.push(format!("m{i} is down, nothing to delete"));
-                    } else if !self.keys.is_empty() {
-                        let mut args = vec!["DEL"];
-                        args.extend(self.keys.iter().map(String::as_str));
-                        let deleted = local.command(i, &args).map_err(|e| failed("expire", &e))?;
-                        expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
-                    }
-                }
-                Step::Clock(ms) => {
-                    local.shift_clock(i, ms).map_err(|e| failed("clock", &e))?;
-                }
-                Step::Latency(_) | Step::LatencyOff | Step::BlackholeOn | Step::BlackholeOff => {
-                    let proxy = self
-                        .proxies
-                        .as_ref()
-                        .and_then(|p| p.get(i))
-                        .ok_or_else(|| {
-                            LoadgenError::Failed(format!("no fault proxy in front of m{i}"))
-                        })?;
-                    match action.step {
-                        Step::Latency(d) => {
-                            proxy.set_latency(Direction::Downstream, d, Duration::ZERO)
-                        }
-                        Step::LatencyOff => {
-                            proxy.set_latency(Direction::Downstream, Duration::ZERO, Duration::ZERO)
-                        }
-                        Step::BlackholeOn => proxy.set_blackhole(true),
-                        _ => proxy.set_blackhole(false),
-                    }
+            self.apply_to(local, action.step, i, &names, &mut expired)?;
+        }
+        Ok(describe(action.step, &names, &expired))
+    }
+
+    /// Applies `step` to master `i` (one of `names`); `expire` adds what it found to
+    /// `expired`.
+    fn apply_to(
+        &mut self,
+        local: &LocalMasters,
+        step: Step,
+        i: usize,
+        names: &str,
+        expired: &mut Vec<String>,
+    ) -> Result<(), LoadgenError> {
+        let failed = |what: &str, e: &dyn std::fmt::Display| {
+            LoadgenError::Failed(format!("fault {what} on {names}: {e}"))
+        };
+        match step {
+            Step::Kill => {
+                local.kill(i).map_err(|e| failed("kill", &e))?;
+                self.paused.remove(&i);
+                self.killed.insert(i);
+            }
+            Step::StartAgain => {
+                local
+                    .start_again(i)
+                    .map_err(|e| failed("start again", &e))?;
+                self.killed.remove(&i);
+            }
+            Step::Pause => {
+                local.pause(i).map_err(|e| failed("pause", &e))?;
+                self.paused.insert(i);
+            }
+            Step::Resume => {
+                local.resume(i).map_err(|e| failed("resume", &e))?;
+                self.paused.remove(&i);
+            }
+            Step::Restart => {
+                local.restart(i).map_err(|e| failed("restart", &e))?;
+                self.paused.remove(&i);
+                self.killed.remove(&i);
+            }
+            Step::Expire => {
+                if self.killed.contains(&i) || self.paused.contains(&i) {
+                    expired.push(format!("m{i} is down, nothing to delete"));
+                } else if !self.keys.is_empty() {
+                    let mut args = vec!["DEL"];
+                    args.extend(self.keys.iter().map(String::as_str));
+                    let deleted = local.command(i, &args).map_err(|e| failed("expire", &e))?;
+                    expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
                 }
             }
+            Step::Clock(ms) => {
+                local.shift_clock(i, ms).map_err(|e| failed("clock", &e))?;
+            }
+            Step::Latency(_) | Step::LatencyOff | Step::BlackholeOn | Step::BlackholeOff => {
+                self.set_proxy(step, i)?;
+            }
         }
-        Ok(match action.step {
-            Step::Kill => format!("killed {names}"),
-            Step::StartAgain => format!("started {names} again (empty)"),
-            Step::Pause => format!("paused {names} (SIGSTOP)"),
-            Step::Resume => format!("resumed {names} (SIGCONT)"),
-            Step::Restart => format!("restarted {names} at once (empty)"),
-            Step::Latency(d) => format!("added {d:?} to every reply of {names}"),
-            Step::LatencyOff => format!("removed the latency of {names}"),
-            Step::BlackholeOn => format!("blackholed {names}"),
-            Step::BlackholeOff => format!("lifted the blackhole of {names}"),
-            Step::Expire => expired.join("; "),
-            Step::Clock(ms) => format!("jumped the wall clock of {names} by {ms:+} ms"),
-        })
+        Ok(())
+    }
+
+    /// Sets the fault proxy in front of master `i` as a network step asks.
+    fn set_proxy(&self, step: Step, i: usize) -> Result<(), LoadgenError> {
+        let proxy = self
+            .proxies
+            .as_ref()
+            .and_then(|p| p.get(i))
+            .ok_or_else(|| LoadgenError::Failed(format!("no fault proxy in front of m{i}")))?;
+        match step {
+            Step::Latency(d) => proxy.set_latency(Direction::Downstream, d, Duration::ZERO),
+            Step::LatencyOff => {
+                proxy.set_latency(Direction::Downstream, Duration::ZERO, Duration::ZERO)
+            }
+            Step::BlackholeOn => proxy.set_blackhole(true),
+            _ => proxy.set_blackhole(false),
+        }
+        Ok(())
     }
 
     /// Lifts every fault still on: resumes paused masters, starts killed ones again (empty),
@@ -435,6 +440,23 @@ impl RunHooks for FaultSchedule {
         }
         self.applied.fill(false);
         Ok(())
+    }
+}
+
+/// What a step applied to `names` did, for the log (`expired`: what `expire` found).
+fn describe(step: Step, names: &str, expired: &[String]) -> String {
+    match step {
+        Step::Kill => format!("killed {names}"),
+        Step::StartAgain => format!("started {names} again (empty)"),
+        Step::Pause => format!("paused {names} (SIGSTOP)"),
+        Step::Resume => format!("resumed {names} (SIGCONT)"),
+        Step::Restart => format!("restarted {names} at once (empty)"),
+        Step::Latency(d) => format!("added {d:?} to every reply of {names}"),
+        Step::LatencyOff => format!("removed the latency of {names}"),
+        Step::BlackholeOn => format!("blackholed {names}"),
+        Step::BlackholeOff => format!("lifted the blackhole of {names}"),
+        Step::Expire => expired.join("; "),
+        Step::Clock(ms) => format!("jumped the wall clock of {names} by {ms:+} ms"),
     }
 }
 

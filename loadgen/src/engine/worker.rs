@@ -20,7 +20,7 @@ use redlock_core::{Lock, Redlock, Retry, Vote};
 use crate::engine::baseline_cycle::{self, Record};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
-use crate::engine::history::{Lease, Op, Outcome};
+use crate::engine::history::{CycleLog, Lease, Op, Outcome};
 use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
 use crate::engine::locks::setup::LockSetup;
@@ -227,221 +227,251 @@ async fn cycle(
     faults: &WorkerFaults,
 ) -> bool {
     let cfg = &setup.cfg;
-    let resource = choices.resource();
-    let key = &setup.keys[resource as usize];
+    let c = Cycle::new(setup, task, worker.process, choices.resource());
     worker.begin_acquire();
-    let history = setup.cfg.history.as_deref();
-    let process = worker.process;
-    if let Some(h) = history {
-        h.invoke(process, Op::Acquire, key, None, Instant::now());
-    }
+    c.log.invoke(Op::Acquire, None, Instant::now);
     // The highest token of the acquisitions completed before this one began.
-    let token_floor = setup.protected.as_ref().map(|p| p.order.floor(resource));
+    let token_floor = setup.protected.as_ref().map(|p| p.order.floor(c.resource));
     let result = setup
         .redlock
         .acquire_cancellable(
-            key,
+            c.log.key,
             cfg.ttl,
             Retry::Configured,
             &mut |vote: &Vote| task.with(|r| r.attempt(worker, vote)),
             setup.hard_stop.wait(),
         )
         .await;
-    let done = Instant::now();
-    let latency = done.saturating_duration_since(intended);
-    let mut lock = match result {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            // Cut off by the end-of-run grace (its keys were deleted on every master).
-            if let Some(h) = history {
-                h.complete(process, Op::Acquire, key, Outcome::Info, None, done);
-            }
-            task.with(|r| r.cancelled(worker));
-            return true;
-        }
-        Err(e) => {
-            if let Some(h) = history {
-                h.complete(process, Op::Acquire, key, Outcome::Fail, None, done);
-            }
-            task.with(|r| r.acquired(worker, Err(&e), latency, done));
-            return true;
-        }
+    let (mut lock, owned_from) = match c.acquired(worker, result, intended, faults) {
+        Acquired::Held(lock, owned_from) => (lock, owned_from),
+        Acquired::NotHeld => return true,
+        Acquired::Crashed => return false, // dies holding the lock: its keys expire with the TTL
     };
-    setup.first_lock.granted(done);
-    if faults.crash_now() {
-        // Nobody learns the crashed holder's outcome: the own checker has no window for it.
-        if let Some(h) = history {
-            h.complete(process, Op::Acquire, key, Outcome::Info, None, done);
-        }
-        task.with(|r| r.crashed());
-        return false; // dies holding the lock: its keys expire with the TTL
-    }
-    if faults.crash_happened() {
-        task.with(|r| r.acquired_after_crash());
-    }
-    task.with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
-    // Ownership starts when the holder learns it won.
-    let owned_from = lock.vote().completed();
-    if let Some(h) = history {
-        h.complete(
-            process,
-            Op::Acquire,
-            key,
-            Outcome::Ok,
-            Some(lease(&lock)),
-            owned_from,
-        );
-    }
     if let (Some(protected), Some(floor)) = (&setup.protected, token_floor) {
         if let Some(token) = lock.fencing_token() {
-            let in_order = protected.order.completed(resource, floor, token);
+            let in_order = protected.order.completed(c.resource, floor, token);
             task.with(|r| r.token_issued(in_order));
         }
-        let writer = (process, key.as_str());
-        write_while_held(
+        c.write_while_held(protected, &lock, Some(faults)).await;
+    }
+    c.hold(worker, choices.hold(), &mut lock).await;
+    if let (Some(protected), true) = (&setup.protected, cfg.write_at_release) {
+        c.write_while_held(protected, &lock, None).await;
+    }
+    c.release(worker, &lock, owned_from).await;
+    true
+}
+
+/// What one Redlock cycle works on: its worker's setup and recorder, the resource it locks,
+/// and its history lines. Built once per cycle from borrows only (no allocation).
+struct Cycle<'a> {
+    setup: &'a WorkerSetup,
+    task: &'a TaskRecorder,
+    resource: u32,
+    /// The resource's lock key, the process that locks it, and the history they go to.
+    log: CycleLog<'a>,
+}
+
+/// How an acquire call ended.
+// Moved once per cycle and matched at once, like the core's `Result<Option<Lock>>` it comes
+// from: boxing the lock would allocate on the hot path.
+#[allow(clippy::large_enum_variant)]
+enum Acquired {
+    /// Won: the lock, and when its holder learnt it won (ownership starts there).
+    Held(Lock, Instant),
+    /// Not won (failed, or cut off by the end-of-run grace): the worker goes on.
+    NotHeld,
+    /// Won, and the client crashed holding it (client fault): it never comes back.
+    Crashed,
+}
+
+impl<'a> Cycle<'a> {
+    #[inline]
+    fn new(setup: &'a WorkerSetup, task: &'a TaskRecorder, process: u32, resource: u32) -> Self {
+        let log = CycleLog {
+            history: setup.cfg.history.as_deref(),
+            process,
+            key: &setup.keys[resource as usize],
+        };
+        Cycle {
             setup,
-            protected,
             task,
-            &lock,
-            (resource, writer),
-            Some(faults),
+            resource,
+            log,
+        }
+    }
+
+    /// Records the end of the acquire call that returned `result` just now; its latency counts
+    /// from `intended`. A client fault may crash the winner here.
+    #[inline]
+    fn acquired(
+        &self,
+        worker: &WorkerState,
+        result: redlock_core::Result<Option<Lock>>,
+        intended: Instant,
+        faults: &WorkerFaults,
+    ) -> Acquired {
+        let done = Instant::now();
+        let latency = done.saturating_duration_since(intended);
+        let lock = match result {
+            Ok(Some(lock)) => lock,
+            Ok(None) => {
+                // Cut off by the end-of-run grace (its keys were deleted on every master).
+                self.log.complete(Op::Acquire, Outcome::Info, None, || done);
+                self.task.with(|r| r.cancelled(worker));
+                return Acquired::NotHeld;
+            }
+            Err(e) => {
+                self.log.complete(Op::Acquire, Outcome::Fail, None, || done);
+                self.task
+                    .with(|r| r.acquired(worker, Err(&e), latency, done));
+                return Acquired::NotHeld;
+            }
+        };
+        self.setup.first_lock.granted(done);
+        if faults.crash_now() {
+            // Nobody learns the crashed holder's outcome: the own checker has no window for it.
+            self.log.complete(Op::Acquire, Outcome::Info, None, || done);
+            self.task.with(|r| r.crashed());
+            return Acquired::Crashed;
+        }
+        if faults.crash_happened() {
+            self.task.with(|r| r.acquired_after_crash());
+        }
+        self.task
+            .with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
+        // Ownership starts when the holder learns it won.
+        let owned_from = lock.vote().completed();
+        self.log
+            .complete(Op::Acquire, Outcome::Ok, Some(lease(&lock)), || owned_from);
+        Acquired::Held(lock, owned_from)
+    }
+
+    /// Holds `lock` for `hold`, extending it `extends_per_hold` times at even intervals; after
+    /// a failed extend it only holds what is left.
+    async fn hold(&self, worker: &WorkerState, hold: Duration, lock: &mut Lock) {
+        let cfg = &self.setup.cfg;
+        let pieces = cfg.extends_per_hold + 1;
+        let piece = hold / pieces;
+        for _ in 0..cfg.extends_per_hold {
+            if !hold_for(self.setup, piece).await {
+                break;
+            }
+            let started = Instant::now();
+            self.log.invoke(Op::Extend, Some(lease(lock)), || started);
+            let result = self.setup.redlock.extend(lock, cfg.ttl).await;
+            if !self.extended(worker, lock, &result, started) {
+                break; // no longer held on a quorum: stop extending, still release what is left
+            }
+        }
+        hold_for(
+            self.setup,
+            hold.saturating_sub(piece * cfg.extends_per_hold),
         )
         .await;
     }
 
-    let hold = choices.hold();
-    let pieces = cfg.extends_per_hold + 1;
-    let piece = hold / pieces;
-    for _ in 0..cfg.extends_per_hold {
-        if !hold_for(setup, piece).await {
-            break;
-        }
-        let started = Instant::now();
-        if let Some(h) = history {
-            h.invoke(process, Op::Extend, key, Some(lease(&lock)), started);
-        }
-        let result = setup.redlock.extend(&mut lock, cfg.ttl).await;
+    /// Records the extend started at `started` that returned `result` just now; `false` when
+    /// it failed.
+    #[inline]
+    fn extended(
+        &self,
+        worker: &WorkerState,
+        lock: &Lock,
+        result: &redlock_core::Result<()>,
+        started: Instant,
+    ) -> bool {
         let latency = started.elapsed();
-        if let Some(h) = history {
-            let outcome = if result.is_ok() {
-                Outcome::Ok
-            } else {
-                Outcome::Fail
-            };
-            h.complete(
-                process,
-                Op::Extend,
-                key,
-                outcome,
-                Some(lease(&lock)),
-                Instant::now(),
-            );
+        let outcome = if result.is_ok() {
+            Outcome::Ok
+        } else {
+            Outcome::Fail
+        };
+        self.log
+            .complete(Op::Extend, outcome, Some(lease(lock)), Instant::now);
+        match result {
+            Ok(()) => self
+                .task
+                .with(|r| r.extended(worker, true, Some(lock.vote()), latency)),
+            Err(e) => self
+                .task
+                .with(|r| r.extended(worker, false, e.vote(), latency)),
         }
-        match &result {
-            Ok(()) => task.with(|r| r.extended(worker, true, Some(lock.vote()), latency)),
-            Err(e) => task.with(|r| r.extended(worker, false, e.vote(), latency)),
-        }
-        if result.is_err() {
-            break; // no longer held on a quorum: stop extending, still release what is left
-        }
+        result.is_ok()
     }
-    hold_for(setup, hold.saturating_sub(piece * cfg.extends_per_hold)).await;
 
-    if let (Some(protected), true) = (&setup.protected, cfg.write_at_release) {
-        let writer = (process, key.as_str());
-        write_while_held(setup, protected, task, &lock, (resource, writer), None).await;
-    }
-    let release_started = Instant::now();
-    let owned_until = lock.valid_until().min(release_started);
-    task.with(|r| r.owned(resource, lock.token(), owned_from, owned_until));
-    let token_only = Lease {
-        token: lock.token(),
-        fence: lock.fencing_token(),
-        valid_until: None,
-    };
-    if let Some(h) = history {
-        h.invoke(process, Op::Release, key, Some(token_only), release_started);
-    }
-    let released = setup.redlock.release(&lock).await;
-    let latency = release_started.elapsed();
-    if let Some(h) = history {
+    /// Releases `lock`, owned since `owned_from`, and records its ownership window.
+    async fn release(&self, worker: &WorkerState, lock: &Lock, owned_from: Instant) {
+        let release_started = Instant::now();
+        let owned_until = lock.valid_until().min(release_started);
+        self.task
+            .with(|r| r.owned(self.resource, lock.token(), owned_from, owned_until));
+        let token_only = Lease {
+            token: lock.token(),
+            fence: lock.fencing_token(),
+            valid_until: None,
+        };
+        self.log
+            .invoke(Op::Release, Some(token_only), || release_started);
+        let released = self.setup.redlock.release(lock).await;
+        let latency = release_started.elapsed();
         let outcome = if released.is_ok() {
             Outcome::Ok
         } else {
             Outcome::Info
         };
-        h.complete(
-            process,
-            Op::Release,
-            key,
-            outcome,
-            Some(token_only),
-            Instant::now(),
-        );
+        self.log
+            .complete(Op::Release, outcome, Some(token_only), Instant::now);
+        // A release reports 0 released rather than failing; an error still carries a vote.
+        let vote = match &released {
+            Ok(vote) => Some(vote),
+            Err(e) => e.vote(),
+        };
+        if let Some(vote) = vote {
+            self.task.with(|r| r.released(worker, vote, latency));
+        }
     }
-    // A release reports 0 released rather than failing; an error still carries a vote.
-    let vote = match &released {
-        Ok(vote) => Some(vote),
-        Err(e) => e.vote(),
-    };
-    if let Some(vote) = vote {
-        task.with(|r| r.released(worker, vote, latency));
-    }
-    true
-}
 
-/// The holder's write to the protected resource: checks that its lock is still valid, stops
-/// there when a pause is due (the fault), then writes (resource, token). A write sent after
-/// the validity ended is stale. A pause cut short by the end-of-run grace writes nothing (the
-/// lock is still released).
-async fn write_while_held(
-    setup: &WorkerSetup,
-    protected: &Protected,
-    task: &TaskRecorder,
-    lock: &Lock,
-    (resource, (process, key)): (u32, (u32, &str)),
-    faults: Option<&WorkerFaults>,
-) {
-    if !lock.is_valid() {
-        return; // the holder knows it lost the lock: it does not write
-    }
-    // A holder pause (client fault) strikes the first write of a lock only.
-    let pause = faults.map_or(Duration::ZERO, WorkerFaults::pause_now);
-    if !pause.is_zero() && !hold_for(setup, pause).await {
-        return;
-    }
-    // The fencing token when fenced; an unfenced write stores the lock's own token.
-    let value = lock
-        .fencing_token()
-        .map_or_else(|| lock.token().to_string(), |t| t.to_string());
-    let sent = Instant::now();
-    let history = setup.cfg.history.as_deref();
-    let claim = Lease {
-        token: lock.token(),
-        fence: lock.fencing_token(),
-        valid_until: None,
-    };
-    if let Some(h) = history {
-        h.invoke(process, Op::Write, key, Some(claim), sent);
-    }
-    let written = protected.storage.write(resource, &value).await;
-    if let Some(h) = history {
+    /// The holder's write to the protected resource: checks that its lock is still valid,
+    /// stops there when a pause is due (the fault), then writes (resource, token). A write
+    /// sent after the validity ended is stale. A pause cut short by the end-of-run grace
+    /// writes nothing (the lock is still released).
+    async fn write_while_held(
+        &self,
+        protected: &Protected,
+        lock: &Lock,
+        faults: Option<&WorkerFaults>,
+    ) {
+        if !lock.is_valid() {
+            return; // the holder knows it lost the lock: it does not write
+        }
+        // A holder pause (client fault) strikes the first write of a lock only.
+        let pause = faults.map_or(Duration::ZERO, WorkerFaults::pause_now);
+        if !pause.is_zero() && !hold_for(self.setup, pause).await {
+            return;
+        }
+        // The fencing token when fenced; an unfenced write stores the lock's own token.
+        let value = lock
+            .fencing_token()
+            .map_or_else(|| lock.token().to_string(), |t| t.to_string());
+        let sent = Instant::now();
+        let claim = Lease {
+            token: lock.token(),
+            fence: lock.fencing_token(),
+            valid_until: None,
+        };
+        self.log.invoke(Op::Write, Some(claim), || sent);
+        let written = protected.storage.write(self.resource, &value).await;
         let outcome = match written {
             Written::Stored => Outcome::Ok,
             Written::Refused => Outcome::Fail,
             Written::Failed(_) => Outcome::Info,
         };
-        h.complete(
-            process,
-            Op::Write,
-            key,
-            outcome,
-            Some(claim),
-            Instant::now(),
-        );
+        self.log
+            .complete(Op::Write, outcome, Some(claim), Instant::now);
+        let stale = storage::is_stale(sent, lock.valid_until());
+        self.task.with(|r| r.stored(&written, stale));
     }
-    let stale = storage::is_stale(sent, lock.valid_until());
-    task.with(|r| r.stored(&written, stale));
 }
 
 /// What a history line says of a held lock.

@@ -6,8 +6,9 @@
 //!   interruption, merge provenance);
 //! - [`interval`]: one interval of a mode's per-interval series ([`interval::Interval`]);
 //! - [`mode`]: what one fan-out mode measured ([`mode::ModeStats`]: counters, histograms, the
-//!   per-second series, and the figures derived from them); [`counts`] its counters, [`figures`] the
-//!   one list of figures every table reads;
+//!   per-second series, and the figures derived from them); [`counts`] its counters,
+//!   [`mode_sections`] its other sections (per master, latency, the generator, fairness,
+//!   rates), [`figures`] the one list of figures every table reads;
 //! - [`report`]: a run's result ([`report::Report`]), also one level of a sweep, one step of
 //!   a capacity search and one row of the scenarios matrix; [`sweep`], [`capacity`] and
 //!   [`scenarios`] hold those;
@@ -43,6 +44,7 @@ pub mod interval;
 pub mod limits;
 pub mod lock;
 pub mod mode;
+pub mod mode_sections;
 pub mod outage;
 pub mod percentiles;
 pub mod repeats;

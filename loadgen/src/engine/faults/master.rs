@@ -190,72 +190,10 @@ impl FaultSpec {
         if let Some(extra) = parts.next() {
             return Err(bad(&format!("{extra:?}"), "one part too many".into()));
         }
-        let kind = match (kind_text, arg) {
-            ("latency", Some(d)) => FaultKind::Latency(
-                parse_duration(d).map_err(|e| bad(&format!("latency {d:?}"), e))?,
-            ),
-            ("clock", Some(d)) => {
-                FaultKind::Clock(parse_jump(d).map_err(|e| bad(&format!("clock jump {d:?}"), e))?)
-            }
-            ("clock", None) => {
-                return Err(bad(
-                    "clock",
-                    "needs the jump, e.g. clock:m2:+2s@1500ms (or -2s)".into(),
-                ));
-            }
-            ("latency", None) => {
-                return Err(bad(
-                    "latency",
-                    "needs the delay, e.g. latency:2:50ms@1s-5s".into(),
-                ));
-            }
-            (_, Some(a)) if KINDS.split(", ").any(|k| k == kind_text) => {
-                return Err(bad(
-                    &format!("{a:?}"),
-                    format!("{kind_text} takes no argument"),
-                ));
-            }
-            ("kill", None) => FaultKind::Kill,
-            ("pause", None) => FaultKind::Pause,
-            ("restart", None) => FaultKind::Restart,
-            ("restart-delayed", None) => FaultKind::RestartDelayed,
-            ("blackhole", None) => FaultKind::Blackhole,
-            ("expire", None) => FaultKind::Expire,
-            (other, _) => {
-                return Err(bad(
-                    &format!("kind {other:?}"),
-                    format!("unknown; expected one of {KINDS}"),
-                ));
-            }
-        };
+        let kind = parse_kind(kind_text, arg, &bad)?;
         let masters =
             parse_masters(who_text).map_err(|e| bad(&format!("masters {who_text:?}"), e))?;
-        let (at, until) = match when.split_once('-') {
-            None => (
-                parse_time(when).map_err(|e| bad(&format!("time {when:?}"), e))?,
-                None,
-            ),
-            Some((from, to)) => {
-                let at = parse_time(from).map_err(|e| bad(&format!("start {from:?}"), e))?;
-                let until = parse_time(to).map_err(|e| bad(&format!("end {to:?}"), e))?;
-                let window = |why: &str| Err(bad(&format!("window {when:?}"), why.into()));
-                match (at, until) {
-                    (FaultTime::Start(a), FaultTime::Start(b))
-                    | (FaultTime::FirstLock(a), FaultTime::FirstLock(b))
-                        if b <= a =>
-                    {
-                        return window("ends before it starts (write START-END)");
-                    }
-                    (FaultTime::FirstLock(_), FaultTime::Start(_)) => {
-                        return window(
-                            "starts at the first lock, so it must end at a time from it too (lock+D)",
-                        );
-                    }
-                    _ => {}
-                }
-                (at, Some(until))
-            }
-        };
+        let (at, until) = parse_when(when, &bad)?;
         if until.is_some() && kind.is_instant() {
             return Err(bad(
                 &format!("window {when:?}"),
@@ -272,6 +210,75 @@ impl FaultSpec {
             at,
             until,
         })
+    }
+}
+
+/// How a spec's error is worded: the part at fault, and why (see [`FaultSpec::parse`]).
+type Bad<'a> = dyn Fn(&str, String) -> String + 'a;
+
+/// The `KIND[:ARG]` of a spec.
+fn parse_kind(kind_text: &str, arg: Option<&str>, bad: &Bad<'_>) -> Result<FaultKind, String> {
+    Ok(match (kind_text, arg) {
+        ("latency", Some(d)) => {
+            FaultKind::Latency(parse_duration(d).map_err(|e| bad(&format!("latency {d:?}"), e))?)
+        }
+        ("clock", Some(d)) => {
+            FaultKind::Clock(parse_jump(d).map_err(|e| bad(&format!("clock jump {d:?}"), e))?)
+        }
+        ("clock", None) => {
+            return Err(bad(
+                "clock",
+                "needs the jump, e.g. clock:m2:+2s@1500ms (or -2s)".into(),
+            ));
+        }
+        ("latency", None) => {
+            return Err(bad(
+                "latency",
+                "needs the delay, e.g. latency:2:50ms@1s-5s".into(),
+            ));
+        }
+        (_, Some(a)) if KINDS.split(", ").any(|k| k == kind_text) => {
+            return Err(bad(
+                &format!("{a:?}"),
+                format!("{kind_text} takes no argument"),
+            ));
+        }
+        ("kill", None) => FaultKind::Kill,
+        ("pause", None) => FaultKind::Pause,
+        ("restart", None) => FaultKind::Restart,
+        ("restart-delayed", None) => FaultKind::RestartDelayed,
+        ("blackhole", None) => FaultKind::Blackhole,
+        ("expire", None) => FaultKind::Expire,
+        (other, _) => {
+            return Err(bad(
+                &format!("kind {other:?}"),
+                format!("unknown; expected one of {KINDS}"),
+            ));
+        }
+    })
+}
+
+/// The `WHEN` of a spec: `T`, or a window `T1-T2` that ends after it starts, on the same clock
+/// (a window from the first lock ends at a time from it too).
+fn parse_when(when: &str, bad: &Bad<'_>) -> Result<(FaultTime, Option<FaultTime>), String> {
+    let Some((from, to)) = when.split_once('-') else {
+        let at = parse_time(when).map_err(|e| bad(&format!("time {when:?}"), e))?;
+        return Ok((at, None));
+    };
+    let at = parse_time(from).map_err(|e| bad(&format!("start {from:?}"), e))?;
+    let until = parse_time(to).map_err(|e| bad(&format!("end {to:?}"), e))?;
+    let window = |why: &str| Err(bad(&format!("window {when:?}"), why.into()));
+    match (at, until) {
+        (FaultTime::Start(a), FaultTime::Start(b))
+        | (FaultTime::FirstLock(a), FaultTime::FirstLock(b))
+            if b <= a =>
+        {
+            window("ends before it starts (write START-END)")
+        }
+        (FaultTime::FirstLock(_), FaultTime::Start(_)) => {
+            window("starts at the first lock, so it must end at a time from it too (lock+D)")
+        }
+        _ => Ok((at, Some(until))),
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::clock::{self, Sync};
 use super::{key, Coordinator, KEY_TTL};
 use crate::error::LoadgenError;
-use crate::signals::Signals;
+use crate::signals::{Signal, Signals};
 
 /// Time between the last arrival and the start: enough for every waiting agent to see the
 /// planned start (it polls every 5 ms) and to synchronise its clock.
@@ -80,6 +80,15 @@ pub struct Barriers<'a> {
     pub signals: &'a Signals,
 }
 
+/// The coordinator keys of one barrier, and their expiry (s).
+#[derive(Debug)]
+struct PhaseKeys {
+    arrived: String,
+    start: String,
+    abandoned: String,
+    ttl: String,
+}
+
 /// Waits at barrier `phase` (1, 2, ...; `what` says what the others did not do in time:
 /// "joined", "reached phase 3") until every agent arrived, then returns the planned start of
 /// `warmup` + measurement. Bounded by the join timeout.
@@ -94,18 +103,24 @@ pub async fn wait(
         run_id,
         agents,
         timeout,
-        signals,
+        ..
     } = *b;
-    let arrived = key(run_id, &format!("phase:{phase}:arrived"));
-    let start_key = key(run_id, &format!("phase:{phase}:start"));
-    let abandoned = key(run_id, "abandoned");
-    let ttl = KEY_TTL.as_secs().to_string();
+    let keys = PhaseKeys {
+        arrived: key(run_id, &format!("phase:{phase}:arrived")),
+        start: key(run_id, &format!("phase:{phase}:start")),
+        abandoned: key(run_id, "abandoned"),
+        ttl: KEY_TTL.as_secs().to_string(),
+    };
     let deadline = Instant::now() + timeout;
     let (n, why): (i64, String) = coordinator
         .script(
             &redis::Script::new(ARRIVE),
-            &[arrived.clone(), start_key.clone(), abandoned.clone()],
-            std::slice::from_ref(&ttl),
+            &[
+                keys.arrived.clone(),
+                keys.start.clone(),
+                keys.abandoned.clone(),
+            ],
+            std::slice::from_ref(&keys.ttl),
         )
         .await?;
     if n < 0 {
@@ -117,60 +132,94 @@ pub async fn wait(
         )));
     }
     if n == i64::from(agents) {
-        let sync = clock::sync(coordinator).await?;
-        let planned = plan_start(sync.to_coord_us(Instant::now()), warmup);
-        let (status, why): (i64, String) = coordinator
-            .script(
-                &redis::Script::new(PLAN),
-                &[start_key, abandoned],
-                &[planned.to_string(), ttl],
-            )
-            .await?;
-        if status < 0 {
-            return Err(given_up(run_id, &why));
-        }
-        return Ok(Start {
-            planned_us: planned,
-            local: sync.to_local(planned),
-            sync,
-        });
+        return plan(b, keys, warmup).await;
     }
+    poll(b, keys, what, deadline).await
+}
+
+/// The last arrival: plans the start, unless the run was given up meanwhile.
+async fn plan(b: &Barriers<'_>, keys: PhaseKeys, warmup: Duration) -> Result<Start, LoadgenError> {
+    let sync = clock::sync(b.coordinator).await?;
+    let planned = plan_start(sync.to_coord_us(Instant::now()), warmup);
+    let (status, why): (i64, String) = b
+        .coordinator
+        .script(
+            &redis::Script::new(PLAN),
+            &[keys.start, keys.abandoned],
+            &[planned.to_string(), keys.ttl],
+        )
+        .await?;
+    if status < 0 {
+        return Err(given_up(b.run_id, &why));
+    }
+    Ok(Start {
+        planned_us: planned,
+        local: sync.to_local(planned),
+        sync,
+    })
+}
+
+/// The others: polls for the planned start until `deadline` or a signal, then gives up.
+async fn poll(
+    b: &Barriers<'_>,
+    keys: PhaseKeys,
+    what: &str,
+    deadline: Instant,
+) -> Result<Start, LoadgenError> {
     loop {
-        if let Some(planned) = coordinator.get::<u64>(&start_key).await? {
-            return start_at(coordinator, planned).await;
+        if let Some(planned) = b.coordinator.get::<u64>(&keys.start).await? {
+            return start_at(b.coordinator, planned).await;
         }
-        let interrupted = signals.received();
+        let interrupted = b.signals.received();
         if interrupted.is_some() || Instant::now() >= deadline {
-            let reason = match interrupted {
-                Some(signal) => format!(
-                    "an agent was interrupted by {signal} while waiting (%s of {agents} agents {what}); nobody started"
-                ),
-                None => format!(
-                    "only %s of {agents} agents {what} within {timeout:?} (--join-timeout); nobody started"
-                ),
-            };
-            let (go, text): (i64, String) = coordinator
-                .script(
-                    &redis::Script::new(GIVE_UP),
-                    &[start_key, abandoned, arrived],
-                    &[reason, ttl],
-                )
-                .await?;
-            if let Some(signal) = interrupted {
-                return Err(LoadgenError::Interrupted(signal));
-            }
-            if go == 1 {
-                let planned = text.parse().map_err(|_| {
-                    LoadgenError::Failed(format!(
-                        "run {run_id}: bad start {text:?} on the coordinator"
-                    ))
-                })?;
-                return start_at(coordinator, planned).await;
-            }
-            return Err(given_up(run_id, &text));
+            return give_up(b, keys, what, interrupted).await;
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// Gives the run up for everybody (why: `interrupted`, or the join timeout), unless its start
+/// was planned meanwhile: then starts after all, unless interrupted.
+async fn give_up(
+    b: &Barriers<'_>,
+    keys: PhaseKeys,
+    what: &str,
+    interrupted: Option<Signal>,
+) -> Result<Start, LoadgenError> {
+    let Barriers {
+        coordinator,
+        run_id,
+        agents,
+        timeout,
+        ..
+    } = *b;
+    let reason = match interrupted {
+        Some(signal) => format!(
+            "an agent was interrupted by {signal} while waiting (%s of {agents} agents {what}); nobody started"
+        ),
+        None => format!(
+            "only %s of {agents} agents {what} within {timeout:?} (--join-timeout); nobody started"
+        ),
+    };
+    let (go, text): (i64, String) = coordinator
+        .script(
+            &redis::Script::new(GIVE_UP),
+            &[keys.start, keys.abandoned, keys.arrived],
+            &[reason, keys.ttl],
+        )
+        .await?;
+    if let Some(signal) = interrupted {
+        return Err(LoadgenError::Interrupted(signal));
+    }
+    if go == 1 {
+        let planned = text.parse().map_err(|_| {
+            LoadgenError::Failed(format!(
+                "run {run_id}: bad start {text:?} on the coordinator"
+            ))
+        })?;
+        return start_at(coordinator, planned).await;
+    }
+    Err(given_up(run_id, &text))
 }
 
 async fn start_at(coordinator: &Coordinator, planned_us: u64) -> Result<Start, LoadgenError> {

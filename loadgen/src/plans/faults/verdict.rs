@@ -6,6 +6,7 @@ use std::time::Duration;
 use redlock_core::FanOut;
 
 use crate::engine::config::RunConfig;
+use crate::model::counts::Counts;
 use crate::model::mode::ModeStats;
 
 /// What a scenario must show.
@@ -101,6 +102,91 @@ pub fn judge(
     cfg: &RunConfig,
     n_masters: usize,
 ) -> Result<(), String> {
+    match expect {
+        Expect::Live => judge_live(mode),
+        Expect::Unavailable => judge_unavailable(mode, cfg, n_masters),
+        Expect::Detected | Expect::Safe | Expect::OverlapFenced => {
+            judge_quorum_control(expect, mode, cfg, n_masters)
+        }
+        Expect::NoViolation | Expect::Broken | Expect::Down | Expect::TwoHolders => {
+            judge_fault_counts(expect, &mode.counts)
+        }
+        Expect::Stuck | Expect::Recovers => judge_crash(expect, &mode.counts),
+        Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
+        Expect::TokensOutOfOrder | Expect::TokensInOrder => judge_token_order(expect, mode),
+    }
+}
+
+/// Liveness: 0 violations, and a lock acquired in every measured second the generator watched.
+fn judge_live(mode: &ModeStats) -> Result<(), String> {
+    let c = &mode.counts;
+    if c.violations > 0 {
+        return Err(format!("{} violation(s)", c.violations));
+    }
+    let seconds = mode.duration.as_secs_f64().ceil() as usize;
+    // A second in which the generator itself did not run for a quarter of it (the
+    // control loop woke that late: a busy machine) did not watch the masters: it
+    // proves nothing either way.
+    let unobserved =
+        |i: &crate::model::interval::Interval| i.generator_stall_ms * 4 >= mode.interval_ms;
+    let idle: Vec<usize> = (0..seconds)
+        .filter(|&s| {
+            mode.intervals
+                .get(s)
+                .is_none_or(|i| i.acquired == 0 && !unobserved(i))
+        })
+        .collect();
+    if !idle.is_empty() {
+        return Err(format!("no lock acquired in measured second(s) {idle:?}"));
+    }
+    Ok(())
+}
+
+/// No majority: no lock, every call Unavailable, none slower than the client's bound.
+fn judge_unavailable(mode: &ModeStats, cfg: &RunConfig, n_masters: usize) -> Result<(), String> {
+    let c = &mode.counts;
+    if c.acquired > 0 {
+        return Err(format!(
+            "{} lock(s) acquired without a majority",
+            c.acquired
+        ));
+    }
+    if c.acquire_calls == 0 {
+        return Err("no acquire call completed".into());
+    }
+    if c.unavailable != c.acquire_calls {
+        return Err(format!(
+            "{} of {} acquire calls failed Unavailable (the others otherwise)",
+            c.unavailable, c.acquire_calls
+        ));
+    }
+    // The client's bound, plus the longest the generator itself stood still (a busy
+    // machine stretches an acquire by the time its process does not run).
+    let stalled = mode
+        .intervals
+        .iter()
+        .map(|i| i.generator_stall_ms)
+        .max()
+        .unwrap_or(0);
+    let bound = acquire_bound(cfg, mode.fanout, n_masters);
+    let allowed = bound + Duration::from_millis(stalled);
+    let max = Duration::from_micros(mode.latency.acquire.max());
+    if max > allowed {
+        return Err(format!(
+            "slowest acquire {max:?} exceeds the bound {bound:?} (+ {stalled} ms the generator stood still)"
+        ));
+    }
+    Ok(())
+}
+
+/// The controls that need a holder with exactly a quorum of grants (the other masters down):
+/// the overlap detected, the same setup safe, or the overlap fenced.
+fn judge_quorum_control(
+    expect: Expect,
+    mode: &ModeStats,
+    cfg: &RunConfig,
+    n_masters: usize,
+) -> Result<(), String> {
     let c = &mode.counts;
     let quorum = cfg
         .quorum
@@ -112,90 +198,48 @@ pub fn judge(
             && usize::from(p.failed + p.not_awaited) == n_masters - quorum
     });
     match expect {
-        Expect::Live => {
-            if c.violations > 0 {
-                return Err(format!("{} violation(s)", c.violations));
-            }
-            let seconds = mode.duration.as_secs_f64().ceil() as usize;
-            // A second in which the generator itself did not run for a quarter of it (the
-            // control loop woke that late: a busy machine) did not watch the masters: it
-            // proves nothing either way.
-            let unobserved =
-                |i: &crate::model::interval::Interval| i.generator_stall_ms * 4 >= mode.interval_ms;
-            let idle: Vec<usize> = (0..seconds)
-                .filter(|&s| {
-                    mode.intervals
-                        .get(s)
-                        .is_none_or(|i| i.acquired == 0 && !unobserved(i))
-                })
-                .collect();
-            if !idle.is_empty() {
-                return Err(format!("no lock acquired in measured second(s) {idle:?}"));
-            }
-            Ok(())
-        }
-        Expect::Unavailable => {
-            if c.acquired > 0 {
-                return Err(format!(
-                    "{} lock(s) acquired without a majority",
-                    c.acquired
-                ));
-            }
-            if c.acquire_calls == 0 {
-                return Err("no acquire call completed".into());
-            }
-            if c.unavailable != c.acquire_calls {
-                return Err(format!(
-                    "{} of {} acquire calls failed Unavailable (the others otherwise)",
-                    c.unavailable, c.acquire_calls
-                ));
-            }
-            // The client's bound, plus the longest the generator itself stood still (a busy
-            // machine stretches an acquire by the time its process does not run).
-            let stalled = mode
-                .intervals
-                .iter()
-                .map(|i| i.generator_stall_ms)
-                .max()
-                .unwrap_or(0);
-            let bound = acquire_bound(cfg, mode.fanout, n_masters);
-            let allowed = bound + Duration::from_millis(stalled);
-            let max = Duration::from_micros(mode.latency.acquire.max());
-            if max > allowed {
-                return Err(format!(
-                    "slowest acquire {max:?} exceeds the bound {bound:?} (+ {stalled} ms the generator stood still)"
-                ));
-            }
-            Ok(())
-        }
-        Expect::Detected | Expect::Safe | Expect::OverlapFenced if !exact_quorum_holder => Err(format!(
+        _ if !exact_quorum_holder => Err(format!(
             "no lock was won with exactly {quorum} of {n_masters} grants: the control did not set up its holder"
         )),
         Expect::Detected if c.violations == 0 => {
             Err("the overlap the fault caused was not detected (0 violations)".into())
         }
-        Expect::Detected => Ok(()),
         Expect::Safe if c.violations > 0 => Err(format!("{} violation(s)", c.violations)),
         Expect::Safe if c.acquired == 0 => Err("no lock acquired".into()),
-        Expect::Safe => Ok(()),
-        Expect::NoViolation | Expect::Recovers if c.violations > 0 => {
-            Err(format!("{} violation(s)", c.violations))
-        }
+        Expect::OverlapFenced => judge_fenced_overlap(mode),
+        _ => Ok(()),
+    }
+}
+
+/// Faults judged on the run's counts alone: one Redlock tolerates, one a baseline does not,
+/// a single master down, clocks that disagree.
+fn judge_fault_counts(expect: Expect, c: &Counts) -> Result<(), String> {
+    match expect {
+        Expect::NoViolation if c.violations > 0 => Err(format!("{} violation(s)", c.violations)),
         Expect::NoViolation if c.acquired < 2 => Err(format!(
             "{} lock(s) acquired: none won after the fault",
             c.acquired
         )),
-        Expect::NoViolation => Ok(()),
         Expect::Broken if c.violations == 0 => {
             Err("the fault this lock cannot survive caused no violation".into())
         }
-        Expect::Broken => Ok(()),
         Expect::Down if c.acquired != 1 || c.unavailable == 0 => Err(format!(
             "{} lock(s) acquired and {} call(s) Unavailable: expected the one lock before the fault, then only Unavailable",
             c.acquired, c.unavailable
         )),
-        Expect::Down => Ok(()),
-        Expect::Stuck | Expect::Recovers if c.crashed_clients != 1 => Err(format!(
+        Expect::TwoHolders if c.violations == 0 || c.foreign_releases == 0 => Err(format!(
+            "{} violation(s), {} release(s) of another's lock: expected both above 0",
+            c.violations, c.foreign_releases
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A client that died holding the lock: the lock stuck, or the others went on after its TTL.
+fn judge_crash(expect: Expect, c: &Counts) -> Result<(), String> {
+    match expect {
+        Expect::Recovers if c.violations > 0 => Err(format!("{} violation(s)", c.violations)),
+        _ if c.crashed_clients != 1 => Err(format!(
             "{} client(s) crashed (expected 1)",
             c.crashed_clients
         )),
@@ -206,19 +250,10 @@ pub fn judge(
         Expect::Stuck if c.not_acquired == 0 => {
             Err("no acquire call was refused after the crash".into())
         }
-        Expect::Stuck => Ok(()),
         Expect::Recovers if c.acquired_after_crash == 0 => {
             Err("no lock won after the crash".into())
         }
-        Expect::Recovers => Ok(()),
-        Expect::TwoHolders if c.violations == 0 || c.foreign_releases == 0 => Err(format!(
-            "{} violation(s), {} release(s) of another's lock: expected both above 0",
-            c.violations, c.foreign_releases
-        )),
-        Expect::TwoHolders => Ok(()),
-        Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
-        Expect::OverlapFenced => judge_fenced_overlap(mode),
-        Expect::TokensOutOfOrder | Expect::TokensInOrder => judge_token_order(expect, mode),
+        _ => Ok(()),
     }
 }
 
