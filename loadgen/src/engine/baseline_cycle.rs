@@ -65,8 +65,11 @@ pub async fn run(
         task.with(|r| r.acquired_after_crash());
     }
     // A baseline's value need not be unique (setnx-getset writes a timestamp): the history's
-    // token names the process too.
-    let token = format!("p{}-{}", c.log.process, held.value);
+    // token names the process too. Only a history reads it: no allocation per cycle without.
+    let token = match c.log.history {
+        Some(_) => format!("p{}-{}", c.log.process, held.value),
+        None => String::new(),
+    };
     let owned = lease(&token, Some(held.valid_until));
     c.log
         .complete(Op::Acquire, Outcome::Ok, Some(owned), || held.completed);
