@@ -1,7 +1,10 @@
 //! `--history FILE`: every operation of a run as JSON lines in Jepsen's shape, for checkers
 //! that share nothing with the load generator's own (`loadgen/history-check`, on Porcupine).
 //!
-//! One line per event: `{"index", "process", "type", "f", "key", "value", "time"}`, `type`
+//! One line per event: `{"index", "process", "type", "f", "key", "value", "time"}`, `key` the
+//! mode and the lock key (`concurrent/redlock-loadgen:0`: each mode starts from emptied local
+//! masters, its fencing counters and protected resource new, so a checker must take each
+//! mode's keys as a system of their own), `type`
 //! invoke / ok / fail / info, `f` acquire / extend / release / write, `time` in ns on the
 //! generator's monotonic clock (from the moment the file was opened). An acquire's or extend's
 //! `ok` carries `{"token", "fence", "valid_until"}`: `valid_until` is the monotonic time at
@@ -81,6 +84,8 @@ struct Sink {
     /// Events that did not fit under the limit.
     dropped: u64,
     error: Option<std::io::Error>,
+    /// The mode running now: every key is written as `<mode>/<key>`.
+    mode: String,
 }
 
 /// One history file, shared by every worker and the fault schedule of a run.
@@ -110,6 +115,7 @@ impl HistoryLog {
                 events: 0,
                 dropped: 0,
                 error: None,
+                mode: String::new(),
             }),
         })
     }
@@ -135,8 +141,17 @@ impl HistoryLog {
         v
     }
 
+    /// The mode whose events follow (`concurrent`, `sequential`, a baseline's name).
+    pub fn begin_mode(&self, label: &str) {
+        let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        sink.mode = label.to_string();
+    }
+
     fn push(&self, mut line: serde_json::Value) {
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(key) = line["key"].as_str().filter(|_| !sink.mode.is_empty()) {
+            line["key"] = json!(format!("{}/{key}", sink.mode));
+        }
         if sink.events >= self.limit {
             sink.dropped += 1;
             return;
@@ -281,6 +296,32 @@ mod tests {
         assert!(
             err.contains("4 events") && err.contains("limit of 3"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn each_mode_s_keys_are_a_system_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        let log = HistoryLog::create(&path, 10).unwrap();
+        log.begin_mode("sequential");
+        log.invoke(0, Op::Acquire, "redlock-loadgen:0", None, log.base);
+        log.begin_mode("concurrent");
+        log.invoke(0, Op::Acquire, "redlock-loadgen:0", None, log.base);
+        log.nemesis(true, "kill:m0@1s", log.base);
+        log.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let keys: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["key"].clone())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                json!("sequential/redlock-loadgen:0"),
+                json!("concurrent/redlock-loadgen:0"),
+                serde_json::Value::Null
+            ]
         );
     }
 }

@@ -113,6 +113,9 @@ pub(crate) async fn run_mode(
     stop: &Arc<Stop>,
 ) -> Result<ModeStats, LoadgenError> {
     target.reset()?;
+    if let Some(history) = &cfg.history {
+        history.begin_mode(lock.mode_label(fanout));
+    }
     hooks.mode_start(fanout, target)?;
     let setup = worker_setup(cfg, lock, fanout, target, hooks, stop).await?;
     // Single-master locks are counted against their one master.
