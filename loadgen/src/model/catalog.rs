@@ -291,6 +291,48 @@ pub fn threshold_names() -> Vec<String> {
         .collect()
 }
 
+/// The book's list of every figure (`docs/src/generated/figures.md`, included by the results
+/// page): the counters with their meanings, then the figure table. A test holds the file to
+/// this text.
+pub fn book_list() -> String {
+    let mut out = String::from(
+        "<!-- Generated from loadgen/src/model/counts.rs and catalog.rs: do not edit; \
+         `REDLOCK_BLESS=1 cargo test -p redlock-loadgen --lib catalog` writes it. -->\n\n\
+         | counter (`counts`) | meaning |\n|---|---|\n",
+    );
+    for (name, meaning) in super::counts::Counts::MEANINGS {
+        out.push_str(&format!("| `{name}` | {meaning} |\n"));
+    }
+    out.push_str(
+        "\n| figure (`--threshold`) | meaning | unit | interval | in `estimates` |\n\
+         |---|---|---|---|---|\n",
+    );
+    for f in &FIGURES {
+        let unit = match f.unit {
+            FigureUnit::PerSecond => "per second",
+            FigureUnit::Share => "share",
+            FigureUnit::Micros => "µs",
+            FigureUnit::Index => "index",
+            FigureUnit::Count => "count",
+        };
+        let interval = match f.measure {
+            Measure::Count(_) => "none (exact)",
+            Measure::Fairness => "across repeats",
+            _ => "95 %",
+        };
+        let key = f.estimate_key().map_or(String::new(), |k| format!("`{k}`"));
+        let name = match f.ratio {
+            true => format!("`{}` (and `{}.ratio`)", f.name, f.name),
+            false => format!("`{}`", f.name),
+        };
+        out.push_str(&format!(
+            "| {name} | {} | {unit} | {interval} | {key} |\n",
+            f.meaning
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,6 +414,23 @@ mod tests {
         assert!(
             missing.is_empty() && extra.is_empty(),
             "the book's threshold table lacks {missing:?} and names {extra:?} the table does not have"
+        );
+    }
+
+    #[test]
+    fn the_book_s_figure_list_is_the_one_the_tables_make() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../docs/src/generated/figures.md");
+        let made = book_list();
+        if std::env::var_os("REDLOCK_BLESS").is_some() {
+            std::fs::write(&path, &made).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == made,
+            "{} differs from the counters and the figure table: run `REDLOCK_BLESS=1 cargo test \
+             -p redlock-loadgen --lib catalog` and commit it",
+            path.display()
         );
     }
 }
