@@ -3,16 +3,18 @@
 //! intervals, which way is better and where it appears. Every consumer reads it: the
 //! resampling ([`super::estimates`]), the JSON's `estimates` ([`super::uncertainty::ModeEstimates`]),
 //! `--threshold` ([`super::threshold`]), `compare`'s verdicts ([`super::comparison`]), the
-//! text, HTML and CSV reports (`crate::render`); `loadgen/schema.json` and the book's
-//! threshold table are checked against it by the tests below.
+//! text, HTML and CSV reports (`crate::render`) and the book's lists ([`book_list`]);
+//! `loadgen/schema.json` is checked against it by a test below.
 //!
 //! # Adding a figure with an interval and a threshold name
 //!
 //! From counters an interval already records (`super::interval::Interval`): **3 files** —
 //! its entry in [`FIGURES`] here; its property in `loadgen/schema.json`'s `estimates` (its
-//! `description` is the entry's `meaning`; a test names what differs); its row in the
-//! threshold table of `docs/src/uncertainty.md` (a test names what is missing). Reports,
-//! CSV columns, thresholds, `compare` and the resampling follow from the entry. A figure of
+//! `description` is the entry's `meaning`; a test names what differs); and the book's lists,
+//! `docs/src/generated/figures.md`, rewritten from the table by
+//! `REDLOCK_BLESS=1 cargo test -p redlock-loadgen --lib catalog` (a test fails until it is).
+//! Reports, CSV columns, thresholds, `compare`, the resampling and the book's figure and
+//! threshold tables follow from the entry. A figure of
 //! a new counter also needs the counter (`super::counts`, and `interval.rs` when it is
 //! counted per interval) and the line where the engine's recorder counts it.
 
@@ -291,46 +293,60 @@ pub fn threshold_names() -> Vec<String> {
         .collect()
 }
 
-/// The book's list of every figure (`docs/src/generated/figures.md`, included by the results
-/// page): the counters with their meanings, then the figure table. A test holds the file to
-/// this text.
+/// The book's lists of every figure (`docs/src/generated/figures.md`; its parts, marked as
+/// mdBook anchors, are included by the results page and the thresholds section): the
+/// counters with their meanings, the figure table, and the names `--threshold` takes. A test
+/// holds the file to this text.
 pub fn book_list() -> String {
     let mut out = String::from(
         "<!-- Generated from loadgen/src/model/counts.rs and catalog.rs: do not edit; \
-         `REDLOCK_BLESS=1 cargo test -p redlock-loadgen --lib catalog` writes it. -->\n\n\
-         | counter (`counts`) | meaning |\n|---|---|\n",
+         `REDLOCK_BLESS=1 cargo test -p redlock-loadgen --lib catalog` writes it. -->\n\n",
     );
+    out.push_str("<!-- ANCHOR: counters -->\n| counter (`counts`) | meaning |\n|---|---|\n");
     for (name, meaning) in super::counts::Counts::MEANINGS {
         out.push_str(&format!("| `{name}` | {meaning} |\n"));
     }
+    out.push_str("<!-- ANCHOR_END: counters -->\n\n<!-- ANCHOR: figures -->\n");
     out.push_str(
-        "\n| figure (`--threshold`) | meaning | unit | interval | in `estimates` |\n\
-         |---|---|---|---|---|\n",
+        "| figure | meaning | unit | interval | in `estimates` |\n|---|---|---|---|---|\n",
     );
     for f in &FIGURES {
-        let unit = match f.unit {
-            FigureUnit::PerSecond => "per second",
-            FigureUnit::Share => "share",
-            FigureUnit::Micros => "µs",
-            FigureUnit::Index => "index",
-            FigureUnit::Count => "count",
-        };
         let interval = match f.measure {
             Measure::Count(_) => "none (exact)",
             Measure::Fairness => "across repeats",
             _ => "95 %",
         };
         let key = f.estimate_key().map_or(String::new(), |k| format!("`{k}`"));
-        let name = match f.ratio {
-            true => format!("`{}` (and `{}.ratio`)", f.name, f.name),
-            false => format!("`{}`", f.name),
-        };
+        let unit = unit_words(f.unit).0;
         out.push_str(&format!(
-            "| {name} | {} | {unit} | {interval} | {key} |\n",
-            f.meaning
+            "| `{}` | {} | {unit} | {interval} | {key} |\n",
+            f.name, f.meaning
         ));
     }
+    out.push_str("<!-- ANCHOR_END: figures -->\n\n<!-- ANCHOR: thresholds -->\n");
+    out.push_str("| figure | unit of VALUE |\n|---|---|\n");
+    for f in &FIGURES {
+        out.push_str(&format!("| `{}` | {} |\n", f.name, unit_words(f.unit).1));
+    }
+    for f in FIGURES.iter().filter(|f| f.ratio) {
+        out.push_str(&format!(
+            "| `{}.ratio` | B ÷ A (`compare` only) |\n",
+            f.name
+        ));
+    }
+    out.push_str("<!-- ANCHOR_END: thresholds -->\n");
     out
+}
+
+/// A unit in words, and how a threshold's bound in it is written.
+fn unit_words(unit: FigureUnit) -> (&'static str, &'static str) {
+    match unit {
+        FigureUnit::PerSecond => ("per second", "per second (acquires/s)"),
+        FigureUnit::Share => ("share", "`99.9%` or a fraction `0.999`"),
+        FigureUnit::Micros => ("µs", "`us`, `ms` or `s`"),
+        FigureUnit::Index => ("index, 0 to 1", "the index, 0 to 1"),
+        FigureUnit::Count => ("count", "a count"),
+    }
 }
 
 #[cfg(test)]
@@ -381,40 +397,6 @@ mod tests {
             }
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));
-    }
-
-    #[test]
-    fn the_book_s_threshold_table_names_every_threshold_figure() {
-        let page = repo_file("docs/src/uncertainty.md");
-        let table = page
-            .split("## Thresholds")
-            .nth(1)
-            .and_then(|rest| {
-                rest.split("\n\n")
-                    .find(|block| block.starts_with("| figure"))
-            })
-            .expect("docs/src/uncertainty.md: the table under ## Thresholds");
-        // Each row's first cell names its figures; the second says the unit of the bound.
-        let first_cells = table
-            .lines()
-            .skip(2)
-            .filter_map(|row| row.split('|').nth(1));
-        let named: Vec<&str> = first_cells
-            .flat_map(|cell| cell.split('`').skip(1).step_by(2))
-            .collect();
-        let names = threshold_names();
-        let missing: Vec<&String> = names
-            .iter()
-            .filter(|n| !named.contains(&n.as_str()))
-            .collect();
-        let extra: Vec<&&str> = named
-            .iter()
-            .filter(|n| !names.iter().any(|x| x == *n))
-            .collect();
-        assert!(
-            missing.is_empty() && extra.is_empty(),
-            "the book's threshold table lacks {missing:?} and names {extra:?} the table does not have"
-        );
     }
 
     #[test]
