@@ -599,3 +599,50 @@ fn compare_in_turns_writes_no_result_through_a_link_and_keeps_its_report_when_fi
         "{rest}"
     );
 }
+
+/// `compare` and `scenarios` write their `--json` and `--html` through the same output manager
+/// as every command: a link, or a file in no directory, is refused before anything is read or
+/// measured (exit 2, naming the flag), and the link's target is left alone.
+#[test]
+fn compare_and_scenarios_refuse_their_files_up_front_as_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious");
+    std::fs::write(&precious, "keep me").unwrap();
+    let link = dir.path().join("out.json");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+    let link = link.to_str().unwrap();
+    for line in [
+        vec![
+            "compare",
+            "--json",
+            link,
+            "missing-A.json",
+            "missing-B.json",
+        ],
+        vec!["scenarios", "--only", "no faults", "--html", link],
+        vec![
+            "scenarios",
+            "--only",
+            "no faults",
+            "--json",
+            "/nonexistent/x.json",
+        ],
+    ] {
+        let (_, stderr) = exits(2, &line);
+        let flag = if line.contains(&"--html") {
+            "--html"
+        } else {
+            "--json"
+        };
+        assert!(stderr.contains(flag), "{line:?}: {stderr}");
+        assert!(
+            stderr.contains("symbolic link") || stderr.contains("no directory"),
+            "{line:?}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("[1/"),
+            "{line:?}: a row ran before the refusal: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+}

@@ -17,13 +17,13 @@ use crate::model::header::{new_run_id, Header, Kind};
 use crate::plans::capacity::{search, Capacity, DEFAULT_RESOURCES, STEP_TIMING};
 use crate::plans::coordinator::agent::Agent;
 use crate::plans::coordinator::Coordination;
-use crate::render::formats::Written;
+use crate::render::formats::{Of, Written};
 use crate::render::{capacity_table as table, sweep as sweep_table};
 
 /// Runs the search in each selected fan-out mode, prints the steps and the answers.
 pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
-    outputs.refuse_for("capacity", Kind::Capacity)?;
+    outputs.refuse_for("capacity", Of::Capacity)?;
     let capacity = capacity(&args, &outputs)?;
     let signals = &session.signals;
     let mut agent = match Coordination::from_args(&args.agents) {

@@ -3,7 +3,7 @@
 //! sides are measured first, in turns ([`super::compare_runs`]).
 
 use super::compare_runs;
-use super::output::{Dest, Writes};
+use super::output::{Outputs, Writes};
 use super::shared::Session;
 use crate::cli::CompareArgs;
 use crate::error::LoadgenError;
@@ -11,9 +11,11 @@ use crate::model::comparison::{compare, pair_modes, Judging, Pairing};
 use crate::model::document::{self, Document};
 use crate::model::report::Report;
 use crate::render::compare::{self as render, side_label};
+use crate::render::formats::Written;
 
 /// `session` is there when the sides are to be measured (`--run`).
 pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), LoadgenError> {
+    let outputs = Outputs::json_and_html(&args.json, &args.html)?;
     let (results, pairing, side_exits, mut writes) = match session {
         Some(session) => {
             let measured = compare_runs::measure(&args, session)?;
@@ -60,18 +62,9 @@ pub fn command(args: CompareArgs, session: Option<&Session>) -> Result<(), Loadg
             shape.join(", ")
         )));
     }
-    print!("{}", render::text(&result));
-    if let Some(path) = &args.json {
-        let text =
-            serde_json::to_string_pretty(&result).map_err(|e| format!("comparison as JSON: {e}"));
-        writes.write(&Dest::File(path.clone()), text);
-    }
-    if let Some(path) = &args.html {
-        let reports: Vec<(&str, &Report)> = results.iter().map(|(n, r)| (n.as_str(), r)).collect();
-        let page = crate::render::html::compare_page(&result, &reports)
-            .map_err(|e| format!("compare --html: {e}"));
-        writes.write(&Dest::File(path.clone()), page);
-    }
+    outputs.print_report(&render::text(&result))?;
+    let named: Vec<(&str, &Report)> = results.iter().map(|(n, r)| (n.as_str(), r)).collect();
+    outputs.write_into(&mut writes, Written::Compare(&result, &named));
     writes.finish()?;
     if let Some(exits) = &side_exits {
         exits.check(&results)?;

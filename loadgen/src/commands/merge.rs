@@ -6,8 +6,7 @@ use crate::commands::output::Outputs;
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::header::Header;
-use crate::model::header::Kind;
-use crate::render::formats::Written;
+use crate::render::formats::{Of, Written};
 use crate::render::{capacity_table, sweep as sweep_table, text};
 
 pub fn command(args: MergeArgs) -> Result<(), LoadgenError> {
@@ -52,14 +51,14 @@ pub fn print_merged(
             report.violations()
         }
         Document::Sweep(sweep) => {
-            outputs.refuse_for("merge of sweeps", Kind::Sweep)?;
+            outputs.refuse_for("merge of sweeps", Of::Sweep)?;
             let head = merged_head(&sweep.header, "sweep results", "");
             outputs.print_report(&(head + &sweep_table::table(sweep, p)))?;
             files.write(Written::Sweep(sweep), false)?;
             sweep.levels.iter().map(|l| l.report.violations()).sum()
         }
         Document::Capacity(result) => {
-            outputs.refuse_for("merge of capacity results", Kind::Capacity)?;
+            outputs.refuse_for("merge of capacity results", Of::Capacity)?;
             let why = " (rates asked are the parts' sum)";
             let head = merged_head(&result.header, "capacity results", why);
             outputs.print_report(&(head + &capacity_table::render(result, p)))?;

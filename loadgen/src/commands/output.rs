@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::OutputArgs;
 use crate::error::LoadgenError;
-use crate::model::header::Kind;
 use crate::model::percentiles::Percentiles;
-use crate::render::formats::{Written, FORMATS};
+use crate::render::formats::{Of, Written, FORMATS};
 
 /// Where one output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +181,19 @@ impl Outputs {
         Ok(outputs)
     }
 
+    /// The checked `--json` and `--html` of a command that writes no other file (`compare`,
+    /// `scenarios`), refused up front as every command's are.
+    pub fn json_and_html(
+        json: &Option<PathBuf>,
+        html: &Option<PathBuf>,
+    ) -> Result<Outputs, LoadgenError> {
+        Outputs::check(&OutputArgs {
+            json: json.clone(),
+            html: html.clone(),
+            ..OutputArgs::default()
+        })
+    }
+
     /// The files asked for, in the order of [`FORMATS`].
     fn destinations(&self) -> [&Option<Dest>; 5] {
         [&self.json, &self.csv, &self.plot, &self.hlog, &self.html]
@@ -189,8 +201,8 @@ impl Outputs {
 
     /// Refuses, before anything is measured, every file `command` (whose result is a `kind`)
     /// cannot write, naming the results that can.
-    pub fn refuse_for(&self, command: &str, kind: Kind) -> Result<(), LoadgenError> {
-        if kind != Kind::Run && self.hgrm.is_some() {
+    pub fn refuse_for(&self, command: &str, kind: Of) -> Result<(), LoadgenError> {
+        if kind != Of::Run && self.hgrm.is_some() {
             return Err(LoadgenError::Usage(format!(
                 "{command} does not write --hgrm (results of run do)"
             )));
@@ -210,6 +222,12 @@ impl Outputs {
     /// file lost.
     pub fn write(&self, written: Written<'_>, quiet: bool) -> Result<(), LoadgenError> {
         let mut writes = Writes::new(quiet);
+        self.write_into(&mut writes, written);
+        writes.finish()
+    }
+
+    /// The same, into `writes`, whose caller finishes it (with its other files).
+    pub fn write_into(&self, writes: &mut Writes, written: Written<'_>) {
         for (dest, format) in self.destinations().into_iter().zip(&FORMATS) {
             if let Some(dest) = dest {
                 writes.write(dest, (format.write)(&written, &self.percentiles));
@@ -217,14 +235,13 @@ impl Outputs {
         }
         if let (Written::Run(report), Some(dir)) = (written, &self.hgrm) {
             match crate::render::hgrm::write_all(report, dir) {
-                Ok(files) if !quiet => {
+                Ok(files) if !writes.quiet => {
                     eprintln!("wrote {} .hgrm files into {}", files.len(), dir.display())
                 }
                 Ok(_) => {}
                 Err(e) => writes.lose(format!(".hgrm files in {}", dir.display()), e),
             }
         }
-        writes.finish()
     }
 
     /// True when an output takes standard output (the text report then goes to stderr).

@@ -5,8 +5,7 @@ use crate::cli::ReportArgs;
 use crate::commands::output::Outputs;
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
-use crate::model::header::Kind;
-use crate::render::formats::Written;
+use crate::render::formats::{Of, Written};
 use crate::render::{capacity_table, sweep as sweep_table, text};
 
 pub fn command(args: ReportArgs) -> Result<(), LoadgenError> {
@@ -19,12 +18,12 @@ pub fn command(args: ReportArgs) -> Result<(), LoadgenError> {
             outputs.write(Written::Run(report), false)
         }
         Document::Sweep(sweep) => {
-            outputs.refuse_for("report of a sweep", Kind::Sweep)?;
+            outputs.refuse_for("report of a sweep", Of::Sweep)?;
             outputs.print_report(&sweep_table::table(sweep, p))?;
             outputs.write(Written::Sweep(sweep), false)
         }
         Document::Capacity(result) => {
-            outputs.refuse_for("report of a capacity search", Kind::Capacity)?;
+            outputs.refuse_for("report of a capacity search", Of::Capacity)?;
             outputs.print_report(&capacity_table::render(result, p))?;
             outputs.write(Written::Capacity(result), false)
         }

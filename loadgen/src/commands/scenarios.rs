@@ -9,13 +9,14 @@ use redlock_core::FanOut;
 
 use super::shared::Session;
 use crate::cli::ScenariosArgs;
+use crate::commands::output::Outputs;
 use crate::engine::history::HistoryLog;
 use crate::error::LoadgenError;
-use crate::model::document::to_text;
 use crate::model::header::{new_run_id, unix_now_s};
 use crate::model::header::{Header, Kind};
 use crate::model::scenarios::{Outcome, ScenariosResult};
 use crate::plans::faults::scenarios::{run_scenario, select, Scenario};
+use crate::render::formats::Written;
 use crate::render::scenarios::{self as table, Row};
 
 /// The selected rows, each in each selected fan-out mode.
@@ -61,6 +62,7 @@ pub fn list(args: &ScenariosArgs) -> Result<(), LoadgenError> {
 
 /// Runs the selected rows, prints the table, and fails when a row missed its expectation.
 pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenError> {
+    let outputs = Outputs::json_and_html(&args.json, &args.html)?;
     let modes = args.fanout.modes();
     let rows = rows(&args)?;
     let started_unix_s = unix_now_s();
@@ -108,26 +110,16 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         outcomes.push(outcome);
     }
     let table_rows: Vec<Row> = outcomes.iter().map(Row::of).collect();
-    print!("{}", table::render(&table_rows));
+    outputs.print_report(&table::render(&table_rows))?;
     let failed = outcomes.iter().filter(|o| !o.passed).count();
     let mut result = ScenariosResult {
         header: Header::new(Kind::Scenarios, new_run_id(), started_unix_s),
         rows: outcomes,
     };
-    let write = |path: &std::path::Path, text: &str| {
-        std::fs::write(path, text)
-            .map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", path.display())))
-    };
     if let (Some(html), Some(_)) = (&args.html, &args.history) {
         draw_timelines(&mut result.rows, html, args.quiet)?;
     }
-    if let Some(path) = &args.json {
-        write(path, &to_text(&result))?;
-    }
-    if let Some(path) = &args.html {
-        let page = crate::render::html::scenarios_page(&result).map_err(LoadgenError::Failed)?;
-        write(path, &page)?;
-    }
+    outputs.write(Written::Scenarios(&result), args.quiet)?;
     match failed {
         0 => Ok(()),
         n => Err(LoadgenError::Failed(format!(

@@ -7,15 +7,14 @@ use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig, SWEEP_TIMING};
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
-use crate::model::header::Kind;
 use crate::model::report::Report;
 use crate::plans::sweep::{run_levels, Levels, Sweep};
-use crate::render::formats::Written;
+use crate::render::formats::{Of, Written};
 use crate::render::{self, text};
 
 pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
-    outputs.refuse_for("sweep", Kind::Sweep)?;
+    outputs.refuse_for("sweep", Of::Sweep)?;
     let sweep = sweep(&args);
     let quiet = sweep.base.quiet;
     let signals = &session.signals;

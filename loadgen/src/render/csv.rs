@@ -9,7 +9,7 @@ use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
-use crate::render::written::Written;
+use crate::render::written::{not_taken, Written};
 
 /// One line per mode of each `(label, report)`; `level` names the label column.
 pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> String {
@@ -247,5 +247,6 @@ pub fn write(written: &Written<'_>, p: &Percentiles) -> Result<String, String> {
             render("level", &rows, p)
         }
         Written::Capacity(result) => capacity(result, p),
+        Written::Compare(..) | Written::Scenarios(_) => return Err(not_taken("--csv", written)),
     })
 }

@@ -3,8 +3,7 @@
 //! (`crate::commands::output`) writes each format asked for through [`FORMATS`], so a new
 //! format is its writer plus one entry here, and a new command writes through the manager.
 
-pub use super::written::Written;
-use crate::model::header::Kind;
+pub use super::written::{Of, Written};
 use crate::model::percentiles::Percentiles;
 
 /// One format's writer.
@@ -14,11 +13,12 @@ pub type Writer = fn(&Written<'_>, &Percentiles) -> Result<String, String>;
 #[derive(Debug)]
 pub struct Format {
     pub flag: &'static str,
-    pub kinds: &'static [Kind],
+    pub kinds: &'static [Of],
     pub write: Writer,
 }
 
-const ALL: &[Kind] = &[Kind::Run, Kind::Sweep, Kind::Capacity];
+const MEASURED: &[Of] = &[Of::Run, Of::Sweep, Of::Capacity];
+const ALL: &[Of] = &[Of::Run, Of::Sweep, Of::Capacity, Of::Compare, Of::Scenarios];
 
 /// Every format, in the order they are written.
 pub const FORMATS: [Format; 5] = [
@@ -29,17 +29,17 @@ pub const FORMATS: [Format; 5] = [
     },
     Format {
         flag: "--csv",
-        kinds: ALL,
+        kinds: MEASURED,
         write: super::csv::write,
     },
     Format {
         flag: "--plot",
-        kinds: &[Kind::Run, Kind::Capacity],
+        kinds: &[Of::Run, Of::Capacity],
         write: super::plot::write,
     },
     Format {
         flag: "--hlog",
-        kinds: &[Kind::Run],
+        kinds: &[Of::Run],
         write: super::hlog::write,
     },
     Format {
@@ -51,7 +51,7 @@ pub const FORMATS: [Format; 5] = [
 
 impl Format {
     /// Why `command` (a result of `kind`) cannot write this format, naming who can.
-    pub fn refusal(&self, command: &str, kind: Kind) -> Option<String> {
+    pub fn refusal(&self, command: &str, kind: Of) -> Option<String> {
         if self.kinds.contains(&kind) {
             return None;
         }

@@ -16,5 +16,7 @@ pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
         Written::Run(report) => render(report),
         Written::Sweep(sweep) => crate::model::document::to_text(sweep),
         Written::Capacity(result) => crate::model::document::to_text(result),
+        Written::Compare(result, _) => crate::model::document::to_text(result),
+        Written::Scenarios(result) => crate::model::document::to_text(result),
     })
 }

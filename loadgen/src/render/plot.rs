@@ -74,7 +74,7 @@ pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
     match written {
         Written::Run(report) => render(report),
         Written::Capacity(result) => super::capacity_plot::render(result),
-        Written::Sweep(_) => Err(not_taken("--plot", written)),
+        _ => Err(not_taken("--plot", written)),
     }
 }
 

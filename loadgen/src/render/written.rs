@@ -2,8 +2,9 @@
 //! per format, are listed in [`super::formats`]).
 
 use crate::model::capacity::CapacityResult;
-use crate::model::header::Kind;
+use crate::model::comparison::CompareResult;
 use crate::model::report::Report;
+use crate::model::scenarios::ScenariosResult;
 use crate::model::sweep::SweepResult;
 
 /// A result a command writes files of.
@@ -12,14 +13,41 @@ pub enum Written<'a> {
     Run(&'a Report),
     Sweep(&'a SweepResult),
     Capacity(&'a CapacityResult),
+    /// `compare`'s result, with each side's result by name (the HTML page draws them).
+    Compare(&'a CompareResult, &'a [(&'a str, &'a Report)]),
+    Scenarios(&'a ScenariosResult),
+}
+
+/// The kinds of result a file can be written of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Of {
+    Run,
+    Sweep,
+    Capacity,
+    Compare,
+    Scenarios,
+}
+
+impl Of {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Of::Run => "run",
+            Of::Sweep => "sweep",
+            Of::Capacity => "capacity",
+            Of::Compare => "compare",
+            Of::Scenarios => "scenarios",
+        }
+    }
 }
 
 impl Written<'_> {
-    pub fn kind(&self) -> Kind {
+    pub fn kind(&self) -> Of {
         match self {
-            Written::Run(_) => Kind::Run,
-            Written::Sweep(_) => Kind::Sweep,
-            Written::Capacity(_) => Kind::Capacity,
+            Written::Run(_) => Of::Run,
+            Written::Sweep(_) => Of::Sweep,
+            Written::Capacity(_) => Of::Capacity,
+            Written::Compare(..) => Of::Compare,
+            Written::Scenarios(_) => Of::Scenarios,
         }
     }
 }

@@ -34,6 +34,8 @@ pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
         Written::Run(report) => run_page(report),
         Written::Sweep(sweep) => sweep_page(sweep),
         Written::Capacity(result) => capacity_page(result),
+        Written::Compare(result, sides) => compare_page(result, sides),
+        Written::Scenarios(result) => scenarios_page(result),
     }
 }
 
