@@ -111,8 +111,6 @@ fn capacity(args: &CapacityArgs, outputs: &Outputs) -> Result<Capacity, LoadgenE
         objective,
         plan,
         base: RunConfig::new(&workload, load, STEP_TIMING),
-        clients: args.clients,
-        repeat: args.repeat,
         parse_run: reproducer_config,
         percentiles: outputs.percentiles.clone(),
     })

@@ -81,13 +81,13 @@ impl Searcher<'_, '_> {
             false => mode.0.as_str(),
         };
         let mut search = Search::new(self.capacity.plan);
-        let mut repeats_left = self.capacity.repeat;
+        let mut repeats_left = self.capacity.plan.repeat;
         let mut noisy: Option<Noisy> = None;
         let mut number = 0;
         while let Some((phase, rate, repeat_of, turn)) = next_step(
             &noisy,
             &mut search,
-            (&mut repeats_left, self.capacity.repeat),
+            (&mut repeats_left, self.capacity.plan.repeat),
         ) {
             if self.signals.stop.is_set() {
                 break;

@@ -28,11 +28,9 @@ pub type Print<'a> = dyn FnMut(&str) -> Result<(), LoadgenError> + 'a;
 pub struct Capacity {
     pub objective: Objective,
     pub plan: Plan,
-    /// Every step's configuration but its rate and mode (an open loop over `clients`).
+    /// Every step's configuration but its rate and mode: an open loop over its clients
+    /// (`--repeat`, runs of each answer's step, is `plan.repeat`).
     pub base: RunConfig,
-    pub clients: u32,
-    /// `--repeat`: runs of each answer's step after the search.
-    pub repeat: u32,
     pub parse_run: ParseRun,
     /// The latency percentiles each step's row shows.
     pub percentiles: Percentiles,
@@ -61,7 +59,7 @@ impl Capacity {
         let mut cfg = self.base.clone();
         cfg.load = Load::Open {
             rate_per_s: rate,
-            workers: self.clients,
+            workers: self.base.load.workers(),
         };
         cfg.interval = step_interval(cfg.duration, cfg.interval);
         cfg.locks = vec![lock];
@@ -72,7 +70,7 @@ impl Capacity {
     /// The line that opens a search on stderr.
     pub fn describe(&self) -> String {
         let (plan, base) = (&self.plan, &self.base);
-        let repeats = match self.repeat {
+        let repeats = match self.plan.repeat {
             0 => String::new(),
             n => format!(", then {n} repeat(s) of the answer's step"),
         };

@@ -106,7 +106,7 @@ impl Searcher<'_, '_> {
         }
         let load = format!(
             "open loop, rates searched per step, over {} clients",
-            self.capacity.clients
+            self.capacity.base.load.workers()
         );
         let mut head = text::header_with_load(report, Some(&load));
         head.push('\n');
