@@ -165,7 +165,12 @@ fn check_mode(m: &ModeStats) -> Result<(), String> {
 /// measured time and start in range.
 fn check_repeats(m: &ModeStats) -> Result<(), String> {
     too_many("repeats", m.repeats.len())?;
-    let slots = m.intervals.iter().map(|i| i.index + 1).max().unwrap_or(0);
+    let slots = m
+        .intervals
+        .iter()
+        .map(|i| i.index.saturating_add(1))
+        .max()
+        .unwrap_or(0);
     let mut next = 0usize;
     for (r, repeat) in m.repeats.iter().enumerate() {
         let at = |field: &str| format!("repeats[{r}].{field}");

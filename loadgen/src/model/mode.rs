@@ -311,11 +311,18 @@ impl ModeStats {
     }
     /// Acquire calls started per second (open loop: the rate the schedule reached).
     pub fn started_per_s(&self) -> f64 {
-        self.per_second(self.counts.acquire_calls + self.counts.cancelled_calls)
+        self.per_second(self.started_calls())
+    }
+    /// Acquire calls started: finished plus cancelled (saturating: a file's counters may be
+    /// anything up to 2^64 - 1).
+    fn started_calls(&self) -> u64 {
+        self.counts
+            .acquire_calls
+            .saturating_add(self.counts.cancelled_calls)
     }
     /// Generator CPU (user + sys) per acquire+release cycle, µs.
     pub fn cpu_per_cycle_us(&self) -> f64 {
-        let cycles = self.counts.acquire_calls + self.counts.cancelled_calls;
+        let cycles = self.started_calls();
         if cycles == 0 {
             return 0.0;
         }
