@@ -426,6 +426,15 @@ pub struct CapacityArgs {
     /// there when a slot comes due: rate × acquire latency).
     #[arg(long, value_name = "C", default_value = "512", value_parser = parse_clients)]
     pub clients: u32,
+    /// Search for the safe capacity under a fault schedule (repeatable; the specs of `run
+    /// --fault`, timed from each step's measured window): a step passes only when it meets
+    /// the objective with no safety violation while the faults act. Local masters only.
+    #[arg(long = "fault", value_name = "SPEC", value_parser = crate::engine::faults::master::FaultSpec::parse)]
+    pub faults: Vec<crate::engine::faults::master::FaultSpec>,
+    /// With --fault: search without the faults first, and show that capacity beside the
+    /// safe one.
+    #[arg(long, requires = "faults")]
+    pub baseline: bool,
     #[command(flatten)]
     pub agents: AgentArgs,
     #[command(flatten)]

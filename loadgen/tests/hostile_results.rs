@@ -71,10 +71,6 @@ fn refused(file: &Path, needles: &[&str]) {
     }
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// The base result with `edit` applied to its first interval.
 fn with_first_interval(edit: impl FnOnce(&mut Value)) -> Value {
     let mut v = base().clone();

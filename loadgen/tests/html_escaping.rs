@@ -69,10 +69,6 @@ fn header_places(at: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 #[test]
 fn a_run_report_shows_planted_text_as_text() {
     let dir = tempfile::tempdir().unwrap();

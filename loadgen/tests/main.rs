@@ -23,6 +23,7 @@ mod prometheus_hostile;
 mod real_run;
 mod reports;
 mod robustness;
+mod safe_capacity;
 mod scenarios;
 mod storage_and_collect;
 mod uncertainty;

@@ -17,10 +17,6 @@ fn path(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// Waits (generous bound) until some `redlock-loadgen:*` lock key appears on master 0:
 /// the first run is loading.
 fn wait_for_load(masters: &LocalMasters) {

@@ -4,27 +4,35 @@
 
 use std::time::Duration;
 
-use super::shared::{check_agent_target, say, target, Session};
+use super::shared::{check_agent_target, say, target_with_clocks, Session};
 use crate::cli::{parse_run_words, CapacityArgs};
 use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig};
+use crate::engine::faults::master::FaultSpec;
+use crate::engine::faults::words::schedule_words;
+use crate::engine::schedule::FaultSchedule;
+use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::model::capacity::search::Plan;
 use crate::model::capacity::slo::Objective;
-use crate::model::capacity::CapacityResult;
+use crate::model::capacity::{Baseline, CapacityResult};
 use crate::model::document::to_text;
 use crate::model::header::{new_run_id, Header, Kind};
 use crate::plans::capacity::{search, Capacity, DEFAULT_RESOURCES, STEP_TIMING};
+use crate::plans::capacity::{Print, Searched};
 use crate::plans::coordinator::agent::Agent;
 use crate::plans::coordinator::Coordination;
+use crate::plans::faults::run::lock_keys;
 use crate::render::formats::{Of, Written};
 use crate::render::{capacity_table as table, sweep as sweep_table};
+use crate::signals::Signals;
 
 /// Runs the search in each selected fan-out mode, prints the steps and the answers.
 pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
     outputs.refuse_for("capacity", Of::Capacity)?;
     let capacity = capacity(&args, &outputs)?;
+    check_faults(&args)?;
     let signals = &session.signals;
     let mut agent = match Coordination::from_args(&args.agents) {
         Some(c) => {
@@ -35,14 +43,14 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     };
     let started_unix_s = crate::model::header::unix_now_s();
     let mut print = |text: &str| outputs.print_report(text);
-    let searched = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
-        target.probe_versions().await;
-        crate::engine::probe::require_quorum(&target, capacity.base.quorum).await?;
-        say(capacity.base.quiet, &capacity.describe());
-        search(&capacity, &target, agent.as_mut(), signals, &mut print).await
-    });
-    let searched = match (searched, &agent) {
+    let searched = session.rt.block_on(measure(
+        &capacity,
+        &args,
+        agent.as_mut(),
+        signals,
+        &mut print,
+    ));
+    let (searched, baseline) = match (searched, &agent) {
         (Ok(searched), _) => searched,
         (Err(e), Some(a)) => {
             session.rt.block_on(a.abandon(&e.to_string()));
@@ -59,6 +67,17 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         warnings: searched.warnings,
         answers: searched.answers,
         steps: searched.steps,
+        faults: args.faults.iter().map(ToString::to_string).collect(),
+        faults_words: match args.faults.is_empty() {
+            true => String::new(),
+            false => schedule_words(&args.faults),
+        },
+        baseline: baseline.map(|b| {
+            Box::new(Baseline {
+                answers: b.answers,
+                steps: b.steps,
+            })
+        }),
     };
     let shown = match agent.as_mut() {
         None => None,
@@ -83,6 +102,70 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     ))?;
     outputs.write(Written::Capacity(&result), capacity.base.quiet)?;
     finish(&result)
+}
+
+/// The masters, then the search (under faults: [`under_faults`]); returns it and, with
+/// `--baseline`, the search without the faults.
+async fn measure(
+    capacity: &Capacity,
+    args: &CapacityArgs,
+    agent: Option<&mut Agent>,
+    signals: &Signals,
+    print: &mut Print<'_>,
+) -> Result<(Searched, Option<Searched>), LoadgenError> {
+    let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
+    let mut target = target_with_clocks(&args.target, jumps)?;
+    target.probe_versions().await;
+    crate::engine::probe::require_quorum(&target, capacity.base.quorum).await?;
+    say(capacity.base.quiet, &capacity.describe());
+    if args.faults.is_empty() {
+        let searched = search(capacity, &target, (agent, None), signals, print).await?;
+        return Ok((searched, None));
+    }
+    under_faults(capacity, &mut target, args, signals, print).await
+}
+
+/// The search for a safe capacity: with `--baseline`, the search without the faults first;
+/// then every step under the fault schedule (its specs checked before anything runs, the
+/// fault proxies placed only once the baseline is done, so it measured the masters bare).
+async fn under_faults(
+    capacity: &Capacity,
+    target: &mut Target,
+    args: &CapacityArgs,
+    signals: &Signals,
+    print: &mut Print<'_>,
+) -> Result<(Searched, Option<Searched>), LoadgenError> {
+    let base = &capacity.base;
+    let mut schedule = FaultSchedule::new(&args.faults, target, base.ttl, lock_keys(base))?;
+    let words = schedule_words(&args.faults);
+    let baseline = match args.baseline {
+        true => {
+            print("baseline: the same search without faults\n")?;
+            let searched = search(capacity, target, (None, None), signals, print).await?;
+            if signals.stop.is_set() {
+                return Ok((
+                    Searched {
+                        interrupted: signals.received(),
+                        ..Searched::default()
+                    },
+                    Some(searched),
+                ));
+            }
+            Some(searched)
+        }
+        false => None,
+    };
+    schedule.route_through_proxies(target).await?;
+    print(&format!("safe capacity: every step under {words}\n"))?;
+    let searched = search(
+        capacity,
+        target,
+        (None, Some(&mut schedule)),
+        signals,
+        print,
+    )
+    .await?;
+    Ok((searched, baseline))
 }
 
 /// The search the flags ask for: the objective, the search's settings within the rate floor
@@ -140,6 +223,25 @@ fn plan_within_floor(
         repeat: args.repeat,
         min_rate_from_calls: floor > args.min_rate,
     })
+}
+
+/// `--fault` acts on the masters this command starts, on one machine: refused up front with
+/// `--masters` and under a coordinator.
+fn check_faults(args: &CapacityArgs) -> Result<(), LoadgenError> {
+    if args.faults.is_empty() {
+        return Ok(());
+    }
+    if args.agents.coordinator.is_some() {
+        return Err(LoadgenError::Usage(
+            "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
+        ));
+    }
+    if !args.target.masters.is_empty() {
+        return Err(LoadgenError::Usage(
+            "--fault needs the local masters the load generator starts (drop --masters)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The configuration of a confirming step: its answer's `reproduce:` command, read as `run`

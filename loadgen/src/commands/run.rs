@@ -66,6 +66,7 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     }
     let mut report = Report::from_run(&result);
     report.faults = faults;
+    report.config.faults = args.faults.iter().map(ToString::to_string).collect();
     report.judge_thresholds(&args.thresholds, args.gate);
     outputs.print_report(&text::render(&report, &outputs.percentiles))?;
     warn_about_generator(&report);

@@ -80,6 +80,7 @@ impl Report {
                 warmup_s: cfg.warmup.as_secs_f64(),
                 seed: cfg.seed,
                 repeat: cfg.repeat,
+                faults: Vec::new(),
             },
             modes: run.modes.clone(),
             comparison: None,

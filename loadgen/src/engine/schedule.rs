@@ -205,6 +205,16 @@ impl FaultSchedule {
         self.events
     }
 
+    /// Takes the log so far, leaving it empty (a capacity step's own events).
+    pub fn take_events(&mut self) -> Vec<FaultEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// The faults as given.
+    pub fn specs(&self) -> &[FaultSpec] {
+        &self.specs
+    }
+
     /// Applies every action due by `since`, earliest first (faults due at the same time in
     /// the order they were given); `first_lock` places the ones timed from it.
     fn apply_due(

@@ -275,12 +275,21 @@ fn merge_capacity(
         warnings: first.warnings.clone(),
         answers,
         steps,
+        faults: Vec::new(),
+        faults_words: String::new(),
+        baseline: None,
     })
 }
 
 /// Refuses searches that did not run the same steps (fan-out, phase, rate) for the same
-/// objective.
+/// objective, and searches under faults (their faults acted on one machine's own masters).
 fn check_same_steps(parts: &[(String, CapacityResult)]) -> Result<(), LoadgenError> {
+    if let Some((name, part)) = parts.iter().find(|(_, p)| !p.faults.is_empty()) {
+        return Err(LoadgenError::Usage(format!(
+            "{name} was searched under faults ({}): a search under faults does not merge (its faults acted on one machine's local masters)",
+            part.faults.join(" ")
+        )));
+    }
     let (first_name, first) = &parts[0];
     let key = |s: &Step| format!("{} {} {}", s.fanout, s.phase.as_str(), s.rate);
     let keys: Vec<String> = first.steps.iter().map(key).collect();

@@ -30,4 +30,20 @@ pub struct CapacityResult {
     pub warnings: Vec<String>,
     pub answers: Vec<Answer>,
     pub steps: Vec<Step>,
+    /// `--fault`: the schedule every step ran under (specs as written; empty: none), and in
+    /// the words the answers name it with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub faults_words: String,
+    /// `--baseline`: the same search without the faults, measured first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Box<Baseline>>,
+}
+
+/// The search without faults that a search under faults is set beside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub answers: Vec<Answer>,
+    pub steps: Vec<Step>,
 }

@@ -41,6 +41,9 @@ pub struct ConfigInfo {
     /// `run --repeat N`: how many times the modes were measured (older results: 1).
     #[serde(default = "one_repeat")]
     pub repeat: u32,
+    /// The fault schedule the run was given (`--fault` specs as written; empty: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
 }
 
 fn one_repeat() -> u32 {

@@ -154,13 +154,33 @@ pub fn render(result: &CapacityResult, p: &Percentiles) -> String {
 
 /// The answer lines.
 pub fn answers(result: &CapacityResult) -> String {
-    let mut out =
-        String::from("\ncapacity (highest open-loop acquire rate meeting the objective):\n");
-    for a in &result.answers {
+    let mut out = String::new();
+    if let Some(baseline) = &result.baseline {
+        out.push_str("\ncapacity without faults (--baseline):\n");
+        answer_lines(&mut out, &baseline.answers);
+    }
+    match result.faults.is_empty() {
+        true => {
+            out.push_str("\ncapacity (highest open-loop acquire rate meeting the objective):\n")
+        }
+        false => {
+            let _ = writeln!(
+                out,
+                "\nsafe capacity under {} (highest open-loop acquire rate meeting the objective with no safety violation):",
+                result.faults_words
+            );
+        }
+    }
+    answer_lines(&mut out, &result.answers);
+    out
+}
+
+/// Each answer's block, its statement first.
+fn answer_lines(out: &mut String, answers: &[crate::model::capacity::Answer]) {
+    for a in answers {
         for (i, line) in a.lines().iter().enumerate() {
             let indent = if i == 0 { "  " } else { "    " };
             let _ = writeln!(out, "{indent}{line}");
         }
     }
-    out
 }

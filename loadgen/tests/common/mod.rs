@@ -69,6 +69,11 @@ pub fn short_run_json(args: &[&str]) -> Value {
     read_json(&json)
 }
 
+/// A path as a command-line argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

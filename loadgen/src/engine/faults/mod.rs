@@ -3,7 +3,7 @@
 //! a schedule, the `scenarios` matrix) is a plan: `crate::plans::faults`.
 //!
 //! - [`master`]: the `KIND:WHO[:ARG]@WHEN` specs (their schedule, which applies them during
-//!   a run, is `crate::engine::schedule`);
+//!   a run, is `crate::engine::schedule`), and [`words`]: a schedule as an answer names it;
 //! - [`client`]: faults of the load clients themselves (a holder that crashes, a skewed clock):
 //!   parsed, resolved for a run, and carried by each worker.
 //!
@@ -11,3 +11,4 @@
 
 pub mod client;
 pub mod master;
+pub mod words;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::reproduce;
 use super::search::{Limit, Plan};
-use super::slo::Objective;
+use super::slo::{unsafe_because, Objective};
 use super::step::Step;
 use crate::model::mode::ModeStats;
 pub use crate::model::values::grouped;
@@ -151,6 +151,43 @@ impl Answer {
             lines.push(format!("reproduce: {}", self.reproduce));
         }
         lines
+    }
+}
+
+impl Answer {
+    /// Words an answer searched under a fault schedule (`words`): a safe capacity, named by
+    /// its faults, or "no safe rate" when every step of its mode was unsafe.
+    pub fn under_faults(&mut self, words: &str, steps: &[Step]) {
+        let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == self.fanout).collect();
+        let unsafe_step = |s: &&Step| {
+            s.report
+                .modes
+                .first()
+                .is_some_and(|m| !unsafe_because(m).is_empty())
+        };
+        let rest = self
+            .statement
+            .strip_prefix(&format!("{}: ", self.fanout))
+            .unwrap_or(&self.statement)
+            .to_string();
+        self.statement =
+            if self.rate_per_s.is_none() && !mine.is_empty() && mine.iter().all(unsafe_step) {
+                let rates = mine.iter().map(|s| s.rate);
+                let (low, high) = (
+                    rates.clone().fold(f64::MAX, f64::min),
+                    rates.fold(0.0, f64::max),
+                );
+                let tried = match mine.len() {
+                    1 => format!("1 step, at {}/s", grouped(low)),
+                    n => format!("{n} steps, {}–{}/s", grouped(low), grouped(high)),
+                };
+                format!(
+                "{}: no safe rate with {words}: safety violations at every rate tried ({tried})",
+                self.fanout
+            )
+            } else {
+                format!("{}: safe capacity with {words}: {rest}", self.fanout)
+            };
     }
 }
 

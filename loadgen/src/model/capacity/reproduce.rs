@@ -97,6 +97,8 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
     if let Some(q) = c.quorum {
         flags.push(format!("--quorum {q}"));
     }
+    // A step searched under a fault schedule is reproduced under it.
+    flags.extend(c.faults.iter().map(|f| format!("--fault {f}")));
     // Capacity cuts short steps into shorter intervals (for their 95 % intervals).
     if let Some(m) = report.modes.first().filter(|m| m.interval_ms != 1000) {
         flags.push(format!("--interval {}", duration_us(m.interval_ms * 1000)));

@@ -176,9 +176,7 @@ impl Objective {
                 100.0 * self.min_success
             ));
         }
-        if m.counts.violations > 0 {
-            out.push(format!("{} violations", m.counts.violations));
-        }
+        out.extend(unsafe_because(m));
         // Lateness is in the latency already (it counts from the intended start); a rate
         // that was not reached is not a pass, whoever was slow (the answer says if it was the
         // generator).
@@ -187,6 +185,28 @@ impl Objective {
         }
         out
     }
+}
+
+/// What made a step unsafe, whatever its latency: mutual-exclusion violations and, fenced,
+/// tokens out of order or stale writes the resource accepted (empty: none). A step with any
+/// is never a pass: capacity is the rate the lock holds at *safely*.
+pub fn unsafe_because(m: &ModeStats) -> Vec<String> {
+    let mut out = Vec::new();
+    if m.counts.violations > 0 {
+        out.push(format!("{} violations", m.counts.violations));
+    }
+    if let Some(f) = &m.fencing {
+        if f.token_order_violations > 0 {
+            out.push(format!(
+                "{} token-order violations",
+                f.token_order_violations
+            ));
+        }
+        if f.stale_writes_accepted > 0 {
+            out.push(format!("{} stale writes accepted", f.stale_writes_accepted));
+        }
+    }
+    out
 }
 
 /// The headline figure that carries the interval of an acquire percentile (`None`: that

@@ -17,6 +17,8 @@ use std::time::Duration;
 pub use request::{Capacity, ParseRun, Print, Searched};
 use state::{Noisy, Searcher, StepRun};
 
+use crate::engine::faults::words::schedule_words;
+use crate::engine::schedule::FaultSchedule;
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
 use crate::model::capacity::search::{Phase, Search};
@@ -31,11 +33,12 @@ pub const STEP_TIMING: (Duration, Duration) = (Duration::from_secs(3), Duration:
 /// Resources a capacity workload spreads over by default: throughput, not contention.
 pub const DEFAULT_RESOURCES: u32 = 10_000;
 /// Runs the search in every mode of `capacity.base` against `target`, printing each step's
-/// row as it is judged. A signal ends it after the step it cut short.
+/// row as it is judged; every step runs under `schedule` when there is one (a safe capacity).
+/// A signal ends it after the step it cut short.
 pub async fn search(
     capacity: &Capacity,
     target: &Target,
-    agent: Option<&mut Agent>,
+    (agent, schedule): (Option<&mut Agent>, Option<&mut FaultSchedule>),
     signals: &Signals,
     print: &mut Print<'_>,
 ) -> Result<Searched, LoadgenError> {
@@ -44,6 +47,7 @@ pub async fn search(
         target,
         share: agent.as_ref().map_or(1, |a| a.agents) as f64,
         agent,
+        schedule,
         signals,
         print,
         printed_header: false,
@@ -138,8 +142,11 @@ impl Searcher<'_, '_> {
             s.all_answers.push(all);
         }
         let mine = (best.map(|r| r / self.share), confirmed, limit);
-        s.answers
-            .push(answer(label, &s.steps, mine, objective, plan));
+        let mut answer = answer(label, &s.steps, mine, objective, plan);
+        if let Some(schedule) = &self.schedule {
+            answer.under_faults(&schedule_words(schedule.specs()), &s.steps);
+        }
+        s.answers.push(answer);
     }
 }
 

@@ -4,6 +4,7 @@
 use redlock_core::FanOut;
 
 use super::request::{Capacity, Print, Searched};
+use crate::engine::schedule::FaultSchedule;
 use crate::engine::target::Target;
 use crate::model::capacity::search::Phase;
 use crate::model::lock::LockAlgorithm;
@@ -15,6 +16,8 @@ pub(super) struct Searcher<'a, 'p> {
     pub capacity: &'a Capacity,
     pub target: &'a Target,
     pub agent: Option<&'a mut Agent>,
+    /// The fault schedule every step runs under (`capacity --fault`).
+    pub schedule: Option<&'a mut FaultSchedule>,
     /// Agents sharing each step's rate (1 without a coordinator).
     pub share: f64,
     pub signals: &'a Signals,

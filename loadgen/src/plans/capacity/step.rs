@@ -26,15 +26,21 @@ impl Searcher<'_, '_> {
             run.phase.as_str(),
             run.rate
         ));
-        let result = match self.agent.as_deref_mut() {
-            Some(agent) => {
-                let mut result = turn(&cfg, run.turn, self.target, agent, self.signals).await?;
+        let (target, signals) = (self.target, self.signals);
+        let result = match (self.agent.as_deref_mut(), self.schedule.as_deref_mut()) {
+            (Some(agent), _) => {
+                let mut result = turn(&cfg, run.turn, target, agent, signals).await?;
                 agent.align(&mut result);
                 result
             }
-            None => turn(&cfg, run.turn, self.target, &mut NoHooks, self.signals).await?,
+            (None, Some(schedule)) => turn(&cfg, run.turn, target, schedule, signals).await?,
+            (None, None) => turn(&cfg, run.turn, target, &mut NoHooks, signals).await?,
         };
-        let report = Report::from_run(&result);
+        let mut report = Report::from_run(&result);
+        if let Some(schedule) = self.schedule.as_deref_mut() {
+            report.faults = schedule.take_events();
+            report.config.faults = schedule.specs().iter().map(ToString::to_string).collect();
+        }
         if report.modes.is_empty() {
             return Ok(None);
         }

@@ -5,14 +5,30 @@
 use crate::render::capacity_table::{marks, numbered};
 use maud::{html, Markup};
 
-use super::markup::{num, pct, row, table};
-use crate::model::capacity::{CapacityResult, Status};
+use super::charts;
+use super::faults::{fault_windows, windows_of};
+use super::markup::{chart, num, pct, row, table};
+use crate::model::capacity::{grouped, Answer, CapacityResult, Status};
 
-/// The answers, one block each, then the warnings the search printed before its first step.
+/// The answers (a safe capacity under its faults, beside the baseline without them when
+/// measured), one block each, then the warnings the search printed before its first step.
 pub fn answers(result: &CapacityResult) -> Markup {
     html! {
+        @if let Some(baseline) = &result.baseline {
+            p { b { "Without faults (--baseline):" } }
+            (answer_blocks(&baseline.answers))
+            p { b { "Under " (result.faults_words) ":" } " a step passes only with no safety violation while the faults act." }
+        }
+        (answer_blocks(&result.answers))
+        @for warning in &result.warnings { p.warn { (warning) } }
+    }
+}
+
+/// Each answer's block: its statement, its lines, and the command that repeats its step.
+fn answer_blocks(answers: &[Answer]) -> Markup {
+    html! {
         div.answer {
-            @for a in &result.answers {
+            @for a in answers {
                 @let lines = a.lines();
                 p {
                     @if a.status == Status::Confirmed { b.ok { (lines[0]) } }
@@ -28,8 +44,45 @@ pub fn answers(result: &CapacityResult) -> Markup {
                 }
             }
         }
-        @for warning in &result.warnings { p.warn { (warning) } }
     }
+}
+
+/// A search under faults: each step's throughput and acquire latency over its measured
+/// window, the faults' windows shaded (nothing for a search without faults).
+pub fn step_charts(result: &CapacityResult) -> Result<Markup, String> {
+    if result.faults.is_empty() {
+        return Ok(html! {});
+    }
+    let mut steps = Vec::new();
+    for (number, step) in numbered(result) {
+        let faults = fault_windows(&step.report);
+        let mut svgs = vec![charts::throughput(&step.report, &faults)?];
+        for m in &step.report.modes {
+            svgs.push(charts::latency_over_time(m, &windows_of(&faults, m))?);
+        }
+        let verdict = match step.passed {
+            true => "pass".to_string(),
+            false => format!("FAIL: {}", step.failures.join("; ")),
+        };
+        let title = format!(
+            "{} step {} ({}) at {}/s: {verdict}",
+            step.fanout,
+            number,
+            step.phase.as_str(),
+            grouped(step.rate)
+        );
+        steps.push((title, svgs));
+    }
+    Ok(html! {
+        h2 { "Each step under the faults" }
+        p { "Shaded: where " (result.faults_words) " acted, on each step's measured-window clock." }
+        @for (title, svgs) in &steps {
+            details open {
+                summary { (title) }
+                @for svg in svgs { (chart(svg)) }
+            }
+        }
+    })
 }
 
 /// The search's own configuration: its objective and settings, the modes searched, the

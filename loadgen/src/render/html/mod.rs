@@ -160,6 +160,7 @@ pub fn capacity_page(result: &CapacityResult) -> Result<String, String> {
         h2 { "Steps against the objective" }
         (chart(&plot))
         (capacity::steps(result))
+        (capacity::step_charts(result)?)
         (capacity::configuration(result))
     };
     Ok(page(
