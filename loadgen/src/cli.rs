@@ -435,6 +435,10 @@ pub struct CapacityArgs {
     /// safe one.
     #[arg(long, requires = "faults")]
     pub baseline: bool,
+    /// Redlock with fencing tokens (as `run --fencing`): holders write through the storage's
+    /// token check, and a step with a token-order violation or a stale write accepted fails.
+    #[arg(long)]
+    pub fencing: bool,
     #[command(flatten)]
     pub agents: AgentArgs,
     #[command(flatten)]

@@ -33,6 +33,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     outputs.refuse_for("capacity", Of::Capacity)?;
     let capacity = capacity(&args, &outputs)?;
     check_faults(&args)?;
+    check_fencing(&args)?;
     let signals = &session.signals;
     let mut agent = match Coordination::from_args(&args.agents) {
         Some(c) => {
@@ -115,6 +116,7 @@ async fn measure(
 ) -> Result<(Searched, Option<Searched>), LoadgenError> {
     let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
     let mut target = target_with_clocks(&args.target, jumps)?;
+    target.attach_storage(&capacity.base)?;
     target.probe_versions().await;
     crate::engine::probe::require_quorum(&target, capacity.base.quorum).await?;
     say(capacity.base.quiet, &capacity.describe());
@@ -190,10 +192,12 @@ fn capacity(args: &CapacityArgs, outputs: &Outputs) -> Result<Capacity, LoadgenE
         rate_per_s: plan.start_rate,
         workers: args.clients,
     };
+    let mut base = RunConfig::new(&workload, load, STEP_TIMING);
+    base.fencing = args.fencing;
     Ok(Capacity {
         objective,
         plan,
-        base: RunConfig::new(&workload, load, STEP_TIMING),
+        base,
         parse_run: reproducer_config,
         percentiles: outputs.percentiles.clone(),
     })
@@ -239,6 +243,16 @@ fn check_faults(args: &CapacityArgs) -> Result<(), LoadgenError> {
     if !args.target.masters.is_empty() {
         return Err(LoadgenError::Usage(
             "--fault needs the local masters the load generator starts (drop --masters)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `--fencing` checks the token order within one generator: refused under a coordinator.
+fn check_fencing(args: &CapacityArgs) -> Result<(), LoadgenError> {
+    if args.fencing && args.agents.coordinator.is_some() {
+        return Err(LoadgenError::Usage(
+            "--fencing does not combine with --coordinator (the token order is checked within one generator)".into(),
         ));
     }
     Ok(())

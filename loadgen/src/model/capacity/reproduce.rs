@@ -97,6 +97,9 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
     if let Some(q) = c.quorum {
         flags.push(format!("--quorum {q}"));
     }
+    if report.modes.first().is_some_and(|m| m.fencing.is_some()) {
+        flags.push("--fencing".into());
+    }
     // A step searched under a fault schedule is reproduced under it.
     flags.extend(c.faults.iter().map(|f| format!("--fault {f}")));
     // Capacity cuts short steps into shorter intervals (for their 95 % intervals).

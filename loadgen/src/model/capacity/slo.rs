@@ -317,6 +317,41 @@ mod tests {
     }
 
     #[test]
+    fn a_step_is_unsafe_with_any_violation_and_fenced_with_a_token_or_a_stale_write() {
+        let mut m = mode_with((1_000.0, 2_000.0), (1.0, 1.0));
+        assert!(unsafe_because(&m).is_empty());
+        m.fencing = Some(Default::default());
+        assert!(unsafe_because(&m).is_empty());
+        m.counts.violations = 2;
+        let fencing = m.fencing.as_mut().unwrap();
+        fencing.token_order_violations = 1;
+        fencing.stale_writes_accepted = 3;
+        // Rejected stale writes are fencing doing its job: safe.
+        fencing.stale_writes_rejected = 5;
+        assert_eq!(
+            unsafe_because(&m),
+            [
+                "2 violations",
+                "1 token-order violations",
+                "3 stale writes accepted"
+            ]
+        );
+        let objective = Objective {
+            slo: Slo::parse("p99<10ms").unwrap(),
+            min_success: 0.5,
+            min_calls: Some(1),
+        };
+        m.counts.acquire_calls = 10;
+        m.counts.acquired = 10;
+        let failures = objective.failures(&m, false);
+        assert!(
+            failures.contains(&"3 stale writes accepted".to_string()),
+            "{failures:?}"
+        );
+        assert!(objective.straddled(&m, &failures).is_empty());
+    }
+
+    #[test]
     fn a_verdict_hinges_on_noise_only_when_every_failure_has_a_straddling_interval() {
         let objective = Objective {
             slo: Slo::parse("p99<10ms").unwrap(),
