@@ -22,5 +22,17 @@ pub fn execute(cli: Cli) -> Result<(), LoadgenError> {
         Command::Collect(args) => collect::command(args, &Session::start()?),
         Command::Scenarios(args) if args.list => scenarios::list(&args),
         Command::Scenarios(args) => scenarios::command(args, &Session::start()?),
+        Command::NetProxy { specs } => net_proxy(&specs),
     }
+}
+
+/// The `--rtt` proxy process: a small runtime of its own (two threads, so it does not become
+/// the bottleneck of what it delays).
+fn net_proxy(specs: &[String]) -> Result<(), LoadgenError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| LoadgenError::Failed(format!("net-proxy: {e}")))?;
+    rt.block_on(crate::engine::network::serve(specs))
 }

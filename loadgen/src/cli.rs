@@ -86,6 +86,12 @@ pub enum Command {
     /// 95 % interval of that difference and a verdict (better / worse / no clear difference).
     #[command(after_help = EXIT_CODES_HELP)]
     Compare(CompareArgs),
+    /// The proxy process of `--rtt` (started by the generator itself): PORT=RTT per master.
+    #[command(hide = true)]
+    NetProxy {
+        #[arg(required = true)]
+        specs: Vec<String>,
+    },
 }
 
 /// Where the masters are.
@@ -106,6 +112,11 @@ pub struct TargetArgs {
         conflicts_with = "masters"
     )]
     pub server: Option<redlock_local::ServerKind>,
+    /// Network distance to the local masters: same-zone (0.3 ms ± 0.05 ms), cross-zone (1.5 ms
+    /// ± 0.3 ms), loopback (nothing added), a round trip such as 1ms±0.2ms, or one per master
+    /// (comma-separated). Added by a proxy process whose CPU is measured apart.
+    #[arg(long, value_name = "PROFILE", conflicts_with = "masters", value_parser = crate::engine::network::NetworkProfile::parse)]
+    pub rtt: Option<crate::engine::network::NetworkProfile>,
 }
 
 /// The workload and client settings shared by `run` and `sweep`.

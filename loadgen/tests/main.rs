@@ -18,6 +18,7 @@ mod hostile_results;
 mod html_escaping;
 mod locks;
 mod merge;
+mod network;
 mod prometheus;
 mod prometheus_hostile;
 mod real_run;

@@ -39,16 +39,21 @@ pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
 }
 
 /// The same; local masters run under libfaketime when `fake_clock` (clock faults).
+/// With `--rtt`, the client reaches them through the network profile's proxy.
 pub fn target_with_clocks(args: &TargetArgs, fake_clock: bool) -> Result<Target, LoadgenError> {
-    if args.masters.is_empty() {
+    let mut target = if args.masters.is_empty() {
         Target::spawn_masters(
             args.spawn.unwrap_or(DEFAULT_LOCAL_MASTERS),
             args.server.as_ref(),
             fake_clock,
-        )
+        )?
     } else {
-        Ok(Target::existing(args.masters.clone()))
+        Target::existing(args.masters.clone())
+    };
+    if let Some(profile) = &args.rtt {
+        target.add_network(profile)?;
     }
+    Ok(target)
 }
 
 /// What every coordinated command refuses: local masters (each agent would load its own).

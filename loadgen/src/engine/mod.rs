@@ -14,6 +14,7 @@ pub(crate) mod hooks;
 pub(crate) mod keys;
 pub mod locks;
 pub(crate) mod mode;
+pub mod network;
 pub(crate) mod pacing;
 pub(crate) mod probe;
 pub(crate) mod progress;

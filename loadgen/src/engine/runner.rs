@@ -1,6 +1,7 @@
 //! Running the workload: one measured run per fan-out mode against one set of masters.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use redlock_core::FanOut;
 
@@ -13,7 +14,7 @@ use crate::error::LoadgenError;
 use crate::model::header::{new_run_id, unix_now_s, Header, Kind};
 use crate::model::lock::LockAlgorithm;
 use crate::model::mode::ModeStats;
-use crate::model::report::{ConfigInfo, MasterInfo, Report};
+use crate::model::report::{ConfigInfo, MasterInfo, NetworkInfo, Report};
 
 /// The result of a run: its configuration, the masters, and each mode's measurements.
 #[derive(Debug, Clone)]
@@ -29,6 +30,8 @@ pub struct RunResult {
     /// The signal that ended the run early, if one did.
     pub interrupted: Option<crate::signals::Signal>,
     pub modes: Vec<ModeStats>,
+    /// `--rtt`: the profile played and its proxy's CPU over the run.
+    pub network: Option<NetworkInfo>,
 }
 
 impl Report {
@@ -88,6 +91,7 @@ impl Report {
             faults: Vec::new(),
             thresholds: Vec::new(),
             gate: None,
+            network: run.network.clone(),
         };
         report.derive();
         report
@@ -110,6 +114,10 @@ impl RunResult {
         }
         if next.interrupted.is_some() {
             self.interrupted = next.interrupted;
+        }
+        if let (Some(mine), Some(theirs)) = (&mut self.network, next.network) {
+            mine.wall_s += theirs.wall_s;
+            mine.proxy_cpu_s = mine.proxy_cpu_s.zip(theirs.proxy_cpu_s).map(|(a, b)| a + b);
         }
     }
 
@@ -140,6 +148,7 @@ pub async fn run_modes(
 ) -> Result<RunResult, LoadgenError> {
     cfg.check_locks()?;
     let started_unix_s = unix_now_s();
+    let (started, proxy_cpu) = (Instant::now(), target.network.as_ref().map(|n| n.cpu()));
     let cfg_shared = Arc::new(cfg.clone());
     let mut modes = Vec::with_capacity(order.len());
     for &(lock, fanout) in order {
@@ -157,5 +166,9 @@ pub async fn run_modes(
         run_id: new_run_id(),
         interrupted: stop.received(),
         modes,
+        network: target
+            .network
+            .as_ref()
+            .map(|n| n.info(proxy_cpu.flatten(), started.elapsed())),
     })
 }

@@ -184,10 +184,18 @@ impl FaultSchedule {
         if !self.needs_proxies() || self.proxies.is_some() {
             return Ok(());
         }
-        let local = target.local.as_ref().ok_or_else(|| {
-            LoadgenError::Usage("latency and blackhole faults need local masters".into())
-        })?;
-        let proxies = FaultProxies::start(local)
+        if target.local.is_none() {
+            return Err(LoadgenError::Usage(
+                "latency and blackhole faults need local masters".into(),
+            ));
+        }
+        // In front of whatever the client reaches now: the masters, or `--rtt`'s proxy.
+        let upstreams = target
+            .urls
+            .iter()
+            .map(|url| loopback_address(url))
+            .collect::<Result<Vec<_>, _>>()?;
+        let proxies = FaultProxies::start_for(upstreams)
             .await
             .map_err(|e| LoadgenError::Failed(format!("starting the fault proxies: {e}")))?;
         target.urls = proxies.urls();
@@ -473,6 +481,13 @@ fn describe(step: Step, names: &str, expired: &[String]) -> String {
 fn master_names(masters: &[usize]) -> String {
     let names: Vec<String> = masters.iter().map(|i| format!("m{i}")).collect();
     names.join(", ")
+}
+
+/// The address of a local master's URL (`redis://127.0.0.1:PORT`).
+fn loopback_address(url: &str) -> Result<std::net::SocketAddr, LoadgenError> {
+    url.strip_prefix("redis://")
+        .and_then(|rest| rest.trim_end_matches('/').parse().ok())
+        .ok_or_else(|| LoadgenError::Failed(format!("{url} is not a local master's address")))
 }
 
 /// Runs `f`, which blocks (signals, process start, a Redis command), without stalling the

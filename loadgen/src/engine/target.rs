@@ -8,6 +8,7 @@ use std::time::Duration;
 use redlock_local::{LocalError, LocalMasters, ServerKind};
 
 use crate::engine::config::RunConfig;
+use crate::engine::network::{NetworkProfile, NetworkProxy};
 use crate::error::LoadgenError;
 
 /// Masters started when neither `--masters` nor `--spawn` is given.
@@ -25,6 +26,8 @@ pub struct Target {
     pub redis_versions: Vec<String>,
     /// The protected resource of a fencing run (`--storage`, or a local one).
     pub storage: Option<StorageTarget>,
+    /// `--rtt`: the proxy process between the client and the local masters.
+    pub network: Option<NetworkProxy>,
 }
 
 /// The Redis that plays the protected resource.
@@ -75,6 +78,7 @@ impl Target {
             local: Some(local),
             redis_versions: Vec::new(),
             storage: None,
+            network: None,
         })
     }
 
@@ -102,6 +106,31 @@ impl Target {
         Ok(())
     }
 
+    /// `--rtt`: puts the network profile's proxy process between the client and the local
+    /// masters (loopback: nothing to add, no proxy).
+    pub fn add_network(&mut self, profile: &NetworkProfile) -> Result<(), LoadgenError> {
+        let local = self.local.as_ref().ok_or_else(|| {
+            LoadgenError::Usage(format!(
+                "--rtt {} needs the local masters the load generator starts (drop --masters: masters elsewhere are as far away as they are)",
+                profile.name
+            ))
+        })?;
+        profile
+            .per_master(local.len())
+            .map_err(LoadgenError::Usage)?;
+        if !profile.adds_latency() {
+            return Ok(());
+        }
+        let ports = (0..local.len())
+            .map(|i| local.port(i))
+            .collect::<Result<Vec<u16>, _>>()
+            .map_err(|e| LoadgenError::Failed(format!("the local masters' ports: {e}")))?;
+        let proxy = NetworkProxy::start(profile, &ports)?;
+        self.urls = proxy.urls.clone();
+        self.network = Some(proxy);
+        Ok(())
+    }
+
     /// Existing masters.
     pub fn existing(urls: Vec<String>) -> Target {
         Target {
@@ -109,6 +138,7 @@ impl Target {
             local: None,
             redis_versions: Vec::new(),
             storage: None,
+            network: None,
         }
     }
 

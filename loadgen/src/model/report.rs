@@ -129,6 +129,54 @@ pub struct Report {
     /// What those thresholds mean for the exit status (absent when none was given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<super::gate::Gate>,
+    /// `--rtt`: the network distance added between the generator and the masters (absent:
+    /// loopback, nothing added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkInfo>,
+}
+
+/// The network profile a run played (`--rtt`) and what its proxy process cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetworkInfo {
+    /// `--rtt` as written: a profile name (`same-zone`, `cross-zone`), `1ms±0.2ms`, or one per
+    /// master.
+    pub profile: String,
+    /// The round trip added to each master, and its jitter (±), ms.
+    pub rtt_ms: Vec<f64>,
+    pub jitter_ms: Vec<f64>,
+    /// CPU (user + system) the proxy process used over the run, warm-ups included: not in the
+    /// generator's figures (null: /proc could not tell).
+    pub proxy_cpu_s: Option<f64>,
+    /// The run's wall time the proxy CPU was measured over.
+    pub wall_s: f64,
+}
+
+impl NetworkInfo {
+    /// The header's line: the profile, what it adds, and the proxy's cost.
+    pub fn describe(&self) -> String {
+        let same = self.rtt_ms.windows(2).all(|w| w[0] == w[1])
+            && self.jitter_ms.windows(2).all(|w| w[0] == w[1]);
+        let rtt = |i: usize| format!("{} ms ± {} ms", self.rtt_ms[i], self.jitter_ms[i]);
+        let added = match (same, self.rtt_ms.is_empty()) {
+            (_, true) => "nothing".to_string(),
+            (true, false) => format!("{} to every master's round trip", rtt(0)),
+            (false, false) => {
+                let each: Vec<String> = (0..self.rtt_ms.len())
+                    .map(|i| format!("m{i} {}", rtt(i)))
+                    .collect();
+                each.join(", ")
+            }
+        };
+        let cost = match self.proxy_cpu_s {
+            Some(cpu) => format!(
+                "; its proxy process used {cpu:.2} s of CPU ({:.0} % of a core) over {:.1} s, not counted in the generator's CPU",
+                100.0 * cpu / self.wall_s.max(1e-9),
+                self.wall_s
+            ),
+            None => "; its proxy process's CPU could not be read".into(),
+        };
+        format!("{}: {added} added through a proxy{cost}", self.profile)
+    }
 }
 
 /// One thing the schedule did to the masters, as logged in the reports.

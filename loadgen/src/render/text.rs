@@ -94,6 +94,17 @@ fn header_origin(out: &mut String, h: &Report) {
             .collect::<Vec<_>>()
             .join(" ")
     );
+    let _ = writeln!(out, "network    {}", network_line(h));
+}
+
+/// Where the masters are, network-wise: `--rtt`'s profile and its proxy's cost, or, for local
+/// masters reached directly, a pointer to `--rtt` (loopback flatters sequential fan-out).
+fn network_line(h: &Report) -> String {
+    match (&h.network, h.local_masters) {
+        (Some(n), _) => n.describe(),
+        (None, true) => "loopback (about 50 µs round trips); for masters at a real network distance add --rtt same-zone, --rtt cross-zone or --rtt 1ms±0.2ms".into(),
+        (None, false) => "as far as the masters given (nothing added)".into(),
+    }
 }
 
 /// The workload (`load`, or the report's own) and the client's settings.

@@ -313,7 +313,9 @@ where
 /// Sleeps until `due`, or forever when there is nothing to wait for.
 async fn sleep_until(due: Option<Instant>) {
     match due {
-        Some(due) => tokio::time::sleep_until(due).await,
+        // Finer than tokio's millisecond timer: delays of a fraction of a millisecond are
+        // what network profiles add.
+        Some(due) => super::timer::sleep_until(due.into_std()).await,
         None => std::future::pending().await,
     }
 }

@@ -24,8 +24,8 @@ impl FaultProxies {
         Self::start_for(upstreams).await
     }
 
-    /// Starts one proxy in front of each address, in order.
-    async fn start_for(upstreams: impl IntoIterator<Item = SocketAddr>) -> io::Result<Self> {
+    /// Starts one proxy in front of each address, in order (e.g. in front of other proxies).
+    pub async fn start_for(upstreams: impl IntoIterator<Item = SocketAddr>) -> io::Result<Self> {
         let mut proxies = Vec::new();
         for upstream in upstreams {
             proxies.push(FaultProxy::start(upstream).await?);
