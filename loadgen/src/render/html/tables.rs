@@ -199,6 +199,13 @@ pub fn configuration(report: &Report) -> Markup {
         ("interrupted", h.interrupted.to_string()),
         ("merged from", h.merged_from.join(", ")),
         ("interval (ms)", interval.unwrap_or_default()),
+        (
+            "network",
+            report
+                .network
+                .as_ref()
+                .map_or_else(|| "nothing added".into(), |n| n.describe()),
+        ),
     ] {
         settings.push((key.into(), value));
     }
