@@ -117,6 +117,10 @@ fn a_search_under_a_killed_master_answers_a_safe_capacity_beside_its_baseline() 
         page.contains("Each step under the faults"),
         "no step charts"
     );
+    assert!(
+        page.contains("Steps without faults (--baseline)"),
+        "no baseline steps"
+    );
     // Each chart names its shaded window in an SVG text element.
     let shaded = page
         .split("</text>")

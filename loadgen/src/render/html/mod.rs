@@ -155,11 +155,24 @@ pub fn sweep_page(sweep: &SweepResult) -> Result<String, String> {
 /// table with their marks, and the search's configuration.
 pub fn capacity_page(result: &CapacityResult) -> Result<String, String> {
     let plot = crate::render::capacity_plot::render(result)?;
+    // The baseline's steps, shown with the same table as the search's own.
+    let without_faults = result.baseline.as_ref().map(|b| CapacityResult {
+        steps: b.steps.clone(),
+        answers: b.answers.clone(),
+        faults: Vec::new(),
+        faults_words: String::new(),
+        baseline: None,
+        ..result.clone()
+    });
     let body = html! {
         (capacity::answers(result))
         h2 { "Steps against the objective" }
         (chart(&plot))
         (capacity::steps(result))
+        @if let Some(baseline) = &without_faults {
+            h2 { "Steps without faults (--baseline)" }
+            (capacity::steps(baseline))
+        }
         (capacity::step_charts(result)?)
         (capacity::configuration(result))
     };
