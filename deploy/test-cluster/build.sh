@@ -5,7 +5,8 @@
 # kubectl is built too, even when one is on PATH, so that client and server are the same release.
 set -euo pipefail
 
-tools_dir=${1:?usage: build.sh TOOLS_DIR}
+# Absolute: the build runs from this script's folder.
+tools_dir=$(realpath -m "${1:?usage: build.sh TOOLS_DIR}")
 here=$(cd "$(dirname "$0")" && pwd)
 go=${GO:-go}
 programs=(kube-apiserver kube-controller-manager kubectl)
