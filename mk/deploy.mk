@@ -36,5 +36,4 @@ k8s-tools: deps-go ## Build kube-apiserver, kube-controller-manager and kubectl 
 
 test-deploy: k8s-tools deps-etcd ## The Kubernetes manifests on a real API server (loopback; Job pods, strict validation)
 	python3 deploy/test-cluster/run.py --tools $(K8S_TOOLS) --version $(K8S_VERSION) \
-	  --manifests deploy/kubernetes --logs $(or $(CARGO_TARGET_DIR),target)/test-deploy \
-	  $(if $(BROKEN),--broken)
+	  --manifests deploy/kubernetes --logs $(or $(CARGO_TARGET_DIR),target)/test-deploy$(if $(BROKEN), --broken)
