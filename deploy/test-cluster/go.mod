@@ -1,6 +1,8 @@
 // The Kubernetes release the deployment check (`make test-deploy`) runs the manifests
 // against. k8s.io/kubernetes names its staging modules at v0.0.0 and points them at its own
 // tree, so every one it requires is pinned here to the release of the same minor (v0.37.2).
+// Some would be reached through the others' requirements anyway; a replace wins over every
+// requirement, so none can drift when a dependency asks for another version.
 module github.com/redlock-suite/test-cluster
 
 go 1.26.0
