@@ -112,9 +112,11 @@ impl Future for PreciseSleep {
         }
         let left = self.deadline - now;
         if left > lead() {
-            // Not yet in the final stretch (or polled early, e.g. by a join of many futures):
-            // the timer thread wakes us.
-            if self.wake_at.is_none() {
+            // Not yet in the final stretch: the timer thread wakes us. Registered again when
+            // the wake-up asked for has come (it may come up to `EARLY` ahead, and the lead
+            // may have shrunk since): polled then with no entry left, a sleep would never end.
+            // Polled before it (e.g. by a join of many futures), the entry still stands.
+            if self.wake_at.is_none_or(|at| now + EARLY >= at) {
                 let at = self.deadline - lead();
                 self.wake_at = Some(at);
                 timer().register(at, cx.waker().clone());
@@ -250,6 +252,51 @@ mod tests {
     use std::sync::Arc;
 
     use crate::signals::Stop;
+
+    #[test]
+    fn a_sleep_polled_once_its_wake_up_has_come_asks_to_be_woken_again() {
+        // The timer thread pops an entry up to `EARLY` before its time, and the lead may
+        // shrink between registering and waking: either way the sleep is polled outside its
+        // final stretch with no entry left. It once returned Pending then, and a load worker
+        // waited forever (a capacity search hung mid-step).
+        let deadline = Instant::now() + Duration::from_secs(3600);
+        let entries_of = |deadline: Instant| {
+            let pending = timer().lock();
+            let ours = |e: &&Reverse<Entry>| deadline - e.0.at <= Duration::from_nanos(LEAD_MAX_NS);
+            pending.heap.iter().filter(ours).count()
+        };
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut sleep = PreciseSleep {
+            deadline,
+            wake_at: None,
+            observed: true,
+        };
+        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
+        assert_eq!(entries_of(deadline), 1, "registered once");
+        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
+        assert_eq!(
+            entries_of(deadline),
+            1,
+            "a poll before its wake-up registers nothing more"
+        );
+        // The timer thread wakes it: its entry is gone, and its wake-up time has come.
+        timer()
+            .lock()
+            .heap
+            .retain(|e| deadline - e.0.at > Duration::from_nanos(LEAD_MAX_NS));
+        sleep.wake_at = Some(Instant::now() - Duration::from_micros(1));
+        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
+        assert_eq!(
+            entries_of(deadline),
+            1,
+            "woken outside its final stretch: registered again"
+        );
+        timer()
+            .lock()
+            .heap
+            .retain(|e| deadline - e.0.at > Duration::from_nanos(LEAD_MAX_NS));
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sleeps_never_end_before_their_deadline() {

@@ -175,9 +175,11 @@ async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, ta
                 let intended = slots.at(k);
                 let waited = intended > now;
                 if waited {
+                    // The hard stop too: whatever a wait does, the mode ends by its grace.
                     tokio::select! {
                         () = pacing::sleep_until(intended) => {}
                         () = setup.stop.wait() => break,
+                        () = setup.hard_stop.wait() => break,
                     }
                 }
                 worker.measuring = intended >= clock.measure_start;
