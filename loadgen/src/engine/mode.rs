@@ -19,7 +19,7 @@ use crate::engine::locks::baseline::Baseline;
 use crate::engine::locks::setup::{self, LockSetup};
 use crate::engine::progress::Progress;
 use crate::engine::recorder::Recorder;
-use crate::engine::storage::{Protected, Storage, TokenOrder};
+use crate::engine::storage::{Protected, Storage, TokenOrder, STORAGE_WRITE_TIMEOUT_FLOOR};
 use crate::engine::target::Target;
 use crate::engine::worker::{run_task, Clock, Slots, WorkerSetup};
 use crate::error::LoadgenError;
@@ -86,8 +86,8 @@ fn protected(cfg: &RunConfig, target: &Target) -> Result<Option<Arc<Protected>>,
     let Some(storage) = &target.storage else {
         return Ok(None);
     };
-    let storage = Storage::new(&storage.url, cfg.fencing, cfg.instance_timeout)
-        .map_err(LoadgenError::Usage)?;
+    let timeout = cfg.instance_timeout.max(STORAGE_WRITE_TIMEOUT_FLOOR);
+    let storage = Storage::new(&storage.url, cfg.fencing, timeout).map_err(LoadgenError::Usage)?;
     Ok(Some(Arc::new(Protected {
         storage,
         order: TokenOrder::new(cfg.resources),

@@ -59,8 +59,15 @@ pub struct Storage {
     prefix: String,
 }
 
+/// The least a write to the protected resource may take before it counts as failed. The
+/// lock's per-master timeout (50 ms by default) is sized against the TTL; the resource is no
+/// lock master, and on a loaded machine a late write that merely took long (a paused holder's,
+/// say) must still be answered — stored or refused by its token — not lost as an error.
+pub const STORAGE_WRITE_TIMEOUT_FLOOR: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Storage {
-    /// `timeout` bounds each write (the per-master timeout of the run).
+    /// `timeout` bounds each write (the run's per-master timeout, at least
+    /// [`STORAGE_WRITE_TIMEOUT_FLOOR`]).
     pub fn new(url: &str, fenced: bool, timeout: Duration) -> Result<Storage, String> {
         Ok(Storage {
             master: Master::new(url, timeout).map_err(|e| format!("--storage {e}"))?,
