@@ -241,7 +241,13 @@ impl ModeStats {
         // Place every interval at its index (a file's intervals may come in any order).
         let intervals = std::mem::take(&mut self.intervals);
         self.add_intervals(intervals.into_iter().map(|i| (i.index, i)));
+        let masters = self.masters.len();
         for i in &mut self.intervals {
+            // An interval nothing finished in (a stalled machine leaves gaps) holds an empty
+            // round-trip histogram per master too, as every other does.
+            if i.round_trip.len() < masters {
+                i.round_trip.resize(masters, Default::default());
+            }
             let acquire = i.acquire.unpack();
             i.acquire_p50_us = acquire.quantile(0.50);
             i.acquire_p99_us = acquire.quantile(0.99);
@@ -452,6 +458,25 @@ mod tests {
         assert!((s.jain_index() - 1.0).abs() < 1e-12);
         s.fairness.acquired_per_worker = vec![40, 0, 0, 0];
         assert!((s.jain_index() - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_interval_nothing_finished_in_has_a_round_trip_histogram_per_master() {
+        let mut s = ModeStats::new(FanOut::Concurrent, 3, Duration::from_secs(1));
+        // Index 2 arrives alone: 0 and 1 are gaps.
+        s.add_intervals([(
+            2,
+            Interval {
+                index: 2,
+                round_trip: vec![Default::default(); 3],
+                ..Interval::default()
+            },
+        )]);
+        s.derive(Default::default());
+        assert_eq!(s.intervals.len(), 3);
+        for i in &s.intervals {
+            assert_eq!(i.round_trip.len(), 3, "interval {}", i.index);
+        }
     }
 
     #[test]
