@@ -343,6 +343,10 @@ async fn watch(
             measured,
         );
         if handles.iter().all(|w| w.is_finished()) {
+            // Open-loop workers end once the window's last slot is done, which a late tick
+            // may see before the window's end: the work ended, so the CPU window ends here
+            // (it was left unmeasured, its figures 0, on a loaded machine).
+            cpu.observe(now >= clock.measure_start, true);
             break;
         }
     }
