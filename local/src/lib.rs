@@ -17,6 +17,7 @@ mod error;
 mod masters;
 pub mod proxy;
 pub mod resp;
+pub mod timer;
 mod wait;
 
 pub use child::with_default_signals;

@@ -36,7 +36,6 @@ mod faults;
 mod set;
 mod shared;
 mod single;
-mod timer;
 
 pub use faults::{Direction, Faults, Latency};
 pub use set::FaultProxies;

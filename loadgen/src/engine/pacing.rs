@@ -1,26 +1,23 @@
 //! Precise waits: open-loop slots and sub-millisecond holds start on time.
 //!
 //! tokio's timer wheel has 1 ms granularity and rounds every deadline up, so a task that
-//! sleeps until a slot starts up to ~1 ms late. Here one OS thread keeps the pending deadlines
-//! in a heap and sleeps on a condition variable (its timer slack lowered to 1 ns) until the
-//! earliest is due. It wakes each task a little *ahead* of its deadline — by the lead, a
+//! sleeps until a slot starts up to ~1 ms late. Here the suite's timer thread
+//! (`redlock_local::timer`) wakes each task a little *ahead* of its deadline — by the lead, a
 //! running estimate of how late such a wake-up reaches the task (the thread's own oversleep
-//! plus the hop to a runtime worker) — and the task then yields to the other tasks until its
-//! deadline has come. So the final stretch is spent inside the runtime, interleaved with real
-//! work, instead of in a thread spinning on a core of its own; the lag left is the runtime's
-//! poll delay. Waits longer than a few milliseconds first sleep on tokio's timer.
+//! plus the hop to a runtime worker) — and the task spins out the rest of it (at most the
+//! lead: 10–100 µs) on its runtime worker. Waits longer than a few milliseconds first sleep
+//! on tokio's timer.
 //!
 //! Learned from wrk2 (a schedule of intended starts, latency measured from them) and from
 //! the usual "sleep, then spin the last part" of software pacers; the code is our own.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
+
+use redlock_local::timer::Registration;
 
 /// Waits longer than this first sleep on tokio's timer until `COARSE_MARGIN` before the
 /// deadline (the wheel may wake up to ~1 ms late, so the margin leaves room for that).
@@ -34,8 +31,6 @@ const LEAD_START_NS: u64 = 50_000;
 /// `LEAD_STEP_NS` per observation (a stochastic quantile estimate).
 const LEAD_QUANTILE: f64 = 0.95;
 const LEAD_STEP_NS: f64 = 4_000.0;
-/// The timer thread wakes entries due within this much rather than sleep for so little.
-const EARLY: Duration = Duration::from_micros(5);
 
 /// Current lead, ns.
 static LEAD_NS: AtomicU64 = AtomicU64::new(LEAD_START_NS);
@@ -73,7 +68,7 @@ pub async fn sleep_until(deadline: Instant) {
     }
     PreciseSleep {
         deadline,
-        wake_at: None,
+        registration: Registration::default(),
         observed: false,
     }
     .await
@@ -86,13 +81,12 @@ pub async fn sleep(d: Duration) {
     }
 }
 
-/// The last stretch of a wait: registered once with the timer thread, then polled until the
-/// deadline has come.
+/// The last stretch of a wait: the timer thread wakes it a lead before its deadline, then it
+/// spins the rest.
 #[derive(Debug)]
 struct PreciseSleep {
     deadline: Instant,
-    /// When the timer thread was asked to wake us (`None`: not asked yet).
-    wake_at: Option<Instant>,
+    registration: Registration,
     /// The wake-up's lateness was fed into the lead.
     observed: bool,
 }
@@ -101,7 +95,7 @@ impl Future for PreciseSleep {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let now = Instant::now();
-        if let Some(at) = self.wake_at {
+        if let Some(at) = self.registration.asked() {
             if now >= at && !self.observed {
                 self.observed = true;
                 observe_wake_lateness(now - at);
@@ -110,17 +104,10 @@ impl Future for PreciseSleep {
         if now >= self.deadline {
             return Poll::Ready(());
         }
-        let left = self.deadline - now;
-        if left > lead() {
-            // Not yet in the final stretch: the timer thread wakes us. Registered again when
-            // the wake-up asked for has come (it may come up to `EARLY` ahead, and the lead
-            // may have shrunk since): polled then with no entry left, a sleep would never end.
-            // Polled before it (e.g. by a join of many futures), the entry still stands.
-            if self.wake_at.is_none_or(|at| now + EARLY >= at) {
-                let at = self.deadline - lead();
-                self.wake_at = Some(at);
-                timer().register(at, cx.waker().clone());
-            }
+        if self.deadline - now > lead() {
+            // Not yet in the final stretch: the timer thread wakes us.
+            let at = self.deadline - lead();
+            self.registration.wake_at(at, now, cx);
             return Poll::Pending;
         }
         // The final stretch (at most the lead): spin it out here. Yielding instead would make
@@ -132,171 +119,12 @@ impl Future for PreciseSleep {
     }
 }
 
-#[derive(Debug)]
-struct Entry {
-    at: Instant,
-    seq: u64,
-    waker: Waker,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
-    }
-}
-
-#[derive(Debug, Default)]
-struct Pending {
-    heap: BinaryHeap<Reverse<Entry>>,
-    seq: u64,
-}
-
-/// The process-wide timer thread's shared state.
-#[derive(Debug, Default)]
-struct Timer {
-    pending: Mutex<Pending>,
-    changed: Condvar,
-}
-
-fn timer() -> &'static Timer {
-    static TIMER: OnceLock<&'static Timer> = OnceLock::new();
-    TIMER.get_or_init(|| {
-        let timer: &'static Timer = Box::leak(Box::default());
-        std::thread::Builder::new()
-            .name("redlock-loadgen-pacer".into())
-            .spawn(move || timer.run())
-            .expect("spawning the pacing thread");
-        timer
-    })
-}
-
-impl Timer {
-    fn lock(&self) -> MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn register(&self, at: Instant, waker: Waker) {
-        let mut pending = self.lock();
-        let earliest = pending.heap.peek().is_none_or(|Reverse(e)| at < e.at);
-        pending.seq += 1;
-        let seq = pending.seq;
-        pending.heap.push(Reverse(Entry { at, seq, waker }));
-        drop(pending);
-        if earliest {
-            self.changed.notify_one();
-        }
-    }
-
-    fn run(&self) {
-        lower_timer_slack();
-        let mut due = Vec::new();
-        let mut pending = self.lock();
-        loop {
-            let now = Instant::now();
-            while let Some(Reverse(e)) = pending.heap.peek() {
-                if e.at > now + EARLY {
-                    break;
-                }
-                let Some(Reverse(e)) = pending.heap.pop() else {
-                    break;
-                };
-                due.push(e.waker);
-            }
-            if !due.is_empty() {
-                drop(pending);
-                due.drain(..).for_each(Waker::wake);
-                pending = self.lock();
-                continue;
-            }
-            pending = match pending.heap.peek().map(|Reverse(e)| e.at) {
-                None => self
-                    .changed
-                    .wait(pending)
-                    .unwrap_or_else(PoisonError::into_inner),
-                Some(next) => {
-                    self.changed
-                        .wait_timeout(pending, next - now)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                }
-            };
-        }
-    }
-}
-
-/// Lets the pacing thread's sleeps end when asked rather than up to 50 µs later (Linux's
-/// default timer slack).
-fn lower_timer_slack() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK only changes the calling thread's timer slack; no memory is
-    // passed to the kernel.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Arc;
 
     use crate::signals::Stop;
-
-    #[test]
-    fn a_sleep_polled_once_its_wake_up_has_come_asks_to_be_woken_again() {
-        // The timer thread pops an entry up to `EARLY` before its time, and the lead may
-        // shrink between registering and waking: either way the sleep is polled outside its
-        // final stretch with no entry left. It once returned Pending then, and a load worker
-        // waited forever (a capacity search hung mid-step).
-        let deadline = Instant::now() + Duration::from_secs(3600);
-        let entries_of = |deadline: Instant| {
-            let pending = timer().lock();
-            let ours = |e: &&Reverse<Entry>| deadline - e.0.at <= Duration::from_nanos(LEAD_MAX_NS);
-            pending.heap.iter().filter(ours).count()
-        };
-        let waker = Waker::noop();
-        let mut cx = Context::from_waker(waker);
-        let mut sleep = PreciseSleep {
-            deadline,
-            wake_at: None,
-            observed: true,
-        };
-        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
-        assert_eq!(entries_of(deadline), 1, "registered once");
-        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
-        assert_eq!(
-            entries_of(deadline),
-            1,
-            "a poll before its wake-up registers nothing more"
-        );
-        // The timer thread wakes it: its entry is gone, and its wake-up time has come.
-        timer()
-            .lock()
-            .heap
-            .retain(|e| deadline - e.0.at > Duration::from_nanos(LEAD_MAX_NS));
-        sleep.wake_at = Some(Instant::now() - Duration::from_micros(1));
-        assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
-        assert_eq!(
-            entries_of(deadline),
-            1,
-            "woken outside its final stretch: registered again"
-        );
-        timer()
-            .lock()
-            .heap
-            .retain(|e| deadline - e.0.at > Duration::from_nanos(LEAD_MAX_NS));
-    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sleeps_never_end_before_their_deadline() {

@@ -315,7 +315,7 @@ async fn sleep_until(due: Option<Instant>) {
     match due {
         // Finer than tokio's millisecond timer: delays of a fraction of a millisecond are
         // what network profiles add.
-        Some(due) => super::timer::sleep_until(due.into_std()).await,
+        Some(due) => crate::timer::sleep_until(due.into_std()).await,
         None => std::future::pending().await,
     }
 }
