@@ -144,3 +144,19 @@ fn loopback_adds_no_proxy_and_the_report_points_at_rtt() {
         "{stdout}"
     );
 }
+
+#[test]
+fn runs_at_different_network_distances_do_not_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let (near, far) = (dir.path().join("near"), dir.path().join("far"));
+    std::fs::create_dir_all(&near).unwrap();
+    std::fs::create_dir_all(&far).unwrap();
+    run_with(&near, &["--fanout", "concurrent"]);
+    run_with(&far, &["--fanout", "concurrent", "--rtt", "1ms"]);
+    let (a, b) = (near.join("network.json"), far.join("network.json"));
+    let (_, stderr) = exits(2, &["merge", s(&a), s(&b), "--allow-disjoint"]);
+    assert!(
+        stderr.contains("in network: nothing added vs 1ms"),
+        "{stderr}"
+    );
+}

@@ -52,6 +52,13 @@ pub fn differences(a: &Report, b: &Report) -> Vec<String> {
         y.instance_timeout_ms.to_string(),
     );
     check("quorum", opt(x.quorum), opt(y.quorum));
+    // The network distance played (`--rtt`) is part of what was measured.
+    let network = |r: &Report| {
+        r.network
+            .as_ref()
+            .map_or("nothing added".into(), |n| n.profile.clone())
+    };
+    check("network", network(a), network(b));
     let interval_ms = |r: &Report| r.modes.first().map(|m| m.interval_ms);
     check("interval_ms", opt(interval_ms(a)), opt(interval_ms(b)));
     check(
