@@ -200,12 +200,23 @@ impl Drop for NetworkProxy {
     }
 }
 
+/// How long the proxy process may take to say its ports.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The proxy's first line, `ports P0 P1 …`, as `redis://` URLs (an EOF: it failed to start,
-/// having said why on its standard error).
+/// having said why on its standard error), within [`START_TIMEOUT`].
 fn read_ports(out: ChildStdout, n: usize) -> Result<Vec<String>, String> {
-    let mut line = String::new();
-    BufReader::new(out)
-        .read_line(&mut line)
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Read on a thread of its own: a proxy that never answers is killed (on drop) and its
+    // pipe closes, which ends the thread.
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = BufReader::new(out).read_line(&mut line).map(|_| line);
+        let _ = tx.send(read);
+    });
+    let line = rx
+        .recv_timeout(START_TIMEOUT)
+        .map_err(|_| format!("it did not say its ports within {START_TIMEOUT:?}"))?
         .map_err(|e| e.to_string())?;
     let ports: Vec<u16> = line
         .strip_prefix("ports ")
