@@ -187,8 +187,17 @@ fn title(result: &CapacityResult) -> String {
         return "Redlock capacity: no step ran".to_string();
     };
     let r = &step.report;
+    // What the steps ran under, when it was not five healthy masters on loopback.
+    let network = r
+        .network
+        .as_ref()
+        .map_or(String::new(), |n| format!(", --rtt {}", n.profile));
+    let faults = match result.faults.is_empty() {
+        true => String::new(),
+        false => format!(", safe under {}", result.faults.join(" ")),
+    };
     format!(
-        "Redlock capacity ({}): {} {}masters, {} resources, {} clients; dot = met, cross = missed",
+        "Redlock capacity ({}{faults}): {} {}masters{network}, {} resources, {} clients; dot = met, cross = missed",
         result.objective.slo,
         r.masters.len(),
         if r.local_masters { "local " } else { "" },

@@ -54,6 +54,10 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
         {
             flags.push(format!("--server {server}"));
         }
+        // The network distance the step played: without it the command measures loopback.
+        if let Some(network) = &report.network {
+            flags.push(format!("--rtt {}", network.profile));
+        }
     } else {
         let urls: Vec<&str> = report.masters.iter().map(|m| m.url.as_str()).collect();
         flags.push(format!("--masters {}", urls.join(",")));
