@@ -1,8 +1,9 @@
 //! `make bench-peers` driver for this project's Rust surface: `--driver rust-async` (the tokio
 //! API on a multi-threaded runtime, one task per W2/W3 task) or `--driver rust-blocking`
 //! (`redlock_core::blocking`, one OS thread per task). One process runs one workload and
-//! prints one JSON line (see `redlock_peers_workload`). `--driver floor` is the W1 reference
-//! (`redlock_bench::peers::floor`).
+//! prints one JSON line (see `redlock_peers_workload`). `--driver rust-main` awaits the same
+//! client in the runtime's main future, as a `#[tokio::main]` program does (nothing spawned).
+//! `--driver floor` is the W1 and W2 reference (`redlock_bench::peers::floor`).
 //!
 //! W1/W2 use the client's defaults; W3 configures the client's own retry to W3's (100
 //! retries, delay drawn from [10, 20] ms: `retry_delay` is the upper bound, the lower is half).
@@ -58,14 +59,17 @@ fn main() {
     let args = Args::from_env("rust-async", &library);
     let connect = Duration::from_secs(5);
     match args.driver.as_str() {
-        "floor" => match args.workload {
-            Workload::W1 => {
-                let floor = redlock_bench::peers::floor::Floor::connect(&args.masters, args.ttl)
-                    .unwrap_or_else(|e| workload::fail(&args, &e));
-                workload::run_blocking(&args, floor);
+        "floor" => {
+            let floor = || {
+                redlock_bench::peers::floor::Floor::connect(&args.masters, args.ttl)
+                    .unwrap_or_else(|e| workload::fail(&args, &e))
+            };
+            match args.workload {
+                Workload::W1 => workload::run_blocking(&args, floor()),
+                Workload::W2 => workload::run_rounds(&args, floor()),
+                Workload::W3 => workload::skip(&args, "a reference for W1 and W2 only"),
             }
-            Workload::W2 | Workload::W3 => workload::skip(&args, "a reference for W1 only"),
-        },
+        }
         "rust-blocking" => {
             let client = builder(&args)
                 .build_blocking()
@@ -85,7 +89,12 @@ fn main() {
                     Ok::<_, redlock_core::Error>(client)
                 })
                 .unwrap_or_else(|e| workload::fail(&args, &e.to_string()));
-            workload::run_async(&rt, &args, Async(client, args.ttl));
+            let client = Async(client, args.ttl);
+            if args.driver == "rust-main" {
+                workload::run_in_main(&rt, &args, client);
+            } else {
+                workload::run_async(&rt, &args, client);
+            }
         }
     }
 }

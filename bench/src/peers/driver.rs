@@ -106,6 +106,11 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
                 bin(rust.clone()),
             )
         },
+        project(
+            "rust-main",
+            "Rust, tokio, awaited in the main future (`#[tokio::main]`, nothing spawned)",
+            bin(rust.clone()),
+        ),
         project("rust-blocking", "Rust, blocking (threads)", bin(rust)),
         Driver {
             env: vec![("LD_LIBRARY_PATH".to_string(), release.display().to_string())],
@@ -146,7 +151,7 @@ pub fn all(paths: &Paths) -> Vec<Driver> {
         Driver {
             name: "floor",
             kind: Kind::Reference,
-            surface: "reference: plain SET NX PX / DEL, blocking sockets, no lock logic (W1)",
+            surface: "reference: plain SET NX PX / DEL, blocking sockets, no lock logic (W1; W2 pipelined in rounds)",
             command: bin(paths.program("floor", release.join("peers-driver"))),
             env: Vec::new(),
         },

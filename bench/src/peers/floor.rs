@@ -1,18 +1,19 @@
-//! The `floor` reference driver of `make bench-peers` (W1 only): one thread, one blocking
-//! socket per master, and per cycle a plain `SET key token NX PX ttl` written to every master
-//! and every reply read, then a plain `DEL` the same way. No lock logic: no script, no
-//! validity, no token check, no quorum shortcut, no async runtime.
+//! The `floor` reference driver of `make bench-peers`: one thread, one blocking socket per
+//! master, and per cycle a plain `SET key token NX PX ttl` written to every master and every
+//! reply read, then a plain `DEL` the same way. No lock logic: no script, no validity, no
+//! token check, no quorum shortcut, no async runtime. In W2 every task's command of a round
+//! goes out in one write per master (pipelined), then all the replies are read.
 //!
-//! Why: it is what one serial cycle of these commands costs on this machine and these
-//! masters, measured in the same run as everything else, so a W1 figure can be read against
-//! it (a library can come close to it, not far beyond it).
+//! Why: it is what these commands cost on this machine and these masters, measured in the
+//! same run as everything else, so a W1 rate or a W2 CPU figure can be read against it (a
+//! library can come close to it, not far beyond it).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use redlock_peers_workload::BlockingClient;
+use redlock_peers_workload::{BlockingClient, RoundClient};
 
 #[derive(Debug)]
 struct Master {
@@ -51,12 +52,15 @@ impl Floor {
         })
     }
 
-    /// Writes `command` to every master, then reads one reply line from each; returns how
-    /// many replies were `expected`.
-    fn everywhere(&self, command: &[&str], expected: &str) -> Result<usize, String> {
-        let mut encoded = format!("*{}\r\n", command.len());
-        for arg in command {
-            encoded.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    /// Writes `commands` to every master in one write, then reads one reply line per command
+    /// from each; returns, per command, how many replies were `expected`.
+    fn everywhere(&self, commands: &[Vec<&str>], expected: &str) -> Result<Vec<usize>, String> {
+        let mut encoded = String::new();
+        for command in commands {
+            encoded.push_str(&format!("*{}\r\n", command.len()));
+            for arg in command {
+                encoded.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+            }
         }
         let mut masters = self.masters.lock().map_err(|e| e.to_string())?;
         for m in masters.iter_mut() {
@@ -65,30 +69,55 @@ impl Floor {
                 .map_err(|e| e.to_string())?;
         }
         let mut line = String::new();
-        let mut matched = 0;
+        let mut matched = vec![0; commands.len()];
         for m in masters.iter_mut() {
-            line.clear();
-            m.reader.read_line(&mut line).map_err(|e| e.to_string())?;
-            matched += usize::from(line.trim_end() == expected);
+            for count in matched.iter_mut() {
+                line.clear();
+                m.reader.read_line(&mut line).map_err(|e| e.to_string())?;
+                *count += usize::from(line.trim_end() == expected);
+            }
         }
         Ok(matched)
+    }
+
+    fn masters(&self) -> Result<usize, String> {
+        Ok(self.masters.lock().map_err(|e| e.to_string())?.len())
+    }
+}
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef01234567";
+
+impl RoundClient for Floor {
+    fn acquire_all(&self, keys: &[String]) -> Result<Vec<Result<(), String>>, String> {
+        let ttl = self.ttl_ms.to_string();
+        let commands: Vec<Vec<&str>> = keys
+            .iter()
+            .map(|key| vec!["SET", key, TOKEN, "NX", "PX", &ttl])
+            .collect();
+        let n = self.masters()?;
+        Ok(self
+            .everywhere(&commands, "+OK")?
+            .into_iter()
+            .map(|granted| match granted > n / 2 {
+                true => Ok(()),
+                false => Err(format!("{granted} of {n} masters granted")),
+            })
+            .collect())
+    }
+    fn release_all(&self, keys: &[String]) -> Result<(), String> {
+        let commands: Vec<Vec<&str>> = keys.iter().map(|key| vec!["DEL", key]).collect();
+        self.everywhere(&commands, ":1").map(drop)
     }
 }
 
 impl BlockingClient for Floor {
     type Guard = String;
     fn acquire(&self, key: &str) -> Result<String, String> {
-        let ttl = self.ttl_ms.to_string();
-        let token = "0123456789abcdef0123456789abcdef01234567";
-        let granted = self.everywhere(&["SET", key, token, "NX", "PX", &ttl], "+OK")?;
-        let n = self.masters.lock().map_err(|e| e.to_string())?.len();
-        if granted > n / 2 {
-            Ok(key.to_string())
-        } else {
-            Err(format!("{granted} of {n} masters granted"))
-        }
+        self.acquire_all(&[key.to_string()])?
+            .remove(0)
+            .map(|()| key.to_string())
     }
     fn release(&self, key: String) -> Result<(), String> {
-        self.everywhere(&["DEL", &key], ":1").map(drop)
+        self.release_all(&[key])
     }
 }

@@ -148,10 +148,35 @@ fn stop(args: &Args, start: Instant) -> Stop {
     }
 }
 
-/// Runs the workload of `args` on `client` from tokio tasks (the caller's multi-threaded
-/// runtime) and prints the result line.
-pub fn run_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, client: C) {
-    let client = Arc::new(client);
+/// One task's cycles on `key` until `until`, awaited wherever the caller awaits it.
+async fn task_cycles<C: AsyncClient>(client: &C, key: String, until: Stop) -> Samples {
+    let mut samples = Samples::default();
+    let mut done = 0;
+    while until.more(done) {
+        done += 1;
+        let began = Instant::now();
+        let guard = match client.acquire(&key).await {
+            Ok(guard) => guard,
+            Err(e) => {
+                samples.acquire_failed += 1;
+                samples.error(e);
+                continue;
+            }
+        };
+        let acquired = Instant::now();
+        samples.acquire_ns.push(nanos(acquired - began));
+        let released = client.release(guard).await;
+        samples.release_ns.push(nanos(acquired.elapsed()));
+        if let Err(e) = released {
+            samples.release_failed += 1;
+            samples.error(e);
+        }
+    }
+    samples
+}
+
+/// The warm-up cycle every driver makes before its measured window.
+fn warm_up_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, client: &C) {
     let warm_up = rt.block_on(async {
         let guard = client.acquire("peers:warm-up").await?;
         client.release(guard).await
@@ -159,6 +184,13 @@ pub fn run_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, clie
     if let Err(e) = warm_up {
         fail(args, &format!("warm-up cycle failed: {e}"));
     }
+}
+
+/// Runs the workload of `args` on `client` from tokio tasks (the caller's multi-threaded
+/// runtime) and prints the result line.
+pub fn run_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, client: C) {
+    let client = Arc::new(client);
+    warm_up_async(rt, args, client.as_ref());
     let tasks = args.task_count();
     let cpu_before = process_cpu();
     let start = Instant::now();
@@ -168,31 +200,7 @@ pub fn run_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, clie
             .map(|task| {
                 let client = Arc::clone(&client);
                 let key = key(args.workload, task);
-                tokio::spawn(async move {
-                    let mut samples = Samples::default();
-                    let mut done = 0;
-                    while until.more(done) {
-                        done += 1;
-                        let began = Instant::now();
-                        let guard = match client.acquire(&key).await {
-                            Ok(guard) => guard,
-                            Err(e) => {
-                                samples.acquire_failed += 1;
-                                samples.error(e);
-                                continue;
-                            }
-                        };
-                        let acquired = Instant::now();
-                        samples.acquire_ns.push(nanos(acquired - began));
-                        let released = client.release(guard).await;
-                        samples.release_ns.push(nanos(acquired.elapsed()));
-                        if let Err(e) = released {
-                            samples.release_failed += 1;
-                            samples.error(e);
-                        }
-                    }
-                    samples
-                })
+                tokio::spawn(async move { task_cycles(client.as_ref(), key, until).await })
             })
             .collect();
         let mut all = Samples::default();
@@ -205,6 +213,52 @@ pub fn run_async<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, clie
         all
     });
     print_result(args, start.elapsed(), cpu_before, samples);
+}
+
+/// Runs the workload of `args` on `client` in the runtime's main future, as a
+/// `#[tokio::main]` program awaits a lock where it stands: W1's cycles directly, W2's and
+/// W3's tasks as futures joined in that one future (nothing spawned), so every call starts
+/// and ends on the caller's thread.
+pub fn run_in_main<C: AsyncClient>(rt: &tokio::runtime::Runtime, args: &Args, client: C) {
+    warm_up_async(rt, args, &client);
+    let tasks = args.task_count();
+    let cpu_before = process_cpu();
+    let start = Instant::now();
+    let until = stop(args, start);
+    let samples = rt.block_on(async {
+        let futures = (0..tasks)
+            .map(|task| Box::pin(task_cycles(&client, key(args.workload, task), until)))
+            .collect();
+        join_all(futures)
+            .await
+            .into_iter()
+            .fold(Samples::default(), Samples::merge)
+    });
+    print_result(args, start.elapsed(), cpu_before, samples);
+}
+
+/// Awaits every future in the one task that awaits this (none is spawned): on each wake-up of
+/// that task every unfinished one is polled again (16 at most here); their outputs in order.
+async fn join_all<F: Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match std::pin::Pin::new(&mut *future).poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 /// Runs the workload of `args` on `client` from OS threads and prints the result line.
@@ -267,6 +321,70 @@ pub fn run_blocking<C: BlockingClient>(args: &Args, client: C) {
         all
     });
     let start = *start_cell.get().expect("set before the barrier");
+    print_result(args, start.elapsed(), cpu_before, samples);
+}
+
+/// A client that serves every task of a round at once: one write of all their commands per
+/// master, then all the replies (the W2 `floor`).
+pub trait RoundClient {
+    /// Acquires every key of `keys`; one result per key.
+    fn acquire_all(&self, keys: &[String]) -> Result<Vec<Result<(), String>>, String>;
+    /// Releases every key of `keys`.
+    fn release_all(&self, keys: &[String]) -> Result<(), String>;
+}
+
+/// Runs W2 as rounds: in each, every task's acquire goes out together, then every release;
+/// each task's cycle is timed as its round's. Prints the result line.
+pub fn run_rounds<C: RoundClient>(args: &Args, client: C) {
+    let warm_up = ["peers:warm-up".to_string()];
+    if let Err(e) = client
+        .acquire_all(&warm_up)
+        .and_then(|_| client.release_all(&warm_up))
+    {
+        fail(args, &format!("warm-up round failed: {e}"));
+    }
+    let keys: Vec<String> = (0..args.task_count())
+        .map(|task| key(args.workload, task))
+        .collect();
+    let cpu_before = process_cpu();
+    let start = Instant::now();
+    let mut samples = Samples::default();
+    for _ in 0..args.cycles {
+        let began = Instant::now();
+        let granted: Vec<String> = match client.acquire_all(&keys) {
+            Ok(results) => keys
+                .iter()
+                .zip(results)
+                .filter_map(|(key, result)| match result {
+                    Ok(()) => Some(key.clone()),
+                    Err(e) => {
+                        samples.acquire_failed += 1;
+                        samples.error(e);
+                        None
+                    }
+                })
+                .collect(),
+            Err(e) => {
+                samples.acquire_failed += keys.len() as u64;
+                samples.error(e);
+                continue;
+            }
+        };
+        let acquired = Instant::now();
+        let acquire_ns = nanos(acquired - began);
+        samples
+            .acquire_ns
+            .extend(granted.iter().map(|_| acquire_ns));
+        let released = client.release_all(&granted);
+        let release_ns = nanos(acquired.elapsed());
+        samples
+            .release_ns
+            .extend(granted.iter().map(|_| release_ns));
+        if let Err(e) = released {
+            samples.release_failed += granted.len() as u64;
+            samples.error(e);
+        }
+    }
     print_result(args, start.elapsed(), cpu_before, samples);
 }
 
