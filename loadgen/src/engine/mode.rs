@@ -18,7 +18,7 @@ use crate::engine::hooks::{FirstLock, RunHooks};
 use crate::engine::locks::baseline::Baseline;
 use crate::engine::locks::setup::{self, LockSetup};
 use crate::engine::progress::Progress;
-use crate::engine::recorder::Recorder;
+use crate::engine::recorder::{IntervalReport, Recorder};
 use crate::engine::storage::{Protected, Storage, TokenOrder, STORAGE_WRITE_TIMEOUT_FLOOR};
 use crate::engine::target::Target;
 use crate::engine::worker::{run_task, Clock, Slots, WorkerSetup};
@@ -223,8 +223,6 @@ fn lock_setup(cfg: &RunConfig, baseline: Option<Arc<Baseline>>, clock: &Clock) -
     }
 }
 
-type Finished = (usize, Interval);
-
 /// The workers, spread over at most [`MAX_TASKS`] tasks, each with its own recorder sending
 /// its finished intervals.
 fn spawn_workers(
@@ -232,7 +230,7 @@ fn spawn_workers(
     lock: LockAlgorithm,
     fanout: FanOut,
     n_masters: usize,
-) -> (Vec<JoinHandle<Recorder>>, UnboundedReceiver<Finished>) {
+) -> (Vec<JoinHandle<Recorder>>, UnboundedReceiver<IntervalReport>) {
     let cfg = &setup.cfg;
     let (tx, rx) = mpsc::unbounded_channel();
     let workers = cfg.load.workers();
@@ -293,7 +291,7 @@ async fn watch(
     fanout: FanOut,
     target: &Target,
     hooks: &mut dyn RunHooks,
-    rx: &mut UnboundedReceiver<Finished>,
+    rx: &mut UnboundedReceiver<IntervalReport>,
     stats: &mut ModeStats,
     handles: &[JoinHandle<Recorder>],
 ) -> Result<Watched, LoadgenError> {
