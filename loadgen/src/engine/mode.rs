@@ -210,7 +210,7 @@ fn lock_setup(cfg: &RunConfig, baseline: Option<Arc<Baseline>>, clock: &Clock) -
         baseline,
         crash: faults
             .crash_at
-            .map(|at| Arc::new(CrashPlan::new(clock.measure_start + at))),
+            .map(|at| Arc::new(CrashPlan::new(clock.measure_start + at, ()))),
         clock_offsets: faults.clock_offsets.clone(),
         pauses: faults
             .pauses
