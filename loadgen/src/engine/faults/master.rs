@@ -61,7 +61,7 @@ impl FaultKind {
     }
 
     /// True when the fault happens at one instant (no `T1-T2` window).
-    fn is_instant(&self) -> bool {
+    pub(crate) fn is_instant(&self) -> bool {
         matches!(
             self,
             FaultKind::Restart
