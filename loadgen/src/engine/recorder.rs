@@ -96,9 +96,10 @@ pub struct WorkerState {
 }
 
 impl WorkerState {
-    pub fn new(index: usize) -> WorkerState {
+    pub fn new(index: usize, process: u32) -> WorkerState {
         WorkerState {
             index,
+            process,
             ..WorkerState::default()
         }
     }

@@ -447,8 +447,7 @@ fn describe(step: Step, names: &str, expired: &[String]) -> String {
 }
 
 fn master_names(masters: &[usize]) -> String {
-    let names: Vec<String> = masters.iter().map(|i| format!("m{i}")).collect();
-    names.join(", ")
+    crate::engine::faults::master::master_names(masters, ", ")
 }
 
 /// The address of a local master's URL (`redis://127.0.0.1:PORT`).

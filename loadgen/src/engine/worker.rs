@@ -136,9 +136,7 @@ impl TaskRecorder {
 pub async fn run_task(setup: WorkerSetup, indices: Vec<u32>, rec: Recorder) -> Recorder {
     let task = TaskRecorder(Mutex::new(rec));
     let workers = indices.iter().enumerate().map(|(position, &index)| {
-        let mut state = WorkerState::new(position);
-        state.process = index;
-        run_worker(&setup, index, state, &task)
+        run_worker(&setup, index, WorkerState::new(position, index), &task)
     });
     futures_util::future::join_all(workers).await;
     let mut rec = task.0.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -302,7 +300,6 @@ impl<'a> Cycle<'a> {
 
     /// An acquire call that won at `done`, its holder believing it owns the lock for
     /// `validity` from `owned_from` (`lease`: its history line).
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn won(
         &self,
         worker: &WorkerState,
