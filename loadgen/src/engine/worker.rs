@@ -11,6 +11,8 @@
 //! hidden (coordinated omission stays corrected), and the start lag shows the generator's own
 //! timing error.
 
+mod baseline;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -123,10 +125,10 @@ pub struct WorkerSetup {
 /// polled by one thread at a time, so the lock is never contended; it exists because the
 /// task must be `Send` to run on the multi-threaded runtime.
 #[derive(Debug)]
-pub(crate) struct TaskRecorder(Mutex<Recorder>);
+struct TaskRecorder(Mutex<Recorder>);
 
 impl TaskRecorder {
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
@@ -198,12 +200,12 @@ async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, ta
 
 /// What one cycle works on: its worker's setup and recorder, the resource it locks, and its
 /// history lines. Built once per cycle from borrows only (no allocation).
-pub(crate) struct Cycle<'a> {
-    pub(crate) setup: &'a WorkerSetup,
-    pub(crate) task: &'a TaskRecorder,
-    pub(crate) resource: u32,
+struct Cycle<'a> {
+    setup: &'a WorkerSetup,
+    task: &'a TaskRecorder,
+    resource: u32,
     /// The resource's lock key, the process that locks it, and the history they go to.
-    pub(crate) log: CycleLog<'a>,
+    log: CycleLog<'a>,
 }
 
 /// How an acquire call ended.
@@ -281,18 +283,12 @@ impl<'a> Cycle<'a> {
     }
 
     /// Ends the history's acquire at `at` without a lease (cancelled, crashed: outcome unknown).
-    pub(crate) fn unknown(&self, at: Instant) {
+    fn unknown(&self, at: Instant) {
         self.log.complete(Op::Acquire, Outcome::Info, None, || at);
     }
 
     /// An acquire call that ended at `done` (`latency` from its intended start) without a lock.
-    pub(crate) fn lost(
-        &self,
-        worker: &WorkerState,
-        failure: Failure,
-        latency: Duration,
-        done: Instant,
-    ) {
+    fn lost(&self, worker: &WorkerState, failure: Failure, latency: Duration, done: Instant) {
         self.log.complete(Op::Acquire, Outcome::Fail, None, || done);
         self.task
             .with(|r| r.acquired(worker, Err(failure), latency, done));
@@ -300,7 +296,7 @@ impl<'a> Cycle<'a> {
 
     /// An acquire call that won at `done`, its holder believing it owns the lock for
     /// `validity` from `owned_from` (`lease`: its history line).
-    pub(crate) fn won(
+    fn won(
         &self,
         worker: &WorkerState,
         faults: &WorkerFaults,
@@ -321,7 +317,7 @@ impl<'a> Cycle<'a> {
 
     /// The start of a release (now) of the lock `token`, owned from `from` and believed valid
     /// until `valid_until`: records its ownership window and logs the invoke.
-    pub(crate) fn release_started(
+    fn release_started(
         &self,
         token: &str,
         lease: Lease<'_>,
@@ -337,7 +333,7 @@ impl<'a> Cycle<'a> {
 
     /// Waits `d` (sub-millisecond waits included); `false` when the end-of-run grace cut it
     /// short.
-    pub(crate) async fn wait(&self, d: Duration) -> bool {
+    async fn wait(&self, d: Duration) -> bool {
         if d.is_zero() {
             return !self.setup.hard_stop.is_set();
         }

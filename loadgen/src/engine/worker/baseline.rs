@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
+use super::Cycle;
 use crate::engine::faults::client::WorkerFaults;
 use crate::engine::history::{Lease, Op, Outcome};
 use crate::engine::keys::Choices;
 use crate::engine::locks::baseline::{AttemptResult, Baseline, Held};
 use crate::engine::recorder::{Failure, WorkerState};
-use crate::engine::worker::Cycle;
 
 /// How an acquire call ended.
 enum Call {
@@ -25,7 +25,7 @@ enum Call {
 
 impl Cycle<'_> {
     /// Runs one cycle of `baseline`; `false` when the worker crashed (it must stop for good).
-    pub(crate) async fn baseline(
+    pub(super) async fn baseline(
         &self,
         baseline: &Baseline,
         worker: &mut WorkerState,
