@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use redlock_core::{Error, ErrorKind, FanOut, Outcome, Verdict, Vote};
+use redlock_core::{Error, ErrorKind, Outcome, Verdict, Vote};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::engine::checker::Window;
@@ -127,23 +127,21 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Records into `stats` (the empty figures of its mode) for `workers` workers.
     pub fn new(
-        fanout: FanOut,
-        n_masters: usize,
+        mut stats: ModeStats,
         workers: usize,
-        epoch: Instant,
-        measure_start: Instant,
+        (epoch, measure_start): (Instant, Instant),
         interval: Duration,
         intervals: UnboundedSender<IntervalReport>,
     ) -> Recorder {
-        let mut stats = ModeStats::new(fanout, n_masters, interval);
         stats.fairness.acquired_per_worker = vec![0; workers];
         Recorder {
+            n_masters: stats.masters.len() as u64,
             stats,
             windows: Vec::new(),
             epoch,
             measure_start,
-            n_masters: n_masters as u64,
             interval,
             current: None,
             intervals,
