@@ -18,18 +18,12 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 const SIGFIG: u8 = 3;
 
 /// A histogram of values in microseconds (or any integer unit named by its owner).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Hist(Histogram<u64>);
 
 impl Default for Hist {
     fn default() -> Self {
         Hist::new()
-    }
-}
-
-impl PartialEq for Hist {
-    fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0
     }
 }
 
@@ -84,25 +78,16 @@ impl Hist {
 
     /// Smallest value recorded (0 when empty).
     pub fn min(&self) -> u64 {
-        if self.0.is_empty() {
-            return 0;
-        }
         self.0.min()
     }
 
     /// Mean (0 when empty).
     pub fn mean(&self) -> f64 {
-        if self.0.is_empty() {
-            return 0.0;
-        }
         self.0.mean()
     }
 
     /// Standard deviation (0 when empty).
     pub fn stdev(&self) -> f64 {
-        if self.0.is_empty() {
-            return 0.0;
-        }
         self.0.stdev()
     }
 
@@ -218,11 +203,6 @@ impl PackedHist {
         *self = PackedHist::pack(&sum);
     }
 
-    /// Bytes held.
-    pub fn size(&self) -> usize {
-        self.0.len()
-    }
-
     /// Whether it holds no value.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -249,19 +229,6 @@ impl<'de> Deserialize<'de> for PackedHist {
         } else {
             PackedHist(v2)
         })
-    }
-}
-
-/// A histogram as its encoding alone (`#[serde(with = "hdr_only")]`).
-pub mod hdr_only {
-    use super::*;
-
-    pub fn serialize<S: Serializer>(h: &Hist, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&h.encode())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Hist, D::Error> {
-        Hist::decode(&String::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 

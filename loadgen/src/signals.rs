@@ -19,6 +19,8 @@ pub enum Signal {
 }
 
 impl Signal {
+    const ALL: [Signal; 3] = [Signal::Sighup, Signal::Sigint, Signal::Sigterm];
+
     /// The signal's number (POSIX).
     pub fn number(self) -> u8 {
         match self {
@@ -34,9 +36,7 @@ impl Signal {
     }
 
     fn from_number(n: u8) -> Option<Signal> {
-        [Signal::Sighup, Signal::Sigint, Signal::Sigterm]
-            .into_iter()
-            .find(|s| s.number() == n)
+        Signal::ALL.into_iter().find(|s| s.number() == n)
     }
 }
 
@@ -60,30 +60,15 @@ pub struct Signals {
 impl Signals {
     /// Starts listening for the three signals (call inside the runtime).
     pub fn install() -> Result<Signals, String> {
+        use tokio::signal::unix::{signal, SignalKind};
         let signals = Signals::none();
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            for (kind, which) in [
-                (SignalKind::interrupt(), Signal::Sigint),
-                (SignalKind::terminate(), Signal::Sigterm),
-                (SignalKind::hangup(), Signal::Sighup),
-            ] {
-                let mut stream = signal(kind).map_err(|e| format!("listening for {which}: {e}"))?;
-                let me = signals.clone();
-                tokio::spawn(async move {
-                    while stream.recv().await.is_some() {
-                        me.deliver(which);
-                    }
-                });
-            }
-        }
-        #[cfg(not(unix))]
-        {
+        for which in Signal::ALL {
+            let kind = SignalKind::from_raw(i32::from(which.number()));
+            let mut stream = signal(kind).map_err(|e| format!("listening for {which}: {e}"))?;
             let me = signals.clone();
             tokio::spawn(async move {
-                while tokio::signal::ctrl_c().await.is_ok() {
-                    me.deliver(Signal::Sigint);
+                while stream.recv().await.is_some() {
+                    me.deliver(which);
                 }
             });
         }

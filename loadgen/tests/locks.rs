@@ -105,7 +105,7 @@ fn setnx_expire_takes_two_commands_and_a_crash_between_them_leaves_a_key_that_ne
         assert_eq!(masters.get(0, "k").unwrap(), None);
 
         let crash = WorkerFaults {
-            crash: Some(Arc::new(CrashPlan::new(Instant::now()))),
+            crash: Some(Arc::new(CrashPlan::new(Instant::now(), ()))),
             ..WorkerFaults::default()
         };
         let died = lock.try_acquire("k", TTL, &crash).await;

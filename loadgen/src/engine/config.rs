@@ -98,27 +98,26 @@ impl RunConfig {
 
     /// What the single-master baselines cannot do, refused up front.
     pub fn check_locks(&self) -> Result<(), LoadgenError> {
+        let Some(b) = self.locks.iter().find(|l| !l.votes()) else {
+            return Ok(());
+        };
         if self.writes_storage() {
-            if let Some(b) = self.locks.iter().find(|l| !l.votes()) {
-                let flag = if self.fencing {
-                    "--fencing"
-                } else if self.storage.is_some() {
-                    "--storage"
-                } else {
-                    "--client-fault pause"
-                };
-                return Err(LoadgenError::Usage(format!(
-                    "{flag} with --lock {b}: fencing tokens and the protected resource are Redlock's only (--lock redlock)"
-                )));
-            }
+            let flag = if self.fencing {
+                "--fencing"
+            } else if self.storage.is_some() {
+                "--storage"
+            } else {
+                "--client-fault pause"
+            };
+            return Err(LoadgenError::Usage(format!(
+                "{flag} with --lock {b}: fencing tokens and the protected resource are Redlock's only (--lock redlock)"
+            )));
         }
         if self.extends_per_hold > 0 {
-            if let Some(b) = self.locks.iter().find(|l| !l.votes()) {
-                return Err(LoadgenError::Usage(format!(
-                    "--extend {} with --lock {b}: only redlock extends its locks",
-                    self.extends_per_hold
-                )));
-            }
+            return Err(LoadgenError::Usage(format!(
+                "--extend {} with --lock {b}: only redlock extends its locks",
+                self.extends_per_hold
+            )));
         }
         Ok(())
     }

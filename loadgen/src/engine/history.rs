@@ -13,8 +13,9 @@
 //! `ok` is timed when its vote completed (when the holder learned it won). Faults are lines of
 //! process `"nemesis"`, `f` start / stop, value the fault's label.
 //!
-//! Bounded: at most [`HistoryLog::limit`] events; a run that would write more fails at its end
-//! (the file is kept, but a cut history proves nothing), so the user shortens the run.
+//! Bounded: at most the `limit` given to [`HistoryLog::create`] events; a run that would write
+//! more fails at its end (the file is kept, but a cut history proves nothing), so the user
+//! shortens the run.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -122,11 +123,6 @@ impl HistoryLog {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// The most events it takes.
-    pub fn limit(&self) -> u64 {
-        self.limit
     }
 
     fn ns(&self, t: Instant) -> u64 {

@@ -4,7 +4,6 @@
 //! exporter; what composes runs (turns, fault scenarios, the capacity search, agents) is
 //! `crate::plans`, above it, and neither renderers nor merge are called from here.
 
-pub(crate) mod baseline_cycle;
 pub mod checker;
 pub mod config;
 pub(crate) mod cpu;

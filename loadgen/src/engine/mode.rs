@@ -18,7 +18,7 @@ use crate::engine::hooks::{FirstLock, RunHooks};
 use crate::engine::locks::baseline::Baseline;
 use crate::engine::locks::setup::{self, LockSetup};
 use crate::engine::progress::Progress;
-use crate::engine::recorder::Recorder;
+use crate::engine::recorder::{IntervalReport, Recorder};
 use crate::engine::storage::{Protected, Storage, TokenOrder, STORAGE_WRITE_TIMEOUT_FLOOR};
 use crate::engine::target::Target;
 use crate::engine::worker::{run_task, Clock, Slots, WorkerSetup};
@@ -94,12 +94,16 @@ fn protected(cfg: &RunConfig, target: &Target) -> Result<Option<Arc<Protected>>,
     })))
 }
 
-/// The empty fencing figures of a mode that issues tokens or writes to a storage.
-fn fencing_stats(cfg: &RunConfig) -> Option<FencingStats> {
-    cfg.writes_storage().then(|| FencingStats {
+/// The empty figures of a mode, or of a task's share of it (fencing figures when it issues
+/// tokens or writes to a storage).
+fn mode_stats(cfg: &RunConfig, lock: LockAlgorithm, fanout: FanOut, n_masters: usize) -> ModeStats {
+    let mut stats = ModeStats::new(fanout, n_masters, cfg.interval);
+    stats.lock = lock;
+    stats.fencing = cfg.writes_storage().then(|| FencingStats {
         fenced: cfg.fencing,
         ..FencingStats::default()
-    })
+    });
+    stats
 }
 
 /// One mode: its workers run the load while [`watch`] follows them; then their figures are
@@ -122,9 +126,7 @@ pub(crate) async fn run_mode(
     let n_masters = if lock.votes() { target.urls.len() } else { 1 };
     let (handles, mut rx) = spawn_workers(&setup, lock, fanout, n_masters);
     announce(cfg, lock, fanout);
-    let mut stats = ModeStats::new(fanout, n_masters, cfg.interval);
-    stats.lock = lock;
-    stats.fencing = fencing_stats(cfg);
+    let mut stats = mode_stats(cfg, lock, fanout, n_masters);
     let live = cfg.live.as_deref();
     if let Some(live) = live {
         live.mode_started(lock, fanout);
@@ -210,7 +212,7 @@ fn lock_setup(cfg: &RunConfig, baseline: Option<Arc<Baseline>>, clock: &Clock) -
         baseline,
         crash: faults
             .crash_at
-            .map(|at| Arc::new(CrashPlan::new(clock.measure_start + at))),
+            .map(|at| Arc::new(CrashPlan::new(clock.measure_start + at, ()))),
         clock_offsets: faults.clock_offsets.clone(),
         pauses: faults
             .pauses
@@ -223,8 +225,6 @@ fn lock_setup(cfg: &RunConfig, baseline: Option<Arc<Baseline>>, clock: &Clock) -
     }
 }
 
-type Finished = (usize, Interval);
-
 /// The workers, spread over at most [`MAX_TASKS`] tasks, each with its own recorder sending
 /// its finished intervals.
 fn spawn_workers(
@@ -232,7 +232,7 @@ fn spawn_workers(
     lock: LockAlgorithm,
     fanout: FanOut,
     n_masters: usize,
-) -> (Vec<JoinHandle<Recorder>>, UnboundedReceiver<Finished>) {
+) -> (Vec<JoinHandle<Recorder>>, UnboundedReceiver<IntervalReport>) {
     let cfg = &setup.cfg;
     let (tx, rx) = mpsc::unbounded_channel();
     let workers = cfg.load.workers();
@@ -240,17 +240,13 @@ fn spawn_workers(
     let handles = (0..tasks)
         .map(|task| {
             let members: Vec<u32> = (task..workers).step_by(tasks as usize).collect();
-            let mut rec = Recorder::new(
-                fanout,
-                n_masters,
+            let rec = Recorder::new(
+                mode_stats(cfg, lock, fanout, n_masters),
                 members.len(),
-                setup.clock.epoch,
-                setup.clock.measure_start,
+                (setup.clock.epoch, setup.clock.measure_start),
                 cfg.interval,
                 tx.clone(),
             );
-            rec.stats.lock = lock;
-            rec.stats.fencing = fencing_stats(cfg);
             tokio::spawn(run_task(setup.clone(), members, rec))
         })
         .collect();
@@ -293,7 +289,7 @@ async fn watch(
     fanout: FanOut,
     target: &Target,
     hooks: &mut dyn RunHooks,
-    rx: &mut UnboundedReceiver<Finished>,
+    rx: &mut UnboundedReceiver<IntervalReport>,
     stats: &mut ModeStats,
     handles: &[JoinHandle<Recorder>],
 ) -> Result<Watched, LoadgenError> {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use redlock_core::{Error, ErrorKind, FanOut, Outcome, Verdict, Vote};
+use redlock_core::{Error, ErrorKind, Outcome, Verdict, Vote};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::engine::checker::Window;
@@ -13,6 +13,7 @@ use crate::engine::locks::baseline::{Attempt, AttemptResult, Released};
 use crate::engine::locks::master::RequestError;
 use crate::engine::storage::Written;
 use crate::hist::{Hist, PackedHist};
+use crate::model::counts::Counts;
 use crate::model::interval::{CallOutcome, Interval, MasterFailures};
 use crate::model::mode::{ModeStats, VotePattern};
 
@@ -68,6 +69,17 @@ pub enum Failure {
     Other,
 }
 
+impl Failure {
+    /// Why a Redlock acquire call failed with `e`.
+    pub fn of(e: &Error) -> Failure {
+        match e.kind() {
+            ErrorKind::NotAcquired => Failure::NotAcquired,
+            ErrorKind::Unavailable => Failure::Unavailable,
+            _ => Failure::Other,
+        }
+    }
+}
+
 /// What a worker keeps for itself while its task's recorder counts.
 #[derive(Debug, Clone, Default)]
 pub struct WorkerState {
@@ -84,9 +96,10 @@ pub struct WorkerState {
 }
 
 impl WorkerState {
-    pub fn new(index: usize) -> WorkerState {
+    pub fn new(index: usize, process: u32) -> WorkerState {
         WorkerState {
             index,
+            process,
             ..WorkerState::default()
         }
     }
@@ -114,23 +127,21 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Records into `stats` (the empty figures of its mode) for `workers` workers.
     pub fn new(
-        fanout: FanOut,
-        n_masters: usize,
+        mut stats: ModeStats,
         workers: usize,
-        epoch: Instant,
-        measure_start: Instant,
+        (epoch, measure_start): (Instant, Instant),
         interval: Duration,
         intervals: UnboundedSender<IntervalReport>,
     ) -> Recorder {
-        let mut stats = ModeStats::new(fanout, n_masters, interval);
         stats.fairness.acquired_per_worker = vec![0; workers];
         Recorder {
+            n_masters: stats.masters.len() as u64,
             stats,
             windows: Vec::new(),
             epoch,
             measure_start,
-            n_masters: n_masters as u64,
             interval,
             current: None,
             intervals,
@@ -193,6 +204,7 @@ impl Recorder {
             interval.attempt = PackedHist::pack(&open.attempt);
             interval.release = PackedHist::pack(&open.release);
             interval.round_trip = open.round_trip.iter().map(PackedHist::pack).collect();
+            add_counts(&mut self.stats.counts, &interval);
             // The receiver only goes away when the run is over: nothing left to report to.
             let _ = self.intervals.send((open.index, interval));
         }
@@ -209,23 +221,9 @@ impl Recorder {
         }
         let c = &mut self.stats.counts;
         c.retried_calls += u64::from(worker.call_attempts == 2);
-        if retried_after_split {
-            c.split_vote_retries += 1;
-        }
-        c.attempts += 1;
-        c.redis_commands += self.n_masters;
-        match verdict {
-            Verdict::Won => c.attempts_won += 1,
-            Verdict::SplitVote => c.split_votes += 1,
-            Verdict::CleanLoss => c.clean_losses += 1,
-            Verdict::Expired => c.expired_attempts += 1,
-            Verdict::Unavailable => c.unavailable_attempts += 1,
-            _ => {}
-        }
-        if verdict != Verdict::Won {
-            c.redis_commands += self.n_masters; // the lost attempt's cleanup on every master
-        }
-        self.stats.latency.attempt.record_duration(vote.elapsed());
+        c.split_vote_retries += u64::from(retried_after_split);
+        // A lost attempt's cleanup is one more command on every master.
+        c.redis_commands += self.n_masters * if verdict == Verdict::Won { 1 } else { 2 };
         let mut pattern = VotePattern {
             granted: 0,
             denied: 0,
@@ -236,10 +234,6 @@ impl Recorder {
             let Some(master) = self.stats.masters.get_mut(m.master) else {
                 continue;
             };
-            // Only answers are round trips: a failed request's time is not (docs/src/design.md#metrics).
-            if let (Some(rtt), Outcome::Granted | Outcome::Denied) = (m.round_trip, &m.outcome) {
-                master.round_trip.record_duration(rtt);
-            }
             match m.outcome {
                 Outcome::Granted => {
                     master.granted += 1;
@@ -260,22 +254,46 @@ impl Recorder {
             }
         }
         *self.stats.vote_patterns.entry(pattern).or_default() += 1;
-        let open = self.interval_at(vote.completed());
-        open.attempt.record_duration(vote.elapsed());
-        for m in vote.masters() {
-            if let (Some(rtt), Outcome::Granted | Outcome::Denied, Some(h)) =
-                (m.round_trip, &m.outcome, open.round_trip.get_mut(m.master))
-            {
+        // Only answers are round trips: a failed request's time is not (docs/src/design.md#metrics).
+        let round_trips = vote.masters().iter().filter_map(|m| match m.outcome {
+            Outcome::Granted | Outcome::Denied => Some((m.master, m.round_trip?)),
+            _ => None,
+        });
+        self.count_attempt(verdict, vote.elapsed(), vote.completed(), round_trips);
+    }
+
+    /// An attempt of any lock algorithm that ended at `at`: its verdict, its duration and
+    /// its round trips by master, in the mode's and the interval's figures.
+    fn count_attempt(
+        &mut self,
+        verdict: Verdict,
+        elapsed: Duration,
+        at: Instant,
+        round_trips: impl Iterator<Item = (usize, Duration)> + Clone,
+    ) {
+        self.stats.latency.attempt.record_duration(elapsed);
+        for (m, rtt) in round_trips.clone() {
+            if let Some(master) = self.stats.masters.get_mut(m) {
+                master.round_trip.record_duration(rtt);
+            }
+        }
+        let open = self.interval_at(at);
+        open.attempt.record_duration(elapsed);
+        for (m, rtt) in round_trips {
+            if let Some(h) = open.round_trip.get_mut(m) {
                 h.record_duration(rtt);
             }
         }
         let i = &mut open.counts;
         i.attempts += 1;
-        i.attempts_won += u64::from(verdict == Verdict::Won);
-        i.split_votes += u64::from(verdict == Verdict::SplitVote);
-        i.clean_losses += u64::from(verdict == Verdict::CleanLoss);
-        i.expired_attempts += u64::from(verdict == Verdict::Expired);
-        i.unavailable_attempts += u64::from(verdict == Verdict::Unavailable);
+        match verdict {
+            Verdict::Won => i.attempts_won += 1,
+            Verdict::SplitVote => i.split_votes += 1,
+            Verdict::CleanLoss => i.clean_losses += 1,
+            Verdict::Expired => i.expired_attempts += 1,
+            Verdict::Unavailable => i.unavailable_attempts += 1,
+            _ => {}
+        }
     }
 
     /// An open-loop operation started `lag` after its intended start; `no_free_worker`: its
@@ -304,24 +322,9 @@ impl Recorder {
         }
     }
 
-    /// The end of an acquire call; `latency` counts from its (intended) start.
+    /// The end of an acquire call of any lock algorithm; `latency` counts from its
+    /// (intended) start.
     pub fn acquired(
-        &mut self,
-        worker: &WorkerState,
-        result: Result<Duration, &Error>,
-        latency: Duration,
-        done: Instant,
-    ) {
-        let result = result.map_err(|e| match e.kind() {
-            ErrorKind::NotAcquired => Failure::NotAcquired,
-            ErrorKind::Unavailable => Failure::Unavailable,
-            _ => Failure::Other,
-        });
-        self.call_ended(worker, result, latency, done);
-    }
-
-    /// The end of an acquire call of any lock algorithm.
-    pub(crate) fn call_ended(
         &mut self,
         worker: &WorkerState,
         result: Result<Duration, Failure>,
@@ -331,17 +334,9 @@ impl Recorder {
         if !worker.measuring {
             return;
         }
-        let c = &mut self.stats.counts;
-        c.acquire_calls += 1;
-        match result {
-            Ok(validity) => {
-                c.acquired += 1;
-                self.stats.fairness.acquired_per_worker[worker.index] += 1;
-                self.stats.latency.validity_margin.record_duration(validity);
-            }
-            Err(Failure::NotAcquired) => c.not_acquired += 1,
-            Err(Failure::Unavailable) => c.unavailable += 1,
-            Err(Failure::Other) => c.other_errors += 1,
+        if let Ok(validity) = result {
+            self.stats.fairness.acquired_per_worker[worker.index] += 1;
+            self.stats.latency.validity_margin.record_duration(validity);
         }
         self.stats.latency.acquire.record_duration(latency);
         let at_ms = done
@@ -360,15 +355,15 @@ impl Recorder {
             .record_duration(latency);
         let i = &mut open.counts;
         i.acquire_calls += 1;
-        match result {
-            Ok(_) => {
+        match outcome {
+            CallOutcome::Acquired => {
                 i.acquired += 1;
                 i.first_acquired_ms = Some(i.first_acquired_ms.map_or(at_ms, |f| f.min(at_ms)));
                 i.last_acquired_ms = i.last_acquired_ms.max(Some(at_ms));
             }
-            Err(Failure::NotAcquired) => i.not_acquired += 1,
-            Err(Failure::Unavailable) => i.unavailable += 1,
-            Err(Failure::Other) => i.other_errors += 1,
+            CallOutcome::NotAcquired => i.not_acquired += 1,
+            CallOutcome::Unavailable => i.unavailable += 1,
+            CallOutcome::Error => i.other_errors += 1,
         }
     }
 
@@ -378,7 +373,6 @@ impl Recorder {
             return;
         }
         let c = &mut self.stats.counts;
-        c.releases += 1;
         c.redis_commands += self.n_masters;
         if vote.granted() < vote.masters().len() {
             c.partial_releases += 1;
@@ -451,58 +445,27 @@ impl Recorder {
         if !worker.measuring {
             return;
         }
-        let c = &mut self.stats.counts;
-        c.attempts += 1;
-        c.redis_commands += attempt.commands;
-        let master = self.stats.masters.first_mut();
-        match &attempt.result {
-            AttemptResult::Acquired(_) | AttemptResult::Crashed => {
-                c.attempts_won += 1;
-                if let Some(m) = master {
-                    m.granted += 1;
-                }
-            }
-            AttemptResult::Denied => {
-                c.clean_losses += 1;
-                if let Some(m) = master {
-                    m.denied += 1;
-                }
-            }
+        self.stats.counts.redis_commands += attempt.commands;
+        let verdict = match &attempt.result {
+            AttemptResult::Acquired(_) | AttemptResult::Crashed => Verdict::Won,
+            AttemptResult::Denied => Verdict::CleanLoss,
+            // No denial: the master was unreachable, not held by another (docs/src/design.md#metrics).
             AttemptResult::Failed(e) => {
-                // No denial: the master was unreachable, not held by another (docs/src/design.md#metrics).
-                c.unavailable_attempts += 1;
                 self.master_failed(0, request_failure_kind(e), Instant::now());
+                Verdict::Unavailable
             }
+        };
+        if let Some(m) = self.stats.masters.first_mut() {
+            m.granted += u64::from(verdict == Verdict::Won);
+            m.denied += u64::from(verdict == Verdict::CleanLoss);
         }
-        let failed = matches!(attempt.result, AttemptResult::Failed(_));
-        if let (Some(rtt), Some(m)) = (attempt.first_round_trip, self.stats.masters.first_mut()) {
-            m.round_trip.record_duration(rtt);
-        }
-        self.stats.latency.attempt.record_duration(attempt.elapsed);
-        let open = self.interval_at(Instant::now());
-        open.attempt.record_duration(attempt.elapsed);
-        if let (Some(rtt), Some(h)) = (attempt.first_round_trip, open.round_trip.first_mut()) {
-            h.record_duration(rtt);
-        }
-        let i = &mut open.counts;
-        i.attempts += 1;
-        i.attempts_won += u64::from(matches!(
-            attempt.result,
-            AttemptResult::Acquired(_) | AttemptResult::Crashed
-        ));
-        i.clean_losses += u64::from(matches!(attempt.result, AttemptResult::Denied));
-        i.unavailable_attempts += u64::from(failed);
-    }
-
-    /// The end of a baseline's acquire call.
-    pub fn baseline_acquired(
-        &mut self,
-        worker: &WorkerState,
-        result: Result<Duration, Failure>,
-        latency: Duration,
-        done: Instant,
-    ) {
-        self.call_ended(worker, result, latency, done);
+        let round_trip = attempt.first_round_trip.map(|rtt| (0, rtt));
+        self.count_attempt(
+            verdict,
+            attempt.elapsed,
+            Instant::now(),
+            round_trip.into_iter(),
+        );
     }
 
     /// A baseline's release.
@@ -516,7 +479,6 @@ impl Recorder {
             return;
         }
         let c = &mut self.stats.counts;
-        c.releases += 1;
         c.redis_commands += released.commands;
         c.partial_releases += u64::from(!released.deleted);
         c.foreign_releases += u64::from(released.foreign);
@@ -566,4 +528,20 @@ impl Recorder {
     pub fn acquired_after_crash(&mut self) {
         self.stats.counts.acquired_after_crash += 1;
     }
+}
+
+/// Adds an interval's counters to the mode's: each event is counted once, in its interval.
+fn add_counts(c: &mut Counts, i: &Interval) {
+    c.acquire_calls += i.acquire_calls;
+    c.acquired += i.acquired;
+    c.not_acquired += i.not_acquired;
+    c.unavailable += i.unavailable;
+    c.other_errors += i.other_errors;
+    c.attempts += i.attempts;
+    c.attempts_won += i.attempts_won;
+    c.split_votes += i.split_votes;
+    c.clean_losses += i.clean_losses;
+    c.unavailable_attempts += i.unavailable_attempts;
+    c.expired_attempts += i.expired_attempts;
+    c.releases += i.releases;
 }

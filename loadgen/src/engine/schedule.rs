@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use redlock_core::FanOut;
 use redlock_local::proxy::{Direction, FaultProxies};
-use redlock_local::LocalMasters;
+use redlock_local::{LocalError, LocalMasters};
 
 use crate::engine::faults::master::{FaultKind, FaultSpec, FaultTime};
 use crate::engine::history::HistoryLog;
@@ -17,21 +17,12 @@ use crate::engine::target::Target;
 use crate::error::LoadgenError;
 pub use crate::model::report::FaultEvent;
 
-/// One step of a fault on its masters.
+/// One step of a fault on its masters: the fault brought on, or (`on` false) lifted. A
+/// delayed restart is a kill and a start again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    Kill,
-    StartAgain,
-    Pause,
-    Resume,
-    Restart,
-    Latency(Duration),
-    LatencyOff,
-    BlackholeOn,
-    BlackholeOff,
-    Expire,
-    /// Jump the wall clock by this many ms.
-    Clock(i64),
+struct Step {
+    kind: FaultKind,
+    on: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -108,23 +99,16 @@ impl FaultSchedule {
                     masters: masters.clone(),
                 })
             };
-            let (on, off) = match spec.kind {
-                FaultKind::Kill => (Step::Kill, Some(Step::StartAgain)),
-                FaultKind::Pause => (Step::Pause, Some(Step::Resume)),
-                FaultKind::Restart => (Step::Restart, None),
-                FaultKind::RestartDelayed => {
-                    push(spec.at, Step::Kill);
-                    push(spec.at.plus(delayed_restart_gap(ttl)), Step::StartAgain);
-                    continue;
-                }
-                FaultKind::Latency(d) => (Step::Latency(d), Some(Step::LatencyOff)),
-                FaultKind::Blackhole => (Step::BlackholeOn, Some(Step::BlackholeOff)),
-                FaultKind::Expire => (Step::Expire, None),
-                FaultKind::Clock(ms) => (Step::Clock(ms), None),
+            let (kind, until) = match spec.kind {
+                FaultKind::RestartDelayed => (
+                    FaultKind::Kill,
+                    Some(spec.at.plus(delayed_restart_gap(ttl))),
+                ),
+                kind => (kind, spec.until.filter(|_| !kind.is_instant())),
             };
-            push(spec.at, on);
-            if let (Some(off), Some(until)) = (off, spec.until) {
-                push(until, off);
+            push(spec.at, Step { kind, on: true });
+            if let Some(until) = until {
+                push(until, Step { kind, on: false });
             }
         }
         Ok(FaultSchedule {
@@ -155,21 +139,12 @@ impl FaultSchedule {
             return;
         };
         let label = self.specs[action.spec].to_string();
-        match action.step {
-            Step::Kill | Step::Pause | Step::Latency(_) | Step::BlackholeOn => {
-                if self.open_windows.insert(action.spec) {
-                    history.nemesis(true, &label, begun);
-                }
-            }
-            Step::StartAgain | Step::Resume | Step::LatencyOff | Step::BlackholeOff => {
-                if self.open_windows.remove(&action.spec) {
-                    history.nemesis(false, &label, done);
-                }
-            }
-            Step::Restart | Step::Expire | Step::Clock(_) => {
-                history.nemesis(true, &label, begun);
-                history.nemesis(false, &label, done);
-            }
+        let instant = action.step.kind.is_instant();
+        if instant || (action.step.on && self.open_windows.insert(action.spec)) {
+            history.nemesis(true, &label, begun);
+        }
+        if instant || (!action.step.on && self.open_windows.remove(&action.spec)) {
+            history.nemesis(false, &label, done);
         }
     }
 
@@ -201,11 +176,6 @@ impl FaultSchedule {
         target.urls = proxies.urls();
         self.proxies = Some(proxies);
         Ok(())
-    }
-
-    /// Everything applied so far, in order.
-    pub fn events(&self) -> &[FaultEvent] {
-        &self.events
     }
 
     /// Takes the log.
@@ -296,68 +266,64 @@ impl FaultSchedule {
         names: &str,
         expired: &mut Vec<String>,
     ) -> Result<(), LoadgenError> {
-        let failed = |what: &str, e: &dyn std::fmt::Display| {
+        let failed = |what: &str, e: LocalError| {
             LoadgenError::Failed(format!("fault {what} on {names}: {e}"))
         };
-        match step {
-            Step::Kill => {
-                local.kill(i).map_err(|e| failed("kill", &e))?;
+        match (step.kind, step.on) {
+            (FaultKind::Kill, true) => {
+                local.kill(i).map_err(|e| failed("kill", e))?;
                 self.paused.remove(&i);
                 self.killed.insert(i);
             }
-            Step::StartAgain => {
-                local
-                    .start_again(i)
-                    .map_err(|e| failed("start again", &e))?;
+            (FaultKind::Kill, false) => {
+                local.start_again(i).map_err(|e| failed("start again", e))?;
                 self.killed.remove(&i);
             }
-            Step::Pause => {
-                local.pause(i).map_err(|e| failed("pause", &e))?;
+            (FaultKind::Pause, true) => {
+                local.pause(i).map_err(|e| failed("pause", e))?;
                 self.paused.insert(i);
             }
-            Step::Resume => {
-                local.resume(i).map_err(|e| failed("resume", &e))?;
+            (FaultKind::Pause, false) => {
+                local.resume(i).map_err(|e| failed("resume", e))?;
                 self.paused.remove(&i);
             }
-            Step::Restart => {
-                local.restart(i).map_err(|e| failed("restart", &e))?;
+            (FaultKind::Restart, _) => {
+                local.restart(i).map_err(|e| failed("restart", e))?;
                 self.paused.remove(&i);
                 self.killed.remove(&i);
             }
-            Step::Expire => {
+            (FaultKind::Expire, _) => {
                 if self.killed.contains(&i) || self.paused.contains(&i) {
                     expired.push(format!("m{i} is down, nothing to delete"));
                 } else if !self.keys.is_empty() {
                     let mut args = vec!["DEL"];
                     args.extend(self.keys.iter().map(String::as_str));
-                    let deleted = local.command(i, &args).map_err(|e| failed("expire", &e))?;
+                    let deleted = local.command(i, &args).map_err(|e| failed("expire", e))?;
                     expired.push(format!("deleted {deleted} lock key(s) on m{i}"));
                 }
             }
-            Step::Clock(ms) => {
-                local.shift_clock(i, ms).map_err(|e| failed("clock", &e))?;
+            (FaultKind::Clock(ms), _) => {
+                local.shift_clock(i, ms).map_err(|e| failed("clock", e))?;
             }
-            Step::Latency(_) | Step::LatencyOff | Step::BlackholeOn | Step::BlackholeOff => {
-                self.set_proxy(step, i)?;
+            (FaultKind::Latency(_) | FaultKind::Blackhole, _) => {
+                let proxy = self
+                    .proxies
+                    .as_ref()
+                    .and_then(|p| p.get(i))
+                    .ok_or_else(|| {
+                        LoadgenError::Failed(format!("no fault proxy in front of m{i}"))
+                    })?;
+                match (step.kind, step.on) {
+                    (FaultKind::Latency(d), true) => {
+                        proxy.set_latency(Direction::Downstream, d, Duration::ZERO)
+                    }
+                    (FaultKind::Latency(_), false) => {
+                        proxy.set_latency(Direction::Downstream, Duration::ZERO, Duration::ZERO)
+                    }
+                    (_, on) => proxy.set_blackhole(on),
+                }
             }
-        }
-        Ok(())
-    }
-
-    /// Sets the fault proxy in front of master `i` as a network step asks.
-    fn set_proxy(&self, step: Step, i: usize) -> Result<(), LoadgenError> {
-        let proxy = self
-            .proxies
-            .as_ref()
-            .and_then(|p| p.get(i))
-            .ok_or_else(|| LoadgenError::Failed(format!("no fault proxy in front of m{i}")))?;
-        match step {
-            Step::Latency(d) => proxy.set_latency(Direction::Downstream, d, Duration::ZERO),
-            Step::LatencyOff => {
-                proxy.set_latency(Direction::Downstream, Duration::ZERO, Duration::ZERO)
-            }
-            Step::BlackholeOn => proxy.set_blackhole(true),
-            _ => proxy.set_blackhole(false),
+            (FaultKind::RestartDelayed, _) => unreachable!("scheduled as a kill and a start"),
         }
         Ok(())
     }
@@ -463,24 +429,25 @@ impl RunHooks for FaultSchedule {
 
 /// What a step applied to `names` did, for the log (`expired`: what `expire` found).
 fn describe(step: Step, names: &str, expired: &[String]) -> String {
-    match step {
-        Step::Kill => format!("killed {names}"),
-        Step::StartAgain => format!("started {names} again (empty)"),
-        Step::Pause => format!("paused {names} (SIGSTOP)"),
-        Step::Resume => format!("resumed {names} (SIGCONT)"),
-        Step::Restart => format!("restarted {names} at once (empty)"),
-        Step::Latency(d) => format!("added {d:?} to every reply of {names}"),
-        Step::LatencyOff => format!("removed the latency of {names}"),
-        Step::BlackholeOn => format!("blackholed {names}"),
-        Step::BlackholeOff => format!("lifted the blackhole of {names}"),
-        Step::Expire => expired.join("; "),
-        Step::Clock(ms) => format!("jumped the wall clock of {names} by {ms:+} ms"),
+    match (step.kind, step.on) {
+        (FaultKind::Kill, true) => format!("killed {names}"),
+        (FaultKind::Kill, false) => format!("started {names} again (empty)"),
+        (FaultKind::Pause, true) => format!("paused {names} (SIGSTOP)"),
+        (FaultKind::Pause, false) => format!("resumed {names} (SIGCONT)"),
+        (FaultKind::Restart | FaultKind::RestartDelayed, _) => {
+            format!("restarted {names} at once (empty)")
+        }
+        (FaultKind::Latency(d), true) => format!("added {d:?} to every reply of {names}"),
+        (FaultKind::Latency(_), false) => format!("removed the latency of {names}"),
+        (FaultKind::Blackhole, true) => format!("blackholed {names}"),
+        (FaultKind::Blackhole, false) => format!("lifted the blackhole of {names}"),
+        (FaultKind::Expire, _) => expired.join("; "),
+        (FaultKind::Clock(ms), _) => format!("jumped the wall clock of {names} by {ms:+} ms"),
     }
 }
 
 fn master_names(masters: &[usize]) -> String {
-    let names: Vec<String> = masters.iter().map(|i| format!("m{i}")).collect();
-    names.join(", ")
+    crate::engine::faults::master::master_names(masters, ", ")
 }
 
 /// The address of a local master's URL (`redis://127.0.0.1:PORT`).

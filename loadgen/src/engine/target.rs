@@ -15,7 +15,7 @@ use crate::error::LoadgenError;
 pub const DEFAULT_LOCAL_MASTERS: u32 = 5;
 
 /// The masters under load.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Target {
     /// URLs in configured order (may carry passwords: display [`Target::display_urls`]).
     pub urls: Vec<String>,
@@ -40,12 +40,7 @@ pub struct StorageTarget {
 
 impl Target {
     /// Starts `n` local masters of `server` (`None`: the one $REDLOCK_SERVER names, else
-    /// redis-server).
-    pub fn spawn(n: u32, server: Option<&ServerKind>) -> Result<Target, LoadgenError> {
-        Target::spawn_masters(n, server, false)
-    }
-
-    /// The same, every master under libfaketime when `fake_clock` (for clock faults): a
+    /// redis-server), every master under libfaketime when `fake_clock` (for clock faults): a
     /// server that cannot run so, or a missing libfaketime, is a usage error that says why.
     pub fn spawn_masters(
         n: u32,
@@ -76,9 +71,7 @@ impl Target {
         Ok(Target {
             urls: local.urls(),
             local: Some(local),
-            redis_versions: Vec::new(),
-            storage: None,
-            network: None,
+            ..Target::default()
         })
     }
 
@@ -135,10 +128,7 @@ impl Target {
     pub fn existing(urls: Vec<String>) -> Target {
         Target {
             urls,
-            local: None,
-            redis_versions: Vec::new(),
-            storage: None,
-            network: None,
+            ..Target::default()
         }
     }
 

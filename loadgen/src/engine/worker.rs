@@ -11,13 +11,14 @@
 //! hidden (coordinated omission stays corrected), and the start lag shows the generator's own
 //! timing error.
 
+mod baseline;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use redlock_core::{Lock, Redlock, Retry, Vote};
 
-use crate::engine::baseline_cycle::{self, Record};
 use crate::engine::config::RunConfig;
 use crate::engine::faults::client::WorkerFaults;
 use crate::engine::history::{CycleLog, Lease, Op, Outcome};
@@ -25,7 +26,7 @@ use crate::engine::hooks::FirstLock;
 use crate::engine::keys::Choices;
 use crate::engine::locks::setup::LockSetup;
 use crate::engine::pacing;
-use crate::engine::recorder::{Recorder, WorkerState};
+use crate::engine::recorder::{Failure, Recorder, WorkerState};
 use crate::engine::storage::{self, Protected, Written};
 use crate::signals::Stop;
 
@@ -132,20 +133,12 @@ impl TaskRecorder {
     }
 }
 
-impl Record for TaskRecorder {
-    fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
-        TaskRecorder::with(self, f)
-    }
-}
-
 /// Runs the workers `indices` (their global indices) in one task until the clock's end (or a
 /// stop) and returns the task's measurements.
 pub async fn run_task(setup: WorkerSetup, indices: Vec<u32>, rec: Recorder) -> Recorder {
     let task = TaskRecorder(Mutex::new(rec));
     let workers = indices.iter().enumerate().map(|(position, &index)| {
-        let mut state = WorkerState::new(position);
-        state.process = index;
-        run_worker(&setup, index, state, &task)
+        run_worker(&setup, index, WorkerState::new(position, index), &task)
     });
     futures_util::future::join_all(workers).await;
     let mut rec = task.0.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -158,10 +151,7 @@ async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, ta
     let clock = setup.clock;
     let mut choices = Choices::new(cfg.seed, index, cfg.resources, cfg.key_dist, cfg.hold);
     let faults = setup.lock.faults_of(index);
-    loop {
-        if setup.stop.is_set() {
-            break;
-        }
+    while !setup.stop.is_set() {
         let now = Instant::now();
         if now >= clock.end {
             break;
@@ -188,29 +178,19 @@ async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, ta
                 intended
             }
         };
-        if setup.slots.is_none() {
-            worker.measuring = intended >= clock.measure_start;
-        }
+        worker.measuring = intended >= clock.measure_start;
+        let c = Cycle::new(setup, task, worker.process, choices.resource());
+        worker.begin_acquire();
+        c.log.invoke(Op::Acquire, None, Instant::now);
         let alive = match &setup.lock.baseline {
             Some(baseline) => {
-                let mode = baseline_cycle::Mode {
-                    cfg: &setup.cfg,
-                    keys: &setup.keys,
-                    hard_stop: &setup.hard_stop,
-                    first_lock: &setup.first_lock,
-                };
-                baseline_cycle::run(
-                    mode,
-                    baseline,
-                    task,
-                    &mut worker,
-                    &mut choices,
-                    intended,
-                    &faults,
-                )
-                .await
+                c.baseline(baseline, &mut worker, &mut choices, intended, &faults)
+                    .await
             }
-            None => cycle(setup, task, &mut worker, &mut choices, intended, &faults).await,
+            None => {
+                c.redlock(&mut worker, &mut choices, intended, &faults)
+                    .await
+            }
         };
         if !alive {
             break; // crashed holding the lock (client fault): it never comes back
@@ -218,54 +198,8 @@ async fn run_worker(setup: &WorkerSetup, index: u32, mut worker: WorkerState, ta
     }
 }
 
-/// One acquire → hold → release cycle. `intended` is when the acquire should have started
-/// (closed loop: when it did start). `false` when the client crashed (client fault).
-async fn cycle(
-    setup: &WorkerSetup,
-    task: &TaskRecorder,
-    worker: &mut WorkerState,
-    choices: &mut Choices,
-    intended: Instant,
-    faults: &WorkerFaults,
-) -> bool {
-    let cfg = &setup.cfg;
-    let c = Cycle::new(setup, task, worker.process, choices.resource());
-    worker.begin_acquire();
-    c.log.invoke(Op::Acquire, None, Instant::now);
-    // The highest token of the acquisitions completed before this one began.
-    let token_floor = setup.protected.as_ref().map(|p| p.order.floor(c.resource));
-    let result = setup
-        .redlock
-        .acquire_cancellable(
-            c.log.key,
-            cfg.ttl,
-            Retry::Configured,
-            &mut |vote: &Vote| task.with(|r| r.attempt(worker, vote)),
-            setup.hard_stop.wait(),
-        )
-        .await;
-    let (mut lock, owned_from) = match c.acquired(worker, result, intended, faults) {
-        Acquired::Held(lock, owned_from) => (lock, owned_from),
-        Acquired::NotHeld => return true,
-        Acquired::Crashed => return false, // dies holding the lock: its keys expire with the TTL
-    };
-    if let (Some(protected), Some(floor)) = (&setup.protected, token_floor) {
-        if let Some(token) = lock.fencing_token() {
-            let in_order = protected.order.completed(c.resource, floor, token);
-            task.with(|r| r.token_issued(in_order));
-        }
-        c.write_while_held(protected, &lock, Some(faults)).await;
-    }
-    c.hold(worker, choices.hold(), &mut lock).await;
-    if let (Some(protected), true) = (&setup.protected, cfg.write_at_release) {
-        c.write_while_held(protected, &lock, None).await;
-    }
-    c.release(worker, &lock, owned_from).await;
-    true
-}
-
-/// What one Redlock cycle works on: its worker's setup and recorder, the resource it locks,
-/// and its history lines. Built once per cycle from borrows only (no allocation).
+/// What one cycle works on: its worker's setup and recorder, the resource it locks, and its
+/// history lines. Built once per cycle from borrows only (no allocation).
 struct Cycle<'a> {
     setup: &'a WorkerSetup,
     task: &'a TaskRecorder,
@@ -303,6 +237,112 @@ impl<'a> Cycle<'a> {
         }
     }
 
+    /// One Redlock acquire → hold → release cycle. `intended` is when the acquire should have
+    /// started (closed loop: when it did start). `false` when the client crashed (client fault).
+    async fn redlock(
+        &self,
+        worker: &mut WorkerState,
+        choices: &mut Choices,
+        intended: Instant,
+        faults: &WorkerFaults,
+    ) -> bool {
+        let (setup, cfg) = (self.setup, &self.setup.cfg);
+        // The highest token of the acquisitions completed before this one began.
+        let token_floor = setup
+            .protected
+            .as_ref()
+            .map(|p| p.order.floor(self.resource));
+        let result = setup
+            .redlock
+            .acquire_cancellable(
+                self.log.key,
+                cfg.ttl,
+                Retry::Configured,
+                &mut |vote: &Vote| self.task.with(|r| r.attempt(worker, vote)),
+                setup.hard_stop.wait(),
+            )
+            .await;
+        let (mut lock, owned_from) = match self.acquired(worker, result, intended, faults) {
+            Acquired::Held(lock, owned_from) => (lock, owned_from),
+            Acquired::NotHeld => return true,
+            Acquired::Crashed => return false, // dies holding the lock: its keys expire with the TTL
+        };
+        if let (Some(protected), Some(floor)) = (&setup.protected, token_floor) {
+            if let Some(token) = lock.fencing_token() {
+                let in_order = protected.order.completed(self.resource, floor, token);
+                self.task.with(|r| r.token_issued(in_order));
+            }
+            self.write_while_held(protected, &lock, Some(faults)).await;
+        }
+        self.hold(worker, choices.hold(), &mut lock).await;
+        if let (Some(protected), true) = (&setup.protected, cfg.write_at_release) {
+            self.write_while_held(protected, &lock, None).await;
+        }
+        self.release(worker, &lock, owned_from).await;
+        true
+    }
+
+    /// Ends the history's acquire at `at` without a lease (cancelled, crashed: outcome unknown).
+    fn unknown(&self, at: Instant) {
+        self.log.complete(Op::Acquire, Outcome::Info, None, || at);
+    }
+
+    /// An acquire call that ended at `done` (`latency` from its intended start) without a lock.
+    fn lost(&self, worker: &WorkerState, failure: Failure, latency: Duration, done: Instant) {
+        self.log.complete(Op::Acquire, Outcome::Fail, None, || done);
+        self.task
+            .with(|r| r.acquired(worker, Err(failure), latency, done));
+    }
+
+    /// An acquire call that won at `done`, its holder believing it owns the lock for
+    /// `validity` from `owned_from` (`lease`: its history line).
+    fn won(
+        &self,
+        worker: &WorkerState,
+        faults: &WorkerFaults,
+        (latency, done): (Duration, Instant),
+        validity: Duration,
+        lease: Lease<'_>,
+        owned_from: Instant,
+    ) {
+        self.setup.first_lock.granted(done);
+        if faults.crash_happened() {
+            self.task.with(|r| r.acquired_after_crash());
+        }
+        self.task
+            .with(|r| r.acquired(worker, Ok(validity), latency, done));
+        self.log
+            .complete(Op::Acquire, Outcome::Ok, Some(lease), || owned_from);
+    }
+
+    /// The start of a release (now) of the lock `token`, owned from `from` and believed valid
+    /// until `valid_until`: records its ownership window and logs the invoke.
+    fn release_started(
+        &self,
+        token: &str,
+        lease: Lease<'_>,
+        from: Instant,
+        valid_until: Instant,
+    ) -> Instant {
+        let started = Instant::now();
+        self.task
+            .with(|r| r.owned(self.resource, token, from, valid_until.min(started)));
+        self.log.invoke(Op::Release, Some(lease), || started);
+        started
+    }
+
+    /// Waits `d` (sub-millisecond waits included); `false` when the end-of-run grace cut it
+    /// short.
+    async fn wait(&self, d: Duration) -> bool {
+        if d.is_zero() {
+            return !self.setup.hard_stop.is_set();
+        }
+        tokio::select! {
+            () = pacing::sleep(d) => true,
+            () = self.setup.hard_stop.wait() => false,
+        }
+    }
+
     /// Records the end of the acquire call that returned `result` just now; its latency counts
     /// from `intended`. A client fault may crash the winner here.
     #[inline]
@@ -319,33 +359,33 @@ impl<'a> Cycle<'a> {
             Ok(Some(lock)) => lock,
             Ok(None) => {
                 // Cut off by the end-of-run grace (its keys were deleted on every master).
-                self.log.complete(Op::Acquire, Outcome::Info, None, || done);
+                self.unknown(done);
                 self.task.with(|r| r.cancelled(worker));
                 return Acquired::NotHeld;
             }
             Err(e) => {
-                self.log.complete(Op::Acquire, Outcome::Fail, None, || done);
-                self.task
-                    .with(|r| r.acquired(worker, Err(&e), latency, done));
+                self.lost(worker, Failure::of(&e), latency, done);
                 return Acquired::NotHeld;
             }
         };
         self.setup.first_lock.granted(done);
         if faults.crash_now() {
             // Nobody learns the crashed holder's outcome: the own checker has no window for it.
-            self.log.complete(Op::Acquire, Outcome::Info, None, || done);
+            self.unknown(done);
             self.task.with(|r| r.crashed());
             return Acquired::Crashed;
         }
-        if faults.crash_happened() {
-            self.task.with(|r| r.acquired_after_crash());
-        }
-        self.task
-            .with(|r| r.acquired(worker, Ok(lock.validity()), latency, done));
         // Ownership starts when the holder learns it won.
         let owned_from = lock.vote().completed();
-        self.log
-            .complete(Op::Acquire, Outcome::Ok, Some(lease(&lock)), || owned_from);
+        let timing = (latency, done);
+        self.won(
+            worker,
+            faults,
+            timing,
+            lock.validity(),
+            lease(&lock),
+            owned_from,
+        );
         Acquired::Held(lock, owned_from)
     }
 
@@ -353,70 +393,45 @@ impl<'a> Cycle<'a> {
     /// a failed extend it only holds what is left.
     async fn hold(&self, worker: &WorkerState, hold: Duration, lock: &mut Lock) {
         let cfg = &self.setup.cfg;
-        let pieces = cfg.extends_per_hold + 1;
-        let piece = hold / pieces;
+        let piece = hold / (cfg.extends_per_hold + 1);
         for _ in 0..cfg.extends_per_hold {
-            if !hold_for(self.setup, piece).await {
+            if !self.wait(piece).await {
                 break;
             }
             let started = Instant::now();
             self.log.invoke(Op::Extend, Some(lease(lock)), || started);
             let result = self.setup.redlock.extend(lock, cfg.ttl).await;
-            if !self.extended(worker, lock, &result, started) {
+            let latency = started.elapsed();
+            let outcome = if result.is_ok() {
+                Outcome::Ok
+            } else {
+                Outcome::Fail
+            };
+            self.log
+                .complete(Op::Extend, outcome, Some(lease(lock)), Instant::now);
+            let vote = result
+                .as_ref()
+                .map_or_else(|e| e.vote(), |()| Some(lock.vote()));
+            let ok = result.is_ok();
+            self.task.with(|r| r.extended(worker, ok, vote, latency));
+            if !ok {
                 break; // no longer held on a quorum: stop extending, still release what is left
             }
         }
-        hold_for(
-            self.setup,
-            hold.saturating_sub(piece * cfg.extends_per_hold),
-        )
-        .await;
-    }
-
-    /// Records the extend started at `started` that returned `result` just now; `false` when
-    /// it failed.
-    #[inline]
-    fn extended(
-        &self,
-        worker: &WorkerState,
-        lock: &Lock,
-        result: &redlock_core::Result<()>,
-        started: Instant,
-    ) -> bool {
-        let latency = started.elapsed();
-        let outcome = if result.is_ok() {
-            Outcome::Ok
-        } else {
-            Outcome::Fail
-        };
-        self.log
-            .complete(Op::Extend, outcome, Some(lease(lock)), Instant::now);
-        match result {
-            Ok(()) => self
-                .task
-                .with(|r| r.extended(worker, true, Some(lock.vote()), latency)),
-            Err(e) => self
-                .task
-                .with(|r| r.extended(worker, false, e.vote(), latency)),
-        }
-        result.is_ok()
+        self.wait(hold.saturating_sub(piece * cfg.extends_per_hold))
+            .await;
     }
 
     /// Releases `lock`, owned since `owned_from`, and records its ownership window.
     async fn release(&self, worker: &WorkerState, lock: &Lock, owned_from: Instant) {
-        let release_started = Instant::now();
-        let owned_until = lock.valid_until().min(release_started);
-        self.task
-            .with(|r| r.owned(self.resource, lock.token(), owned_from, owned_until));
         let token_only = Lease {
-            token: lock.token(),
-            fence: lock.fencing_token(),
             valid_until: None,
+            ..lease(lock)
         };
-        self.log
-            .invoke(Op::Release, Some(token_only), || release_started);
+        let started =
+            self.release_started(lock.token(), token_only, owned_from, lock.valid_until());
         let released = self.setup.redlock.release(lock).await;
-        let latency = release_started.elapsed();
+        let latency = started.elapsed();
         let outcome = if released.is_ok() {
             Outcome::Ok
         } else {
@@ -425,11 +440,7 @@ impl<'a> Cycle<'a> {
         self.log
             .complete(Op::Release, outcome, Some(token_only), Instant::now);
         // A release reports 0 released rather than failing; an error still carries a vote.
-        let vote = match &released {
-            Ok(vote) => Some(vote),
-            Err(e) => e.vote(),
-        };
-        if let Some(vote) = vote {
+        if let Some(vote) = released.as_ref().map_or_else(|e| e.vote(), Some) {
             self.task.with(|r| r.released(worker, vote, latency));
         }
     }
@@ -449,7 +460,7 @@ impl<'a> Cycle<'a> {
         }
         // A holder pause (client fault) strikes the first write of a lock only.
         let pause = faults.map_or(Duration::ZERO, WorkerFaults::pause_now);
-        if !pause.is_zero() && !hold_for(self.setup, pause).await {
+        if !pause.is_zero() && !self.wait(pause).await {
             return;
         }
         // The fencing token when fenced; an unfenced write stores the lock's own token.
@@ -458,9 +469,8 @@ impl<'a> Cycle<'a> {
             .map_or_else(|| lock.token().to_string(), |t| t.to_string());
         let sent = Instant::now();
         let claim = Lease {
-            token: lock.token(),
-            fence: lock.fencing_token(),
             valid_until: None,
+            ..lease(lock)
         };
         self.log.invoke(Op::Write, Some(claim), || sent);
         let written = protected.storage.write(self.resource, &value).await;
@@ -482,18 +492,6 @@ fn lease(lock: &Lock) -> Lease<'_> {
         token: lock.token(),
         fence: lock.fencing_token(),
         valid_until: Some(lock.valid_until()),
-    }
-}
-
-/// Holds the lock for `d` (sub-millisecond holds included); `false` when the end-of-run
-/// grace cut the hold short.
-async fn hold_for(setup: &WorkerSetup, d: Duration) -> bool {
-    if d.is_zero() {
-        return !setup.hard_stop.is_set();
-    }
-    tokio::select! {
-        () = pacing::sleep(d) => true,
-        () = setup.hard_stop.wait() => false,
     }
 }
 

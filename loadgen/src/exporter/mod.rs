@@ -166,25 +166,25 @@ impl LiveFigures {
         self.lock().snapshot.modes.push(LiveMode::new(lock, fanout));
     }
 
+    fn current(&self, f: impl FnOnce(&mut LiveMode)) {
+        if let Some(mode) = self.lock().snapshot.modes.last_mut() {
+            f(mode);
+        }
+    }
+
     /// A task's finished interval of the current mode.
     pub fn add(&self, interval: &Interval) {
-        if let Some(mode) = self.lock().snapshot.modes.last_mut() {
-            mode.add(interval);
-        }
+        self.current(|mode| mode.add(interval));
     }
 
     /// The generator's CPU over the current mode's measured window so far.
     pub fn set_cpu(&self, cpu: GeneratorCpu) {
-        if let Some(mode) = self.lock().snapshot.modes.last_mut() {
-            mode.cpu = cpu;
-        }
+        self.current(|mode| mode.cpu = cpu);
     }
 
     /// The current mode's mutual-exclusion check is done.
     pub fn set_violations(&self, violations: u64) {
-        if let Some(mode) = self.lock().snapshot.modes.last_mut() {
-            mode.violations = violations;
-        }
+        self.current(|mode| mode.violations = violations);
     }
 
     /// What a scrape serves now; marks the final figures as collected once the run is over.

@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -58,9 +58,7 @@ pub fn parse_listen_address(text: &str) -> Result<SocketAddr, String> {
     if host.is_empty() {
         return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
     }
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, port));
-    }
+    // An IP address is taken as it is; a name is resolved.
     (host, port)
         .to_socket_addrs()
         .map_err(|e| bad(format!("cannot resolve {host:?}: {e}")))?
@@ -69,6 +67,7 @@ pub fn parse_listen_address(text: &str) -> Result<SocketAddr, String> {
 }
 
 /// A running exporter: serves the figures until dropped.
+#[derive(Debug)]
 pub struct Exporter {
     figures: Arc<LiveFigures>,
     address: SocketAddr,
@@ -119,14 +118,6 @@ impl Exporter {
     /// The figures it serves (what the run adds to).
     pub fn figures(&self) -> Arc<LiveFigures> {
         Arc::clone(&self.figures)
-    }
-}
-
-impl std::fmt::Debug for Exporter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Exporter")
-            .field("address", &self.address)
-            .finish_non_exhaustive()
     }
 }
 

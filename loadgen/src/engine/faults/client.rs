@@ -48,9 +48,7 @@ impl WorkerFault {
                 return Err(bad("a pause of 0 is no pause"));
             }
             return Ok(WorkerFault::Pause {
-                client: client
-                    .parse()
-                    .map_err(|_| bad(&format!("{client:?} is not a client index")))?,
+                client: client_index(client).map_err(|e| bad(&e))?,
                 length,
                 at: parse_duration(at).map_err(|e| bad(&e))?,
             });
@@ -61,9 +59,7 @@ impl WorkerFault {
         let (client, offset) = rest
             .split_once(':')
             .ok_or_else(|| bad("missing the offset"))?;
-        let client: u32 = client
-            .parse()
-            .map_err(|_| bad(&format!("{client:?} is not a client index")))?;
+        let client = client_index(client).map_err(|e| bad(&e))?;
         let (sign, magnitude) = match offset.as_bytes().first() {
             Some(b'+') => (1, &offset[1..]),
             Some(b'-') => (-1, &offset[1..]),
@@ -75,6 +71,11 @@ impl WorkerFault {
             offset_ms: sign * magnitude.as_millis() as i64,
         })
     }
+}
+
+fn client_index(text: &str) -> Result<u32, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a client index"))
 }
 
 /// The client faults of a run, resolved.
@@ -92,32 +93,25 @@ impl WorkerFaultPlan {
     pub fn new(faults: &[WorkerFault], clients: u32) -> Result<WorkerFaultPlan, String> {
         let mut plan = WorkerFaultPlan::default();
         for f in faults {
-            match *f {
-                WorkerFault::Crash { at } => {
-                    if plan.crash_at.replace(at).is_some() {
-                        return Err(
-                            "--client-fault crash@T: given twice (one crash per run)".into()
-                        );
-                    }
+            let (kind, client) = match *f {
+                WorkerFault::Crash { at } if plan.crash_at.replace(at).is_some() => {
+                    return Err("--client-fault crash@T: given twice (one crash per run)".into());
                 }
+                WorkerFault::Crash { .. } => continue,
                 WorkerFault::Clock { client, offset_ms } => {
-                    if client >= clients {
-                        return Err(format!(
-                            "--client-fault clock:{client}:...: there are only {clients} clients (0..{})",
-                            clients.saturating_sub(1)
-                        ));
-                    }
                     plan.clock_offsets.push((client, offset_ms));
+                    ("clock", client)
                 }
                 WorkerFault::Pause { client, length, at } => {
-                    if client >= clients {
-                        return Err(format!(
-                            "--client-fault pause:{client}:...: there are only {clients} clients (0..{})",
-                            clients.saturating_sub(1)
-                        ));
-                    }
                     plan.pauses.push((client, length, at));
+                    ("pause", client)
                 }
+            };
+            if client >= clients {
+                return Err(format!(
+                    "--client-fault {kind}:{client}:...: there are only {clients} clients (0..{})",
+                    clients.saturating_sub(1)
+                ));
             }
         }
         Ok(plan)
@@ -128,55 +122,39 @@ impl WorkerFaultPlan {
     }
 }
 
-/// A one-shot "the holder dies" fault: the first worker to win the lock at or after `at`
-/// stops for good without releasing it (`setnx-expire`: right after its `SETNX`, before the
-/// `EXPIRE`).
+/// A fault that strikes once: the first worker to ask at or after `at` takes it.
 #[derive(Debug)]
-pub struct CrashPlan {
+pub struct OneShot<T> {
     pub at: Instant,
+    what: T,
     taken: AtomicBool,
 }
 
-impl CrashPlan {
-    pub fn new(at: Instant) -> CrashPlan {
-        CrashPlan {
+/// "The holder dies": the first worker to win the lock at or after `at` stops for good
+/// without releasing it (`setnx-expire`: right after its `SETNX`, before the `EXPIRE`).
+pub type CrashPlan = OneShot<()>;
+
+/// A holder pause of one client: the first time it holds a lock at or after `at`, it stops for
+/// this long between its validity check and its write.
+pub type PausePlan = OneShot<Duration>;
+
+impl<T: Copy> OneShot<T> {
+    pub fn new(at: Instant, what: T) -> OneShot<T> {
+        OneShot {
             at,
+            what,
             taken: AtomicBool::new(false),
         }
     }
 
-    /// True exactly once: for the first caller at or after `at`.
-    pub fn take(&self, now: Instant) -> bool {
-        now >= self.at && !self.taken.swap(true, Ordering::AcqRel)
+    /// `Some` exactly once: for the first call at or after `at`.
+    pub fn take(&self, now: Instant) -> Option<T> {
+        (now >= self.at && !self.taken.swap(true, Ordering::AcqRel)).then_some(self.what)
     }
 
-    /// Whether a worker has crashed.
+    /// Whether it has struck.
     pub fn happened(&self) -> bool {
         self.taken.load(Ordering::Acquire)
-    }
-}
-
-/// A one-shot holder pause of one client: the first time it holds a lock at or after `at`,
-/// it stops for `length` between its validity check and its write.
-#[derive(Debug)]
-pub struct PausePlan {
-    pub at: Instant,
-    pub length: Duration,
-    taken: AtomicBool,
-}
-
-impl PausePlan {
-    pub fn new(at: Instant, length: Duration) -> PausePlan {
-        PausePlan {
-            at,
-            length,
-            taken: AtomicBool::new(false),
-        }
-    }
-
-    /// The pause to take now: `Some` exactly once, for the first call at or after `at`.
-    pub fn take(&self, now: Instant) -> Option<Duration> {
-        (now >= self.at && !self.taken.swap(true, Ordering::AcqRel)).then_some(self.length)
     }
 }
 
@@ -207,7 +185,7 @@ impl WorkerFaults {
     pub fn crash_now(&self) -> bool {
         self.crash
             .as_ref()
-            .is_some_and(|plan| plan.take(Instant::now()))
+            .is_some_and(|plan| plan.take(Instant::now()).is_some())
     }
 }
 
@@ -298,12 +276,12 @@ mod tests {
     #[test]
     fn a_crash_plan_fires_once_and_not_before_its_time() {
         let now = Instant::now();
-        let plan = CrashPlan::new(now + Duration::from_secs(60));
-        assert!(!plan.take(now));
+        let plan = CrashPlan::new(now + Duration::from_secs(60), ());
+        assert!(plan.take(now).is_none());
         assert!(!plan.happened());
-        let plan = CrashPlan::new(now);
-        assert!(plan.take(now));
-        assert!(!plan.take(now), "only the first worker crashes");
+        let plan = CrashPlan::new(now, ());
+        assert!(plan.take(now).is_some());
+        assert!(plan.take(now).is_none(), "only the first worker crashes");
         assert!(plan.happened());
     }
 }

@@ -61,7 +61,7 @@ impl FaultKind {
     }
 
     /// True when the fault happens at one instant (no `T1-T2` window).
-    fn is_instant(&self) -> bool {
+    pub(crate) fn is_instant(&self) -> bool {
         matches!(
             self,
             FaultKind::Restart
@@ -106,10 +106,7 @@ impl fmt::Display for Masters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Masters::First(n) => write!(f, "{n}"),
-            Masters::List(list) => {
-                let names: Vec<String> = list.iter().map(|i| format!("m{i}")).collect();
-                f.write_str(&names.join(","))
-            }
+            Masters::List(list) => f.write_str(&master_names(list, ",")),
         }
     }
 }
@@ -225,17 +222,12 @@ fn parse_kind(kind_text: &str, arg: Option<&str>, bad: &Bad<'_>) -> Result<Fault
         ("clock", Some(d)) => {
             FaultKind::Clock(parse_jump(d).map_err(|e| bad(&format!("clock jump {d:?}"), e))?)
         }
-        ("clock", None) => {
-            return Err(bad(
-                "clock",
-                "needs the jump, e.g. clock:m2:+2s@1500ms (or -2s)".into(),
-            ));
-        }
-        ("latency", None) => {
-            return Err(bad(
-                "latency",
-                "needs the delay, e.g. latency:2:50ms@1s-5s".into(),
-            ));
+        (kind @ ("clock" | "latency"), None) => {
+            let needs = match kind {
+                "clock" => "the jump, e.g. clock:m2:+2s@1500ms (or -2s)",
+                _ => "the delay, e.g. latency:2:50ms@1s-5s",
+            };
+            return Err(bad(kind, format!("needs {needs}")));
         }
         (_, Some(a)) if KINDS.split(", ").any(|k| k == kind_text) => {
             return Err(bad(
@@ -337,6 +329,21 @@ fn parse_time(text: &str) -> Result<FaultTime, String> {
     }
 }
 
+/// `m0, m3`: masters by index, joined by `sep`.
+pub fn master_names(masters: &[usize], sep: &str) -> String {
+    let names: Vec<String> = masters.iter().map(|i| format!("m{i}")).collect();
+    names.join(sep)
+}
+
+/// A clock jump of `ms` as written: `+5s`, `-250ms`.
+pub fn signed_ms(ms: i64) -> String {
+    let sign = if ms < 0 { '-' } else { '+' };
+    format!(
+        "{sign}{}",
+        short_duration(Duration::from_millis(ms.unsigned_abs()))
+    )
+}
+
 /// `3s`, `1500ms` or `250us`: the shortest exact form that parses back.
 pub fn short_duration(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
@@ -355,9 +362,7 @@ impl fmt::Display for FaultSpec {
             write!(f, ":{}", short_duration(d))?;
         }
         if let FaultKind::Clock(ms) = self.kind {
-            let sign = if ms < 0 { '-' } else { '+' };
-            let d = Duration::from_millis(ms.unsigned_abs());
-            write!(f, ":{sign}{}", short_duration(d))?;
+            write!(f, ":{}", signed_ms(ms))?;
         }
         write!(f, "@{}", self.at)?;
         if let Some(until) = self.until {

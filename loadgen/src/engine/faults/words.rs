@@ -1,8 +1,8 @@
 //! A fault schedule in words, as an answer names what it was measured under.
 
-use std::time::Duration;
-
-use super::master::{short_duration, FaultKind, FaultSpec, FaultTime, Masters};
+use super::master::{
+    master_names, short_duration, signed_ms, FaultKind, FaultSpec, FaultTime, Masters,
+};
 
 impl FaultSpec {
     /// The fault in words, as an answer names what it was measured under: "m4 killed at 1s",
@@ -11,10 +11,7 @@ impl FaultSpec {
         let who = match &self.masters {
             Masters::First(1) => "m0".to_string(),
             Masters::First(n) => format!("the first {n} masters"),
-            Masters::List(list) => {
-                let names: Vec<String> = list.iter().map(|i| format!("m{i}")).collect();
-                names.join(", ")
-            }
+            Masters::List(list) => master_names(list, ", "),
         };
         let when = match self.until {
             Some(until) => format!("from {} to {until}", self.at),
@@ -29,11 +26,7 @@ impl FaultSpec {
             FaultKind::Latency(d) => format!("{who} {} slower", short_duration(d)),
             FaultKind::Blackhole => format!("{who} unreachable"),
             FaultKind::Expire => format!("the lock keys on {who} deleted"),
-            FaultKind::Clock(ms) => {
-                let sign = if ms < 0 { '-' } else { '+' };
-                let d = Duration::from_millis(ms.unsigned_abs());
-                format!("{who}'s wall clock jumped {sign}{}", short_duration(d))
-            }
+            FaultKind::Clock(ms) => format!("{who}'s wall clock jumped {}", signed_ms(ms)),
         };
         format!("{what} {when}")
     }

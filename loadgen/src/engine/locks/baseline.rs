@@ -96,19 +96,10 @@ impl Baseline {
             first_round_trip: None,
             elapsed: Duration::ZERO,
         };
-        attempt.result = match self.algorithm {
-            LockAlgorithm::Single => self.single(key, ttl, faults, started, &mut attempt).await,
-            LockAlgorithm::SetnxExpire => {
-                self.setnx_expire(key, ttl, faults, started, &mut attempt)
-                    .await
-            }
-            LockAlgorithm::SetnxGetset => {
-                self.setnx_getset(key, ttl, faults, started, &mut attempt)
-                    .await
-            }
-            LockAlgorithm::Redlock => unreachable!("checked in Baseline::new"),
-        }
-        .unwrap_or_else(AttemptResult::Failed);
+        attempt.result = self
+            .attempt(key, ttl, faults, &mut attempt)
+            .await
+            .unwrap_or_else(AttemptResult::Failed);
         attempt.elapsed = started.elapsed();
         attempt
     }
@@ -124,60 +115,60 @@ impl Baseline {
         Ok(reply)
     }
 
-    async fn single(
+    /// The attempt's commands, as the algorithm sends them.
+    async fn attempt(
         &self,
         key: &str,
         ttl: Duration,
         faults: &WorkerFaults,
-        started: Instant,
         attempt: &mut Attempt,
     ) -> Result<AttemptResult, RequestError> {
-        // The token Redlock uses (20 bytes from the OS CSPRNG, hex): the same cost per attempt.
-        let token = redlock_core::validity::new_token()
-            .map_err(|e| RequestError::Failed(format!("OS random source: {e}")))?;
-        let mut set = redis::cmd("SET");
-        set.arg(key)
-            .arg(&token)
-            .arg("NX")
-            .arg("PX")
-            .arg(ttl.as_millis() as u64);
-        let reply: Option<String> = self.send(&set, attempt).await?;
-        if reply.is_none() {
-            return Ok(AttemptResult::Denied);
-        }
-        Ok(won(token, 0, started, ttl, faults))
-    }
-
-    async fn setnx_expire(
-        &self,
-        key: &str,
-        ttl: Duration,
-        faults: &WorkerFaults,
-        started: Instant,
-        attempt: &mut Attempt,
-    ) -> Result<AttemptResult, RequestError> {
-        let marker = format!("{:016x}", rand::random::<u64>());
-        let set: bool = self
-            .send(redis::cmd("SETNX").arg(key).arg(&marker), attempt)
-            .await?;
-        if !set {
-            return Ok(AttemptResult::Denied);
-        }
-        // The pattern's weak spot: the key exists without a TTL until EXPIRE lands.
-        if faults.crash_now() {
-            return Ok(AttemptResult::Crashed);
-        }
-        // EXPIRE takes whole seconds: round up so the key never expires before the TTL.
-        let seconds = ttl.as_millis().div_ceil(1000).max(1) as u64;
-        let _: bool = self
-            .send(redis::cmd("EXPIRE").arg(key).arg(seconds), attempt)
-            .await?;
-        Ok(AttemptResult::Acquired(Held {
-            value: marker,
-            expires_ms: 0,
+        // The key cannot expire on the master before the attempt's start + TTL.
+        let valid_until = Instant::now() + ttl;
+        let held = |value: String, expires_ms: i64| Held {
+            value,
+            expires_ms,
             completed: Instant::now(),
-            valid_until: started + ttl,
-        }))
+            valid_until,
+        };
+        let won = |value, expires_ms| match faults.crash_now() {
+            true => AttemptResult::Crashed,
+            false => AttemptResult::Acquired(held(value, expires_ms)),
+        };
+        match self.algorithm {
+            LockAlgorithm::Single => {
+                // The token Redlock uses (20 bytes from the OS CSPRNG, hex): the same cost per
+                // attempt.
+                let token = redlock_core::validity::new_token()
+                    .map_err(|e| RequestError::Failed(format!("OS random source: {e}")))?;
+                let mut set = redis::cmd("SET");
+                set.arg(key).arg(&token).arg("NX").arg("PX");
+                let reply: Option<String> =
+                    self.send(set.arg(ttl.as_millis() as u64), attempt).await?;
+                Ok(reply.map_or(AttemptResult::Denied, |_| won(token, 0)))
+            }
+            LockAlgorithm::SetnxExpire => {
+                let marker = format!("{:016x}", rand::random::<u64>());
+                let set: bool = self
+                    .send(redis::cmd("SETNX").arg(key).arg(&marker), attempt)
+                    .await?;
+                if !set {
+                    return Ok(AttemptResult::Denied);
+                }
+                // The pattern's weak spot: the key exists without a TTL until EXPIRE lands.
+                if faults.crash_now() {
+                    return Ok(AttemptResult::Crashed);
+                }
+                // EXPIRE takes whole seconds: round up so the key never expires before the TTL.
+                let seconds = ttl.as_millis().div_ceil(1000).max(1) as u64;
+                let _: bool = self
+                    .send(redis::cmd("EXPIRE").arg(key).arg(seconds), attempt)
+                    .await?;
+                Ok(AttemptResult::Acquired(held(marker, 0)))
+            }
+            LockAlgorithm::SetnxGetset => self.setnx_getset(key, ttl, faults, attempt, won).await,
+            LockAlgorithm::Redlock => unreachable!("checked in Baseline::new"),
+        }
     }
 
     async fn setnx_getset(
@@ -185,16 +176,16 @@ impl Baseline {
         key: &str,
         ttl: Duration,
         faults: &WorkerFaults,
-        started: Instant,
         attempt: &mut Attempt,
+        won: impl Fn(String, i64) -> AttemptResult,
     ) -> Result<AttemptResult, RequestError> {
-        let ttl_ms = ttl.as_millis() as i64;
-        let expires = now_ms(faults) + ttl_ms + 1;
+        let expires = |faults| now_ms(faults) + ttl.as_millis() as i64 + 1;
+        let first = expires(faults);
         let set: bool = self
-            .send(redis::cmd("SETNX").arg(key).arg(expires), attempt)
+            .send(redis::cmd("SETNX").arg(key).arg(first), attempt)
             .await?;
         if set {
-            return Ok(won(expires.to_string(), expires, started, ttl, faults));
+            return Ok(won(first.to_string(), first));
         }
         let current: Option<String> = self.send(redis::cmd("GET").arg(key), attempt).await?;
         // Gone meanwhile (released): this attempt lost; the next one starts over with SETNX.
@@ -204,15 +195,15 @@ impl Baseline {
         if !expired(&current, now_ms(faults)) {
             return Ok(AttemptResult::Denied);
         }
-        let expires = now_ms(faults) + ttl_ms + 1;
+        let again = expires(faults);
         let previous: Option<String> = self
-            .send(redis::cmd("GETSET").arg(key).arg(expires), attempt)
+            .send(redis::cmd("GETSET").arg(key).arg(again), attempt)
             .await?;
         // Another contender's GETSET got there first when the old value is no longer expired;
         // ours then moved its expiry a little, which the pattern accepts.
         match previous {
             Some(previous) if !expired(&previous, now_ms(faults)) => Ok(AttemptResult::Denied),
-            _ => Ok(won(expires.to_string(), expires, started, ttl, faults)),
+            _ => Ok(won(again.to_string(), again)),
         }
     }
 
@@ -247,24 +238,6 @@ impl Baseline {
         released.error = reply.err();
         released
     }
-}
-
-fn won(
-    value: String,
-    expires_ms: i64,
-    started: Instant,
-    ttl: Duration,
-    faults: &WorkerFaults,
-) -> AttemptResult {
-    if faults.crash_now() {
-        return AttemptResult::Crashed;
-    }
-    AttemptResult::Acquired(Held {
-        value,
-        expires_ms,
-        completed: Instant::now(),
-        valid_until: started + ttl,
-    })
 }
 
 /// This client's wall clock, ms since the Unix epoch, with its offset.
