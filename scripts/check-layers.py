@@ -38,7 +38,6 @@ LAYERS: dict[str, list[tuple[str, list[str]]]] = {
         ("engine: run", ["engine::runner"]),
         ("engine: mode", ["engine::mode"]),
         ("engine: worker", ["engine::worker"]),
-        ("engine: cycle", ["engine::baseline_cycle"]),
         ("engine: recorder", ["engine::recorder"]),
         ("engine: locks", ["engine::locks", "engine::storage"]),
         ("engine: schedule", ["engine::schedule", "engine::probe"]),
