@@ -17,13 +17,16 @@ use crate::plans::coordinator::overlap::Findings;
 
 pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
+    let asked = Collecting {
+        coordinator: args.coordinator.clone(),
+        run_id: args.run_id.clone(),
+        wait: args.wait,
+    };
     let Collected {
         parts,
         mut merged,
         findings,
-    } = session
-        .rt
-        .block_on(collect(&asked(&args), &session.signals))?;
+    } = session.rt.block_on(collect(&asked, &session.signals))?;
     let gate = judge_whole_run(&mut merged, &args.thresholds, args.gate)?;
     let coordination = serde_json::json!({
         "run_id": args.run_id,
@@ -46,15 +49,6 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
     match violations + findings.certain {
         0 => crate::commands::run::check_thresholds(gate.as_ref()),
         n => Err(LoadgenError::Violations(n)),
-    }
-}
-
-/// What the flags ask to collect.
-fn asked(args: &CollectArgs) -> Collecting {
-    Collecting {
-        coordinator: args.coordinator.clone(),
-        run_id: args.run_id.clone(),
-        wait: args.wait,
     }
 }
 
@@ -88,11 +82,11 @@ fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-/// One agent's figures for one mode: host, rate, p99, generator CPU, generator-bound.
+/// One agent's figures for one mode (a line): host, rate, p99, generator CPU, generator-bound.
 fn agent_line(agent: &AgentInfo, m: &ModeStats, at: &str) -> String {
     let j = &m.generator.judgement;
     format!(
-        "  agent {:<3} {:<24} {:<10} {at}{:>10.0} acquires/s  p99 {:>9.3} ms  gen CPU {:>3.0}%{}",
+        "  agent {:<3} {:<24} {:<10} {at}{:>10.0} acquires/s  p99 {:>9.3} ms  gen CPU {:>3.0}%{}\n",
         agent.agent,
         agent.host,
         m.fanout.as_str(),
@@ -114,7 +108,6 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
             (Document::Run(r), _) => {
                 for m in &r.modes {
                     out.push_str(&agent_line(&p.info, m, ""));
-                    out.push('\n');
                 }
             }
             (Document::Capacity(c), Document::Capacity(all)) => {
@@ -131,7 +124,6 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
                     if let Some((s, m)) = step.and_then(|s| Some((s, s.report.modes.first()?))) {
                         let at = format!("step at {:>8.0}/s ", s.rate);
                         out.push_str(&agent_line(&p.info, m, &at));
-                        out.push('\n');
                     }
                 }
             }
@@ -144,22 +136,17 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
     let phases = parts.iter().map(|p| p.info.phases.len()).max().unwrap_or(0);
     for k in 0..phases {
         let of: Vec<_> = parts.iter().filter_map(|p| p.info.phases.get(k)).collect();
-        let planned: Vec<u64> = of.iter().map(|s| s.planned_start_unix_us).collect();
-        let same = planned.windows(2).all(|w| w[0] == w[1]);
-        let late = |f: fn(&crate::plans::coordinator::agent::PhaseStart) -> u64| {
-            (
-                of.iter().map(|s| f(s)).min().unwrap_or(0),
-                of.iter().map(|s| f(s)).max().unwrap_or(0),
-            )
-        };
-        let (late_min, late_max) = late(|s| s.woke_late_us);
-        let (_, rtt_max) = late(|s| s.sync_rtt_us);
+        let planned = of.first().map_or(0, |s| s.planned_start_unix_us);
+        let same = of.iter().all(|s| s.planned_start_unix_us == planned);
+        let late = || of.iter().map(|s| s.woke_late_us);
+        let (late_min, late_max) = (late().min().unwrap_or(0), late().max().unwrap_or(0));
+        let rtt_max = of.iter().map(|s| s.sync_rtt_us).max().unwrap_or(0);
         out.push_str(&format!(
             "  phase {:<3} {:<10} {} at coordinator {} µs; timers fired {:.3}..{:.3} ms after it (skew {:.3} ms), clock mapping within ±{:.3} ms\n",
             k + 1,
             of.first().map_or("", |s| s.fanout.as_str()),
             if same { "planned" } else { "PLANNED DIFFERENTLY" },
-            planned.first().copied().unwrap_or(0),
+            planned,
             ms(late_min),
             ms(late_max),
             ms(late_max - late_min),

@@ -59,7 +59,7 @@ pub struct AgentInfo {
 struct Phase {
     start: PhaseStart,
     sync: Sync,
-    /// Its windows (their bound set by [`Agent::finish`]).
+    /// Its windows (their agent and bound set by [`Agent::finish`]).
     windows: AgentWindows,
 }
 
@@ -165,12 +165,7 @@ impl Agent {
                 bound_us: 0,
             },
             sync,
-            windows: AgentWindows {
-                agent: self.number,
-                bound_us: 0,
-                truncated: false,
-                windows: Vec::new(),
-            },
+            windows: AgentWindows::default(),
         });
         Ok(Some(local))
     }
@@ -192,23 +187,28 @@ impl Agent {
         let n = self.number;
         for phase in &mut self.phases {
             phase.start.bound_us = phase.sync.bound_until(&end);
-            phase.windows.bound_us = phase.start.bound_us;
+            let windows = AgentWindows {
+                agent: n,
+                bound_us: phase.start.bound_us,
+                ..std::mem::take(&mut phase.windows)
+            };
             let name = key(&self.run_id, &format!("windows:{n}:{}", phase.start.phase));
-            self.coordinator.put(&name, phase.windows.encode()).await?;
-            phase.windows.windows = Vec::new();
+            self.coordinator.put(&name, windows.encode()).await?;
         }
+        let phases = self.phases.iter().map(|p| p.start.clone()).collect();
         let info = AgentInfo {
             agent: n,
             host: self.host.clone(),
-            phases: self.phases.iter().map(|p| p.start.clone()).collect(),
+            phases,
         };
         let info = serde_json::to_string(&info).expect("agent info serializes");
-        self.coordinator
-            .put(&self.key(&format!("agent:{n}")), info)
-            .await?;
-        self.coordinator
-            .put(&self.key(&format!("result:{n}")), result_json)
-            .await
+        self.put(&format!("agent:{n}"), info).await?;
+        self.put(&format!("result:{n}"), result_json).await
+    }
+
+    /// Stores `value` under the coordinator key `name` of this run.
+    async fn put(&self, name: &str, value: impl redis::ToRedisArgs) -> Result<(), LoadgenError> {
+        self.coordinator.put(&self.key(name), value).await
     }
 
     /// Gives the run up for everybody (best effort): the others stop at their next barrier
@@ -228,20 +228,17 @@ impl Agent {
     /// every agent's search takes the same next step.
     pub async fn exchange(&self, step: u32, report: &Report) -> Result<Report, LoadgenError> {
         let mine = crate::render::json::render(report);
-        let name = |n: u32| self.key(&format!("step:{step}:{n}"));
-        self.coordinator.put(&name(self.number), mine).await?;
+        let name = |n: u32| format!("step:{step}:{n}");
+        self.put(&name(self.number), mine).await?;
         let deadline = Instant::now() + self.join_timeout + crate::engine::runner::GRACE;
         let mut parts = Vec::with_capacity(self.agents as usize);
         for n in 1..=self.agents {
             let text = loop {
-                if let Some(text) = self.coordinator.get::<String>(&name(n)).await? {
+                let c = &self.coordinator;
+                if let Some(text) = c.get::<String>(&self.key(&name(n))).await? {
                     break text;
                 }
-                if let Some(why) = self
-                    .coordinator
-                    .get::<String>(&self.key("abandoned"))
-                    .await?
-                {
+                if let Some(why) = c.get::<String>(&self.key("abandoned")).await? {
                     return Err(given_up(&self.run_id, &why));
                 }
                 if let Some(signal) = self.signals.received() {

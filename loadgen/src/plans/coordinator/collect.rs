@@ -41,42 +41,25 @@ pub struct Collected {
     pub findings: Findings,
 }
 
-/// Where `collect` is, for the message when `--wait` runs out or a signal stops it.
-#[derive(Debug, Clone)]
-enum Stage {
-    /// Waiting for these agents' results (of `agents`).
-    Waiting {
-        agents: u32,
-        missing: Vec<u32>,
-    },
-    Doing(String),
+/// Where `collect` is: in words (said when a signal stops it), and the error should `--wait`
+/// run out there.
+#[derive(Debug, Default)]
+struct Stage {
+    words: String,
+    ran_out: String,
 }
 
-impl Stage {
-    /// What it was doing, in words.
-    fn words(&self) -> String {
-        match self {
-            Stage::Waiting { agents, missing } => {
-                format!("waiting for {} of {agents} agents' results", missing.len())
-            }
-            Stage::Doing(what) => what.clone(),
+impl Collecting {
+    /// The stage of doing `what`.
+    fn doing(&self, what: String) -> Stage {
+        let (id, wait) = (&self.run_id, self.wait);
+        let ran_out = format!(
+            "run {id}: collect did not finish within {wait:?} (--wait): it was {what}; no report was printed (a longer --wait gives it more time)"
+        );
+        Stage {
+            words: what,
+            ran_out,
         }
-    }
-
-    /// The error of a `--wait` that ran out, naming the stage it ran out in.
-    fn ran_out(&self, asked: &Collecting) -> LoadgenError {
-        let id = &asked.run_id;
-        let wait = asked.wait;
-        LoadgenError::Failed(match self {
-            Stage::Waiting { agents, missing } => format!(
-                "run {id}: only {} of {agents} agents stored a result within {wait:?} (--wait); missing: agent {}",
-                *agents as usize - missing.len(),
-                missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-            ),
-            Stage::Doing(what) => format!(
-                "run {id}: collect did not finish within {wait:?} (--wait): it was {what}; no report was printed (a longer --wait gives it more time)"
-            ),
-        })
     }
 }
 
@@ -84,7 +67,7 @@ impl Stage {
 /// by `--wait` (an error naming the stage) or a signal (128 + its number).
 pub async fn collect(asked: &Collecting, signals: &Signals) -> Result<Collected, LoadgenError> {
     let deadline = tokio::time::Instant::now() + asked.wait;
-    let progress = RefCell::new(Stage::Doing(format!(
+    let progress = RefCell::new(asked.doing(format!(
         "connecting to the coordinator {}",
         redlock_core::redact_url(&asked.coordinator)
     )));
@@ -94,10 +77,10 @@ pub async fn collect(asked: &Collecting, signals: &Signals) -> Result<Collected,
         () = signals.stop.wait() => {
             let signal = signals.received().unwrap_or(Signal::Sigint);
             // The error's own words promise a partial report; say what collect was doing.
-            eprintln!("redlock-loadgen: collect stopped by {signal} while {}; no report was printed", progress.borrow().words());
+            eprintln!("redlock-loadgen: collect stopped by {signal} while {}; no report was printed", progress.borrow().words);
             Err(LoadgenError::Interrupted(signal))
         }
-        () = tokio::time::sleep_until(deadline) => Err(progress.borrow().ran_out(asked)),
+        () = tokio::time::sleep_until(deadline) => Err(LoadgenError::Failed(progress.take().ran_out)),
     };
     // A worker thread still running stops at its next look at the flag; its answer is dropped.
     cancel.set();
@@ -141,6 +124,7 @@ async fn gather(
     let c = Coordinator::connect(&asked.coordinator).await?;
     let g = Gathering {
         c,
+        asked,
         id: &asked.run_id,
         progress,
         cancel,
@@ -184,6 +168,7 @@ async fn gather(
 /// its worker threads.
 struct Gathering<'a> {
     c: Coordinator,
+    asked: &'a Collecting,
     id: &'a str,
     progress: &'a RefCell<Stage>,
     cancel: &'a Arc<Stop>,
@@ -191,7 +176,7 @@ struct Gathering<'a> {
 
 impl Gathering<'_> {
     fn doing(&self, what: String) {
-        *self.progress.borrow_mut() = Stage::Doing(what);
+        *self.progress.borrow_mut() = self.asked.doing(what);
     }
 
     /// The run's agent count, within 1..=[`MAX_AGENTS`].
@@ -323,9 +308,15 @@ impl Gathering<'_> {
         let mut missing: Vec<u32> = (1..=agents).collect();
         let mut said = false;
         loop {
-            *self.progress.borrow_mut() = Stage::Waiting {
-                agents,
-                missing: missing.clone(),
+            let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+            *self.progress.borrow_mut() = Stage {
+                words: format!("waiting for {} of {agents} agents' results", missing.len()),
+                ran_out: format!(
+                    "run {id}: only {} of {agents} agents stored a result within {:?} (--wait); missing: agent {}",
+                    agents as usize - missing.len(),
+                    self.asked.wait,
+                    list.join(", ")
+                ),
             };
             let mut still = Vec::new();
             for &n in missing.iter() {

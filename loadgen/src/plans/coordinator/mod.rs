@@ -116,14 +116,9 @@ impl Coordinator {
         keys: &[&str],
         args: impl redis::ToRedisArgs,
     ) -> Result<T, LoadgenError> {
-        self.query(
-            redis::cmd("EVAL")
-                .arg(lua)
-                .arg(keys.len())
-                .arg(keys)
-                .arg(args),
-        )
-        .await
+        let mut eval = redis::cmd("EVAL");
+        eval.arg(lua).arg(keys.len()).arg(keys).arg(args);
+        self.query(&eval).await
     }
 
     /// `SET key value EX ttl`.
