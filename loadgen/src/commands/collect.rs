@@ -12,7 +12,7 @@ use crate::model::gate::{Gate, GatePolicy};
 use crate::model::mode::ModeStats;
 use crate::model::threshold::Threshold;
 use crate::plans::coordinator::agent::AgentInfo;
-use crate::plans::coordinator::collect::{collect, Collected, Collecting, Part};
+use crate::plans::coordinator::collect::{collect, Collected, Collecting};
 use crate::plans::coordinator::overlap::Findings;
 
 pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError> {
@@ -23,14 +23,15 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
         wait: args.wait,
     };
     let Collected {
-        parts,
+        infos,
+        docs,
         mut merged,
         findings,
     } = session.rt.block_on(collect(&asked, &session.signals))?;
     let gate = judge_whole_run(&mut merged, &args.thresholds, args.gate)?;
     let coordination = serde_json::json!({
         "run_id": args.run_id,
-        "agents": parts.iter().map(|p| &p.info).collect::<Vec<_>>(),
+        "agents": infos,
         "cross_agent": {
             "windows": findings.windows,
             "certain_overlaps": findings.certain,
@@ -41,7 +42,7 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
         },
     });
     let violations = print_merged(&merged, &outputs, Some(("coordination", coordination)))?;
-    outputs.print_report(&agents_section(&parts, &merged, &findings))?;
+    outputs.print_report(&agents_section(&infos, &docs, &merged, &findings))?;
     // Writing the report is short and not cut off; a signal during it still sets the exit code.
     if let Some(signal) = session.signals.received() {
         return Err(LoadgenError::Interrupted(signal));
@@ -67,15 +68,13 @@ fn judge_whole_run(
             "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
         )));
     }
-    match merged {
-        Document::Run(report) => {
-            report.judge_thresholds(thresholds, policy);
-            Ok(report.gate.clone())
-        }
-        _ => Err(LoadgenError::Usage(
+    let Document::Run(report) = merged else {
+        return Err(LoadgenError::Usage(
             "--threshold judges the figures of a run; this coordinated run is a sweep or a capacity search".into(),
-        )),
-    }
+        ));
+    };
+    report.judge_thresholds(thresholds, policy);
+    Ok(report.gate.clone())
 }
 
 fn ms(us: u64) -> f64 {
@@ -101,29 +100,31 @@ fn agent_line(agent: &AgentInfo, m: &ModeStats, at: &str) -> String {
     )
 }
 
-fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> String {
-    let mut out = format!("\nagents ({}):\n", parts.len());
-    for p in parts {
-        match (&p.doc, merged) {
+fn agents_section(
+    infos: &[AgentInfo],
+    docs: &[Document],
+    merged: &Document,
+    findings: &Findings,
+) -> String {
+    let mut out = format!("\nagents ({}):\n", infos.len());
+    for (info, doc) in infos.iter().zip(docs) {
+        match (doc, merged) {
             (Document::Run(r), _) => {
                 for m in &r.modes {
-                    out.push_str(&agent_line(&p.info, m, ""));
+                    out.push_str(&agent_line(info, m, ""));
                 }
             }
             (Document::Capacity(c), Document::Capacity(all)) => {
                 // Its share of each answer (or its last step when there is none).
                 for a in &all.answers {
-                    let share = a.rate_per_s.map(|r| r / parts.len() as f64);
-                    let step = c
-                        .steps
-                        .iter()
-                        .rev()
-                        .filter(|s| s.fanout == a.fanout)
+                    let share = a.rate_per_s.map(|r| r / infos.len() as f64);
+                    let of_mode = || c.steps.iter().rev().filter(|s| s.fanout == a.fanout);
+                    let step = of_mode()
                         .find(|s| share.is_none_or(|r| (s.rate - r).abs() < 0.5))
-                        .or_else(|| c.steps.iter().rev().find(|s| s.fanout == a.fanout));
+                        .or_else(|| of_mode().next());
                     if let Some((s, m)) = step.and_then(|s| Some((s, s.report.modes.first()?))) {
                         let at = format!("step at {:>8.0}/s ", s.rate);
-                        out.push_str(&agent_line(&p.info, m, &at));
+                        out.push_str(&agent_line(info, m, &at));
                     }
                 }
             }
@@ -133,9 +134,9 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
     out.push_str(
         "phase starts (planned on the coordinator's clock, the same instant for every agent):\n",
     );
-    let phases = parts.iter().map(|p| p.info.phases.len()).max().unwrap_or(0);
+    let phases = infos.iter().map(|i| i.phases.len()).max().unwrap_or(0);
     for k in 0..phases {
-        let of: Vec<_> = parts.iter().filter_map(|p| p.info.phases.get(k)).collect();
+        let of: Vec<_> = infos.iter().filter_map(|i| i.phases.get(k)).collect();
         let planned = of.first().map_or(0, |s| s.planned_start_unix_us);
         let same = of.iter().all(|s| s.planned_start_unix_us == planned);
         let late = || of.iter().map(|s| s.woke_late_us);

@@ -165,15 +165,11 @@ fn merge_mode(
     allow: Allow,
     notes: &mut Vec<String>,
 ) -> Result<ModeStats, LoadgenError> {
-    let of_mode: Vec<(&str, &ModeStats)> = parts
-        .iter()
-        .flat_map(|(n, r)| {
-            r.modes
-                .iter()
-                .filter(move |m| m.same_mode(lock, fanout))
-                .map(move |m| (n.as_str(), m))
-        })
-        .collect();
+    let mut of_mode: Vec<(&str, &ModeStats)> = Vec::new();
+    for (name, r) in parts {
+        let same = r.modes.iter().filter(|m| m.same_mode(lock, fanout));
+        of_mode.extend(same.map(|m| (name.as_str(), m)));
+    }
     let all_windows: Vec<(u64, u64)> = of_mode
         .iter()
         .flat_map(|(_, m)| windows::windows(m))

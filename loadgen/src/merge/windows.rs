@@ -69,13 +69,8 @@ pub fn merge_modes(parts: &[(&str, &ModeStats)]) -> Result<ModeStats, String> {
     for &(name, m) in parts {
         merged.add_measurements(m);
         let shift = ((m.measured_from_unix_ms - base) as f64 / interval_ms as f64).round() as usize;
-        merged.add_intervals(
-            m.intervals
-                .iter()
-                .cloned()
-                .enumerate()
-                .map(|(s, i)| (s + shift, i)),
-        );
+        let shifted = m.intervals.iter().cloned().enumerate();
+        merged.add_intervals(shifted.map(|(s, i)| (s + shift, i)));
         all_windows.extend(windows(m));
         merged.part_series.extend(PartSeries::of(name, m, shift));
     }

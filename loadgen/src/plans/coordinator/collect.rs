@@ -26,17 +26,12 @@ pub struct Collecting {
     pub wait: Duration,
 }
 
-/// One agent's stored result.
-#[derive(Debug)]
-pub struct Part {
-    pub info: AgentInfo,
-    pub doc: Document,
-}
-
-/// Everything read and judged before the report is printed.
+/// Everything read and judged before the report is printed: every agent's timings and
+/// result (agent 1 first), their merge, and the cross-agent check.
 #[derive(Debug)]
 pub struct Collected {
-    pub parts: Vec<Part>,
+    pub infos: Vec<AgentInfo>,
+    pub docs: Vec<Document>,
     pub merged: Document,
     pub findings: Findings,
 }
@@ -141,24 +136,17 @@ async fn gather(
     );
     let mut texts = Vec::with_capacity(agents as usize);
     for n in 1..=agents {
-        let name = format!("result:{n}");
-        texts.push(
-            g.read(n, ("result", &name), (limits::MAX_FILE_BYTES, &limit))
-                .await?,
-        );
+        let field = ("result", &*format!("result:{n}"));
+        texts.push(g.read(n, field, (limits::MAX_FILE_BYTES, &limit)).await?);
     }
     g.doing(format!("decoding and merging the {agents} agents' results"));
     let id = asked.run_id.clone();
     let merge = move |cancel: &Stop| merge_results(id, texts, cancel);
     let (docs, merged) = offload(cancel, merge).await?;
     let findings = g.check_windows(&infos).await?;
-    let parts = infos
-        .into_iter()
-        .zip(docs)
-        .map(|(info, doc)| Part { info, doc })
-        .collect();
     Ok(Collected {
-        parts,
+        infos,
+        docs,
         merged,
         findings,
     })
