@@ -12,22 +12,26 @@ use crate::model::gate::{Gate, GatePolicy};
 use crate::model::mode::ModeStats;
 use crate::model::threshold::Threshold;
 use crate::plans::coordinator::agent::AgentInfo;
-use crate::plans::coordinator::collect::{collect, Collected, Collecting, Part};
+use crate::plans::coordinator::collect::{collect, Collected, Collecting};
 use crate::plans::coordinator::overlap::Findings;
 
 pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
+    let asked = Collecting {
+        coordinator: args.coordinator.clone(),
+        run_id: args.run_id.clone(),
+        wait: args.wait,
+    };
     let Collected {
-        parts,
+        infos,
+        docs,
         mut merged,
         findings,
-    } = session
-        .rt
-        .block_on(collect(&asked(&args), &session.signals))?;
+    } = session.rt.block_on(collect(&asked, &session.signals))?;
     let gate = judge_whole_run(&mut merged, &args.thresholds, args.gate)?;
     let coordination = serde_json::json!({
         "run_id": args.run_id,
-        "agents": parts.iter().map(|p| &p.info).collect::<Vec<_>>(),
+        "agents": infos,
         "cross_agent": {
             "windows": findings.windows,
             "certain_overlaps": findings.certain,
@@ -38,7 +42,7 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
         },
     });
     let violations = print_merged(&merged, &outputs, Some(("coordination", coordination)))?;
-    outputs.print_report(&agents_section(&parts, &merged, &findings))?;
+    outputs.print_report(&agents_section(&infos, &docs, &merged, &findings))?;
     // Writing the report is short and not cut off; a signal during it still sets the exit code.
     if let Some(signal) = session.signals.received() {
         return Err(LoadgenError::Interrupted(signal));
@@ -46,15 +50,6 @@ pub fn command(args: CollectArgs, session: &Session) -> Result<(), LoadgenError>
     match violations + findings.certain {
         0 => crate::commands::run::check_thresholds(gate.as_ref()),
         n => Err(LoadgenError::Violations(n)),
-    }
-}
-
-/// What the flags ask to collect.
-fn asked(args: &CollectArgs) -> Collecting {
-    Collecting {
-        coordinator: args.coordinator.clone(),
-        run_id: args.run_id.clone(),
-        wait: args.wait,
     }
 }
 
@@ -73,26 +68,24 @@ fn judge_whole_run(
             "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
         )));
     }
-    match merged {
-        Document::Run(report) => {
-            report.judge_thresholds(thresholds, policy);
-            Ok(report.gate.clone())
-        }
-        _ => Err(LoadgenError::Usage(
+    let Document::Run(report) = merged else {
+        return Err(LoadgenError::Usage(
             "--threshold judges the figures of a run; this coordinated run is a sweep or a capacity search".into(),
-        )),
-    }
+        ));
+    };
+    report.judge_thresholds(thresholds, policy);
+    Ok(report.gate.clone())
 }
 
 fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-/// One agent's figures for one mode: host, rate, p99, generator CPU, generator-bound.
+/// One agent's figures for one mode (a line): host, rate, p99, generator CPU, generator-bound.
 fn agent_line(agent: &AgentInfo, m: &ModeStats, at: &str) -> String {
     let j = &m.generator.judgement;
     format!(
-        "  agent {:<3} {:<24} {:<10} {at}{:>10.0} acquires/s  p99 {:>9.3} ms  gen CPU {:>3.0}%{}",
+        "  agent {:<3} {:<24} {:<10} {at}{:>10.0} acquires/s  p99 {:>9.3} ms  gen CPU {:>3.0}%{}\n",
         agent.agent,
         agent.host,
         m.fanout.as_str(),
@@ -107,31 +100,31 @@ fn agent_line(agent: &AgentInfo, m: &ModeStats, at: &str) -> String {
     )
 }
 
-fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> String {
-    let mut out = format!("\nagents ({}):\n", parts.len());
-    for p in parts {
-        match (&p.doc, merged) {
+fn agents_section(
+    infos: &[AgentInfo],
+    docs: &[Document],
+    merged: &Document,
+    findings: &Findings,
+) -> String {
+    let mut out = format!("\nagents ({}):\n", infos.len());
+    for (info, doc) in infos.iter().zip(docs) {
+        match (doc, merged) {
             (Document::Run(r), _) => {
                 for m in &r.modes {
-                    out.push_str(&agent_line(&p.info, m, ""));
-                    out.push('\n');
+                    out.push_str(&agent_line(info, m, ""));
                 }
             }
             (Document::Capacity(c), Document::Capacity(all)) => {
                 // Its share of each answer (or its last step when there is none).
                 for a in &all.answers {
-                    let share = a.rate_per_s.map(|r| r / parts.len() as f64);
-                    let step = c
-                        .steps
-                        .iter()
-                        .rev()
-                        .filter(|s| s.fanout == a.fanout)
+                    let share = a.rate_per_s.map(|r| r / infos.len() as f64);
+                    let of_mode = || c.steps.iter().rev().filter(|s| s.fanout == a.fanout);
+                    let step = of_mode()
                         .find(|s| share.is_none_or(|r| (s.rate - r).abs() < 0.5))
-                        .or_else(|| c.steps.iter().rev().find(|s| s.fanout == a.fanout));
+                        .or_else(|| of_mode().next());
                     if let Some((s, m)) = step.and_then(|s| Some((s, s.report.modes.first()?))) {
                         let at = format!("step at {:>8.0}/s ", s.rate);
-                        out.push_str(&agent_line(&p.info, m, &at));
-                        out.push('\n');
+                        out.push_str(&agent_line(info, m, &at));
                     }
                 }
             }
@@ -141,25 +134,20 @@ fn agents_section(parts: &[Part], merged: &Document, findings: &Findings) -> Str
     out.push_str(
         "phase starts (planned on the coordinator's clock, the same instant for every agent):\n",
     );
-    let phases = parts.iter().map(|p| p.info.phases.len()).max().unwrap_or(0);
+    let phases = infos.iter().map(|i| i.phases.len()).max().unwrap_or(0);
     for k in 0..phases {
-        let of: Vec<_> = parts.iter().filter_map(|p| p.info.phases.get(k)).collect();
-        let planned: Vec<u64> = of.iter().map(|s| s.planned_start_unix_us).collect();
-        let same = planned.windows(2).all(|w| w[0] == w[1]);
-        let late = |f: fn(&crate::plans::coordinator::agent::PhaseStart) -> u64| {
-            (
-                of.iter().map(|s| f(s)).min().unwrap_or(0),
-                of.iter().map(|s| f(s)).max().unwrap_or(0),
-            )
-        };
-        let (late_min, late_max) = late(|s| s.woke_late_us);
-        let (_, rtt_max) = late(|s| s.sync_rtt_us);
+        let of: Vec<_> = infos.iter().filter_map(|i| i.phases.get(k)).collect();
+        let planned = of.first().map_or(0, |s| s.planned_start_unix_us);
+        let same = of.iter().all(|s| s.planned_start_unix_us == planned);
+        let late = || of.iter().map(|s| s.woke_late_us);
+        let (late_min, late_max) = (late().min().unwrap_or(0), late().max().unwrap_or(0));
+        let rtt_max = of.iter().map(|s| s.sync_rtt_us).max().unwrap_or(0);
         out.push_str(&format!(
             "  phase {:<3} {:<10} {} at coordinator {} µs; timers fired {:.3}..{:.3} ms after it (skew {:.3} ms), clock mapping within ±{:.3} ms\n",
             k + 1,
             of.first().map_or("", |s| s.fanout.as_str()),
             if same { "planned" } else { "PLANNED DIFFERENTLY" },
-            planned.first().copied().unwrap_or(0),
+            planned,
             ms(late_min),
             ms(late_max),
             ms(late_max - late_min),

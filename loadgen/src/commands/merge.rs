@@ -35,14 +35,9 @@ pub fn print_merged(
 ) -> Result<u64, LoadgenError> {
     let p = &outputs.percentiles;
     // With an extra field, `--json` is written below; the other files by the kind's writer.
-    let without_json = Outputs {
-        json: None,
+    let files = &Outputs {
+        json: outputs.json.clone().filter(|_| extra.is_none()),
         ..outputs.clone()
-    };
-    let files = if extra.is_some() {
-        &without_json
-    } else {
-        outputs
     };
     let violations = match merged {
         Document::Run(report) => {

@@ -4,69 +4,50 @@
 
 use crate::model::report::Report;
 
+/// One workload field of a result, in words.
+type Field = fn(&Report) -> String;
+
 /// The workload fields in which `b` differs from `a`, each as `field: a vs b`.
 pub fn differences(a: &Report, b: &Report) -> Vec<String> {
-    let (x, y) = (&a.config, &b.config);
-    let mut out = Vec::new();
-    let mut check = |field: &str, left: String, right: String| {
-        if left != right {
-            out.push(format!("{field}: {left} vs {right}"));
-        }
-    };
-    check("fanouts", x.fanouts.join("+"), y.fanouts.join("+"));
-    check("load", x.load.clone(), y.load.clone());
-    if x.load == "closed" && y.load == "closed" {
-        check("clients", x.clients.to_string(), y.clients.to_string());
-    }
-    check("rate_per_s", opt(x.rate_per_s), opt(y.rate_per_s));
-    check(
-        "resources",
-        x.resources.to_string(),
-        y.resources.to_string(),
-    );
-    check("key_dist", x.key_dist.clone(), y.key_dist.clone());
-    check(
-        "hold_us",
-        format!("{}..{}", x.hold_min_us, x.hold_max_us),
-        format!("{}..{}", y.hold_min_us, y.hold_max_us),
-    );
-    check(
-        "extends_per_hold",
-        x.extends_per_hold.to_string(),
-        y.extends_per_hold.to_string(),
-    );
-    check("ttl_ms", x.ttl_ms.to_string(), y.ttl_ms.to_string());
-    check(
-        "retry_count",
-        x.retry_count.to_string(),
-        y.retry_count.to_string(),
-    );
-    check(
-        "retry_delay_ms",
-        x.retry_delay_ms.to_string(),
-        y.retry_delay_ms.to_string(),
-    );
-    check(
-        "instance_timeout_ms",
-        x.instance_timeout_ms.to_string(),
-        y.instance_timeout_ms.to_string(),
-    );
-    check("quorum", opt(x.quorum), opt(y.quorum));
-    // The network distance played (`--rtt`) is part of what was measured.
-    let network = |r: &Report| {
-        r.network
-            .as_ref()
-            .map_or("nothing added".into(), |n| n.profile.clone())
-    };
-    check("network", network(a), network(b));
-    let interval_ms = |r: &Report| r.modes.first().map(|m| m.interval_ms);
-    check("interval_ms", opt(interval_ms(a)), opt(interval_ms(b)));
-    check(
-        "masters",
-        a.masters.len().to_string(),
-        b.masters.len().to_string(),
-    );
-    out
+    let fields: [(&str, Field); 16] = [
+        ("fanouts", |r| r.config.fanouts.join("+")),
+        ("load", |r| r.config.load.clone()),
+        ("clients", |r| r.config.clients.to_string()),
+        ("rate_per_s", |r| opt(r.config.rate_per_s)),
+        ("resources", |r| r.config.resources.to_string()),
+        ("key_dist", |r| r.config.key_dist.clone()),
+        ("hold_us", |r| {
+            format!("{}..{}", r.config.hold_min_us, r.config.hold_max_us)
+        }),
+        ("extends_per_hold", |r| {
+            r.config.extends_per_hold.to_string()
+        }),
+        ("ttl_ms", |r| r.config.ttl_ms.to_string()),
+        ("retry_count", |r| r.config.retry_count.to_string()),
+        ("retry_delay_ms", |r| r.config.retry_delay_ms.to_string()),
+        ("instance_timeout_ms", |r| {
+            r.config.instance_timeout_ms.to_string()
+        }),
+        ("quorum", |r| opt(r.config.quorum)),
+        // The network distance played (`--rtt`) is part of what was measured.
+        ("network", |r| {
+            let network = r.network.as_ref();
+            network.map_or("nothing added".into(), |n| n.profile.clone())
+        }),
+        ("interval_ms", |r| {
+            opt(r.modes.first().map(|m| m.interval_ms))
+        }),
+        ("masters", |r| r.masters.len().to_string()),
+    ];
+    let closed = a.config.load == "closed" && b.config.load == "closed";
+    fields
+        .iter()
+        .filter(|(field, _)| closed || *field != "clients")
+        .filter_map(|(field, of)| {
+            let (left, right) = (of(a), of(b));
+            (left != right).then(|| format!("{field}: {left} vs {right}"))
+        })
+        .collect()
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {

@@ -9,7 +9,6 @@
 //! level by level, capacity searches step by step.
 
 pub mod compat;
-pub mod limits;
 pub mod windows;
 
 use redlock_core::FanOut;
@@ -63,68 +62,26 @@ fn of_kind<T>(parts: Vec<(String, Document)>, pick: fn(Document) -> Option<T>) -
         .collect()
 }
 
-/// Refuses the same run in two inputs.
-fn check_run_ids(parts: &[(String, Vec<String>)]) -> Result<(), LoadgenError> {
-    for (i, (name, ids)) in parts.iter().enumerate() {
-        for (other, other_ids) in &parts[..i] {
-            if let Some(id) = ids.iter().find(|id| other_ids.contains(id)) {
-                return Err(LoadgenError::Usage(format!(
-                    "{other} and {name} both hold run {id}: the same run twice would double its counts"
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Adds run results of the same workload, mode by mode, on one wall-clock timeline.
+/// Adds run results of the same workload, mode by mode, on one wall-clock timeline. Refused:
+/// a `run --repeat` result (its repeats are not on one clock with the other parts), the same
+/// run in two inputs, and (unless `--allow-mixed`) workloads that differ from the first's.
 pub fn merge_runs(parts: Vec<(String, Report)>, allow: Allow) -> Result<Report, LoadgenError> {
-    refuse_repeats(&parts)?;
-    let ids: Vec<(String, Vec<String>)> = parts
-        .iter()
-        .map(|(n, r)| (n.clone(), r.part_run_ids.clone()))
-        .collect();
-    check_run_ids(&ids)?;
-    let mut notes = workload_notes(&parts, allow)?;
-    let mut modes = Vec::new();
-    for (lock, fanout) in mode_keys(&parts) {
-        modes.push(merge_mode(&parts, (lock, fanout), allow, &mut notes)?);
-    }
-    let header = Header::merged(
-        Kind::Run,
-        parts.iter().map(|(n, r)| (n.as_str(), &r.header)),
-        notes,
-    );
-    let first = &parts[0].1;
-    let mut report = Report {
-        header,
-        part_run_ids: ids.into_iter().flat_map(|(_, ids)| ids).collect(),
-        modes,
-        comparison: None,
-        against_redlock: Vec::new(),
-        thresholds: Vec::new(),
-        gate: None,
-        faults: parts.iter().flat_map(|(_, r)| r.faults.clone()).collect(),
-        ..first.clone()
-    };
-    report.derive();
-    Ok(report)
-}
-
-/// Refuses a `run --repeat` result: its repeats are not on one clock with the other parts.
-fn refuse_repeats(parts: &[(String, Report)]) -> Result<(), LoadgenError> {
     if let Some((name, part)) = parts.iter().find(|(_, r)| r.config.repeat > 1) {
         return Err(LoadgenError::Usage(format!(
             "{name} is a run of --repeat {}: its repeats are laid end to end, not on one clock with the other parts, so it cannot be merged (`compare` reads it)",
             part.config.repeat
         )));
     }
-    Ok(())
-}
-
-/// The merge notes of parts whose workload differs from the first's (refused unless
-/// `--allow-mixed`).
-fn workload_notes(parts: &[(String, Report)], allow: Allow) -> Result<Vec<String>, LoadgenError> {
+    for (i, (name, part)) in parts.iter().enumerate() {
+        for (other, earlier) in &parts[..i] {
+            let ids = &part.part_run_ids;
+            if let Some(id) = ids.iter().find(|id| earlier.part_run_ids.contains(id)) {
+                return Err(LoadgenError::Usage(format!(
+                    "{other} and {name} both hold run {id}: the same run twice would double its counts"
+                )));
+            }
+        }
+    }
     let (first_name, first) = &parts[0];
     let mut notes = Vec::new();
     for (name, part) in &parts[1..] {
@@ -140,21 +97,64 @@ fn workload_notes(parts: &[(String, Report)], allow: Allow) -> Result<Vec<String
         }
         notes.push(format!("mixed workloads: {what}"));
     }
-    Ok(notes)
-}
-
-/// Every mode of the parts, in the order first met: modes pair up by lock algorithm and (for
-/// Redlock) fan-out.
-fn mode_keys(parts: &[(String, Report)]) -> Vec<(LockAlgorithm, FanOut)> {
+    // Every mode of the parts, in the order first met: modes pair up by lock algorithm and
+    // (for Redlock) fan-out.
     let mut mode_keys: Vec<(LockAlgorithm, FanOut)> = Vec::new();
-    for (_, part) in parts {
-        for m in &part.modes {
-            if !mode_keys.iter().any(|&(l, f)| m.same_mode(l, f)) {
-                mode_keys.push((m.lock, m.fanout));
-            }
+    for m in parts.iter().flat_map(|(_, part)| &part.modes) {
+        if !mode_keys.iter().any(|&(l, f)| m.same_mode(l, f)) {
+            mode_keys.push((m.lock, m.fanout));
         }
     }
-    mode_keys
+    let mut modes = Vec::new();
+    for (lock, fanout) in mode_keys {
+        modes.push(merge_mode(&parts, (lock, fanout), allow, &mut notes)?);
+    }
+    let mut report = Report {
+        header: merged_header(Kind::Run, &parts, |r| &r.header, notes),
+        part_run_ids: parts
+            .iter()
+            .flat_map(|(_, r)| r.part_run_ids.clone())
+            .collect(),
+        modes,
+        comparison: None,
+        against_redlock: Vec::new(),
+        thresholds: Vec::new(),
+        gate: None,
+        faults: parts.iter().flat_map(|(_, r)| r.faults.clone()).collect(),
+        ..first.clone()
+    };
+    report.derive();
+    Ok(report)
+}
+
+/// The header of merged `parts` (`header` picks a part's), with `notes`.
+fn merged_header<T>(
+    kind: Kind,
+    parts: &[(String, T)],
+    header: fn(&T) -> &Header,
+    notes: Vec<String>,
+) -> Header {
+    Header::merged(
+        kind,
+        parts.iter().map(|(n, p)| (n.as_str(), header(p))),
+        notes,
+    )
+}
+
+/// Item `what` of every part (`report` picks it) merged as runs; its merge notes are added
+/// to `notes`.
+fn merge_item<T>(
+    parts: &[(String, T)],
+    what: &str,
+    report: impl Fn(&T) -> Report,
+    (allow, notes): (Allow, &mut Vec<String>),
+) -> Result<Report, LoadgenError> {
+    let runs = parts
+        .iter()
+        .map(|(n, p)| (format!("{n} ({what})"), report(p)));
+    let merged = merge_runs(runs.collect(), allow)?;
+    notes.extend(merged.header.merge_notes.iter().cloned());
+    Ok(merged)
 }
 
 /// One mode of every part that has it, added up on one timeline; windows that never all
@@ -165,15 +165,11 @@ fn merge_mode(
     allow: Allow,
     notes: &mut Vec<String>,
 ) -> Result<ModeStats, LoadgenError> {
-    let of_mode: Vec<(&str, &ModeStats)> = parts
-        .iter()
-        .flat_map(|(n, r)| {
-            r.modes
-                .iter()
-                .filter(move |m| m.same_mode(lock, fanout))
-                .map(move |m| (n.as_str(), m))
-        })
-        .collect();
+    let mut of_mode: Vec<(&str, &ModeStats)> = Vec::new();
+    for (name, r) in parts {
+        let same = r.modes.iter().filter(|m| m.same_mode(lock, fanout));
+        of_mode.extend(same.map(|m| (name.as_str(), m)));
+    }
     let all_windows: Vec<(u64, u64)> = of_mode
         .iter()
         .flat_map(|(_, m)| windows::windows(m))
@@ -193,8 +189,7 @@ fn merge_mode(
         eprintln!("redlock-loadgen: warning: {what}; the rate while all measured is undefined");
         notes.push(format!("disjoint windows: {what}"));
     }
-    limits::check_timeline(&of_mode).map_err(LoadgenError::Usage)?;
-    Ok(windows::merge_modes(&of_mode))
+    windows::merge_modes(&of_mode).map_err(LoadgenError::Usage)
 }
 
 /// Sweeps merge level by level (the same levels in every file).
@@ -216,27 +211,18 @@ fn merge_sweeps(
             )));
         }
     }
+    let mut notes = Vec::new();
     let mut levels = Vec::with_capacity(labels.len());
     for (i, label) in labels.iter().enumerate() {
-        let runs: Vec<(String, Report)> = parts
-            .iter()
-            .map(|(n, s)| (format!("{n} (level {label})"), s.levels[i].report.clone()))
-            .collect();
+        let what = format!("level {label}");
+        let level = |s: &SweepResult| s.levels[i].report.clone();
         levels.push(Level {
             level: label.to_string(),
-            report: merge_runs(runs, allow)?,
+            report: merge_item(&parts, &what, level, (allow, &mut notes))?,
         });
     }
-    let notes: Vec<String> = levels
-        .iter()
-        .flat_map(|l| l.report.header.merge_notes.clone())
-        .collect();
     Ok(SweepResult {
-        header: Header::merged(
-            Kind::Sweep,
-            parts.iter().map(|(n, s)| (n.as_str(), &s.header)),
-            notes,
-        ),
+        header: merged_header(Kind::Sweep, &parts, |s| &s.header, notes),
         load: first.load.clone(),
         levels,
     })
@@ -250,9 +236,13 @@ fn merge_capacity(
 ) -> Result<CapacityResult, LoadgenError> {
     check_same_steps(&parts)?;
     let first = &parts[0].1;
+    let mut notes = Vec::new();
     let mut steps = Vec::with_capacity(first.steps.len());
-    for i in 0..first.steps.len() {
-        steps.push(merge_step(&parts, i, allow)?);
+    for (i, step) in first.steps.iter().enumerate() {
+        let what = format!("step {}", i + 1);
+        let report = |c: &CapacityResult| c.steps[i].report.clone();
+        let report = merge_item(&parts, &what, report, (allow, &mut notes))?;
+        steps.push(judge_step(first, step, parts.len(), report));
     }
     judge_noise_again(first, &mut steps);
     let answers = first
@@ -260,16 +250,8 @@ fn merge_capacity(
         .iter()
         .map(|a| answer_again(a, first, &steps))
         .collect();
-    let notes: Vec<String> = steps
-        .iter()
-        .flat_map(|s| s.report.header.merge_notes.clone())
-        .collect();
     Ok(CapacityResult {
-        header: Header::merged(
-            Kind::Capacity,
-            parts.iter().map(|(n, c)| (n.as_str(), &c.header)),
-            notes,
-        ),
+        header: merged_header(Kind::Capacity, &parts, |c| &c.header, notes),
         objective: first.objective.clone(),
         plan: first.plan,
         warnings: first.warnings.clone(),
@@ -311,20 +293,9 @@ fn check_same_steps(parts: &[(String, CapacityResult)]) -> Result<(), LoadgenErr
     Ok(())
 }
 
-/// Step `i` of every part, merged and judged again against the objective, at the rate of all
-/// the parts together.
-fn merge_step(
-    parts: &[(String, CapacityResult)],
-    i: usize,
-    allow: Allow,
-) -> Result<Step, LoadgenError> {
-    let first = &parts[0].1;
-    let step = &first.steps[i];
-    let runs: Vec<(String, Report)> = parts
-        .iter()
-        .map(|(n, c)| (format!("{n} (step {})", i + 1), c.steps[i].report.clone()))
-        .collect();
-    let report = merge_runs(runs, allow)?;
+/// `step` of the first search, merged (`report`) and judged again against the objective, at
+/// the rate of all `parts` together.
+fn judge_step(first: &CapacityResult, step: &Step, parts: usize, report: Report) -> Step {
     let (failures, straddled) = match report.modes.first() {
         Some(m) => {
             let failures = first
@@ -335,16 +306,11 @@ fn merge_step(
         }
         None => (vec!["nothing measured".into()], Vec::new()),
     };
-    let mut merged = Step::new(
-        &step.fanout,
-        step.phase,
-        step.rate * parts.len() as f64,
-        failures,
-        report,
-    );
+    let rate = step.rate * parts as f64;
+    let mut merged = Step::new(&step.fanout, step.phase, rate, failures, report);
     merged.straddled = straddled;
     merged.repeat_of = step.repeat_of;
-    Ok(merged)
+    merged
 }
 
 /// The steps the search repeated for noise: their verdicts again, by the merged runs.

@@ -5,6 +5,7 @@
 //! is shifted by that start's distance from the earliest one, rounded to whole seconds (so a
 //! second of the merged series may mix parts up to half a second apart).
 
+use crate::model::limits::MAX_INTERVAL_SLOTS;
 pub use crate::model::mode::overlap;
 use crate::model::mode::{ModeStats, PartSeries};
 
@@ -23,53 +24,60 @@ pub fn windows(m: &ModeStats) -> Vec<(u64, u64)> {
 pub fn union_ms(windows: &[(u64, u64)]) -> u64 {
     let mut sorted = windows.to_vec();
     sorted.sort_unstable();
-    let mut total = 0;
-    let mut current: Option<(u64, u64)> = None;
+    let (mut total, mut reached) = (0, 0);
     for (from, to) in sorted {
-        match &mut current {
-            Some((_, end)) if from <= *end => *end = (*end).max(to),
-            _ => {
-                if let Some((a, b)) = current {
-                    total += b - a;
-                }
-                current = Some((from, to));
-            }
+        let from = from.max(reached);
+        if to > from {
+            total += to - from;
+            reached = to;
         }
     }
-    total + current.map_or(0, |(a, b)| b - a)
+    total
 }
 
 /// Adds `parts` (one fan-out mode each) on one wall-clock timeline: counts and histograms add
 /// exactly, the per-second series are aligned by their windows' starts, and the duration is
 /// the union of the windows (so rates are per second of the union).
-pub fn merge_modes(parts: &[(&str, &ModeStats)]) -> ModeStats {
+///
+/// The merged timeline stays within what one result file may hold: parts measured far apart
+/// (hostile or mistaken wall-clock starts) would otherwise place their intervals millions of
+/// slots apart and allocate every slot in between. A merge whose intervals would span more
+/// than [`MAX_INTERVAL_SLOTS`] slots is refused, naming the part whose start is too far from
+/// the earliest.
+pub fn merge_modes(parts: &[(&str, &ModeStats)]) -> Result<ModeStats, String> {
     let first = parts[0].1;
     let base = parts
         .iter()
         .map(|(_, m)| m.measured_from_unix_ms)
         .min()
         .unwrap_or(0);
+    let interval_ms = first.interval_ms.max(1);
+    for (name, m) in parts {
+        let shift = (m.measured_from_unix_ms - base).div_ceil(interval_ms);
+        let slots = shift.saturating_add(m.intervals.len() as u64);
+        if slots > MAX_INTERVAL_SLOTS {
+            return Err(format!(
+                "{name}: measured_from_unix_ms {} is {} ms after the earliest part's start: the merged intervals would span {slots} slots of {interval_ms} ms (at most {MAX_INTERVAL_SLOTS})",
+                m.measured_from_unix_ms,
+                m.measured_from_unix_ms - base
+            ));
+        }
+    }
     let mut merged = ModeStats::new(first.fanout, first.masters.len(), first.interval());
     merged.lock = first.lock;
     let mut all_windows = Vec::new();
     for &(name, m) in parts {
         merged.add_measurements(m);
-        let interval_ms = first.interval_ms.max(1) as f64;
-        let shift = ((m.measured_from_unix_ms - base) as f64 / interval_ms).round() as usize;
-        merged.add_intervals(
-            m.intervals
-                .iter()
-                .cloned()
-                .enumerate()
-                .map(|(s, i)| (s + shift, i)),
-        );
+        let shift = ((m.measured_from_unix_ms - base) as f64 / interval_ms as f64).round() as usize;
+        let shifted = m.intervals.iter().cloned().enumerate();
+        merged.add_intervals(shifted.map(|(s, i)| (s + shift, i)));
         all_windows.extend(windows(m));
         merged.part_series.extend(PartSeries::of(name, m, shift));
     }
     merged.measured_from_unix_ms = base;
     merged.duration = std::time::Duration::from_millis(union_ms(&all_windows));
     merged.windows_unix_ms = all_windows;
-    merged
+    Ok(merged)
 }
 
 #[cfg(test)]
@@ -103,7 +111,7 @@ mod tests {
         // A measured 4 s at 100/s; B started 1 s later and measured 2 s at 50/s.
         let a = part(10_000, &[100, 100, 100, 100]);
         let b = part(11_000, &[50, 50]);
-        let m = merge_modes(&[("a", &a), ("b", &b)]);
+        let m = merge_modes(&[("a", &a), ("b", &b)]).unwrap();
         assert_eq!(m.counts.acquired, 500);
         assert_eq!(
             m.duration,
@@ -133,7 +141,7 @@ mod tests {
     fn runs_one_after_the_other_never_measured_together() {
         let a = part(0, &[10; 10]);
         let b = part(20_000, &[10; 4]);
-        let m = merge_modes(&[("a", &a), ("b", &b)]);
+        let m = merge_modes(&[("a", &a), ("b", &b)]).unwrap();
         assert_eq!(m.duration, Duration::from_secs(14));
         assert_eq!(overlap(&m.windows_unix_ms), None);
         assert_eq!(m.rate_while_all_measured(), None);

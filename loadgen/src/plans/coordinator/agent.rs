@@ -8,16 +8,16 @@ use futures_util::future::LocalBoxFuture;
 use redlock_core::FanOut;
 use serde::{Deserialize, Serialize};
 
-use super::barrier::{self, SET_ONCE};
 use super::clock::{self, Sync};
 use super::overlap::{AgentWindows, CoordWindow, MAX_WINDOWS};
-use super::{host_name, key, Coordination, Coordinator, KEY_TTL};
+use super::{given_up, host_name, key, Coordination, Coordinator, KEY_TTL};
 use crate::engine::checker::Window;
 use crate::engine::config::RunConfig;
 use crate::engine::hooks::RunHooks;
 use crate::engine::runner::RunResult;
 use crate::engine::target::Target;
 use crate::error::LoadgenError;
+use crate::model::document;
 use crate::model::report::Report;
 use crate::signals::Signals;
 
@@ -59,25 +59,25 @@ pub struct AgentInfo {
 struct Phase {
     start: PhaseStart,
     sync: Sync,
-    windows: Vec<CoordWindow>,
-    truncated: bool,
+    /// Its windows (their agent and bound set by [`Agent::finish`]).
+    windows: AgentWindows,
 }
 
 /// A joined agent.
 #[derive(Debug)]
 pub struct Agent {
-    coordinator: Coordinator,
+    pub(super) coordinator: Coordinator,
     pub run_id: String,
     /// 1-based, in the order agents joined.
     pub number: u32,
     pub agents: u32,
-    join_timeout: Duration,
+    pub(super) join_timeout: Duration,
     host: String,
     phases: Vec<Phase>,
-    /// Phases of the current `runner::run` call not yet aligned.
-    pending: usize,
+    /// Phases already aligned: the others are of the current `runner::run` call.
+    aligned: usize,
     /// A signal ends any wait for the others (and the run, for everybody).
-    signals: Signals,
+    pub(super) signals: Signals,
 }
 
 impl Agent {
@@ -90,13 +90,7 @@ impl Agent {
         let coordinator = Coordinator::connect(&c.url).await?;
         let run_id = coordinator.run_id(c.run_id.as_deref()).await?;
         for (name, mine) in [("agents", c.agents.to_string()), ("kind", kind.to_string())] {
-            let theirs: String = coordinator
-                .script(
-                    &redis::Script::new(SET_ONCE),
-                    &[key(&run_id, name)],
-                    &[mine.clone(), KEY_TTL.as_secs().to_string()],
-                )
-                .await?;
+            let theirs = coordinator.set_once(&key(&run_id, name), &mine).await?;
             if theirs != mine {
                 return Err(LoadgenError::Usage(format!(
                     "run {run_id} on coordinator {}: its agents run with {name} {theirs}, this one with {mine}",
@@ -104,15 +98,11 @@ impl Agent {
                 )));
             }
         }
-        let number: u32 = coordinator
-            .query(redis::cmd("INCR").arg(key(&run_id, "joined")))
-            .await?;
+        let joined = key(&run_id, "joined");
+        let number: u32 = coordinator.query(redis::cmd("INCR").arg(&joined)).await?;
+        let ttl = KEY_TTL.as_secs();
         coordinator
-            .query::<()>(
-                redis::cmd("EXPIRE")
-                    .arg(key(&run_id, "joined"))
-                    .arg(KEY_TTL.as_secs()),
-            )
+            .query::<()>(redis::cmd("EXPIRE").arg(&joined).arg(ttl))
             .await?;
         if number > c.agents {
             return Err(LoadgenError::Usage(format!(
@@ -135,9 +125,14 @@ impl Agent {
             join_timeout: c.join_timeout,
             host: host_name(),
             phases: Vec::new(),
-            pending: 0,
+            aligned: 0,
             signals: signals.clone(),
         })
+    }
+
+    /// The coordinator key `name` of this run.
+    pub(super) fn key(&self, name: &str) -> String {
+        key(&self.run_id, name)
     }
 
     async fn start_phase(
@@ -151,47 +146,38 @@ impl Agent {
         } else {
             format!("reached phase {phase} ({} fan-out)", fanout.as_str())
         };
-        let barriers = barrier::Barriers {
-            coordinator: &self.coordinator,
-            run_id: &self.run_id,
-            agents: self.agents,
-            timeout: self.join_timeout,
-            signals: &self.signals,
-        };
-        let start = barrier::wait(&barriers, phase, &what, warmup).await?;
+        let (planned, sync) = self.barrier(phase, &what, warmup).await?;
+        let local = sync.to_local(planned);
         // tokio's timers fire on whole milliseconds: sleep until just before, then yield
         // until the instant (a start within tens of µs of the plan when the core is free).
-        tokio::time::sleep_until((start.local - SPIN_BEFORE_START).into()).await;
-        while Instant::now() < start.local {
+        tokio::time::sleep_until((local - SPIN_BEFORE_START).into()).await;
+        while Instant::now() < local {
             tokio::task::yield_now().await;
         }
-        let woke_late = Instant::now().saturating_duration_since(start.local);
+        let woke_late = Instant::now().saturating_duration_since(local);
         self.phases.push(Phase {
             start: PhaseStart {
                 phase,
                 fanout: fanout.as_str().to_string(),
-                planned_start_unix_us: start.planned_us,
-                sync_rtt_us: start.sync.rtt_us,
+                planned_start_unix_us: planned,
+                sync_rtt_us: sync.rtt_us,
                 woke_late_us: woke_late.as_micros() as u64,
                 bound_us: 0,
             },
-            sync: start.sync,
-            windows: Vec::new(),
-            truncated: false,
+            sync,
+            windows: AgentWindows::default(),
         });
-        self.pending += 1;
-        Ok(Some(start.local))
+        Ok(Some(local))
     }
 
     /// Puts the measured windows of the phases of `result` on the coordinator's timeline
     /// (every agent's measured window then starts at the same whole second).
     pub fn align(&mut self, result: &mut RunResult) {
-        let first = self.phases.len() - self.pending;
-        for (mode, phase) in result.modes.iter_mut().zip(&self.phases[first..]) {
-            let warmup_us = result.config.warmup.as_micros() as u64;
+        let warmup_us = result.config.warmup.as_micros() as u64;
+        for (mode, phase) in result.modes.iter_mut().zip(&self.phases[self.aligned..]) {
             mode.measured_from_unix_ms = (phase.start.planned_start_unix_us + warmup_us) / 1000;
         }
-        self.pending = 0;
+        self.aligned = self.phases.len();
     }
 
     /// Stores this agent's result (`--json` text), timings and windows. The windows' error
@@ -201,29 +187,28 @@ impl Agent {
         let n = self.number;
         for phase in &mut self.phases {
             phase.start.bound_us = phase.sync.bound_until(&end);
-            let record = AgentWindows {
+            let windows = AgentWindows {
                 agent: n,
                 bound_us: phase.start.bound_us,
-                truncated: phase.truncated,
-                windows: std::mem::take(&mut phase.windows),
+                ..std::mem::take(&mut phase.windows)
             };
-            let name = format!("windows:{n}:{}", phase.start.phase);
-            self.coordinator
-                .put(&key(&self.run_id, &name), record.encode())
-                .await?;
+            let name = key(&self.run_id, &format!("windows:{n}:{}", phase.start.phase));
+            self.coordinator.put(&name, windows.encode()).await?;
         }
+        let phases = self.phases.iter().map(|p| p.start.clone()).collect();
         let info = AgentInfo {
             agent: n,
             host: self.host.clone(),
-            phases: self.phases.iter().map(|p| p.start.clone()).collect(),
+            phases,
         };
         let info = serde_json::to_string(&info).expect("agent info serializes");
-        self.coordinator
-            .put(&key(&self.run_id, &format!("agent:{n}")), info)
-            .await?;
-        self.coordinator
-            .put(&key(&self.run_id, &format!("result:{n}")), result_json)
-            .await
+        self.put(&format!("agent:{n}"), info).await?;
+        self.put(&format!("result:{n}"), result_json).await
+    }
+
+    /// Stores `value` under the coordinator key `name` of this run.
+    async fn put(&self, name: &str, value: impl redis::ToRedisArgs) -> Result<(), LoadgenError> {
+        self.coordinator.put(&self.key(name), value).await
     }
 
     /// Gives the run up for everybody (best effort): the others stop at their next barrier
@@ -233,11 +218,7 @@ impl Agent {
         let text = format!("agent {} ({}) failed: {why}", self.number, self.host);
         let _ = self
             .coordinator
-            .script::<String>(
-                &redis::Script::new(SET_ONCE),
-                &[key(&self.run_id, "abandoned")],
-                &[text, KEY_TTL.as_secs().to_string()],
-            )
+            .set_once(&self.key("abandoned"), &text)
             .await;
         let _ = self.coordinator.close_open_run(&self.run_id).await;
     }
@@ -247,29 +228,18 @@ impl Agent {
     /// every agent's search takes the same next step.
     pub async fn exchange(&self, step: u32, report: &Report) -> Result<Report, LoadgenError> {
         let mine = crate::render::json::render(report);
-        self.coordinator
-            .put(
-                &key(&self.run_id, &format!("step:{step}:{}", self.number)),
-                mine,
-            )
-            .await?;
+        let name = |n: u32| format!("step:{step}:{n}");
+        self.put(&name(self.number), mine).await?;
         let deadline = Instant::now() + self.join_timeout + crate::engine::runner::GRACE;
         let mut parts = Vec::with_capacity(self.agents as usize);
         for n in 1..=self.agents {
-            let name = key(&self.run_id, &format!("step:{step}:{n}"));
             let text = loop {
-                if let Some(text) = self.coordinator.get::<String>(&name).await? {
+                let c = &self.coordinator;
+                if let Some(text) = c.get::<String>(&self.key(&name(n))).await? {
                     break text;
                 }
-                if let Some(why) = self
-                    .coordinator
-                    .get::<String>(&key(&self.run_id, "abandoned"))
-                    .await?
-                {
-                    return Err(LoadgenError::Failed(format!(
-                        "run {} was given up: {why}",
-                        self.run_id
-                    )));
+                if let Some(why) = c.get::<String>(&self.key("abandoned")).await? {
+                    return Err(given_up(&self.run_id, &why));
                 }
                 if let Some(signal) = self.signals.received() {
                     self.abandon(&format!("interrupted by {signal}")).await;
@@ -285,21 +255,13 @@ impl Agent {
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             };
-            let report = match crate::model::document::parse(&text) {
-                Ok(crate::model::document::Document::Run(r)) => *r,
-                Ok(other) => {
-                    return Err(LoadgenError::Failed(format!(
-                        "agent {n}'s step {step} is a {} result",
-                        other.kind()
-                    )))
-                }
-                Err(e) => {
-                    return Err(LoadgenError::Failed(format!(
-                        "agent {n}'s step {step}: {e}"
-                    )))
-                }
-            };
-            parts.push((format!("agent {n}"), report));
+            let failed =
+                |why: String| LoadgenError::Failed(format!("agent {n}'s step {step}{why}"));
+            let doc = document::parse(&text).map_err(|e| failed(format!(": {e}")))?;
+            let kind = doc.kind();
+            let report = doc.into_run();
+            let report = report.ok_or_else(|| failed(format!(" is a {kind} result")))?;
+            parts.push((format!("agent {n}"), *report));
         }
         crate::merge::merge_runs(parts, crate::merge::Allow::default())
     }
@@ -320,8 +282,8 @@ impl RunHooks for Agent {
         };
         let base = phase.start.planned_start_unix_us;
         let kept = windows.len().min(MAX_WINDOWS);
-        phase.truncated = windows.len() > kept;
-        phase.windows = windows[..kept]
+        phase.windows.truncated = windows.len() > kept;
+        phase.windows.windows = windows[..kept]
             .iter()
             .map(|w| CoordWindow {
                 resource: w.resource,

@@ -6,12 +6,13 @@
 //! given, and at once on SIGINT/SIGTERM/SIGHUP: the CPU-bound stages run on a thread of their
 //! own ([`offload`]) that [`collect`] stops waiting for (and tells to stop).
 
-use std::sync::{Arc, Mutex};
+use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::agent::{AgentInfo, MAX_INFO_BYTES, MAX_PHASES};
 use super::overlap::{self, AgentWindows, Findings, MAX_WINDOWS_BYTES};
-use super::{key, Coordinator, Stored, KEY_TTL, MAX_AGENTS};
+use super::{key, Coordinator, KEY_TTL, MAX_AGENTS};
 use crate::error::LoadgenError;
 use crate::model::document::{self, Document};
 use crate::model::limits;
@@ -25,68 +26,35 @@ pub struct Collecting {
     pub wait: Duration,
 }
 
-/// One agent's stored result.
-#[derive(Debug)]
-pub struct Part {
-    pub info: AgentInfo,
-    pub doc: Document,
-}
-
-/// Everything read and judged before the report is printed.
+/// Everything read and judged before the report is printed: every agent's timings and
+/// result (agent 1 first), their merge, and the cross-agent check.
 #[derive(Debug)]
 pub struct Collected {
-    pub parts: Vec<Part>,
+    pub infos: Vec<AgentInfo>,
+    pub docs: Vec<Document>,
     pub merged: Document,
     pub findings: Findings,
 }
 
-/// Where `collect` is, for the message when `--wait` runs out.
-#[derive(Debug, Clone)]
-enum Stage {
-    /// Waiting for these agents' results (of `agents`).
-    Waiting {
-        agents: u32,
-        missing: Vec<u32>,
-    },
-    Doing(String),
+/// Where `collect` is: in words (said when a signal stops it), and the error should `--wait`
+/// run out there.
+#[derive(Debug, Default)]
+struct Stage {
+    words: String,
+    ran_out: String,
 }
 
-#[derive(Debug, Clone)]
-struct Progress(Arc<Mutex<Stage>>);
-
-impl Progress {
-    fn set(&self, stage: Stage) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = stage;
-    }
-
-    fn doing(&self, what: String) {
-        self.set(Stage::Doing(what));
-    }
-
-    /// What it was doing, in words.
-    fn stage(&self) -> String {
-        match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
-            Stage::Waiting { agents, missing } => {
-                format!("waiting for {} of {agents} agents' results", missing.len())
-            }
-            Stage::Doing(what) => what.clone(),
+impl Collecting {
+    /// The stage of doing `what`.
+    fn doing(&self, what: String) -> Stage {
+        let (id, wait) = (&self.run_id, self.wait);
+        let ran_out = format!(
+            "run {id}: collect did not finish within {wait:?} (--wait): it was {what}; no report was printed (a longer --wait gives it more time)"
+        );
+        Stage {
+            words: what,
+            ran_out,
         }
-    }
-
-    /// The error of a `--wait` that ran out, naming the stage it ran out in.
-    fn ran_out(&self, asked: &Collecting) -> LoadgenError {
-        let id = &asked.run_id;
-        let wait = asked.wait;
-        LoadgenError::Failed(match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
-            Stage::Waiting { agents, missing } => format!(
-                "run {id}: only {} of {agents} agents stored a result within {wait:?} (--wait); missing: agent {}",
-                *agents as usize - missing.len(),
-                missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-            ),
-            Stage::Doing(what) => format!(
-                "run {id}: collect did not finish within {wait:?} (--wait): it was {what}; no report was printed (a longer --wait gives it more time)"
-            ),
-        })
     }
 }
 
@@ -94,20 +62,20 @@ impl Progress {
 /// by `--wait` (an error naming the stage) or a signal (128 + its number).
 pub async fn collect(asked: &Collecting, signals: &Signals) -> Result<Collected, LoadgenError> {
     let deadline = tokio::time::Instant::now() + asked.wait;
-    let progress = Progress(Arc::new(Mutex::new(Stage::Doing(format!(
+    let progress = RefCell::new(asked.doing(format!(
         "connecting to the coordinator {}",
         redlock_core::redact_url(&asked.coordinator)
-    )))));
-    let cancel = Arc::new(Stop::default());
+    )));
+    let cancel = Stop::new();
     let out = tokio::select! {
         out = gather(asked, &progress, &cancel) => out,
         () = signals.stop.wait() => {
             let signal = signals.received().unwrap_or(Signal::Sigint);
             // The error's own words promise a partial report; say what collect was doing.
-            eprintln!("redlock-loadgen: collect stopped by {signal} while {}; no report was printed", progress.stage());
+            eprintln!("redlock-loadgen: collect stopped by {signal} while {}; no report was printed", progress.borrow().words);
             Err(LoadgenError::Interrupted(signal))
         }
-        () = tokio::time::sleep_until(deadline) => Err(progress.ran_out(asked)),
+        () = tokio::time::sleep_until(deadline) => Err(LoadgenError::Failed(progress.take().ran_out)),
     };
     // A worker thread still running stops at its next look at the flag; its answer is dropped.
     cancel.set();
@@ -138,138 +106,235 @@ fn stopped() -> LoadgenError {
     LoadgenError::Failed("collect was stopped".into())
 }
 
-async fn gather(
-    asked: &Collecting,
-    progress: &Progress,
-    cancel: &Arc<Stop>,
-) -> Result<Collected, LoadgenError> {
-    let c = Coordinator::connect(&asked.coordinator).await?;
-    let id = &asked.run_id;
-    progress.doing(format!("reading run {id}'s agent count"));
-    let agents = agent_count(&c, id).await?;
-    wait_for_results(&c, id, agents, progress).await?;
-    let infos = read_timings(&c, id, agents, progress).await?;
-    let texts = read_results(&c, id, agents, progress).await?;
-    progress.doing(format!("decoding and merging the {agents} agents' results"));
-    let owned = id.to_string();
-    let merge = move |cancel: &Stop| merge_results(owned, texts, cancel);
-    let (docs, merged) = offload(cancel, merge).await?;
-    let findings = check_windows(&c, id, &infos, progress, cancel).await?;
-    let parts = infos
-        .into_iter()
-        .zip(docs)
-        .map(|(info, doc)| Part { info, doc })
-        .collect();
-    Ok(Collected {
-        parts,
-        merged,
-        findings,
-    })
-}
-
-/// The run's agent count, within 1..=[`MAX_AGENTS`].
-async fn agent_count(c: &Coordinator, id: &str) -> Result<u32, LoadgenError> {
-    let agents: u32 = c.get(&key(id, "agents")).await?.ok_or_else(|| {
-        LoadgenError::Usage(format!(
-            "coordinator {} knows no run {id} (no agent joined it, or its keys expired after {} h)",
-            c.shown,
-            KEY_TTL.as_secs() / 3600
-        ))
-    })?;
-    if !(1..=MAX_AGENTS).contains(&agents) {
-        return Err(LoadgenError::Failed(format!(
-            "coordinator {}: run {id}'s agent count (key {}) is {agents}, not 1 to {MAX_AGENTS}: not a run redlock-loadgen started",
-            c.shown,
-            key(id, "agents")
-        )));
-    }
-    Ok(agents)
-}
-
 /// Agent `n`'s `what` is refused: `why`.
 fn bad(id: &str, n: u32, what: &str, why: impl std::fmt::Display) -> LoadgenError {
     LoadgenError::Failed(format!("run {id}: agent {n}'s {what}: {why}"))
 }
 
-/// Reads what agent `n` stored under `name` within `max` bytes, refusing more (naming the
-/// agent, the field, the key and both sizes) before any of it is read.
-async fn read_field(
-    c: &Coordinator,
-    id: &str,
-    n: u32,
-    (what, name): (&str, &str),
-    (max, limit): (u64, &str),
-) -> Result<Vec<u8>, LoadgenError> {
-    let k = key(id, name);
-    match c.read_bounded(&k, max).await? {
-        Stored::Value(bytes) => Ok(bytes),
-        Stored::Missing => Err(bad(id, n, what, format!("missing (key {k})"))),
-        Stored::TooLarge(size) => Err(bad(
-            id,
-            n,
-            what,
-            format!("{size} bytes under key {k}, more than the {max} bytes read ({limit}); nothing of it was read"),
-        )),
-    }
-}
-
-/// Every agent's timings (`agent:n`): at most [`MAX_INFO_BYTES`] and [`MAX_PHASES`] phases.
-async fn read_timings(
-    c: &Coordinator,
-    id: &str,
-    agents: u32,
-    progress: &Progress,
-) -> Result<Vec<AgentInfo>, LoadgenError> {
-    let limit = format!(
-        "{} MiB, room for the most phases an agent runs, {MAX_PHASES}",
-        MAX_INFO_BYTES >> 20
-    );
+async fn gather(
+    asked: &Collecting,
+    progress: &RefCell<Stage>,
+    cancel: &Arc<Stop>,
+) -> Result<Collected, LoadgenError> {
+    let c = Coordinator::connect(&asked.coordinator).await?;
+    let g = Gathering {
+        c,
+        asked,
+        id: &asked.run_id,
+        progress,
+        cancel,
+    };
+    let agents = g.agent_count().await?;
+    g.wait_for_results(agents).await?;
     let mut infos = Vec::with_capacity(agents as usize);
     for n in 1..=agents {
-        progress.doing(format!("reading agent {n}'s timings"));
-        let what = ("timings", &*format!("agent:{n}"));
-        let bytes = read_field(c, id, n, what, (MAX_INFO_BYTES, &limit)).await?;
-        let info: AgentInfo =
-            serde_json::from_slice(&bytes).map_err(|e| bad(id, n, "timings", e))?;
-        if info.phases.len() > MAX_PHASES {
-            return Err(bad(
-                id,
-                n,
-                "timings",
-                format!("{} phases, at most {MAX_PHASES}", info.phases.len()),
-            ));
-        }
-        if info.agent != n {
-            return Err(bad(
-                id,
-                n,
-                "timings",
-                format!("they name agent {}", info.agent),
-            ));
-        }
-        infos.push(info);
+        infos.push(g.timings(n).await?);
     }
-    Ok(infos)
-}
-
-/// Every agent's result text, each within what a result file may hold.
-async fn read_results(
-    c: &Coordinator,
-    id: &str,
-    agents: u32,
-    progress: &Progress,
-) -> Result<Vec<Vec<u8>>, LoadgenError> {
     let limit = format!(
         "{} MiB, the most a result file may hold",
         limits::MAX_FILE_BYTES >> 20
     );
     let mut texts = Vec::with_capacity(agents as usize);
     for n in 1..=agents {
-        progress.doing(format!("reading agent {n}'s result"));
-        let what = ("result", &*format!("result:{n}"));
-        texts.push(read_field(c, id, n, what, (limits::MAX_FILE_BYTES, &limit)).await?);
+        let field = ("result", &*format!("result:{n}"));
+        texts.push(g.read(n, field, (limits::MAX_FILE_BYTES, &limit)).await?);
     }
-    Ok(texts)
+    g.doing(format!("decoding and merging the {agents} agents' results"));
+    let id = asked.run_id.clone();
+    let merge = move |cancel: &Stop| merge_results(id, texts, cancel);
+    let (docs, merged) = offload(cancel, merge).await?;
+    let findings = g.check_windows(&infos).await?;
+    Ok(Collected {
+        infos,
+        docs,
+        merged,
+        findings,
+    })
+}
+
+/// One `collect` under way: the coordinator, the run, where it is, and the flag that stops
+/// its worker threads.
+struct Gathering<'a> {
+    c: Coordinator,
+    asked: &'a Collecting,
+    id: &'a str,
+    progress: &'a RefCell<Stage>,
+    cancel: &'a Arc<Stop>,
+}
+
+impl Gathering<'_> {
+    fn doing(&self, what: String) {
+        *self.progress.borrow_mut() = self.asked.doing(what);
+    }
+
+    /// The run's agent count, within 1..=[`MAX_AGENTS`].
+    async fn agent_count(&self) -> Result<u32, LoadgenError> {
+        let (c, id) = (&self.c, self.id);
+        self.doing(format!("reading run {id}'s agent count"));
+        let agents: u32 = c.get(&key(id, "agents")).await?.ok_or_else(|| {
+            LoadgenError::Usage(format!(
+                "coordinator {} knows no run {id} (no agent joined it, or its keys expired after {} h)",
+                c.shown,
+                KEY_TTL.as_secs() / 3600
+            ))
+        })?;
+        if !(1..=MAX_AGENTS).contains(&agents) {
+            return Err(LoadgenError::Failed(format!(
+                "coordinator {}: run {id}'s agent count (key {}) is {agents}, not 1 to {MAX_AGENTS}: not a run redlock-loadgen started",
+                c.shown,
+                key(id, "agents")
+            )));
+        }
+        Ok(agents)
+    }
+
+    /// Reads agent `n`'s `what`, stored under `name`, within `max` bytes: its length first
+    /// (`STRLEN`), then at most `max` + 1 bytes of it (`GETRANGE`), so a value that grew in
+    /// between is not read whole either. More is refused (naming the agent, the field, the key
+    /// and both sizes) before any of it is read: a refused value costs no memory here.
+    async fn read(
+        &self,
+        n: u32,
+        (what, name): (&str, &str),
+        (max, limit): (u64, &str),
+    ) -> Result<Vec<u8>, LoadgenError> {
+        self.doing(format!("reading agent {n}'s {what}"));
+        let k = key(self.id, name);
+        let too_large = |size| {
+            let why = format!("{size} bytes under key {k}, more than the {max} bytes read ({limit}); nothing of it was read");
+            bad(self.id, n, what, why)
+        };
+        let size: u64 = self.c.query(redis::cmd("STRLEN").arg(&k)).await?;
+        if size > max {
+            return Err(too_large(size));
+        }
+        let mut bytes = Vec::new();
+        if size > 0 {
+            bytes = self
+                .c
+                .query(redis::cmd("GETRANGE").arg(&k).arg(0).arg(max))
+                .await?;
+        }
+        match bytes.len() as u64 {
+            // No such key (or an empty string: nothing the agents store is empty).
+            0 => Err(bad(self.id, n, what, format!("missing (key {k})"))),
+            size if size > max => Err(too_large(size)),
+            _ => Ok(bytes),
+        }
+    }
+
+    /// Agent `n`'s timings (`agent:n`): at most [`MAX_INFO_BYTES`] and [`MAX_PHASES`] phases.
+    async fn timings(&self, n: u32) -> Result<AgentInfo, LoadgenError> {
+        let limit = format!(
+            "{} MiB, room for the most phases an agent runs, {MAX_PHASES}",
+            MAX_INFO_BYTES >> 20
+        );
+        let name = format!("agent:{n}");
+        let bytes = self
+            .read(n, ("timings", &name), (MAX_INFO_BYTES, &limit))
+            .await?;
+        let bad = |why: String| bad(self.id, n, "timings", why);
+        let info: AgentInfo = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+        if info.phases.len() > MAX_PHASES {
+            let phases = info.phases.len();
+            return Err(bad(format!("{phases} phases, at most {MAX_PHASES}")));
+        }
+        if info.agent != n {
+            return Err(bad(format!("they name agent {}", info.agent)));
+        }
+        Ok(info)
+    }
+
+    /// The cross-agent check, phase by phase (so only one phase's windows are held at a time).
+    async fn check_windows(&self, infos: &[AgentInfo]) -> Result<Findings, LoadgenError> {
+        let (id, cancel) = (self.id, self.cancel);
+        let limit = format!("{} windows", overlap::MAX_WINDOWS);
+        let mut findings = Findings::default();
+        let phases = infos.iter().map(|i| i.phases.len()).max().unwrap_or(0);
+        if phases > 0 {
+            eprintln!(
+                "redlock-loadgen: checking mutual exclusion across the {} agents of run {id} ({phases} phase(s))",
+                infos.len()
+            );
+        }
+        for k in 0..phases {
+            let mut of_phase = Vec::with_capacity(infos.len());
+            for info in infos {
+                let Some(phase) = info.phases.get(k) else {
+                    continue;
+                };
+                let (n, p) = (info.agent, phase.phase);
+                let what = (
+                    &*format!("windows of phase {p}"),
+                    &*format!("windows:{n}:{p}"),
+                );
+                let bytes = self.read(n, what, (MAX_WINDOWS_BYTES, &limit)).await?;
+                self.doing(format!("decoding agent {n}'s windows of phase {p}"));
+                let id = id.to_string();
+                let decode = move |_: &Stop| {
+                    AgentWindows::decode(n, &bytes).map_err(|e| bad(&id, n, "windows", e))
+                };
+                of_phase.push(offload(cancel, decode).await?);
+            }
+            let windows: usize = of_phase.iter().map(|a| a.windows.len()).sum();
+            self.doing(format!(
+                "checking the {windows} windows of phase {} of {} agents for overlaps",
+                k + 1,
+                of_phase.len()
+            ));
+            let check =
+                move |cancel: &Stop| overlap::check(of_phase, cancel).map_err(|_| stopped());
+            findings.add(&offload(cancel, check).await?);
+        }
+        Ok(findings)
+    }
+
+    /// Waits until every agent 1..=`agents` stored its result (the stage: the ones not yet,
+    /// as last seen), or the run was given up. The caller bounds it by its deadline.
+    async fn wait_for_results(&self, agents: u32) -> Result<(), LoadgenError> {
+        let (c, id) = (&self.c, self.id);
+        let mut missing: Vec<u32> = (1..=agents).collect();
+        let mut said = false;
+        loop {
+            let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+            *self.progress.borrow_mut() = Stage {
+                words: format!("waiting for {} of {agents} agents' results", missing.len()),
+                ran_out: format!(
+                    "run {id}: only {} of {agents} agents stored a result within {:?} (--wait); missing: agent {}",
+                    agents as usize - missing.len(),
+                    self.asked.wait,
+                    list.join(", ")
+                ),
+            };
+            let mut still = Vec::new();
+            for &n in missing.iter() {
+                let exists: bool = c
+                    .query(redis::cmd("EXISTS").arg(key(id, &format!("result:{n}"))))
+                    .await?;
+                if !exists {
+                    still.push(n);
+                }
+            }
+            missing = still;
+            if missing.is_empty() {
+                return Ok(());
+            }
+            let arrived = agents as usize - missing.len();
+            if let Some(why) = c.get::<String>(&key(id, "abandoned")).await? {
+                return Err(LoadgenError::Failed(format!(
+                    "run {id} was given up: {why} ({arrived} of {agents} results stored)"
+                )));
+            }
+            if !said {
+                said = true;
+                eprintln!(
+                    "redlock-loadgen: waiting for {} of {agents} results of run {id}",
+                    missing.len()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
 }
 
 /// Parses the results (agent 1 first) and merges them as `merge` would.
@@ -292,98 +357,4 @@ fn merge_results(
         .collect();
     let merged = crate::merge::merge(named, crate::merge::Allow::default())?;
     Ok((docs, merged))
-}
-
-/// The cross-agent check, phase by phase (so only one phase's windows are held at a time).
-async fn check_windows(
-    c: &Coordinator,
-    id: &str,
-    infos: &[AgentInfo],
-    progress: &Progress,
-    cancel: &Arc<Stop>,
-) -> Result<Findings, LoadgenError> {
-    let limit = format!("{} windows", overlap::MAX_WINDOWS);
-    let mut findings = Findings::default();
-    let phases = infos.iter().map(|i| i.phases.len()).max().unwrap_or(0);
-    if phases > 0 {
-        eprintln!(
-            "redlock-loadgen: checking mutual exclusion across the {} agents of run {id} ({phases} phase(s))",
-            infos.len()
-        );
-    }
-    for k in 0..phases {
-        let mut of_phase = Vec::with_capacity(infos.len());
-        for info in infos {
-            let Some(phase) = info.phases.get(k) else {
-                continue;
-            };
-            let (n, p) = (info.agent, phase.phase);
-            progress.doing(format!("reading agent {n}'s windows of phase {p}"));
-            let what = (
-                &*format!("windows of phase {p}"),
-                &*format!("windows:{n}:{p}"),
-            );
-            let bytes = read_field(c, id, n, what, (MAX_WINDOWS_BYTES, &limit)).await?;
-            progress.doing(format!("decoding agent {n}'s windows of phase {p}"));
-            let id = id.to_string();
-            let decode = move |_: &Stop| {
-                AgentWindows::decode(n, &bytes).map_err(|e| bad(&id, n, "windows", e))
-            };
-            of_phase.push(offload(cancel, decode).await?);
-        }
-        let windows: usize = of_phase.iter().map(|a| a.windows.len()).sum();
-        progress.doing(format!(
-            "checking the {windows} windows of phase {} of {} agents for overlaps",
-            k + 1,
-            of_phase.len()
-        ));
-        let check = move |cancel: &Stop| overlap::check(of_phase, cancel).map_err(|_| stopped());
-        findings.add(&offload(cancel, check).await?);
-    }
-    Ok(findings)
-}
-
-/// Waits until every agent 1..=`agents` stored its result (`progress`: the ones not yet, as
-/// last seen), or the run was given up. The caller bounds it by its deadline.
-async fn wait_for_results(
-    c: &Coordinator,
-    id: &str,
-    agents: u32,
-    progress: &Progress,
-) -> Result<(), LoadgenError> {
-    let mut missing: Vec<u32> = (1..=agents).collect();
-    let mut said = false;
-    loop {
-        progress.set(Stage::Waiting {
-            agents,
-            missing: missing.clone(),
-        });
-        let mut still = Vec::new();
-        for &n in missing.iter() {
-            let exists: bool = c
-                .query(redis::cmd("EXISTS").arg(key(id, &format!("result:{n}"))))
-                .await?;
-            if !exists {
-                still.push(n);
-            }
-        }
-        missing = still;
-        if missing.is_empty() {
-            return Ok(());
-        }
-        let arrived = agents as usize - missing.len();
-        if let Some(why) = c.get::<String>(&key(id, "abandoned")).await? {
-            return Err(LoadgenError::Failed(format!(
-                "run {id} was given up: {why} ({arrived} of {agents} results stored)"
-            )));
-        }
-        if !said {
-            said = true;
-            eprintln!(
-                "redlock-loadgen: waiting for {} of {agents} results of run {id}",
-                missing.len()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }

@@ -42,6 +42,12 @@ pub const MAX_AGENTS: u32 = 1000;
 /// Key of the run agents without `--run-id` join (deleted once the run is full).
 const OPEN_RUN_KEY: &str = "redlock-loadgen-coordinator:open-run";
 
+/// Sets a key unless it is set (the first value wins) and returns its value: the reason a run
+/// was given up, a run's `agents` and `kind`.
+const SET_ONCE: &str = r"
+redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2])
+return redis.call('GET', KEYS[1])";
+
 /// The coordination settings of `run`/`capacity --coordinator`.
 #[derive(Debug, Clone)]
 pub struct Coordination {
@@ -57,19 +63,28 @@ pub fn key(run_id: &str, name: &str) -> String {
 }
 
 /// One connection to the coordinator; every request bounded by [`REQUEST_TIMEOUT`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Coordinator {
     con: redis::aio::MultiplexedConnection,
     /// The URL with its password redacted (for messages).
     pub shown: String,
 }
 
-impl std::fmt::Debug for Coordinator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Coordinator")
-            .field("url", &self.shown)
-            .finish()
-    }
+/// Waits for one coordinator request at most `REQUEST_TIMEOUT` (else: `no` within it), naming
+/// the coordinator (password redacted) in either failure.
+async fn bounded<T>(
+    shown: &str,
+    no: &str,
+    request: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> Result<T, LoadgenError> {
+    tokio::time::timeout(REQUEST_TIMEOUT, request)
+        .await
+        .map_err(|_| {
+            LoadgenError::Failed(format!(
+                "coordinator {shown}: {no} within {REQUEST_TIMEOUT:?}"
+            ))
+        })?
+        .map_err(|e| LoadgenError::Failed(format!("coordinator {shown}: {e}")))
 }
 
 impl Coordinator {
@@ -81,14 +96,7 @@ impl Coordinator {
             .set_connection_timeout(None)
             .set_response_timeout(None);
         let connecting = client.get_multiplexed_async_connection_with_config(&unbounded);
-        let con = tokio::time::timeout(REQUEST_TIMEOUT, connecting)
-            .await
-            .map_err(|_| {
-                LoadgenError::Failed(format!(
-                    "coordinator {shown}: no connection within {REQUEST_TIMEOUT:?}"
-                ))
-            })?
-            .map_err(|e| LoadgenError::Failed(format!("coordinator {shown}: {e}")))?;
+        let con = bounded(&shown, "no connection", connecting).await?;
         Ok(Coordinator { con, shown })
     }
 
@@ -98,54 +106,26 @@ impl Coordinator {
         cmd: &redis::Cmd,
     ) -> Result<T, LoadgenError> {
         let mut con = self.con.clone();
-        self.bounded(cmd.query_async(&mut con)).await
+        bounded(&self.shown, "no answer", cmd.query_async(&mut con)).await
     }
 
-    /// Runs a Lua script (bounded).
+    /// Runs the Lua script `lua` on `keys` with `args` (bounded).
     pub async fn script<T: redis::FromRedisValue>(
         &self,
-        script: &redis::Script,
-        keys: &[String],
-        args: &[String],
+        lua: &str,
+        keys: &[&str],
+        args: impl redis::ToRedisArgs,
     ) -> Result<T, LoadgenError> {
-        let mut invocation = script.prepare_invoke();
-        for k in keys {
-            invocation.key(k);
-        }
-        for a in args {
-            invocation.arg(a);
-        }
-        let mut con = self.con.clone();
-        self.bounded(invocation.invoke_async(&mut con)).await
-    }
-
-    /// Waits for one coordinator request at most `REQUEST_TIMEOUT`, naming the coordinator
-    /// (password redacted) in either failure.
-    async fn bounded<T>(
-        &self,
-        request: impl std::future::Future<Output = redis::RedisResult<T>>,
-    ) -> Result<T, LoadgenError> {
-        tokio::time::timeout(REQUEST_TIMEOUT, request)
-            .await
-            .map_err(|_| {
-                LoadgenError::Failed(format!(
-                    "coordinator {}: no answer within {REQUEST_TIMEOUT:?}",
-                    self.shown
-                ))
-            })?
-            .map_err(|e| LoadgenError::Failed(format!("coordinator {}: {e}", self.shown)))
+        let mut eval = redis::cmd("EVAL");
+        eval.arg(lua).arg(keys.len()).arg(keys).arg(args);
+        self.query(&eval).await
     }
 
     /// `SET key value EX ttl`.
     pub async fn put(&self, key: &str, value: impl redis::ToRedisArgs) -> Result<(), LoadgenError> {
-        self.query::<()>(
-            redis::cmd("SET")
-                .arg(key)
-                .arg(value)
-                .arg("EX")
-                .arg(KEY_TTL.as_secs()),
-        )
-        .await
+        let ttl = KEY_TTL.as_secs();
+        self.query(redis::cmd("SET").arg(key).arg(value).arg("EX").arg(ttl))
+            .await
     }
 
     pub async fn get<T: redis::FromRedisValue>(
@@ -155,25 +135,10 @@ impl Coordinator {
         self.query(redis::cmd("GET").arg(key)).await
     }
 
-    /// Reads the string at `key` only when it holds at most `max` bytes: its length first
-    /// (`STRLEN`), then at most `max` + 1 bytes of it (`GETRANGE`), so a value that grew in
-    /// between is not read whole either. A refused value costs no memory here.
-    pub async fn read_bounded(&self, key: &str, max: u64) -> Result<Stored, LoadgenError> {
-        let size: u64 = self.query(redis::cmd("STRLEN").arg(key)).await?;
-        if size > max {
-            return Ok(Stored::TooLarge(size));
-        }
-        if size == 0 {
-            return Ok(Stored::Missing);
-        }
-        let bytes: Vec<u8> = self
-            .query(redis::cmd("GETRANGE").arg(key).arg(0).arg(max))
-            .await?;
-        match bytes.len() as u64 {
-            0 => Ok(Stored::Missing),
-            n if n > max => Ok(Stored::TooLarge(n)),
-            _ => Ok(Stored::Value(bytes)),
-        }
+    /// Sets `key` to `value` unless it is set; returns the value it holds.
+    pub async fn set_once(&self, key: &str, value: &str) -> Result<String, LoadgenError> {
+        self.script(SET_ONCE, &[key], (value, KEY_TTL.as_secs()))
+            .await
     }
 
     /// The run id to join: `wanted`, or the run the coordinator has open (opened here when
@@ -184,37 +149,23 @@ impl Coordinator {
         }
         let fresh = crate::model::header::new_run_id();
         // GET-or-SET in one step (a script, so older coordinators without SET NX GET work).
-        let script = redis::Script::new(
-            "local v = redis.call('GET', KEYS[1]) if v then return v end \
-             redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) return ARGV[1]",
-        );
-        self.script(
-            &script,
-            &[OPEN_RUN_KEY.to_string()],
-            &[fresh, KEY_TTL.as_secs().to_string()],
-        )
-        .await
+        let lua = "local v = redis.call('GET', KEYS[1]) if v then return v end \
+             redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) return ARGV[1]";
+        self.script(lua, &[OPEN_RUN_KEY], (fresh, KEY_TTL.as_secs()))
+            .await
     }
 
     /// Closes the open run `run_id` (when it is the open one): later agents open a new one.
     pub async fn close_open_run(&self, run_id: &str) -> Result<(), LoadgenError> {
-        let script = redis::Script::new(
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1",
-        );
-        self.script::<i64>(&script, &[OPEN_RUN_KEY.to_string()], &[run_id.to_string()])
-            .await
-            .map(|_| ())
+        let lua =
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1";
+        self.script(lua, &[OPEN_RUN_KEY], run_id).await
     }
 }
 
-/// What [`Coordinator::read_bounded`] found under a key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stored {
-    /// No such key (or an empty string: nothing the agents store is empty).
-    Missing,
-    /// More bytes than allowed (at least this many; nothing more was read).
-    TooLarge(u64),
-    Value(Vec<u8>),
+/// The error of a run somebody gave up (`why`).
+fn given_up(run_id: &str, why: &str) -> LoadgenError {
+    LoadgenError::Failed(format!("run {run_id} was given up: {why}"))
 }
 
 /// This machine's host name (the pod name on Kubernetes).

@@ -38,7 +38,7 @@ pub struct CoordWindow {
 }
 
 /// One agent's windows of one phase, with their error bound.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentWindows {
     pub agent: u32,
     pub bound_us: u64,
@@ -153,32 +153,31 @@ pub fn check(agents: Vec<AgentWindows>, cancel: &Stop) -> Result<Findings, Cance
         ..Findings::default()
     };
     // Per resource, per (agent, bound): the bound is the same for all windows of a group.
-    let mut groups: BTreeMap<(u32, u32, u64), Vec<Held>> = BTreeMap::new();
+    let mut groups: BTreeMap<u32, BTreeMap<(u32, u64), Vec<Held>>> = BTreeMap::new();
     // Each agent's windows are dropped once grouped: memory stays near one copy.
     for a in agents {
         for w in a.windows.into_iter().filter(|w| w.end_us > w.start_us) {
-            groups
-                .entry((w.resource, a.agent, a.bound_us))
+            let held = Held {
+                start: w.start_us,
+                end: w.end_us,
+                agent: a.agent,
+                bound: a.bound_us,
+                token: w.token,
+            };
+            let of_resource = groups.entry(w.resource).or_default();
+            of_resource
+                .entry((a.agent, a.bound_us))
                 .or_default()
-                .push(Held {
-                    start: w.start_us,
-                    end: w.end_us,
-                    agent: a.agent,
-                    bound: a.bound_us,
-                    token: w.token,
-                });
+                .push(held);
         }
     }
-    let mut groups = groups.into_iter().peekable();
-    let mut of_resource: Vec<Vec<Held>> = Vec::new();
-    while let Some(&((resource, ..), _)) = groups.peek() {
-        of_resource.clear();
-        while let Some((_, mut g)) = groups.next_if(|((r, ..), _)| *r == resource) {
+    for (resource, of_resource) in groups {
+        let mut of_resource: Vec<Vec<Held>> = of_resource.into_values().collect();
+        for g in &mut of_resource {
             if cancel.is_set() {
                 return Err(Cancelled);
             }
             g.sort_unstable();
-            of_resource.push(g);
         }
         check_resource(resource, &of_resource, cancel, &mut found)?;
     }
