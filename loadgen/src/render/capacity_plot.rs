@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::chart::{self, log_range, Axes, Chart, PALETTE};
+use super::chart::{self, log_range, Axes, Chart, PALETTE, PLOT_SIZE};
 use crate::model::capacity::search::Limit;
 use crate::model::capacity::CapacityResult;
 use crate::model::percentiles::label;
@@ -63,24 +63,31 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
         x_labels: None,
         margin_right: 40,
     };
-    chart::svg(&title, axes, 0f64..x_max, (y_min..y_max).log_scale(), |c| {
-        for (i, (fanout, pts)) in series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            draw_steps(c, fanout, pts, color)?;
-            draw_knee(c, result, fanout, color)?;
-        }
-        for (name, bound) in &bounds {
-            let bound = *bound;
-            chart::line(
-                c,
-                vec![(0.0, bound), (x_max, bound)],
-                BLACK,
-                1,
-                format!("objective: {name} < {bound} ms"),
-            )?;
-        }
-        Ok(())
-    })
+    chart::svg(
+        PLOT_SIZE,
+        &title,
+        axes,
+        0f64..x_max,
+        (y_min..y_max).log_scale(),
+        |c| {
+            for (i, (fanout, pts)) in series.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                draw_steps(c, fanout, pts, color)?;
+                draw_knee(c, result, fanout, color)?;
+            }
+            for (name, bound) in &bounds {
+                let bound = *bound;
+                chart::line(
+                    c,
+                    vec![(0.0, bound), (x_max, bound)],
+                    BLACK,
+                    1,
+                    format!("objective: {name} < {bound} ms"),
+                )?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// The p50 and p99 lines of one fan-out's steps, each step a dot (met) or a cross (missed).

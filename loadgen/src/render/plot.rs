@@ -1,9 +1,7 @@
 //! `--plot FILE.svg`: latency by percentile for each mode's whole acquire and single attempt,
 //! on a log percentile axis (as the HdrHistogram plotter draws it) and a log latency axis.
 
-use plotters::prelude::*;
-
-use super::chart::{self, Axes, PALETTE};
+use super::chart::{self, Plot, PLOT_SIZE};
 use crate::hist::Hist;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
@@ -29,7 +27,8 @@ pub fn percentile_label(x: &f64) -> String {
     format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// The SVG document.
+/// The SVG document. Both axes logarithmic: medians of ~0.1 ms and retry tails of ~100s of
+/// ms stay readable.
 pub fn render(report: &Report) -> Result<String, String> {
     let mut series = Vec::new();
     for m in &report.modes {
@@ -38,35 +37,19 @@ pub fn render(report: &Report) -> Result<String, String> {
             ("attempt", &m.latency.attempt),
         ] {
             if h.count() > 0 {
-                series.push((format!("{} {what}", m.label()), curve(h)));
+                series.push((format!("{} {what}", m.label()), vec![curve(h)]));
             }
         }
     }
-    // Both axes logarithmic: medians of ~0.1 ms and retry tails of ~100s of ms stay readable.
-    let (y_min, y_max) = chart::log_range(
-        series
-            .iter()
-            .flat_map(|(_, points)| points.iter().map(|p| p.1)),
-    );
-    let axes = Axes {
+    Plot {
+        size: PLOT_SIZE,
+        title: &chart::workload_title("acquire latency by percentile", report),
         x: "percentile",
         y: "latency (ms)",
-        x_labels: Some(percentile_label),
-        // Room on the right so the last percentile label (99.999%) is not clipped.
-        margin_right: 60,
-    };
-    chart::svg(
-        &chart::workload_title("acquire latency by percentile", report),
-        axes,
-        (1f64..X_MAX).log_scale(),
-        (y_min..y_max).log_scale(),
-        |c| {
-            for (i, (label, points)) in series.into_iter().enumerate() {
-                chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
-            }
-            Ok(())
-        },
-    )
+        series,
+        ..Plot::default()
+    }
+    .render()
 }
 
 /// `--plot` of a run (its latency curves) or a capacity search (its steps).

@@ -6,7 +6,7 @@ use crate::render::capacity_table::{marks, numbered};
 use maud::{html, Markup};
 
 use super::charts;
-use super::faults::{fault_windows, windows_of};
+use super::faults::fault_windows;
 use super::markup::{chart, num, pct, row, table};
 use crate::model::capacity::{grouped, Answer, CapacityResult, Status};
 
@@ -58,7 +58,7 @@ pub fn step_charts(result: &CapacityResult) -> Result<Markup, String> {
         let faults = fault_windows(&step.report);
         let mut svgs = vec![charts::throughput(&step.report, &faults)?];
         for m in &step.report.modes {
-            svgs.push(charts::latency_over_time(m, &windows_of(&faults, m))?);
+            svgs.push(charts::latency_over_time(m, &faults)?);
         }
         let verdict = match step.passed {
             true => "pass".to_string(),

@@ -1,19 +1,9 @@
 //! Where the faults of a run were in force, on each mode's measured-window clock, for the
 //! over-time charts to shade.
 
-use super::charts::FaultWindow;
-use crate::model::mode::ModeStats;
 use crate::model::report::FaultEvent;
 use crate::model::report::Report;
-
-/// The fault windows of mode `m`.
-pub fn windows_of(faults: &[(String, Vec<FaultWindow>)], m: &ModeStats) -> Vec<FaultWindow> {
-    faults
-        .iter()
-        .find(|(label, _)| label == m.label())
-        .map(|(_, w)| w.clone())
-        .unwrap_or_default()
-}
+use crate::render::chart::FaultWindow;
 
 /// The fault log's name for the clean-up that ends every fault when a mode ends.
 const END_OF_MODE: &str = "end of mode";

@@ -25,7 +25,7 @@ mod tables;
 pub use compare::compare_page;
 pub use scenarios::scenarios_page;
 
-use faults::{fault_windows, windows_of};
+use faults::fault_windows;
 use markup::{chart, num, page, pct};
 
 /// `--html` of any result.
@@ -95,7 +95,7 @@ fn run_sections(report: &Report) -> Result<Markup, String> {
     let faults = fault_windows(report);
     let mut over_time = vec![charts::throughput(report, &faults)?];
     for m in &report.modes {
-        over_time.push(charts::latency_over_time(m, &windows_of(&faults, m))?);
+        over_time.push(charts::latency_over_time(m, &faults)?);
     }
     for m in &report.modes {
         over_time.extend(charts::parts_over_time(m)?);
@@ -106,7 +106,7 @@ fn run_sections(report: &Report) -> Result<Markup, String> {
     }
     let mut round_trips = Vec::new();
     for m in &report.modes {
-        round_trips.extend(charts::round_trips_over_time(m, &windows_of(&faults, m))?);
+        round_trips.extend(charts::round_trips_over_time(m, &faults)?);
     }
     Ok(html! {
         h2 { "Over time" }
