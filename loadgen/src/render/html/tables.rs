@@ -6,8 +6,9 @@ use maud::{html, Markup};
 use super::markup::{num, pct, row, table};
 use crate::hist::Hist;
 use crate::model::figures::figures;
+use crate::model::header::Header;
 use crate::model::mode::ModeStats;
-use crate::model::report::Report;
+use crate::model::report::{ConfigInfo, MasterInfo, Report};
 
 fn ms(us: u64) -> String {
     num(us as f64 / 1000.0, 3)
@@ -180,46 +181,71 @@ pub fn fault_log(report: &Report) -> Markup {
 
 /// The full configuration, the masters and the result's provenance.
 pub fn configuration(report: &Report) -> Markup {
-    let mut settings: Vec<(String, String)> = Vec::new();
-    let config = serde_json::to_value(&report.config).unwrap_or_default();
-    for (key, value) in config.as_object().into_iter().flatten() {
+    let h = &report.header;
+    let mut settings = config_settings(&report.config, &[]);
+    settings.extend(provenance(h));
+    let interval = report.modes.first().map(|m| m.interval_ms.to_string());
+    let network = report.network.as_ref();
+    for (key, value) in [
+        ("merged from", h.merged_from.join(", ")),
+        ("interval (ms)", interval.unwrap_or_default()),
+        (
+            "network",
+            network.map_or_else(|| "nothing added".into(), |n| n.describe()),
+        ),
+    ] {
+        settings.push((key.into(), value));
+    }
+    settings.extend(masters_settings(&report.masters));
+    html! {
+        (config_section(Some(&report.config.command_line), &settings))
+        @for note in &h.merge_notes { p { "merge note: " (note) } }
+    }
+}
+
+/// The settings of a result's `config`, by their JSON names (but `skip`).
+pub fn config_settings(config: &ConfigInfo, skip: &[&str]) -> Vec<(String, String)> {
+    let config = serde_json::to_value(config).unwrap_or_default();
+    let entries = config.as_object().into_iter().flatten();
+    let kept = entries.filter(|(key, _)| !skip.contains(&key.as_str()));
+    kept.map(|(key, value)| {
         let value = match value {
             serde_json::Value::String(s) => s.clone(),
             serde_json::Value::Null => "default".into(),
             other => other.to_string(),
         };
-        settings.push((key.clone(), value));
-    }
-    let h = &report.header;
-    let interval = report.modes.first().map(|m| m.interval_ms.to_string());
-    for (key, value) in [
-        ("run id", h.run_id.clone()),
-        ("tool", format!("{} {}", h.tool.name, h.tool.version)),
-        ("started (unix s)", h.started_unix_s.to_string()),
-        ("interrupted", h.interrupted.to_string()),
-        ("merged from", h.merged_from.join(", ")),
-        ("interval (ms)", interval.unwrap_or_default()),
+        (key.clone(), value)
+    })
+    .collect()
+}
+
+/// Each master's URL and server.
+pub fn masters_settings(masters: &[MasterInfo]) -> impl Iterator<Item = (String, String)> + '_ {
+    let each = masters.iter().enumerate();
+    each.map(|(i, m)| {
         (
-            "network",
-            report
-                .network
-                .as_ref()
-                .map_or_else(|| "nothing added".into(), |n| n.describe()),
-        ),
-    ] {
-        settings.push((key.into(), value));
-    }
-    for (i, m) in report.masters.iter().enumerate() {
-        settings.push((
             format!("master #{i}"),
             format!("{} ({})", m.url, m.server()),
-        ));
-    }
+        )
+    })
+}
+
+/// Where a result comes from: its run id, the tool, when it started, whether interrupted.
+pub fn provenance(h: &Header) -> [(String, String); 4] {
+    [
+        ("run id".into(), h.run_id.clone()),
+        ("tool".into(), format!("{} {}", h.tool.name, h.tool.version)),
+        ("started (unix s)".into(), h.started_unix_s.to_string()),
+        ("interrupted".into(), h.interrupted.to_string()),
+    ]
+}
+
+/// The configuration section: the command line, then a table of `settings`.
+pub fn config_section(command_line: Option<&str>, settings: &[(String, String)]) -> Markup {
     let rows = settings.iter().map(|(k, v)| row([k, v]));
     html! {
         h2 { "Configuration" }
-        pre { (report.config.command_line) }
+        @if let Some(line) = command_line { pre { (line) } }
         div.config { (table(&["setting", "value"], rows)) }
-        @for note in &h.merge_notes { p { "merge note: " (note) } }
     }
 }
