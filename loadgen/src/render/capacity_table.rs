@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use crate::model::capacity::{CapacityResult, Step};
 use crate::model::percentiles::Percentiles;
+use crate::render::text::right;
 
 /// The steps table's header.
 pub fn header(p: &Percentiles) -> String {
@@ -11,9 +12,7 @@ pub fn header(p: &Percentiles) -> String {
         "{:<11}{:>5} {:<8}{:>10}{:>11}{:>11}",
         "fanout", "step", "phase", "asked/s", "started/s", "acquires/s"
     );
-    for label in p.labels() {
-        let _ = write!(out, "{:>10}", format!("{label} ms"));
-    }
+    right(&mut out, 10, p.labels().iter().map(|l| format!("{l} ms")));
     let _ = write!(
         out,
         "{:>9}{:>15}{:>15}{:>9}  verdict",
@@ -59,9 +58,7 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         m.started_per_s(),
         m.acquires_per_s()
     );
-    for cell in p.cells_ms(&m.latency.acquire) {
-        let _ = write!(out, "{cell:>10}");
-    }
+    right(&mut out, 10, p.cells_ms(&m.latency.acquire));
     let mut verdict = if step.passed {
         "pass".to_string()
     } else {
