@@ -6,7 +6,7 @@ use crate::hist::Hist;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
-use crate::render::text::right;
+use crate::render::text::{generator_cpu, late_dropped, right};
 
 /// The whole table: the header line, then every level's rows.
 pub fn table(sweep: &SweepResult, p: &Percentiles) -> String {
@@ -64,18 +64,13 @@ pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
             split,
         );
         right(&mut out, 10, p.cells_ms(&m.latency.acquire));
-        let bound = if m.generator.judgement.generator_bound {
-            "!"
-        } else {
-            ""
-        };
         let _ = writeln!(
             out,
             "{:>11}{:>11}{:>15}{:>10}{:>6}",
             ms(&m.latency.attempt, 0.5),
             ms(&m.latency.attempt, 0.99),
-            format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots),
-            format!("{:.0}%{bound}", 100.0 * m.generator.cpu.core_share()),
+            late_dropped(m),
+            generator_cpu(m),
             m.counts.violations
         );
     }

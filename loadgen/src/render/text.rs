@@ -29,6 +29,21 @@ pub fn right<T: std::fmt::Display>(
     }
 }
 
+/// A mode's `late/dropped` cell: slots started late / never started.
+pub fn late_dropped(m: &ModeStats) -> String {
+    format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots)
+}
+
+/// A mode's `gen CPU` cell: the generator's share of the cores, `!` when generator-bound.
+pub fn generator_cpu(m: &ModeStats) -> String {
+    let bound = if m.generator.judgement.generator_bound {
+        "!"
+    } else {
+        ""
+    };
+    format!("{:.0}%{bound}", 100.0 * m.generator.cpu.core_share())
+}
+
 /// A ratio, or `n/a`.
 fn ratio_or_na(x: Option<f64>) -> String {
     x.map(ratio_text).unwrap_or_else(|| "n/a".into())
