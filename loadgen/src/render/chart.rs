@@ -9,7 +9,7 @@ use std::ops::Range;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
-use super::plot::{percentile_label, X_MAX};
+use crate::hist::Hist;
 use crate::model::report::Report;
 
 /// Colours of the series, in order: eight apart (the masters' lines, the merged parts).
@@ -139,6 +139,26 @@ pub fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
         hi = lo * 10.0;
     }
     (lo, hi)
+}
+
+/// The percentile axis runs to 99.999% (1/(1-p) = 10^5).
+pub const X_MAX: f64 = 1e5;
+
+/// (1/(1-q), latency ms) points of `h`, HdrHistogram-plotter style.
+pub fn curve(h: &Hist) -> Vec<(f64, f64)> {
+    h.inner()
+        .iter_quantiles(5)
+        .map(|v| {
+            let q = v.quantile_iterated_to().min(1.0 - 1.0 / X_MAX);
+            (1.0 / (1.0 - q), v.value_iterated_to() as f64 / 1000.0)
+        })
+        .collect()
+}
+
+pub fn percentile_label(x: &f64) -> String {
+    let p = 100.0 * (1.0 - 1.0 / x);
+    let text = format!("{p:.3}");
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// A fault window of one mode, seconds into its measured window: (from, to, what).
@@ -354,5 +374,12 @@ mod tests {
         assert_eq!(log_range([0.09, 590.0].into_iter()), (0.01, 1000.0));
         assert_eq!(log_range([5.0].into_iter()), (1.0, 10.0));
         assert_eq!(log_range(std::iter::empty()), (0.001, 1.0));
+    }
+
+    #[test]
+    fn percentile_axis_labels_read_as_percentiles() {
+        assert_eq!(percentile_label(&1.0), "0%");
+        assert_eq!(percentile_label(&10.0), "90%");
+        assert_eq!(percentile_label(&1000.0), "99.9%");
     }
 }

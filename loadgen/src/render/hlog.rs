@@ -108,6 +108,7 @@ mod tests {
     use redlock_core::FanOut;
 
     use super::*;
+    use crate::hist::PackedHist;
     use crate::model::interval::Interval;
 
     #[test]

@@ -1,31 +1,10 @@
 //! `--plot FILE.svg`: latency by percentile for each mode's whole acquire and single attempt,
 //! on a log percentile axis (as the HdrHistogram plotter draws it) and a log latency axis.
 
-use super::chart::{self, Plot, PLOT_SIZE};
-use crate::hist::Hist;
+use super::chart::{self, curve, Plot, PLOT_SIZE};
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::render::written::{not_taken, Written};
-
-/// The percentile axis runs to 99.999% (1/(1-p) = 10^5).
-pub const X_MAX: f64 = 1e5;
-
-/// (1/(1-q), latency ms) points of `h`, HdrHistogram-plotter style.
-pub fn curve(h: &Hist) -> Vec<(f64, f64)> {
-    h.inner()
-        .iter_quantiles(5)
-        .map(|v| {
-            let q = v.quantile_iterated_to().min(1.0 - 1.0 / X_MAX);
-            (1.0 / (1.0 - q), v.value_iterated_to() as f64 / 1000.0)
-        })
-        .collect()
-}
-
-pub fn percentile_label(x: &f64) -> String {
-    let p = 100.0 * (1.0 - 1.0 / x);
-    let text = format!("{p:.3}");
-    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
-}
 
 /// The SVG document. Both axes logarithmic: medians of ~0.1 ms and retry tails of ~100s of
 /// ms stay readable.
@@ -58,17 +37,5 @@ pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
         Written::Run(report) => render(report),
         Written::Capacity(result) => super::capacity_plot::render(result),
         _ => Err(not_taken("--plot", written)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentile_axis_labels_read_as_percentiles() {
-        assert_eq!(percentile_label(&1.0), "0%");
-        assert_eq!(percentile_label(&10.0), "90%");
-        assert_eq!(percentile_label(&1000.0), "99.9%");
     }
 }

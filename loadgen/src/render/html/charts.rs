@@ -5,8 +5,7 @@
 use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
-use crate::render::chart::{FaultWindow, Plot, Series, XAxis, YAxis, COLOURS, PAGE_SIZE};
-use crate::render::plot::curve;
+use crate::render::chart::{curve, FaultWindow, Plot, Series, XAxis, YAxis, COLOURS, PAGE_SIZE};
 
 /// Seconds from the start of `m`'s measured window to the start of each interval, and each
 /// interval's length (the last one may be cut short by the window's end).

@@ -7,9 +7,8 @@ use super::markup::{chart, page};
 use crate::model::comparison::{CompareResult, Verdict};
 use crate::model::report::Report;
 use crate::model::threshold::ThresholdJudgement;
-use crate::render::chart::{Plot, XAxis, YAxis, PAGE_SIZE};
+use crate::render::chart::{curve, Plot, XAxis, YAxis, PAGE_SIZE};
 use crate::render::compare::{difference_text, in_turns_text, mode_text, side_label};
-use crate::render::plot::curve;
 use crate::render::uncertainty::{busy_machine_text, estimate_text};
 
 /// The page. `reports` are the compared results, A first, with their names.
