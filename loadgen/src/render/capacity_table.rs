@@ -111,8 +111,7 @@ pub fn marks(step: &Step) -> Vec<String> {
 }
 
 /// Each step with its number within its fan-out mode (1, 2, … per mode, as the tables show).
-pub fn numbered(result: &CapacityResult) -> impl Iterator<Item = (usize, &Step)> {
-    let steps = &result.steps;
+pub fn numbered(steps: &[Step]) -> impl Iterator<Item = (usize, &Step)> {
     steps.iter().enumerate().map(|(i, step)| {
         let n = steps[..=i]
             .iter()
@@ -126,7 +125,7 @@ pub fn numbered(result: &CapacityResult) -> impl Iterator<Item = (usize, &Step)>
 pub fn render(result: &CapacityResult, p: &Percentiles) -> String {
     let mut out = header(p);
     out.push('\n');
-    for (n, step) in numbered(result) {
+    for (n, step) in numbered(&result.steps) {
         out.push_str(&row(n, step, p));
     }
     out.push_str(&answers(result));

@@ -32,7 +32,7 @@ pub fn capacity(result: &CapacityResult, p: &Percentiles) -> String {
     let columns = columns(p);
     let names = ["row", "step", "phase", "rate", "verdict", "note"];
     let mut lines = vec![head(&names, &columns)];
-    for (n, step) in numbered(result) {
+    for (n, step) in numbered(&result.steps) {
         let Some(m) = step.report.modes.first() else {
             continue;
         };
@@ -66,7 +66,7 @@ fn answer_row(result: &CapacityResult, a: &Answer, columns: &[Column]) -> String
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
-    let step = numbered(result)
+    let step = numbered(&result.steps)
         .filter(|(_, s)| s.fanout == a.fanout && a.rate_per_s == Some(s.rate) && s.passed)
         .last();
     let own = [

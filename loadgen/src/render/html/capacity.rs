@@ -9,7 +9,7 @@ use super::charts;
 use super::faults::fault_windows;
 use super::markup::{chart, num, pct, table};
 use super::tables::{config_section, config_settings, masters_settings, provenance};
-use crate::model::capacity::{grouped, Answer, CapacityResult, Status};
+use crate::model::capacity::{grouped, Answer, CapacityResult, Status, Step};
 
 /// The answers (a safe capacity under its faults, beside the baseline without them when
 /// measured), one block each, then the warnings the search printed before its first step.
@@ -55,7 +55,7 @@ pub fn step_charts(result: &CapacityResult) -> Result<Markup, String> {
         return Ok(html! {});
     }
     let mut steps = Vec::new();
-    for (number, step) in numbered(result) {
+    for (number, step) in numbered(&result.steps) {
         let faults = fault_windows(&step.report);
         let mut svgs = vec![charts::throughput(&step.report, &faults)?];
         for m in &step.report.modes {
@@ -139,8 +139,8 @@ const STEP_HEADERS: [&str; 12] = [
 ];
 
 /// The steps, each followed by its `!` (generator-bound) and `~` (noise) marks in words.
-pub fn steps(result: &CapacityResult) -> Markup {
-    let rows = numbered(result).filter_map(|(n, s)| {
+pub fn steps(steps: &[Step]) -> Markup {
+    let rows = numbered(steps).filter_map(|(n, s)| {
         let m = s.report.modes.first()?;
         let j = &m.generator.judgement;
         let p99 = m.latency.acquire.quantile(0.99) as f64 / 1000.0;

@@ -94,19 +94,15 @@ fn generator_warning(modes: &[ModeStats]) -> Markup {
 fn run_sections(report: &Report) -> Result<Markup, String> {
     let faults = fault_windows(report);
     let mut over_time = vec![charts::throughput(report, &faults)?];
+    let (mut parts, mut spectra, mut round_trips) = (Vec::new(), Vec::new(), Vec::new());
     for m in &report.modes {
         over_time.push(charts::latency_over_time(m, &faults)?);
+        parts.extend(charts::parts_over_time(m)?);
+        round_trips.extend(charts::round_trips_over_time(m, &faults)?);
     }
-    for m in &report.modes {
-        over_time.extend(charts::parts_over_time(m)?);
-    }
-    let mut spectra = Vec::new();
+    over_time.extend(parts);
     for what in ["acquire", "attempt", "release"] {
         spectra.extend(charts::spectrum(report, what)?);
-    }
-    let mut round_trips = Vec::new();
-    for m in &report.modes {
-        round_trips.extend(charts::round_trips_over_time(m, &faults)?);
     }
     Ok(html! {
         h2 { "Over time" }
@@ -155,23 +151,15 @@ pub fn sweep_page(sweep: &SweepResult) -> Result<String, String> {
 /// table with their marks, and the search's configuration.
 pub fn capacity_page(result: &CapacityResult) -> Result<String, String> {
     let plot = crate::render::capacity_plot::render(result)?;
-    // The baseline's steps, shown with the same table as the search's own.
-    let without_faults = result.baseline.as_ref().map(|b| CapacityResult {
-        steps: b.steps.clone(),
-        answers: b.answers.clone(),
-        faults: Vec::new(),
-        faults_words: String::new(),
-        baseline: None,
-        ..result.clone()
-    });
     let body = html! {
         (capacity::answers(result))
         h2 { "Steps against the objective" }
         (chart(&plot))
-        (capacity::steps(result))
-        @if let Some(baseline) = &without_faults {
+        (capacity::steps(&result.steps))
+        // The baseline's steps, shown with the same table as the search's own.
+        @if let Some(baseline) = &result.baseline {
             h2 { "Steps without faults (--baseline)" }
-            (capacity::steps(baseline))
+            (capacity::steps(&baseline.steps))
         }
         (capacity::step_charts(result)?)
         (capacity::configuration(result))
