@@ -1,6 +1,8 @@
 //! The HTML report's tables: latency summaries, counts, vote patterns, per-master round
 //! trips, the generator's own limits, the fault log and the full configuration.
 
+use std::iter::once;
+
 use maud::{html, Markup};
 
 use super::markup::{num, pct, row, table};
@@ -27,7 +29,8 @@ pub fn latency(modes: &[ModeStats]) -> Markup {
             ("start lag", &l.start_lag),
         ] {
             if h.count() > 0 {
-                rows.push(latency_row(&format!("{} {what}", m.label()), h));
+                let name = format!("{} {what}", m.label());
+                rows.push(row(once(name).chain(summary(h, [0.5, 0.9, 0.99, 0.999]))));
             }
         }
     }
@@ -35,15 +38,12 @@ pub fn latency(modes: &[ModeStats]) -> Markup {
     html! { h2 { "Latency summary (ms)" } (table(&headers, rows)) }
 }
 
-fn latency_row(name: &str, h: &Hist) -> Markup {
-    let quantiles = [0.5, 0.9, 0.99, 0.999].map(|q| ms(h.quantile(q)));
-    html! {
-        tr {
-            td { (name) } td { (h.count()) }
-            @for q in &quantiles { td { (q) } }
-            td { (ms(h.max())) }
-        }
-    }
+/// The count of `h`, its values at `quantiles` and its largest, ms.
+fn summary<const N: usize>(h: &Hist, quantiles: [f64; N]) -> impl Iterator<Item = String> {
+    let values = quantiles.map(|q| ms(h.quantile(q)));
+    once(h.count().to_string())
+        .chain(values)
+        .chain([ms(h.max())])
 }
 
 /// What the acquire calls and attempts came to.
@@ -107,20 +107,13 @@ pub fn masters(report: &Report) -> Markup {
     for m in &report.modes {
         for (i, s) in m.masters.iter().enumerate() {
             let url = report.masters.get(i).map_or("", |x| x.url.as_str());
-            let h = &s.round_trip;
-            rows.push(row([
-                format!("{} #{i} {url}", m.label()),
-                h.count().to_string(),
-                ms(h.quantile(0.5)),
-                ms(h.quantile(0.99)),
-                ms(h.quantile(0.999)),
-                ms(h.max()),
-                s.granted.to_string(),
-                s.denied.to_string(),
-                s.not_awaited.to_string(),
-                s.errors.to_string(),
-                s.timeouts.to_string(),
-            ]));
+            let answers = [s.granted, s.denied, s.not_awaited, s.errors, s.timeouts];
+            let name = format!("{} #{i} {url}", m.label());
+            let round_trips = summary(&s.round_trip, [0.5, 0.99, 0.999]);
+            let cells = once(name)
+                .chain(round_trips)
+                .chain(answers.map(|n| n.to_string()));
+            rows.push(row(cells));
         }
     }
     html! { h2 { "Per-master round trips (ms) and answers" } (table(&headers, rows)) }
