@@ -3,7 +3,6 @@
 //! fault windows, the workload title and drawing errors; [`Plot`] draws a chart of named
 //! lines from its series and the kinds of its axes. Pure SVG: no font files needed.
 
-use std::cell::RefCell;
 use std::ops::Range;
 
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
@@ -41,21 +40,21 @@ pub fn error<E: std::error::Error + Send + Sync>(err: DrawingAreaErrorKind<E>) -
 }
 
 /// How the labels of an axis read.
-pub type Labels = fn(&f64) -> String;
+pub(crate) type Labels<'a> = &'a dyn Fn(&f64) -> String;
 
 /// The axes of a chart: their descriptions, how x labels read, and room on the right for the
 /// last x label.
-#[derive(Debug, Clone, Copy)]
-pub struct Axes<'a> {
+#[derive(Clone, Copy)]
+pub(crate) struct Axes<'a> {
     pub x: &'a str,
     pub y: &'a str,
-    pub x_labels: Option<Labels>,
+    pub x_labels: Option<Labels<'a>>,
     pub margin_right: u32,
 }
 
 /// One chart as an SVG document of `size` pixels: `title` over the `x` × `y` ranges, series
 /// drawn by `draw`, the legend in the upper left.
-pub fn svg<X, Y>(
+pub(crate) fn svg<X, Y>(
     size: (u32, u32),
     title: &str,
     axes: Axes<'_>,
@@ -83,7 +82,7 @@ where
             .map_err(error)?;
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(axes.x).y_desc(axes.y);
-        if let Some(labels) = &axes.x_labels {
+        if let Some(labels) = axes.x_labels {
             mesh.x_label_formatter(labels);
         }
         mesh.draw().map_err(error)?;
@@ -210,36 +209,26 @@ pub struct Plot<'a> {
     pub faults: &'a [(String, Vec<FaultWindow>)],
 }
 
-thread_local! {
-    /// The sweep's level names, for the x labels (plotters takes a plain `fn` formatter).
-    static LEVEL_LABELS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The name of the level at `x` (none between levels).
-fn level_label(x: &f64) -> String {
-    let i = x.round();
-    if (x - i).abs() < 1e-6 && i >= 0.0 {
-        LEVEL_LABELS.with(|l| l.borrow().get(i as usize).cloned().unwrap_or_default())
-    } else {
-        String::new()
-    }
-}
-
 impl Plot<'_> {
     /// The SVG document.
-    pub fn render(self) -> Result<String, String> {
+    pub fn render(mut self) -> Result<String, String> {
         let ys = || {
             self.series
                 .iter()
                 .flat_map(|(_, s)| s.iter().flatten().map(|p| p.1))
         };
-        let (x, x_labels, margin_right): (Range<f64>, Option<Labels>, u32) = match &self.x_axis {
-            XAxis::Time(end) => (0.0..*end, None, 30),
-            XAxis::Percentile => (1.0..X_MAX, Some(percentile_label), 60),
-            XAxis::Levels(labels) => {
-                LEVEL_LABELS.with(|l| *l.borrow_mut() = labels.clone());
-                (0.0..(labels.len().max(2) - 1) as f64, Some(level_label), 40)
+        let x_axis = std::mem::take(&mut self.x_axis);
+        // A sweep's level at each whole x, its name (none between levels).
+        let level = |x: &f64| match &x_axis {
+            XAxis::Levels(names) if (x - x.round()).abs() < 1e-6 && x.round() >= 0.0 => {
+                names.get(x.round() as usize).cloned().unwrap_or_default()
             }
+            _ => String::new(),
+        };
+        let (x, x_labels, margin_right): (Range<f64>, Option<Labels>, u32) = match &x_axis {
+            XAxis::Time(end) => (0.0..*end, None, 30),
+            XAxis::Percentile => (1.0..X_MAX, Some(&percentile_label), 60),
+            XAxis::Levels(names) => (0.0..(names.len().max(2) - 1) as f64, Some(&level), 40),
         };
         let y = match self.y_axis {
             YAxis::Zero(floor) => 0.0..ys().fold(floor, f64::max) * 1.15,
@@ -260,7 +249,7 @@ impl Plot<'_> {
             margin_right,
         };
         let (size, title, shade) = (self.size, self.title, (y.start, y.end));
-        let x_log = matches!(self.x_axis, XAxis::Percentile);
+        let x_log = matches!(x_axis, XAxis::Percentile);
         match (x_log, matches!(self.y_axis, YAxis::Zero(_))) {
             (false, true) => svg(size, title, axes, x, y, |c| self.draw(c, shade)),
             (false, false) => svg(size, title, axes, x, y.log_scale(), |c| self.draw(c, shade)),

@@ -172,17 +172,15 @@ fn header_timing(out: &mut String, h: &Report) {
     } else {
         (String::new(), "")
     };
+    let interrupted = match (h.header.interrupted, h.header.interrupted_by) {
+        (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
+        (true, None) => "; INTERRUPTED: partial figures".to_string(),
+        (false, _) => String::new(),
+    };
     let _ = writeln!(
         out,
-        "timing     warm-up {} s (not counted), {} s measured per mode{repeats}; seed {}{seeds}{}",
-        c.warmup_s,
-        c.duration_s,
-        c.seed,
-        match (h.header.interrupted, h.header.interrupted_by) {
-            (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
-            (true, None) => "; INTERRUPTED: partial figures".to_string(),
-            (false, _) => String::new(),
-        }
+        "timing     warm-up {} s (not counted), {} s measured per mode{repeats}; seed {}{seeds}{interrupted}",
+        c.warmup_s, c.duration_s, c.seed,
     );
     for note in &h.header.merge_notes {
         let _ = writeln!(out, "MERGE NOTE {note}");
@@ -269,16 +267,12 @@ pub fn judgements(report: &Report) -> String {
         if j.reasons.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "\n{} fan-out{}:",
-            m.label(),
-            if j.generator_bound {
-                ": GENERATOR-BOUND"
-            } else {
-                ""
-            }
-        );
+        let bound = if j.generator_bound {
+            ": GENERATOR-BOUND"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "\n{} fan-out{bound}:", m.label());
         for reason in &j.reasons {
             let _ = writeln!(out, "  {reason}");
         }
@@ -349,18 +343,11 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
                 )
             })
             .collect();
-        let more = sorted.len().saturating_sub(8);
-        let _ = writeln!(
-            out,
-            "  {:<12} {}{}",
-            m.label(),
-            shown.join("  "),
-            if more > 0 {
-                format!("  (+{more} rarer)")
-            } else {
-                String::new()
-            }
-        );
+        let more = match sorted.len().saturating_sub(8) {
+            0 => String::new(),
+            more => format!("  (+{more} rarer)"),
+        };
+        let _ = writeln!(out, "  {:<12} {}{more}", m.label(), shown.join("  "));
     }
 }
 
