@@ -2,6 +2,7 @@
 //! the fault windows shaded and named, the percentile spectrum of each operation with the
 //! fan-outs overlaid, and a sweep's curves.
 
+use crate::hist::Hist;
 use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
@@ -128,35 +129,23 @@ pub fn latency_over_time(
     .render()
 }
 
-/// Latency by percentile of one operation (`what`: acquire, attempt, release), every mode
-/// overlaid, on HdrHistogram's log percentile axis.
-pub fn spectrum(report: &Report, what: &str) -> Result<Option<String>, String> {
-    let series: Vec<_> = report
-        .modes
-        .iter()
-        .filter_map(|m| {
-            let h = match what {
-                "acquire" => &m.latency.acquire,
-                "attempt" => &m.latency.attempt,
-                _ => &m.latency.release,
-            };
-            (h.count() > 0).then(|| (m.label().to_string(), vec![curve(h)]))
-        })
-        .collect();
-    if series.is_empty() {
-        return Ok(None);
-    }
+/// Latency by percentile of each named histogram (the empty ones left out), overlaid on
+/// HdrHistogram's log percentile axis.
+pub fn spectrum<'a>(
+    title: &str,
+    hists: impl Iterator<Item = (String, &'a Hist)>,
+) -> Result<String, String> {
+    let series = hists.filter(|(_, h)| h.count() > 0);
     Plot {
         size: PAGE_SIZE,
-        title: &format!("{what} latency by percentile"),
+        title,
         x: "percentile",
         y: "latency (ms, log)",
         y_axis: YAxis::LogWide,
-        series,
+        series: series.map(|(name, h)| (name, vec![curve(h)])).collect(),
         ..Plot::default()
     }
     .render()
-    .map(Some)
 }
 
 /// A sweep: locks acquired per second and acquire p99 at each level, per mode (x: the

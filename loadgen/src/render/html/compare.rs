@@ -7,13 +7,17 @@ use super::markup::{chart, page};
 use crate::model::comparison::{CompareResult, Verdict};
 use crate::model::report::Report;
 use crate::model::threshold::ThresholdJudgement;
-use crate::render::chart::{curve, Plot, XAxis, YAxis, PAGE_SIZE};
+use crate::render::chart::{Plot, XAxis, YAxis, PAGE_SIZE};
 use crate::render::compare::{difference_text, in_turns_text, mode_text, side_label};
 use crate::render::uncertainty::{busy_machine_text, estimate_text};
 
 /// The page. `reports` are the compared results, A first, with their names.
 pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Result<String, String> {
-    let overlays = [spectrum(reports)?, throughput(reports)?];
+    let acquire = series(reports).map(|(name, m)| (name, &m.latency.acquire));
+    let overlays = [
+        super::charts::spectrum("acquire latency by percentile", acquire)?,
+        throughput(reports)?,
+    ];
     let body = html! {
         div class="answer" {
             @if let Some(gate) = &result.gate {
@@ -120,23 +124,6 @@ fn series<'a>(
             .iter()
             .map(move |m| (format!("{tag} {}", m.label()), m))
     })
-}
-
-/// Acquire latency by percentile of every result and mode, overlaid.
-fn spectrum(reports: &[(&str, &Report)]) -> Result<String, String> {
-    let series = series(reports)
-        .filter(|(_, m)| m.latency.acquire.count() > 0)
-        .map(|(name, m)| (name, vec![curve(&m.latency.acquire)]));
-    Plot {
-        size: PAGE_SIZE,
-        title: "acquire latency by percentile",
-        x: "percentile",
-        y: "latency (ms, log)",
-        y_axis: YAxis::LogWide,
-        series: series.collect(),
-        ..Plot::default()
-    }
-    .render()
 }
 
 /// Locks acquired per second in each interval of every result and mode, overlaid.

@@ -5,6 +5,7 @@
 
 use maud::{html, Markup};
 
+use crate::hist::Hist;
 use crate::model::capacity::CapacityResult;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
@@ -101,8 +102,21 @@ fn run_sections(report: &Report) -> Result<Markup, String> {
         round_trips.extend(charts::round_trips_over_time(m, &faults)?);
     }
     over_time.extend(parts);
-    for what in ["acquire", "attempt", "release"] {
-        spectra.extend(charts::spectrum(report, what)?);
+    type Pick = fn(&ModeStats) -> &Hist;
+    let picks: [(&str, Pick); 3] = [
+        ("acquire", |m| &m.latency.acquire),
+        ("attempt", |m| &m.latency.attempt),
+        ("release", |m| &m.latency.release),
+    ];
+    for (what, pick) in picks {
+        let hists = report
+            .modes
+            .iter()
+            .map(|m| (m.label().to_string(), pick(m)));
+        if hists.clone().any(|(_, h)| h.count() > 0) {
+            let title = format!("{what} latency by percentile");
+            spectra.push(charts::spectrum(&title, hists)?);
+        }
     }
     Ok(html! {
         h2 { "Over time" }
