@@ -5,9 +5,9 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::chart::{self, log_range, Axes, Chart, PALETTE};
+use super::chart::{self, log_range, Axes, Chart, PALETTE, PLOT_SIZE};
 use crate::model::capacity::search::Limit;
-use crate::model::capacity::CapacityResult;
+use crate::model::capacity::{Answer, CapacityResult};
 use crate::model::percentiles::label;
 
 /// (acquires/s, p50 ms, p99 ms, met the objective) of a step.
@@ -36,8 +36,11 @@ fn points(result: &CapacityResult, fanout: &str) -> Vec<Point> {
 
 /// The SVG document.
 pub fn render(result: &CapacityResult) -> Result<String, String> {
-    let fanouts: Vec<&str> = result.answers.iter().map(|a| a.fanout.as_str()).collect();
-    let series: Vec<(&str, Vec<Point>)> = fanouts.iter().map(|&f| (f, points(result, f))).collect();
+    let series: Vec<(&Answer, Vec<Point>)> = result
+        .answers
+        .iter()
+        .map(|a| (a, points(result, &a.fanout)))
+        .collect();
     let bounds: Vec<(String, f64)> = result
         .objective
         .slo
@@ -45,39 +48,27 @@ pub fn render(result: &CapacityResult) -> Result<String, String> {
         .iter()
         .map(|b| (label(b.percentile), b.bound_us as f64 / 1000.0))
         .collect();
-    let x_max = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.0))
-        .fold(1.0f64, f64::max)
-        * 1.1;
-    let (y_min, y_max) = log_range(
-        series
-            .iter()
-            .flat_map(|(_, p)| p.iter().flat_map(|p| [p.1, p.2]))
-            .chain(bounds.iter().map(|b| b.1)),
-    );
-    let title = title(result);
+    let points = || series.iter().flat_map(|(_, p)| p);
+    let x_max = points().map(|p| p.0).fold(1.0f64, f64::max) * 1.1;
+    let ys = points().flat_map(|p| [p.1, p.2]);
+    let (y_min, y_max) = log_range(ys.chain(bounds.iter().map(|b| b.1)));
     let axes = Axes {
         x: "throughput reached (acquires/s)",
         y: "acquire latency (ms, from the intended start)",
         x_labels: None,
         margin_right: 40,
     };
-    chart::svg(&title, axes, 0f64..x_max, (y_min..y_max).log_scale(), |c| {
-        for (i, (fanout, pts)) in series.iter().enumerate() {
+    let (x, y) = (0f64..x_max, (y_min..y_max).log_scale());
+    chart::svg(PLOT_SIZE, &title(result), axes, x, y, |c| {
+        for (i, (answer, pts)) in series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
-            draw_steps(c, fanout, pts, color)?;
-            draw_knee(c, result, fanout, color)?;
+            draw_steps(c, &answer.fanout, pts, color)?;
+            draw_knee(c, result, answer, color)?;
         }
-        for (name, bound) in &bounds {
-            let bound = *bound;
-            chart::line(
-                c,
-                vec![(0.0, bound), (x_max, bound)],
-                BLACK,
-                1,
-                format!("objective: {name} < {bound} ms"),
-            )?;
+        for (name, bound) in bounds {
+            let line = vec![(0.0, bound), (x_max, bound)];
+            let label = format!("objective: {name} < {bound} ms");
+            chart::line(c, line, BLACK, 1, label)?;
         }
         Ok(())
     })
@@ -94,33 +85,22 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    for (what, pick, width) in [("p50", 1usize, 1u32), ("p99", 2, 3)] {
+    for (what, width) in [("p50", 1u32), ("p99", 3)] {
         let line: Vec<(f64, f64)> = pts
             .iter()
-            .map(|p| (p.0, if pick == 1 { p.1 } else { p.2 }))
+            .map(|p| (p.0, if width == 1 { p.1 } else { p.2 }))
             .collect();
-        chart::line(
-            c,
-            line.clone(),
-            color,
-            width,
-            format!("{fanout} acquire {what}"),
-        )?;
-        let passed = pts.iter().map(|p| p.3);
-        c.draw_series(
-            line.iter()
-                .zip(passed.clone())
-                .filter(|s| s.1)
-                .map(|(&p, _)| Circle::new(p, 3 + width as i32, color.filled())),
-        )
-        .map_err(chart::error)?;
-        c.draw_series(
-            line.iter()
-                .zip(passed)
-                .filter(|s| !s.1)
-                .map(|(&p, _)| Cross::new(p, 4 + width as i32, color.stroke_width(2))),
-        )
-        .map_err(chart::error)?;
+        let label = format!("{fanout} acquire {what}");
+        chart::line(c, line.clone(), color, width, label)?;
+        let (met, missed): (Vec<_>, Vec<_>) = line.into_iter().zip(pts).partition(|(_, p)| p.3);
+        let size = width as i32;
+        let dots = met
+            .into_iter()
+            .map(|(p, _)| Circle::new(p, 3 + size, color.filled()));
+        c.draw_series(dots).map_err(chart::error)?;
+        let cross = |(p, _)| Cross::new(p, 4 + size, color.stroke_width(2));
+        c.draw_series(missed.into_iter().map(cross))
+            .map_err(chart::error)?;
     }
     Ok(())
 }
@@ -129,54 +109,47 @@ where
 fn draw_knee<X, Y>(
     c: &mut Chart<'_, '_, X, Y>,
     result: &CapacityResult,
-    fanout: &str,
+    answer: &Answer,
     color: RGBColor,
 ) -> Result<(), String>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    let answer = result.answers.iter().find(|a| a.fanout == fanout);
-    let knee = answer.and_then(|a| a.rate_per_s).and_then(|rate| {
-        result
-            .steps
-            .iter()
-            .rev()
-            .filter(|s| s.fanout == fanout && s.rate == rate && s.passed)
-            .find_map(|s| s.report.modes.first())
-            .map(|m| {
-                (
-                    m.acquires_per_s(),
-                    m.latency.acquire.quantile(0.99) as f64 / 1000.0,
-                )
-            })
+    let fanout = &answer.fanout;
+    let knee = answer.rate_per_s.and_then(|rate| {
+        let steps = result.steps.iter().rev();
+        let mut at_rate = steps.filter(|s| &s.fanout == fanout && s.rate == rate && s.passed);
+        at_rate.find_map(|s| s.report.modes.first())
     });
-    let Some((x, y)) = knee else {
+    let Some(m) = knee else {
         return Ok(());
     };
+    let (x, y) = (
+        m.acquires_per_s(),
+        m.latency.acquire.quantile(0.99) as f64 / 1000.0,
+    );
     // A search stopped by --max-rate or by this machine found a floor, not the knee: say so
     // where the eye lands.
-    let text = match answer {
-        Some(a) if a.limit == Limit::MaxRate => {
-            format!("{fanout}: ≥ {x:.0}/s (--max-rate reached)")
-        }
-        Some(a) if a.generator_limited => {
-            format!("{fanout}: ≥ {x:.0}/s (a floor set by this machine)")
-        }
-        _ => format!("{fanout} knee: {x:.0}/s"),
+    let text = if answer.limit == Limit::MaxRate {
+        format!("{fanout}: ≥ {x:.0}/s (--max-rate reached)")
+    } else if answer.generator_limited {
+        format!("{fanout}: ≥ {x:.0}/s (a floor set by this machine)")
+    } else {
+        format!("{fanout} knee: {x:.0}/s")
     };
-    c.draw_series([EmptyElement::at((x, y))
-        + Circle::new((0, 0), 9, color.stroke_width(2))
-        // Right-aligned to the point: the answer often sits at the right edge.
-        + Text::new(
-            text,
-            (-12, -14),
-            ("sans-serif", 13)
-                .into_font()
-                .into_text_style(c.plotting_area())
-                .pos(Pos::new(HPos::Right, VPos::Bottom)),
-        )])
-    .map_err(chart::error)?;
+    // Right-aligned to the point: the answer often sits at the right edge.
+    let font = ("sans-serif", 13)
+        .into_font()
+        .into_text_style(c.plotting_area());
+    let text = Text::new(
+        text,
+        (-12, -14),
+        font.pos(Pos::new(HPos::Right, VPos::Bottom)),
+    );
+    let ring = Circle::new((0, 0), 9, color.stroke_width(2));
+    c.draw_series([EmptyElement::at((x, y)) + ring + text])
+        .map_err(chart::error)?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use crate::model::capacity::{CapacityResult, Step};
 use crate::model::percentiles::Percentiles;
+use crate::render::text::{generator_cpu, late_dropped, right};
 
 /// The steps table's header.
 pub fn header(p: &Percentiles) -> String {
@@ -11,9 +12,7 @@ pub fn header(p: &Percentiles) -> String {
         "{:<11}{:>5} {:<8}{:>10}{:>11}{:>11}",
         "fanout", "step", "phase", "asked/s", "started/s", "acquires/s"
     );
-    for label in p.labels() {
-        let _ = write!(out, "{:>10}", format!("{label} ms"));
-    }
+    right(&mut out, 10, p.labels().iter().map(|l| format!("{l} ms")));
     let _ = write!(
         out,
         "{:>9}{:>15}{:>15}{:>9}  verdict",
@@ -59,9 +58,7 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         m.started_per_s(),
         m.acquires_per_s()
     );
-    for cell in p.cells_ms(&m.latency.acquire) {
-        let _ = write!(out, "{cell:>10}");
-    }
+    right(&mut out, 10, p.cells_ms(&m.latency.acquire));
     let mut verdict = if step.passed {
         "pass".to_string()
     } else {
@@ -71,25 +68,15 @@ pub fn row(n: usize, step: &Step, p: &Percentiles) -> String {
         let _ = write!(verdict, " (repeat of step {k})");
     }
     let c = &m.counts;
+    let lost = c.attempts.saturating_sub(c.attempts_won);
+    let retries = c.attempts.saturating_sub(c.acquire_calls);
     let _ = writeln!(
         out,
         "{:>8.3}%{:>15}{:>15}{:>9}  {verdict}",
         100.0 * m.acquire_success_rate(),
-        format!(
-            "{}/{}",
-            c.attempts.saturating_sub(c.attempts_won),
-            c.attempts.saturating_sub(c.acquire_calls)
-        ),
-        format!("{}/{}", c.late_starts, c.dropped_slots),
-        format!(
-            "{:.0}%{}",
-            100.0 * m.generator.cpu.core_share(),
-            if m.generator.judgement.generator_bound {
-                "!"
-            } else {
-                ""
-            }
-        ),
+        format!("{lost}/{retries}"),
+        late_dropped(m),
+        generator_cpu(m),
     );
     for mark in marks(step) {
         let _ = writeln!(out, "{:>16}{mark}", "");
@@ -124,19 +111,12 @@ pub fn marks(step: &Step) -> Vec<String> {
 }
 
 /// Each step with its number within its fan-out mode (1, 2, … per mode, as the tables show).
-pub fn numbered(result: &CapacityResult) -> impl Iterator<Item = (usize, &Step)> {
-    let mut per_fanout: Vec<(&str, usize)> = Vec::new();
-    result.steps.iter().map(move |step| {
-        let n = match per_fanout.iter_mut().find(|(f, _)| *f == step.fanout) {
-            Some((_, n)) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                per_fanout.push((&step.fanout, 1));
-                1
-            }
-        };
+pub fn numbered(steps: &[Step]) -> impl Iterator<Item = (usize, &Step)> {
+    steps.iter().enumerate().map(|(i, step)| {
+        let n = steps[..=i]
+            .iter()
+            .filter(|s| s.fanout == step.fanout)
+            .count();
         (n, step)
     })
 }
@@ -145,7 +125,7 @@ pub fn numbered(result: &CapacityResult) -> impl Iterator<Item = (usize, &Step)>
 pub fn render(result: &CapacityResult, p: &Percentiles) -> String {
     let mut out = header(p);
     out.push('\n');
-    for (n, step) in numbered(result) {
+    for (n, step) in numbered(&result.steps) {
         out.push_str(&row(n, step, p));
     }
     out.push_str(&answers(result));

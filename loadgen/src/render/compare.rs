@@ -102,11 +102,7 @@ pub fn text(result: &CompareResult) -> String {
     }
     let turns = in_turns_text(result);
     if !turns.is_empty() {
-        let _ = writeln!(
-            out,
-            "
-= {turns}"
-        );
+        let _ = writeln!(out, "\n= {turns}");
     }
     if result.config_diff.is_empty() {
         out.push_str("\nconfiguration: the same\n");
@@ -126,31 +122,28 @@ pub fn text(result: &CompareResult) -> String {
             );
         }
     }
-    let paired = paired_modes_text(result);
-    if !paired.is_empty() {
-        let _ = writeln!(out, "\n= {paired}");
-    }
-    let busy = busy_machine_text(&busy_runs(result));
-    if !busy.is_empty() {
-        let _ = writeln!(out, "\n! {busy}");
-    }
-    let single = single_runs_text(result);
-    if !single.is_empty() {
-        let _ = writeln!(out, "\n~ {single}");
+    for (mark, note) in [
+        ("=", paired_modes_text(result)),
+        ("!", busy_machine_text(&busy_runs(result))),
+        ("~", single_runs_text(result)),
+    ] {
+        if !note.is_empty() {
+            let _ = writeln!(out, "\n{mark} {note}");
+        }
     }
     let mut current = (String::new(), String::new());
     for f in &result.figures {
         if (f.side.clone(), f.mode.clone()) != current {
             current = (f.side.clone(), f.mode.clone());
+            let head = format!(
+                "{:<18} {:<32} {:<32} {:<40} verdict",
+                "figure", "A", "B", "B − A"
+            );
             let _ = writeln!(
                 out,
-                "\n{} against A, {} (95 % intervals)\n  {:<18} {:<32} {:<32} {:<40} verdict",
+                "\n{} against A, {} (95 % intervals)\n  {head}",
                 f.side,
-                mode_text(f),
-                "figure",
-                "A",
-                "B",
-                "B − A"
+                mode_text(f)
             );
         }
         let _ = writeln!(

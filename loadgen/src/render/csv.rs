@@ -1,30 +1,26 @@
 //! `--csv FILE`: the summary rows (one per mode of each run, sweep level or capacity step),
 //! for spreadsheets. Latencies in ms at the `--percentiles` chosen.
 
-use std::fmt::Write as _;
-
+use crate::hist::Hist;
 use crate::model::capacity::{Answer, CapacityResult};
 use crate::model::catalog::{self, FigureUnit};
 use crate::model::figures::figures as model_figures;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
+use crate::render::capacity_table::numbered;
 use crate::render::written::{not_taken, Written};
 
 /// One line per mode of each `(label, report)`; `level` names the label column.
 pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> String {
-    let mut out = String::new();
-    let mut head = vec![level.to_string()];
-    head.extend(figure_names(p));
-    let _ = writeln!(out, "{}", head.join(","));
+    let columns = columns(p);
+    let mut lines = vec![head(&[level], &columns)];
     for (label, report) in rows {
         for m in &report.modes {
-            let mut cells = vec![quote(label)];
-            cells.extend(figures(report, m, p));
-            let _ = writeln!(out, "{}", cells.join(","));
+            lines.push(cells([quote(label)], &columns, report, m));
         }
     }
-    out
+    lines.concat()
 }
 
 /// A capacity search: one row per step (`row` = `step`), then one per answer (`row` =
@@ -33,74 +29,33 @@ pub fn render(level: &str, rows: &[(String, &Report)], p: &Percentiles) -> Strin
 /// `machine-floor`, `max-rate-floor` or `not-met`) in columns of their own, `note` saying why a
 /// step failed, or an answer's status reason and the bracket it knows.
 pub fn capacity(result: &CapacityResult, p: &Percentiles) -> String {
-    let mut out = String::new();
-    let mut head: Vec<String> = ["row", "step", "phase", "rate", "verdict", "note"]
-        .map(String::from)
-        .to_vec();
-    head.extend(figure_names(p));
-    let _ = writeln!(out, "{}", head.join(","));
-    let answer_steps = step_rows(result, p, &mut out);
-    for a in &result.answers {
-        let cells = answer_row(result, a, &answer_steps, p);
-        let _ = writeln!(out, "{}", cells.join(","));
-    }
-    out
-}
-
-/// Writes the steps' rows (each numbered within its fan-out) to `out`; returns the number of
-/// each fan-out's answer step, the last passing step at the answer's rate.
-fn step_rows<'a>(
-    result: &'a CapacityResult,
-    p: &Percentiles,
-    out: &mut String,
-) -> Vec<(&'a str, usize)> {
-    let mut numbers: Vec<(&str, usize)> = Vec::new();
-    let mut answer_steps: Vec<(&str, usize)> = Vec::new();
-    for step in &result.steps {
-        let n = match numbers.iter_mut().find(|(f, _)| *f == step.fanout) {
-            Some((_, n)) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                numbers.push((&step.fanout, 1));
-                1
-            }
-        };
-        let answered = result
-            .answers
-            .iter()
-            .any(|a| a.fanout == step.fanout && a.rate_per_s == Some(step.rate) && step.passed);
-        if answered {
-            answer_steps.retain(|(f, _)| *f != step.fanout);
-            answer_steps.push((&step.fanout, n));
-        }
+    let columns = columns(p);
+    let names = ["row", "step", "phase", "rate", "verdict", "note"];
+    let mut lines = vec![head(&names, &columns)];
+    for (n, step) in numbered(&result.steps) {
         let Some(m) = step.report.modes.first() else {
             continue;
         };
-        let mut cells = vec![
+        let verdict = if step.passed { "pass" } else { "fail" };
+        let own = [
             "step".to_string(),
             n.to_string(),
             step.phase.as_str().to_string(),
             step.rate.to_string(),
-            if step.passed { "pass" } else { "fail" }.to_string(),
+            verdict.to_string(),
             quote(&step.failures.join("; ")),
         ];
-        cells.extend(figures(&step.report, m, p));
-        let _ = writeln!(out, "{}", cells.join(","));
+        lines.push(cells(own, &columns, &step.report, m));
     }
-    answer_steps
+    for a in &result.answers {
+        lines.push(answer_row(result, a, &columns));
+    }
+    lines.concat()
 }
 
-/// The cells of an answer's row: its status, why, and the figures of its step (only the
-/// fan-out when no step answered).
-fn answer_row(
-    result: &CapacityResult,
-    a: &Answer,
-    answer_steps: &[(&str, usize)],
-    p: &Percentiles,
-) -> Vec<String> {
-    let verdict = a.status.key();
+/// An answer's row: its status, why, and the figures of its step, the last that passed at
+/// the answer's rate (only the fan-out when no step answered).
+fn answer_row(result: &CapacityResult, a: &Answer, columns: &[Column]) -> String {
     let bracket = match (a.highest_passed_per_s, a.lowest_failed_per_s) {
         (Some(lo), Some(hi)) => format!("between {lo} (passed) and {hi} (failed)"),
         (Some(lo), None) => format!("{lo} passed; no higher rate failed"),
@@ -111,121 +66,117 @@ fn answer_row(
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
-    let step_number = answer_steps
-        .iter()
-        .find(|(f, _)| *f == a.fanout)
-        .map(|s| s.1);
-    let mut cells = vec![
+    let step = numbered(&result.steps)
+        .filter(|(_, s)| s.fanout == a.fanout && a.rate_per_s == Some(s.rate) && s.passed)
+        .last();
+    let own = [
         "answer".to_string(),
-        step_number.map(|n| n.to_string()).unwrap_or_default(),
+        step.map(|(n, _)| n.to_string()).unwrap_or_default(),
         String::new(),
         a.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
-        verdict.to_string(),
+        a.status.key().to_string(),
         quote(&note),
     ];
-    let answer_step = a.rate_per_s.and_then(|r| {
-        result
-            .steps
-            .iter()
-            .rev()
-            .find(|s| s.fanout == a.fanout && s.rate == r && s.passed)
-    });
-    match answer_step.and_then(|s| s.report.modes.first().map(|m| (s, m))) {
-        Some((s, m)) => cells.extend(figures(&s.report, m, p)),
+    match step.and_then(|(_, s)| Some((&s.report, s.report.modes.first()?))) {
+        Some((report, m)) => cells(own, columns, report, m),
         None => {
-            cells.push(a.fanout.clone());
-            cells.extend(std::iter::repeat_n(
-                String::new(),
-                figure_names(p).len() - 1,
-            ));
+            let blank = std::iter::once(a.fanout.clone()).chain(std::iter::repeat(String::new()));
+            line(own.into_iter().chain(blank.take(columns.len())))
         }
     }
-    cells
 }
 
-/// The names of the figure columns, in the order [`figures`] writes them.
-fn figure_names(p: &Percentiles) -> Vec<String> {
-    let mut head: Vec<String> = [
-        "fanout",
-        "load",
-        "rate_asked_per_s",
-        "clients",
-        "resources",
-        "duration_s",
-    ]
-    .map(String::from)
-    .to_vec();
-    head.extend(p.labels().iter().map(|l| format!("acquire_{l}_ms")));
-    let latency = [
-        "attempt_p50_ms",
-        "attempt_p99_ms",
-        "start_lag_p99_ms",
-        "pacing_lag_p99_ms",
-    ];
-    head.extend(latency.map(String::from));
-    head.extend(
-        model_figures()
-            .iter()
-            .flat_map(|f| f.columns.iter().map(|c| c.0.to_string())),
-    );
-    for (column, _) in catalog::headlines().map(interval_column) {
-        head.push(format!("{column}_low"));
-        head.push(format!("{column}_high"));
+/// A figure column: its name and its cell of a mode of a report.
+type Column = (String, Box<dyn Fn(&Report, &ModeStats) -> String>);
+
+/// The header line: `first`, then the figure columns.
+fn head(first: &[&str], columns: &[Column]) -> String {
+    let names = first.iter().map(|s| s.to_string());
+    line(names.chain(columns.iter().map(|c| c.0.clone())))
+}
+
+/// A line: `own` cells, then the figures of mode `m` of `report`.
+fn cells<const N: usize>(
+    own: [String; N],
+    columns: &[Column],
+    report: &Report,
+    m: &ModeStats,
+) -> String {
+    line(
+        own.into_iter()
+            .chain(columns.iter().map(|(_, cell)| cell(report, m))),
+    )
+}
+
+/// `cells` joined, as one line.
+fn line(cells: impl Iterator<Item = String>) -> String {
+    cells.collect::<Vec<_>>().join(",") + "\n"
+}
+
+/// The figure columns: the load, the latency at `p` and the attempts', every figure's
+/// columns, then each headline figure's 95 % interval (empty: the run was too short to say;
+/// latencies in ms, as the other latency columns).
+fn columns(p: &Percentiles) -> Vec<Column> {
+    fn column(
+        name: impl Into<String>,
+        cell: impl Fn(&Report, &ModeStats) -> String + 'static,
+    ) -> Column {
+        (name.into(), Box::new(cell))
     }
-    head
-}
-
-/// The column name of a headline figure's 95 % interval, and the divisor to its unit
-/// (latencies in ms, as the other latency columns).
-fn interval_column(figure: &catalog::Figure) -> (String, f64) {
-    let name = figure.name.replace('.', "_");
-    match figure.unit {
-        FigureUnit::Micros => (format!("{name}_ms"), 1000.0),
-        _ => (name, 1.0),
-    }
-}
-
-/// The figures of mode `m` of `report`: its load, its latency, then every figure's columns.
-fn figures(report: &Report, m: &ModeStats, p: &Percentiles) -> Vec<String> {
-    let c = &report.config;
-    let ms = |h: &crate::hist::Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
-    let mut cells = vec![
-        m.label().to_string(),
-        c.load.clone(),
-        c.rate_per_s.map(|r| r.to_string()).unwrap_or_default(),
-        c.clients.to_string(),
-        c.resources.to_string(),
-        format!("{:.3}", m.duration.as_secs_f64()),
+    let ms = |h: &Hist, q: f64| format!("{:.3}", h.quantile(q) as f64 / 1000.0);
+    let mut columns = vec![
+        column("fanout", |_, m| m.label().to_string()),
+        column("load", |r, _| r.config.load.clone()),
+        column("rate_asked_per_s", |r, _| {
+            r.config
+                .rate_per_s
+                .map(|r| r.to_string())
+                .unwrap_or_default()
+        }),
+        column("clients", |r, _| r.config.clients.to_string()),
+        column("resources", |r, _| r.config.resources.to_string()),
+        column("duration_s", |_, m| {
+            format!("{:.3}", m.duration.as_secs_f64())
+        }),
     ];
-    cells.extend(p.cells_ms(&m.latency.acquire));
-    cells.extend([
-        ms(&m.latency.attempt, 0.5),
-        ms(&m.latency.attempt, 0.99),
-        ms(&m.latency.start_lag, 0.99),
-        ms(&m.latency.pacing_lag, 0.99),
+    for (label, q) in p.labels().into_iter().zip(p.iter()) {
+        columns.push(column(format!("acquire_{label}_ms"), move |_, m| {
+            ms(&m.latency.acquire, q / 100.0)
+        }));
+    }
+    columns.extend([
+        column("attempt_p50_ms", move |_, m| ms(&m.latency.attempt, 0.5)),
+        column("attempt_p99_ms", move |_, m| ms(&m.latency.attempt, 0.99)),
+        column("start_lag_p99_ms", move |_, m| {
+            ms(&m.latency.start_lag, 0.99)
+        }),
+        column("pacing_lag_p99_ms", move |_, m| {
+            ms(&m.latency.pacing_lag, 0.99)
+        }),
     ]);
-    cells.extend(
-        model_figures()
-            .iter()
-            .flat_map(|f| f.columns.iter().map(|c| (c.1)(m))),
-    );
-    // The 95 % intervals the JSON's `estimates` carry (empty: the run was too short to say).
-    for f in catalog::headlines() {
-        let (_, unit) = interval_column(f);
-        let interval = m
-            .estimates
-            .as_ref()
-            .and_then(|e| catalog::estimate(e, f.name))
-            .and_then(|e| e.interval());
-        match interval {
-            Some((low, high)) => {
-                cells.push(format!("{}", low / unit));
-                cells.push(format!("{}", high / unit));
-            }
-            None => cells.extend([String::new(), String::new()]),
+    for figure in model_figures() {
+        for (name, cell) in figure.columns {
+            columns.push(column(name, move |_, m| cell(m)));
         }
     }
-    cells
+    for f in catalog::headlines() {
+        let name = f.name.replace('.', "_");
+        let (name, unit) = match f.unit {
+            FigureUnit::Micros => (format!("{name}_ms"), 1000.0),
+            _ => (name, 1.0),
+        };
+        for (end, pick) in [("low", 0), ("high", 1)] {
+            columns.push(column(format!("{name}_{end}"), move |_, m| {
+                let estimate = m
+                    .estimates
+                    .as_ref()
+                    .and_then(|e| catalog::estimate(e, f.name));
+                let interval = estimate.and_then(|e| e.interval());
+                interval.map_or(String::new(), |i| format!("{}", [i.0, i.1][pick] / unit))
+            }));
+        }
+    }
+    columns
 }
 
 /// A CSV field, quoted when it needs to be.

@@ -13,16 +13,11 @@ use std::time::{Duration, UNIX_EPOCH};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
-use crate::hist::{Hist, PackedHist};
+use crate::hist::Hist;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::render::written::{not_taken, Written};
-
-/// The tag of histogram `what` of mode `label`.
-pub fn tag(label: &str, what: &str) -> String {
-    format!("{label}.{what}")
-}
 
 /// The log's text.
 pub fn render(report: &Report) -> Result<Vec<u8>, String> {
@@ -31,11 +26,8 @@ pub fn render(report: &Report) -> Result<Vec<u8>, String> {
 
 /// The log of `modes` (of the result `run_id`).
 pub fn render_modes(run_id: &str, modes: &[ModeStats]) -> Result<Vec<u8>, String> {
-    let base_ms = modes
-        .iter()
-        .map(|m| m.measured_from_unix_ms)
-        .min()
-        .unwrap_or(0);
+    let base_ms = modes.iter().map(|m| m.measured_from_unix_ms).min();
+    let base_ms = base_ms.unwrap_or(0);
     let base = UNIX_EPOCH
         .checked_add(Duration::from_millis(base_ms))
         .ok_or_else(|| format!("measured_from_unix_ms {base_ms} is beyond this system's clock"))?;
@@ -71,51 +63,33 @@ pub fn render_modes(run_id: &str, modes: &[ModeStats]) -> Result<Vec<u8>, String
                             interval.index, m.interval_ms
                         )
                     })?;
-                let named = [
-                    (None, &interval.acquire),
-                    (Some(tag(label, "acquire")), &interval.acquire),
-                    (Some(tag(label, "attempt")), &interval.attempt),
-                    (Some(tag(label, "release")), &interval.release),
-                ]
-                .into_iter()
-                .chain(
-                    interval
-                        .round_trip
-                        .iter()
-                        .enumerate()
-                        .map(|(i, h)| (Some(tag(label, &format!("round_trip.m{i}"))), h)),
-                );
+                let tagged = [
+                    ("acquire", &interval.acquire),
+                    ("attempt", &interval.attempt),
+                    ("release", &interval.release),
+                ];
+                let tagged = tagged.map(|(what, h)| (Some(format!("{label}.{what}")), h));
+                let round_trips = interval.round_trip.iter().enumerate();
+                let round_trips =
+                    round_trips.map(|(i, h)| (Some(format!("{label}.round_trip.m{i}")), h));
+                let named = std::iter::once((None, &interval.acquire))
+                    .chain(tagged)
+                    .chain(round_trips);
                 for (name, packed) in named {
-                    write_interval(&mut log, start, step, name.as_deref(), packed)?;
+                    let h: Hist = packed.unpack();
+                    if h.count() == 0 {
+                        continue;
+                    }
+                    let tag = name.as_deref().map(|name| {
+                        Tag::new(name).ok_or_else(|| format!("{name:?} is not a valid tag"))
+                    });
+                    log.write_histogram(h.inner(), start, step, tag.transpose()?)
+                        .map_err(|e| format!("writing the interval log: {e}"))?;
                 }
             }
         }
     }
     Ok(out)
-}
-
-fn write_interval<W: std::io::Write>(
-    log: &mut hdrhistogram::serialization::interval_log::IntervalLogWriter<
-        '_,
-        '_,
-        W,
-        V2DeflateSerializer,
-    >,
-    start: Duration,
-    length: Duration,
-    name: Option<&str>,
-    packed: &PackedHist,
-) -> Result<(), String> {
-    let h: Hist = packed.unpack();
-    if h.count() == 0 {
-        return Ok(());
-    }
-    let tag = match name {
-        Some(name) => Some(Tag::new(name).ok_or_else(|| format!("{name:?} is not a valid tag"))?),
-        None => None,
-    };
-    log.write_histogram(h.inner(), start, length, tag)
-        .map_err(|e| format!("writing the interval log: {e}"))
 }
 
 /// `--hlog` of a run.
@@ -134,6 +108,7 @@ mod tests {
     use redlock_core::FanOut;
 
     use super::*;
+    use crate::hist::PackedHist;
     use crate::model::interval::Interval;
 
     #[test]

@@ -1,35 +1,13 @@
 //! `--plot FILE.svg`: latency by percentile for each mode's whole acquire and single attempt,
 //! on a log percentile axis (as the HdrHistogram plotter draws it) and a log latency axis.
 
-use plotters::prelude::*;
-
-use super::chart::{self, Axes, PALETTE};
-use crate::hist::Hist;
+use super::chart::{self, curve, Plot, PLOT_SIZE};
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::render::written::{not_taken, Written};
 
-/// The percentile axis runs to 99.999% (1/(1-p) = 10^5).
-pub const X_MAX: f64 = 1e5;
-
-/// (1/(1-q), latency ms) points of `h`, HdrHistogram-plotter style.
-pub fn curve(h: &Hist) -> Vec<(f64, f64)> {
-    h.inner()
-        .iter_quantiles(5)
-        .map(|v| {
-            let q = v.quantile_iterated_to().min(1.0 - 1.0 / X_MAX);
-            (1.0 / (1.0 - q), v.value_iterated_to() as f64 / 1000.0)
-        })
-        .collect()
-}
-
-pub fn percentile_label(x: &f64) -> String {
-    let p = 100.0 * (1.0 - 1.0 / x);
-    let text = format!("{p:.3}");
-    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
-}
-
-/// The SVG document.
+/// The SVG document. Both axes logarithmic: medians of ~0.1 ms and retry tails of ~100s of
+/// ms stay readable.
 pub fn render(report: &Report) -> Result<String, String> {
     let mut series = Vec::new();
     for m in &report.modes {
@@ -38,35 +16,19 @@ pub fn render(report: &Report) -> Result<String, String> {
             ("attempt", &m.latency.attempt),
         ] {
             if h.count() > 0 {
-                series.push((format!("{} {what}", m.label()), curve(h)));
+                series.push((format!("{} {what}", m.label()), vec![curve(h)]));
             }
         }
     }
-    // Both axes logarithmic: medians of ~0.1 ms and retry tails of ~100s of ms stay readable.
-    let (y_min, y_max) = chart::log_range(
-        series
-            .iter()
-            .flat_map(|(_, points)| points.iter().map(|p| p.1)),
-    );
-    let axes = Axes {
+    Plot {
+        size: PLOT_SIZE,
+        title: &chart::workload_title("acquire latency by percentile", report),
         x: "percentile",
         y: "latency (ms)",
-        x_labels: Some(percentile_label),
-        // Room on the right so the last percentile label (99.999%) is not clipped.
-        margin_right: 60,
-    };
-    chart::svg(
-        &chart::workload_title("acquire latency by percentile", report),
-        axes,
-        (1f64..X_MAX).log_scale(),
-        (y_min..y_max).log_scale(),
-        |c| {
-            for (i, (label, points)) in series.into_iter().enumerate() {
-                chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
-            }
-            Ok(())
-        },
-    )
+        series,
+        ..Plot::default()
+    }
+    .render()
 }
 
 /// `--plot` of a run (its latency curves) or a capacity search (its steps).
@@ -75,17 +37,5 @@ pub fn write(written: &Written<'_>, _: &Percentiles) -> Result<String, String> {
         Written::Run(report) => render(report),
         Written::Capacity(result) => super::capacity_plot::render(result),
         _ => Err(not_taken("--plot", written)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentile_axis_labels_read_as_percentiles() {
-        assert_eq!(percentile_label(&1.0), "0%");
-        assert_eq!(percentile_label(&10.0), "90%");
-        assert_eq!(percentile_label(&1000.0), "99.9%");
     }
 }

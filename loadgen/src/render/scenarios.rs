@@ -50,37 +50,27 @@ impl Row {
     pub fn new(name: &str, m: &ModeStats, expected: &str, verdict: Result<(), String>) -> Row {
         let c = &m.counts;
         let pct = |x: f64| format!("{:.1}%", 100.0 * x);
-        let mut errors = Vec::new();
-        for (n, kind) in [
+        let mut errors = vec![
             (c.unavailable, "Unavailable"),
             (c.not_acquired, "NotAcquired"),
             (c.other_errors, "other"),
-        ] {
-            if n > 0 {
-                errors.push(format!("{n} {kind}"));
-            }
-        }
-        // What breaks the single-master baselines, said where it happened.
-        for (n, what) in [
+            // What breaks the single-master baselines, said where it happened.
             (c.crashed_clients, "crashed holding it"),
             (c.foreign_releases, "DEL of another's lock"),
-        ] {
-            if n > 0 {
-                errors.push(format!("{n} {what}"));
-            }
-        }
+        ];
         // What fencing is for: late writes of a paused holder, and tokens out of order.
         if let Some(f) = &m.fencing {
-            for (n, what) in [
+            errors.extend([
                 (f.stale_writes_accepted, "stale writes stored"),
                 (f.stale_writes_rejected, "stale writes refused"),
                 (f.token_order_violations, "tokens out of order"),
-            ] {
-                if n > 0 {
-                    errors.push(format!("{n} {what}"));
-                }
-            }
+            ]);
         }
+        let errors: Vec<String> = errors
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
         let vote_only = |figure: String| if m.lock.votes() { figure } else { "n/a".into() };
         Row {
             cells: vec![
@@ -97,11 +87,7 @@ impl Row {
                 },
                 c.violations.to_string(),
                 expected.to_string(),
-                if verdict.is_ok() {
-                    "pass".into()
-                } else {
-                    "FAIL".into()
-                },
+                (if verdict.is_ok() { "pass" } else { "FAIL" }).into(),
             ],
             passed: verdict.is_ok(),
             reason: verdict.err(),

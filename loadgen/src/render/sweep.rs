@@ -6,6 +6,7 @@ use crate::hist::Hist;
 use crate::model::percentiles::Percentiles;
 use crate::model::report::Report;
 use crate::model::sweep::SweepResult;
+use crate::render::text::{generator_cpu, late_dropped, right};
 
 /// The whole table: the header line, then every level's rows.
 pub fn table(sweep: &SweepResult, p: &Percentiles) -> String {
@@ -29,9 +30,7 @@ pub fn header(open_loop: bool, p: &Percentiles) -> String {
         "quorum",
         "split"
     );
-    for label in p.labels() {
-        let _ = write!(out, "{:>10}", format!("{label} ms"));
-    }
+    right(&mut out, 10, p.labels().iter().map(|l| format!("{l} ms")));
     let _ = write!(
         out,
         "{:>11}{:>11}{:>15}{:>10}{:>6}",
@@ -64,21 +63,14 @@ pub fn rows(level: &str, report: &Report, p: &Percentiles) -> String {
             quorum,
             split,
         );
-        for cell in p.cells_ms(&m.latency.acquire) {
-            let _ = write!(out, "{cell:>10}");
-        }
-        let bound = if m.generator.judgement.generator_bound {
-            "!"
-        } else {
-            ""
-        };
+        right(&mut out, 10, p.cells_ms(&m.latency.acquire));
         let _ = writeln!(
             out,
             "{:>11}{:>11}{:>15}{:>10}{:>6}",
             ms(&m.latency.attempt, 0.5),
             ms(&m.latency.attempt, 0.99),
-            format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots),
-            format!("{:.0}%{bound}", 100.0 * m.generator.cpu.core_share()),
+            late_dropped(m),
+            generator_cpu(m),
             m.counts.violations
         );
     }

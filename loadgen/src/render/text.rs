@@ -18,13 +18,42 @@ fn ms(us: u64) -> String {
     format!("{:.3}", us as f64 / 1000.0)
 }
 
+/// Writes each of `cells` right-aligned in `width` columns.
+pub fn right<T: std::fmt::Display>(
+    out: &mut String,
+    width: usize,
+    cells: impl IntoIterator<Item = T>,
+) {
+    for cell in cells {
+        let _ = write!(out, "{cell:>width$}");
+    }
+}
+
+/// A mode's `late/dropped` cell: slots started late / never started.
+pub fn late_dropped(m: &ModeStats) -> String {
+    format!("{}/{}", m.counts.late_starts, m.counts.dropped_slots)
+}
+
+/// A mode's `gen CPU` cell: the generator's share of the cores, `!` when generator-bound.
+pub fn generator_cpu(m: &ModeStats) -> String {
+    let bound = if m.generator.judgement.generator_bound {
+        "!"
+    } else {
+        ""
+    };
+    format!("{:.0}%{bound}", 100.0 * m.generator.cpu.core_share())
+}
+
+/// A ratio, or `n/a`.
+fn ratio_or_na(x: Option<f64>) -> String {
+    x.map(ratio_text).unwrap_or_else(|| "n/a".into())
+}
+
 /// A row of figures, one per mode, with the concurrent ÷ sequential ratio when both exist.
 /// A headline figure whose interval leaves the order unclear says so instead of a bare ratio.
 fn row(out: &mut String, modes: &[&ModeStats], line: &Figure, intervals: &[RatioEstimate]) {
     let _ = write!(out, "{:<LABEL$}", line.label);
-    for m in modes {
-        let _ = write!(out, "{:>COL$}", (line.cell)(m));
-    }
+    right(out, COL, modes.iter().map(|m| (line.cell)(m)));
     if let (Some(value), Some([seq, conc])) = (line.ratio, fanout_pair(modes)) {
         let (s, c) = (value(seq), value(conc));
         let unclear = line.headline.is_some_and(|name| {
@@ -49,12 +78,8 @@ fn fanout_pair<'a>(modes: &[&'a ModeStats]) -> Option<[&'a ModeStats; 2]> {
     }
 }
 
-/// The configuration lines (tool, command, masters, workload, client, timing).
-pub fn header(report: &Report) -> String {
-    header_with_load(report, None)
-}
-
-/// [`header`], with `load` describing the load instead of the report's own (sweep levels).
+/// The configuration lines (tool, command, masters, workload, client, timing), with `load`
+/// describing the load instead of the report's own (sweep levels).
 pub fn header_with_load(report: &Report, load: Option<&str>) -> String {
     let mut text = String::new();
     header_origin(&mut text, report);
@@ -147,17 +172,15 @@ fn header_timing(out: &mut String, h: &Report) {
     } else {
         (String::new(), "")
     };
+    let interrupted = match (h.header.interrupted, h.header.interrupted_by) {
+        (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
+        (true, None) => "; INTERRUPTED: partial figures".to_string(),
+        (false, _) => String::new(),
+    };
     let _ = writeln!(
         out,
-        "timing     warm-up {} s (not counted), {} s measured per mode{repeats}; seed {}{seeds}{}",
-        c.warmup_s,
-        c.duration_s,
-        c.seed,
-        match (h.header.interrupted, h.header.interrupted_by) {
-            (true, Some(signal)) => format!("; INTERRUPTED ({signal}): partial figures"),
-            (true, None) => "; INTERRUPTED: partial figures".to_string(),
-            (false, _) => String::new(),
-        }
+        "timing     warm-up {} s (not counted), {} s measured per mode{repeats}; seed {}{seeds}{interrupted}",
+        c.warmup_s, c.duration_s, c.seed,
     );
     for note in &h.header.merge_notes {
         let _ = writeln!(out, "MERGE NOTE {note}");
@@ -166,9 +189,7 @@ fn header_timing(out: &mut String, h: &Report) {
 
 fn counts(out: &mut String, modes: &[&ModeStats], intervals: &[RatioEstimate]) {
     let _ = write!(out, "\n{:<LABEL$}", "");
-    for m in modes {
-        let _ = write!(out, "{:>COL$}", m.label());
-    }
+    right(out, COL, modes.iter().map(|m| m.label()));
     if fanout_pair(modes).is_some() {
         let _ = write!(out, "{:>12}", "conc/seq");
     }
@@ -182,17 +203,13 @@ fn counts(out: &mut String, modes: &[&ModeStats], intervals: &[RatioEstimate]) {
 
 fn latency_row(out: &mut String, what: &str, mode: &str, h: &Hist, p: &Percentiles) {
     let _ = write!(out, "{what:<18}{mode:<12}");
-    for cell in p.cells_ms(h) {
-        let _ = write!(out, "{cell:>10}");
-    }
+    right(out, 10, p.cells_ms(h));
     let _ = writeln!(out, "{:>10}{:>10}", ms(h.max()), h.count());
 }
 
 fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
     let _ = write!(out, "\n{:<30}", "latency (ms)");
-    for label in p.labels() {
-        let _ = write!(out, "{label:>10}");
-    }
+    right(out, 10, p.labels());
     let _ = writeln!(out, "{:>10}{:>10}", "max", "count");
     type Pick = fn(&ModeStats) -> &Hist;
     let mut tables: Vec<(&str, Pick)> = vec![
@@ -227,26 +244,19 @@ fn latency(out: &mut String, modes: &[&ModeStats], p: &Percentiles) {
         }
     }
     // The useful end of the validity margin is the low one: how little was left.
-    let _ = writeln!(
-        out,
-        "\n{:<30}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
-        "validity margin (ms)", "min", "p0.1", "p1", "p10", "p50", "max"
-    );
+    let _ = write!(out, "\n{:<30}", "validity margin (ms)");
+    right(out, 10, ["min", "p0.1", "p1", "p10", "p50", "max"]);
     for m in modes {
         let h = &m.latency.validity_margin;
-        let _ = writeln!(
+        let _ = write!(out, "\n{:<18}{:<12}", "", m.label());
+        let q = |q| h.quantile(q);
+        right(
             out,
-            "{:<18}{:<12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
-            "",
-            m.label(),
-            ms(h.min()),
-            ms(h.quantile(0.001)),
-            ms(h.quantile(0.01)),
-            ms(h.quantile(0.1)),
-            ms(h.quantile(0.5)),
-            ms(h.max())
+            10,
+            [h.min(), q(0.001), q(0.01), q(0.1), q(0.5), h.max()].map(ms),
         );
     }
+    out.push('\n');
 }
 
 /// The generator's judgement of each mode, in words (nothing when all is well).
@@ -257,16 +267,12 @@ pub fn judgements(report: &Report) -> String {
         if j.reasons.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "\n{} fan-out{}:",
-            m.label(),
-            if j.generator_bound {
-                ": GENERATOR-BOUND"
-            } else {
-                ""
-            }
-        );
+        let bound = if j.generator_bound {
+            ": GENERATOR-BOUND"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "\n{} fan-out{bound}:", m.label());
         for reason in &j.reasons {
             let _ = writeln!(out, "  {reason}");
         }
@@ -337,18 +343,11 @@ fn patterns(out: &mut String, modes: &[&ModeStats]) {
                 )
             })
             .collect();
-        let more = sorted.len().saturating_sub(8);
-        let _ = writeln!(
-            out,
-            "  {:<12} {}{}",
-            m.label(),
-            shown.join("  "),
-            if more > 0 {
-                format!("  (+{more} rarer)")
-            } else {
-                String::new()
-            }
-        );
+        let more = match sorted.len().saturating_sub(8) {
+            0 => String::new(),
+            more => format!("  (+{more} rarer)"),
+        };
+        let _ = writeln!(out, "  {:<12} {}{more}", m.label(), shown.join("  "));
     }
 }
 
@@ -359,7 +358,7 @@ started when the measurement began are skipped, measured slots not started by th
 
 /// The whole text report, latency columns at `percentiles`.
 pub fn render(report: &Report, percentiles: &Percentiles) -> String {
-    let mut out = header(report);
+    let mut out = header_with_load(report, None);
     out.push_str(&super::scenarios::fault_log(&report.faults));
     let modes: Vec<&ModeStats> = report.modes.iter().collect();
     if modes.is_empty() {
@@ -393,13 +392,12 @@ pub fn render(report: &Report, percentiles: &Percentiles) -> String {
 /// votes as bare ratios.
 pub fn comparison(report: &Report) -> Option<String> {
     let c = report.comparison.as_ref()?;
-    let f = |x: Option<f64>| x.map(ratio_text).unwrap_or_else(|| "n/a".into());
     let with_interval = |figure: &str, bare: Option<f64>| {
         c.intervals
             .iter()
             .find(|r| r.figure == figure)
             .map(ratio_estimate_text)
-            .unwrap_or_else(|| f(bare))
+            .unwrap_or_else(|| ratio_or_na(bare))
     };
     Some(format!(
         "\nconcurrent ÷ sequential: goodput {}, acquire p50 {}, acquire p99 {}, quorum success {}, split-vote share {}; attempt p50 {}, attempt p99 {}, split votes {}\n",
@@ -408,9 +406,9 @@ pub fn comparison(report: &Report) -> Option<String> {
         with_interval("acquire.p99", c.acquire_p99_ratio),
         with_interval("quorum.success", c.quorum_success_rate_ratio),
         with_interval("split_votes.share", None),
-        f(c.attempt_p50_ratio),
-        f(c.attempt_p99_ratio),
-        f(c.split_votes_ratio),
+        ratio_or_na(c.attempt_p50_ratio),
+        ratio_or_na(c.attempt_p99_ratio),
+        ratio_or_na(c.split_votes_ratio),
     ))
 }
 
@@ -421,11 +419,8 @@ pub fn against_redlock(report: &Report) -> String {
     if rows.is_empty() {
         return out;
     }
-    let f = |x: Option<f64>| x.map(ratio_text).unwrap_or_else(|| "n/a".into());
     let _ = write!(out, "\n{:<LABEL$}", "÷ redlock (same fan-out)");
-    for r in rows {
-        let _ = write!(out, "{:>COL$}", r.lock);
-    }
+    right(&mut out, COL, rows.iter().map(|r| &r.lock));
     out.push('\n');
     type Pick = fn(&crate::model::report::AgainstRedlock) -> Option<f64>;
     let lines: [(&str, Pick); 4] = [
@@ -438,9 +433,7 @@ pub fn against_redlock(report: &Report) -> String {
     ];
     for (label, pick) in lines {
         let _ = write!(out, "{label:<LABEL$}");
-        for r in rows {
-            let _ = write!(out, "{:>COL$}", f(pick(r)));
-        }
+        right(&mut out, COL, rows.iter().map(|r| ratio_or_na(pick(r))));
         out.push('\n');
     }
     out

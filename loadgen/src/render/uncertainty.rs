@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::model::catalog::{self, FigureUnit};
 use crate::model::estimates::{ModeEstimates, RatioEstimate};
 use crate::model::gate::Gate;
+use crate::model::generator;
 use crate::model::mode::ModeStats;
 use crate::model::threshold::{verdict_word, JudgedThreshold};
 use crate::model::uncertainty::{Estimate, Order, Unit, MIN_REPEATS, MIN_UNITS};
@@ -125,9 +126,7 @@ pub fn modes_block(modes: &[&ModeStats]) -> String {
         "\n95 % intervals ({})",
         method_text(first.interval_ms, units, with[0].1.unit)
     );
-    let busy = busy_machine_text(&busy_modes(
-        &with.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
-    ));
+    let busy = busy_machine_text(&busy_modes(with.iter().map(|(m, _)| *m)));
     if !busy.is_empty() {
         let _ = writeln!(out, "  ! {busy}");
     }
@@ -167,16 +166,9 @@ pub fn busy_machine_text(busy: &[(String, f64)]) -> String {
 }
 
 /// The modes of `modes` measured on a busy machine, with their generator's wait share.
-pub fn busy_modes(modes: &[&ModeStats]) -> Vec<(String, f64)> {
-    modes
-        .iter()
-        .filter_map(|m| {
-            Some((
-                m.label().to_string(),
-                crate::model::generator::contended(m)?,
-            ))
-        })
-        .collect()
+pub fn busy_modes<'a>(modes: impl Iterator<Item = &'a ModeStats>) -> Vec<(String, f64)> {
+    let contended = modes.map(|m| Some((m.label().to_string(), generator::contended(m)?)));
+    contended.flatten().collect()
 }
 
 /// One line per threshold verdict: `pass  acquire.p99<10ms  concurrent 4.100 ms (95 % …)`.

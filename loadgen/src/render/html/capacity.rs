@@ -6,9 +6,10 @@ use crate::render::capacity_table::{marks, numbered};
 use maud::{html, Markup};
 
 use super::charts;
-use super::faults::{fault_windows, windows_of};
-use super::markup::{chart, num, pct, row, table};
-use crate::model::capacity::{grouped, Answer, CapacityResult, Status};
+use super::faults::fault_windows;
+use super::markup::{chart, num, pct, table};
+use super::tables::{config_section, config_settings, masters_settings, provenance};
+use crate::model::capacity::{grouped, Answer, CapacityResult, Status, Step};
 
 /// The answers (a safe capacity under its faults, beside the baseline without them when
 /// measured), one block each, then the warnings the search printed before its first step.
@@ -54,11 +55,11 @@ pub fn step_charts(result: &CapacityResult) -> Result<Markup, String> {
         return Ok(html! {});
     }
     let mut steps = Vec::new();
-    for (number, step) in numbered(result) {
+    for (number, step) in numbered(&result.steps) {
         let faults = fault_windows(&step.report);
         let mut svgs = vec![charts::throughput(&step.report, &faults)?];
         for m in &step.report.modes {
-            svgs.push(charts::latency_over_time(m, &windows_of(&faults, m))?);
+            svgs.push(charts::latency_over_time(m, &faults)?);
         }
         let verdict = match step.passed {
             true => "pass".to_string(),
@@ -106,54 +107,20 @@ pub fn configuration(result: &CapacityResult) -> Markup {
     ];
     let first = result.steps.first().map(|s| &s.report);
     if let Some(report) = first {
-        settings.push((
-            "masters".into(),
-            format!(
-                "{}{}",
-                report.masters.len(),
-                if report.local_masters {
-                    " local (started by this command)"
-                } else {
-                    ""
-                }
-            ),
-        ));
-        for (i, m) in report.masters.iter().enumerate() {
-            settings.push((
-                format!("master #{i}"),
-                format!("{} ({})", m.url, m.server()),
-            ));
-        }
+        let local = if report.local_masters {
+            " local (started by this command)"
+        } else {
+            ""
+        };
+        let masters = format!("{}{local}", report.masters.len());
+        settings.push(("masters".into(), masters));
+        settings.extend(masters_settings(&report.masters));
         // The workload every step shares: the step's own rate and mode are left out.
-        let config = serde_json::to_value(&report.config).unwrap_or_default();
-        for (key, value) in config.as_object().into_iter().flatten() {
-            if matches!(
-                key.as_str(),
-                "rate_per_s" | "fanouts" | "locks" | "command_line" | "load"
-            ) {
-                continue;
-            }
-            let value = match value {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Null => "default".into(),
-                other => other.to_string(),
-            };
-            settings.push((key.clone(), value));
-        }
+        let own = ["rate_per_s", "fanouts", "locks", "command_line", "load"];
+        settings.extend(config_settings(&report.config, &own));
     }
-    let h = &result.header;
-    settings.extend([
-        ("run id".into(), h.run_id.clone()),
-        ("tool".into(), format!("{} {}", h.tool.name, h.tool.version)),
-        ("started (unix s)".into(), h.started_unix_s.to_string()),
-        ("interrupted".into(), h.interrupted.to_string()),
-    ]);
-    let rows = settings.iter().map(|(k, v)| row([k, v]));
-    html! {
-        h2 { "Configuration" }
-        @if let Some(report) = first { pre { (report.config.command_line) } }
-        div.config { (table(&["setting", "value"], rows)) }
-    }
+    settings.extend(provenance(&result.header));
+    config_section(first.map(|r| r.config.command_line.as_str()), &settings)
 }
 
 const STEP_HEADERS: [&str; 12] = [
@@ -172,8 +139,8 @@ const STEP_HEADERS: [&str; 12] = [
 ];
 
 /// The steps, each followed by its `!` (generator-bound) and `~` (noise) marks in words.
-pub fn steps(result: &CapacityResult) -> Markup {
-    let rows = numbered(result).filter_map(|(n, s)| {
+pub fn steps(steps: &[Step]) -> Markup {
+    let rows = numbered(steps).filter_map(|(n, s)| {
         let m = s.report.modes.first()?;
         let j = &m.generator.judgement;
         let p99 = m.latency.acquire.quantile(0.99) as f64 / 1000.0;

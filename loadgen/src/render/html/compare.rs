@@ -2,22 +2,22 @@
 //! latency by percentile, throughput over time) of every compared result, mode by mode.
 
 use maud::html;
-use plotters::prelude::*;
 
 use super::markup::{chart, page};
 use crate::model::comparison::{CompareResult, Verdict};
 use crate::model::report::Report;
 use crate::model::threshold::ThresholdJudgement;
-use crate::render::chart::{self as plot_chart, log_range, Axes, PALETTE};
+use crate::render::chart::{Plot, XAxis, YAxis, PAGE_SIZE};
 use crate::render::compare::{difference_text, in_turns_text, mode_text, side_label};
-use crate::render::plot::{curve, percentile_label, X_MAX};
 use crate::render::uncertainty::{busy_machine_text, estimate_text};
-
-const SIZE: (u32, u32) = (1100, 420);
 
 /// The page. `reports` are the compared results, A first, with their names.
 pub fn compare_page(result: &CompareResult, reports: &[(&str, &Report)]) -> Result<String, String> {
-    let overlays = [spectrum(reports)?, throughput(reports)?];
+    let acquire = series(reports).map(|(name, m)| (name, &m.latency.acquire));
+    let overlays = [
+        super::charts::spectrum("acquire latency by percentile", acquire)?,
+        throughput(reports)?,
+    ];
     let body = html! {
         div class="answer" {
             @if let Some(gate) = &result.gate {
@@ -126,80 +126,37 @@ fn series<'a>(
     })
 }
 
-/// Acquire latency by percentile of every result and mode, overlaid.
-fn spectrum(reports: &[(&str, &Report)]) -> Result<String, String> {
-    let lines: Vec<(String, Vec<(f64, f64)>)> = series(reports)
-        .filter(|(_, m)| m.latency.acquire.count() > 0)
-        .map(|(name, m)| (name, curve(&m.latency.acquire)))
-        .collect();
-    let (y_min, y_max) = log_range(lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.1)));
-    let axes = Axes {
-        x: "percentile",
-        y: "latency (ms, log)",
-        x_labels: Some(percentile_label),
-        margin_right: 60,
-    };
-    let y_min = if y_max / y_min < 99.0 {
-        y_min / 10.0
-    } else {
-        y_min
-    };
-    plot_chart::svg_sized(
-        SIZE,
-        "acquire latency by percentile",
-        axes,
-        (1f64..X_MAX).log_scale(),
-        (y_min * 0.999..y_max).log_scale(),
-        |c| {
-            for (i, (label, points)) in lines.into_iter().enumerate() {
-                plot_chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
-            }
-            Ok(())
-        },
-    )
-}
-
 /// Locks acquired per second in each interval of every result and mode, overlaid.
 fn throughput(reports: &[(&str, &Report)]) -> Result<String, String> {
     let mut lines = Vec::new();
-    let (mut x_max, mut y_max) = (1.0f64, 1.0f64);
+    let mut x_max = 1.0f64;
     let mut repeated = None;
     for (name, m) in series(reports) {
         let step = m.interval().as_secs_f64();
         // Each interval's own length: the last of a run (or of each repeat) may be shorter.
-        let points: Vec<(f64, f64)> = m
+        let points = m
             .intervals
             .iter()
             .zip(crate::model::repeats::interval_seconds(m))
             .map(|(i, length)| {
                 let rate = i.acquired as f64 / length.max(step / 10.0);
                 ((i.index as f64 + 0.5) * step, rate)
-            })
-            .collect();
+            });
         if m.repeats.len() > 1 {
             repeated = Some(m);
         }
         x_max = x_max.max(m.intervals.len() as f64 * step);
-        y_max = points.iter().map(|p| p.1).fold(y_max, f64::max);
-        lines.push((name, points));
+        lines.push((name, vec![points.collect()]));
     }
-    let axes = Axes {
+    Plot {
+        size: PAGE_SIZE,
+        title: "Throughput over time",
         x: super::charts::time_axis(repeated),
         y: "locks acquired per second",
-        x_labels: None,
-        margin_right: 30,
-    };
-    plot_chart::svg_sized(
-        SIZE,
-        "Throughput over time",
-        axes,
-        0f64..x_max,
-        0f64..y_max * 1.15,
-        |c| {
-            for (i, (label, points)) in lines.into_iter().enumerate() {
-                plot_chart::line(c, points, PALETTE[i % PALETTE.len()], 2, label)?;
-            }
-            Ok(())
-        },
-    )
+        x_axis: XAxis::Time(x_max),
+        y_axis: YAxis::Zero(1.0),
+        series: lines,
+        ..Plot::default()
+    }
+    .render()
 }

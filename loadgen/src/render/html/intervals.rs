@@ -27,7 +27,7 @@ pub fn section(report: &Report) -> Markup {
             ". How much a figure would move if this machine ran the same command again; it does \
             not cover another machine or another load on this one."
         }
-        @let busy = busy_machine_text(&busy_modes(&modes.iter().map(|(m, _)| *m).collect::<Vec<_>>()));
+        @let busy = busy_machine_text(&busy_modes(modes.iter().map(|(m, _)| *m)));
         @if !busy.is_empty() {
             p class="warn" { "! " (busy) }
         }

@@ -77,7 +77,7 @@ pub fn pct(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::render::chart::{self, Axes, PALETTE};
+    use crate::render::chart::{self, Axes, PALETTE, PLOT_SIZE};
 
     /// What makes [`super::chart`]'s unescaped SVG safe: plotters escapes the text it draws
     /// (title, axis description, legend).
@@ -91,7 +91,7 @@ mod tests {
             margin_right: 30,
         };
         let line = vec![(0.0, 0.0), (1.0, 1.0)];
-        let svg = chart::svg(label, axes, 0f64..1.0, 0f64..1.0, |c| {
+        let svg = chart::svg(PLOT_SIZE, label, axes, 0f64..1.0, 0f64..1.0, |c| {
             chart::line(c, line, PALETTE[0], 2, label.to_string())
         })
         .unwrap();

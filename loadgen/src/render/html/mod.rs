@@ -5,6 +5,7 @@
 
 use maud::{html, Markup};
 
+use crate::hist::Hist;
 use crate::model::capacity::CapacityResult;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::Percentiles;
@@ -25,7 +26,7 @@ mod tables;
 pub use compare::compare_page;
 pub use scenarios::scenarios_page;
 
-use faults::{fault_windows, windows_of};
+use faults::fault_windows;
 use markup::{chart, num, page, pct};
 
 /// `--html` of any result.
@@ -94,19 +95,28 @@ fn generator_warning(modes: &[ModeStats]) -> Markup {
 fn run_sections(report: &Report) -> Result<Markup, String> {
     let faults = fault_windows(report);
     let mut over_time = vec![charts::throughput(report, &faults)?];
+    let (mut parts, mut spectra, mut round_trips) = (Vec::new(), Vec::new(), Vec::new());
     for m in &report.modes {
-        over_time.push(charts::latency_over_time(m, &windows_of(&faults, m))?);
+        over_time.push(charts::latency_over_time(m, &faults)?);
+        parts.extend(charts::parts_over_time(m)?);
+        round_trips.extend(charts::round_trips_over_time(m, &faults)?);
     }
-    for m in &report.modes {
-        over_time.extend(charts::parts_over_time(m)?);
-    }
-    let mut spectra = Vec::new();
-    for what in ["acquire", "attempt", "release"] {
-        spectra.extend(charts::spectrum(report, what)?);
-    }
-    let mut round_trips = Vec::new();
-    for m in &report.modes {
-        round_trips.extend(charts::round_trips_over_time(m, &windows_of(&faults, m))?);
+    over_time.extend(parts);
+    type Pick = fn(&ModeStats) -> &Hist;
+    let picks: [(&str, Pick); 3] = [
+        ("acquire", |m| &m.latency.acquire),
+        ("attempt", |m| &m.latency.attempt),
+        ("release", |m| &m.latency.release),
+    ];
+    for (what, pick) in picks {
+        let hists = report
+            .modes
+            .iter()
+            .map(|m| (m.label().to_string(), pick(m)));
+        if hists.clone().any(|(_, h)| h.count() > 0) {
+            let title = format!("{what} latency by percentile");
+            spectra.push(charts::spectrum(&title, hists)?);
+        }
     }
     Ok(html! {
         h2 { "Over time" }
@@ -155,23 +165,15 @@ pub fn sweep_page(sweep: &SweepResult) -> Result<String, String> {
 /// table with their marks, and the search's configuration.
 pub fn capacity_page(result: &CapacityResult) -> Result<String, String> {
     let plot = crate::render::capacity_plot::render(result)?;
-    // The baseline's steps, shown with the same table as the search's own.
-    let without_faults = result.baseline.as_ref().map(|b| CapacityResult {
-        steps: b.steps.clone(),
-        answers: b.answers.clone(),
-        faults: Vec::new(),
-        faults_words: String::new(),
-        baseline: None,
-        ..result.clone()
-    });
     let body = html! {
         (capacity::answers(result))
         h2 { "Steps against the objective" }
         (chart(&plot))
-        (capacity::steps(result))
-        @if let Some(baseline) = &without_faults {
+        (capacity::steps(&result.steps))
+        // The baseline's steps, shown with the same table as the search's own.
+        @if let Some(baseline) = &result.baseline {
             h2 { "Steps without faults (--baseline)" }
-            (capacity::steps(baseline))
+            (capacity::steps(&baseline.steps))
         }
         (capacity::step_charts(result)?)
         (capacity::configuration(result))

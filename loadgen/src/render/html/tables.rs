@@ -1,13 +1,16 @@
 //! The HTML report's tables: latency summaries, counts, vote patterns, per-master round
 //! trips, the generator's own limits, the fault log and the full configuration.
 
+use std::iter::once;
+
 use maud::{html, Markup};
 
 use super::markup::{num, pct, row, table};
 use crate::hist::Hist;
 use crate::model::figures::figures;
+use crate::model::header::Header;
 use crate::model::mode::ModeStats;
-use crate::model::report::Report;
+use crate::model::report::{ConfigInfo, MasterInfo, Report};
 
 fn ms(us: u64) -> String {
     num(us as f64 / 1000.0, 3)
@@ -26,7 +29,8 @@ pub fn latency(modes: &[ModeStats]) -> Markup {
             ("start lag", &l.start_lag),
         ] {
             if h.count() > 0 {
-                rows.push(latency_row(&format!("{} {what}", m.label()), h));
+                let name = format!("{} {what}", m.label());
+                rows.push(row(once(name).chain(summary(h, [0.5, 0.9, 0.99, 0.999]))));
             }
         }
     }
@@ -34,15 +38,12 @@ pub fn latency(modes: &[ModeStats]) -> Markup {
     html! { h2 { "Latency summary (ms)" } (table(&headers, rows)) }
 }
 
-fn latency_row(name: &str, h: &Hist) -> Markup {
-    let quantiles = [0.5, 0.9, 0.99, 0.999].map(|q| ms(h.quantile(q)));
-    html! {
-        tr {
-            td { (name) } td { (h.count()) }
-            @for q in &quantiles { td { (q) } }
-            td { (ms(h.max())) }
-        }
-    }
+/// The count of `h`, its values at `quantiles` and its largest, ms.
+fn summary<const N: usize>(h: &Hist, quantiles: [f64; N]) -> impl Iterator<Item = String> {
+    let values = quantiles.map(|q| ms(h.quantile(q)));
+    once(h.count().to_string())
+        .chain(values)
+        .chain([ms(h.max())])
 }
 
 /// What the acquire calls and attempts came to.
@@ -106,20 +107,13 @@ pub fn masters(report: &Report) -> Markup {
     for m in &report.modes {
         for (i, s) in m.masters.iter().enumerate() {
             let url = report.masters.get(i).map_or("", |x| x.url.as_str());
-            let h = &s.round_trip;
-            rows.push(row([
-                format!("{} #{i} {url}", m.label()),
-                h.count().to_string(),
-                ms(h.quantile(0.5)),
-                ms(h.quantile(0.99)),
-                ms(h.quantile(0.999)),
-                ms(h.max()),
-                s.granted.to_string(),
-                s.denied.to_string(),
-                s.not_awaited.to_string(),
-                s.errors.to_string(),
-                s.timeouts.to_string(),
-            ]));
+            let answers = [s.granted, s.denied, s.not_awaited, s.errors, s.timeouts];
+            let name = format!("{} #{i} {url}", m.label());
+            let round_trips = summary(&s.round_trip, [0.5, 0.99, 0.999]);
+            let cells = once(name)
+                .chain(round_trips)
+                .chain(answers.map(|n| n.to_string()));
+            rows.push(row(cells));
         }
     }
     html! { h2 { "Per-master round trips (ms) and answers" } (table(&headers, rows)) }
@@ -180,46 +174,71 @@ pub fn fault_log(report: &Report) -> Markup {
 
 /// The full configuration, the masters and the result's provenance.
 pub fn configuration(report: &Report) -> Markup {
-    let mut settings: Vec<(String, String)> = Vec::new();
-    let config = serde_json::to_value(&report.config).unwrap_or_default();
-    for (key, value) in config.as_object().into_iter().flatten() {
+    let h = &report.header;
+    let mut settings = config_settings(&report.config, &[]);
+    settings.extend(provenance(h));
+    let interval = report.modes.first().map(|m| m.interval_ms.to_string());
+    let network = report.network.as_ref();
+    for (key, value) in [
+        ("merged from", h.merged_from.join(", ")),
+        ("interval (ms)", interval.unwrap_or_default()),
+        (
+            "network",
+            network.map_or_else(|| "nothing added".into(), |n| n.describe()),
+        ),
+    ] {
+        settings.push((key.into(), value));
+    }
+    settings.extend(masters_settings(&report.masters));
+    html! {
+        (config_section(Some(&report.config.command_line), &settings))
+        @for note in &h.merge_notes { p { "merge note: " (note) } }
+    }
+}
+
+/// The settings of a result's `config`, by their JSON names (but `skip`).
+pub fn config_settings(config: &ConfigInfo, skip: &[&str]) -> Vec<(String, String)> {
+    let config = serde_json::to_value(config).unwrap_or_default();
+    let entries = config.as_object().into_iter().flatten();
+    let kept = entries.filter(|(key, _)| !skip.contains(&key.as_str()));
+    kept.map(|(key, value)| {
         let value = match value {
             serde_json::Value::String(s) => s.clone(),
             serde_json::Value::Null => "default".into(),
             other => other.to_string(),
         };
-        settings.push((key.clone(), value));
-    }
-    let h = &report.header;
-    let interval = report.modes.first().map(|m| m.interval_ms.to_string());
-    for (key, value) in [
-        ("run id", h.run_id.clone()),
-        ("tool", format!("{} {}", h.tool.name, h.tool.version)),
-        ("started (unix s)", h.started_unix_s.to_string()),
-        ("interrupted", h.interrupted.to_string()),
-        ("merged from", h.merged_from.join(", ")),
-        ("interval (ms)", interval.unwrap_or_default()),
+        (key.clone(), value)
+    })
+    .collect()
+}
+
+/// Each master's URL and server.
+pub fn masters_settings(masters: &[MasterInfo]) -> impl Iterator<Item = (String, String)> + '_ {
+    let each = masters.iter().enumerate();
+    each.map(|(i, m)| {
         (
-            "network",
-            report
-                .network
-                .as_ref()
-                .map_or_else(|| "nothing added".into(), |n| n.describe()),
-        ),
-    ] {
-        settings.push((key.into(), value));
-    }
-    for (i, m) in report.masters.iter().enumerate() {
-        settings.push((
             format!("master #{i}"),
             format!("{} ({})", m.url, m.server()),
-        ));
-    }
+        )
+    })
+}
+
+/// Where a result comes from: its run id, the tool, when it started, whether interrupted.
+pub fn provenance(h: &Header) -> [(String, String); 4] {
+    [
+        ("run id".into(), h.run_id.clone()),
+        ("tool".into(), format!("{} {}", h.tool.name, h.tool.version)),
+        ("started (unix s)".into(), h.started_unix_s.to_string()),
+        ("interrupted".into(), h.interrupted.to_string()),
+    ]
+}
+
+/// The configuration section: the command line, then a table of `settings`.
+pub fn config_section(command_line: Option<&str>, settings: &[(String, String)]) -> Markup {
     let rows = settings.iter().map(|(k, v)| row([k, v]));
     html! {
         h2 { "Configuration" }
-        pre { (report.config.command_line) }
+        @if let Some(line) = command_line { pre { (line) } }
         div.config { (table(&["setting", "value"], rows)) }
-        @for note in &h.merge_notes { p { "merge note: " (note) } }
     }
 }
