@@ -79,7 +79,14 @@ macro_rules! counts {
             }
 
             /// The known counter called `name`.
-            fn known_mut(&mut self, name: &str) -> Option<&mut u64> {
+            pub fn get(&self, name: &str) -> Option<u64> {
+                match name {
+                    $(stringify!($field) => Some(self.$field),)*
+                    _ => None,
+                }
+            }
+
+            fn get_mut(&mut self, name: &str) -> Option<&mut u64> {
                 match name {
                     $(stringify!($field) => Some(&mut self.$field),)*
                     _ => None,
@@ -114,7 +121,7 @@ impl<'de> Deserialize<'de> for Counts {
                         if std::mem::replace(&mut seen[i], true) {
                             return Err(duplicate());
                         }
-                        *counts.known_mut(&name).expect("a known name") = n;
+                        *counts.get_mut(&name).expect("a known name") = n;
                     } else if counts.unknown.contains_key(&name) {
                         return Err(duplicate());
                     } else if counts.unknown.len() == MAX_UNKNOWN_COUNTERS {

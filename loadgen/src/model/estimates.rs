@@ -28,8 +28,10 @@ pub struct RatioEstimate {
 /// all, or a figure with no interval).
 pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
     let figure = catalog::figure(name)?;
-    let sums =
-        |f: fn(&Interval) -> u64| -> Vec<f64> { m.intervals.iter().map(|i| f(i) as f64).collect() };
+    let sums = |name| -> Vec<f64> {
+        let count = |i: &Interval| i.counter(name).unwrap_or(0) as f64;
+        m.intervals.iter().map(count).collect()
+    };
     let (num, den, scale) = match figure.measure {
         Measure::Rate(count) => (
             sums(count),
@@ -162,7 +164,7 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
     };
     let mut figures = std::collections::BTreeMap::new();
     for f in catalog::headlines() {
-        let whole = (f.whole)(m);
+        let whole = f.whole(m);
         let e = match (resample(m, f.name), f.measure, whole) {
             // A rate's value is the whole window's; fairness across repeats is their mean.
             (Some(r), Measure::Rate(_), Some(whole)) => widen_to(Estimate {
@@ -174,7 +176,7 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
             (None, Measure::Fairness, _) | (None, _, None) => continue,
             (None, _, Some(whole)) => Estimate::bare(whole),
         };
-        if let Some(key) = f.estimate_key() {
+        if let Some(key) = f.key {
             figures.insert(key.to_string(), e);
         }
     }

@@ -419,7 +419,7 @@ mod tests {
     fn every_row_s_headline_is_one_of_the_figure_table_s() {
         for f in figures() {
             if let Some(name) = f.headline {
-                let headline = crate::model::catalog::figure(name).and_then(|h| h.estimate_key());
+                let headline = crate::model::catalog::figure(name).and_then(|h| h.key);
                 assert!(
                     headline.is_some(),
                     "{}: {name} is no headline of the figure table",

@@ -278,7 +278,7 @@ impl ModeStats {
         self.fairness.jain_index = self.jain_index();
     }
 
-    fn per_second(&self, n: u64) -> f64 {
+    pub fn per_second(&self, n: u64) -> f64 {
         let secs = self.duration.as_secs_f64();
         if secs > 0.0 {
             n as f64 / secs

@@ -287,7 +287,24 @@ impl Objective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::uncertainty::Estimate;
+    use crate::model::uncertainty::{Estimate, Unit};
+
+    /// A mode's `estimates` of the headline figures given by name (others are left out).
+    fn estimates(
+        units: usize,
+        unit: Unit,
+        figures: &[(&str, Estimate)],
+    ) -> crate::model::uncertainty::ModeEstimates {
+        let keyed = figures.iter().filter_map(|(name, e)| {
+            let key = crate::model::catalog::figure(name)?.key?;
+            Some((key.to_string(), *e))
+        });
+        crate::model::uncertainty::ModeEstimates {
+            units,
+            unit,
+            figures: keyed.collect(),
+        }
+    }
 
     /// A mode whose p99 and success carry the given 95 % intervals.
     fn mode_with(p99_us: (f64, f64), success: (f64, f64)) -> ModeStats {
@@ -301,7 +318,7 @@ mod tests {
             3,
             Duration::from_millis(100),
         );
-        m.estimates = Some(crate::model::catalog::estimates(
+        m.estimates = Some(estimates(
             10,
             Default::default(),
             &[
