@@ -249,7 +249,11 @@ mod tests {
                 _ => Vec::new(),
             };
             for n in names {
-                assert!(i.counter(n).is_some() && m.counts.get(n).is_some(), "{}: {n}", f.name);
+                assert!(
+                    i.counter(n).is_some() && m.counts.get(n).is_some(),
+                    "{}: {n}",
+                    f.name
+                );
             }
         }
     }
