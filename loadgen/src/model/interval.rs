@@ -107,8 +107,8 @@ interval! {
     pub acquire_by_outcome: BTreeMap<CallOutcome, PackedHist>,
 }
 
-/// How an acquire call ended: the `redlock.outcome` of docs/src/design.md#observability (a call cut off at the end of
-/// a run is counted in `cancelled_calls`, without a latency).
+/// How an acquire call ended: the `redlock.outcome` of docs/src/design.md#observability (a call
+/// cut off at the end of a run is counted in `cancelled_calls`, without a latency).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CallOutcome {
     Acquired,
