@@ -9,32 +9,25 @@
 //! - `clear` (the default): only a threshold not met, so a gate does not cry wolf on noise;
 //! - `strict`: an unclear one too, for release gates that must prove a figure.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use super::threshold::{JudgedThreshold, ThresholdJudgement};
 
-/// Which judgements fail the gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GatePolicy {
-    /// Exit 4 only on a threshold not met.
-    #[default]
-    Clear,
-    /// Exit 4 on a threshold not met or unclear.
-    Strict,
+named! {
+    /// Which judgements fail the gate.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    pub enum GatePolicy {
+        /// Exit 4 only on a threshold not met.
+        #[default]
+        Clear = "clear",
+        /// Exit 4 on a threshold not met or unclear.
+        Strict = "strict",
+    }
 }
 
 impl GatePolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GatePolicy::Clear => "clear",
-            GatePolicy::Strict => "strict",
-        }
-    }
-
     /// What fails under this policy, in words.
     pub fn rule(self) -> &'static str {
         match self {
@@ -56,20 +49,13 @@ impl FromStr for GatePolicy {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "clear" => Ok(GatePolicy::Clear),
-            "strict" => Ok(GatePolicy::Strict),
-            other => Err(format!(
-                "'{other}' is not a gate policy: clear (exit 4 only on a threshold clearly not \
+        let policy = GatePolicy::ALL.into_iter().find(|p| p.as_str() == s);
+        policy.ok_or_else(|| {
+            format!(
+                "'{s}' is not a gate policy: clear (exit 4 only on a threshold clearly not \
                  met) or strict (also on an unclear one)"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for GatePolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+            )
+        })
     }
 }
 

@@ -29,6 +29,30 @@
 //! do not know); a key that moves or changes meaning bumps [`header::SCHEMA_VERSION`] and
 //! keeps the old version readable in [`document`].
 
+/// An enum whose variants are written by name: the enum (its derives given, Serialize or
+/// Deserialize among them) with each variant renamed for serde, its names as `as_str`, every
+/// variant in order as `ALL`, and `Display` by name.
+macro_rules! named {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$doc:meta])* $variant:ident = $text:literal,)* }) => {
+        $(#[$meta])*
+        pub enum $name { $($(#[$doc])* #[serde(rename = $text)] $variant,)* }
+
+        impl $name {
+            pub const ALL: [$name; [$($text),*].len()] = [$($name::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)* }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
 pub mod capacity;
 pub mod catalog;
 pub mod comparison;

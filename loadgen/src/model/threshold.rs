@@ -39,32 +39,19 @@ fn kind_of(name: &str) -> Option<Kind> {
     })
 }
 
-/// A comparison operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Op {
-    #[serde(rename = "<")]
-    Lt,
-    #[serde(rename = "<=")]
-    Le,
-    #[serde(rename = ">")]
-    Gt,
-    #[serde(rename = ">=")]
-    Ge,
-    #[serde(rename = "==")]
-    Eq,
+named! {
+    /// A comparison operator (in the order they are tried when read: `<=` before `<`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Op {
+        Le = "<=",
+        Ge = ">=",
+        Eq = "==",
+        Lt = "<",
+        Gt = ">",
+    }
 }
 
 impl Op {
-    fn as_str(self) -> &'static str {
-        match self {
-            Op::Lt => "<",
-            Op::Le => "<=",
-            Op::Gt => ">",
-            Op::Ge => ">=",
-            Op::Eq => "==",
-        }
-    }
-
     fn holds(self, measured: f64, bound: f64) -> bool {
         match self {
             Op::Lt => measured < bound,
@@ -189,16 +176,10 @@ impl FromStr for Threshold {
         })?;
         let (figure, rest) = trimmed.split_at(at);
         let figure = figure.trim();
-        let (op, value) = [
-            ("<=", Op::Le),
-            (">=", Op::Ge),
-            ("==", Op::Eq),
-            ("<", Op::Lt),
-            (">", Op::Gt),
-        ]
-        .into_iter()
-        .find_map(|(text, op)| rest.strip_prefix(text).map(|v| (op, v.trim())))
-        .ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
+        let (op, value) = Op::ALL
+            .into_iter()
+            .find_map(|op| rest.strip_prefix(op.as_str()).map(|v| (op, v.trim())))
+            .ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
         let kind = kind_of(figure).ok_or_else(|| {
             format!(
                 "'{expr}': unknown figure '{figure}' (one of: {})",
@@ -252,12 +233,6 @@ fn parse_bound(value: &str, kind: Kind) -> Result<f64, String> {
 /// The report's line for a verdict: `pass  acquire.p99<10ms  measured 4.1 ms (95 % 3.8–4.6)`.
 pub fn verdict_word(verdict: &ThresholdVerdict) -> &'static str {
     verdict.judged().as_str()
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 #[cfg(test)]

@@ -11,37 +11,31 @@ use super::step::Step;
 use crate::model::mode::ModeStats;
 pub use crate::model::values::grouped;
 
-/// What the answer's rate is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// A repeat of the rate met the objective too, and the next rate up missed it.
-    Confirmed,
-    /// No repeat confirmed the rate (the step budget ran out, or the search was stopped).
-    Unconfirmed,
-    /// The next rate up missed only because the load generator was the bottleneck: the
-    /// masters may sustain more than this machine can ask of them.
-    MachineFloor,
-    /// The rate is `--max-rate`: the masters may sustain more.
-    MaxRateFloor,
-    /// No rate met the objective.
-    NotMet,
-    /// This machine decided every step that could have given an answer (the generator waited
-    /// for a core too much of the time): no rate is claimed.
-    NoAnswer,
+named! {
+    /// What the answer's rate is (its name: JSON `status`, the CSV answer row's `verdict`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Status {
+        /// A repeat of the rate met the objective too, and the next rate up missed it.
+        Confirmed = "confirmed",
+        /// No repeat confirmed the rate (the step budget ran out, or the search was stopped).
+        Unconfirmed = "unconfirmed",
+        /// The next rate up missed only because the load generator was the bottleneck: the
+        /// masters may sustain more than this machine can ask of them.
+        MachineFloor = "machine-floor",
+        /// The rate is `--max-rate`: the masters may sustain more.
+        MaxRateFloor = "max-rate-floor",
+        /// No rate met the objective.
+        NotMet = "not-met",
+        /// This machine decided every step that could have given an answer (the generator
+        /// waited for a core too much of the time): no rate is claimed.
+        NoAnswer = "no-answer",
+    }
 }
 
 impl Status {
-    /// Its name in result files (JSON `status`, the CSV answer row's `verdict`).
+    /// Its name in result files.
     pub fn key(self) -> &'static str {
-        match self {
-            Status::Confirmed => "confirmed",
-            Status::Unconfirmed => "unconfirmed",
-            Status::MachineFloor => "machine-floor",
-            Status::MaxRateFloor => "max-rate-floor",
-            Status::NotMet => "not-met",
-            Status::NoAnswer => "no-answer",
-        }
+        self.as_str()
     }
 
     /// The status in the words the answer opens with.

@@ -9,25 +9,15 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a step is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    Bracket,
-    Bisect,
-    Confirm,
-    /// A `--repeat` run of the answer's rate, once the search is over (it moves no answer).
-    Repeat,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Bracket => "bracket",
-            Phase::Bisect => "bisect",
-            Phase::Confirm => "confirm",
-            Phase::Repeat => "repeat",
-        }
+named! {
+    /// What a step is for.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Phase {
+        Bracket = "bracket",
+        Bisect = "bisect",
+        Confirm = "confirm",
+        /// A `--repeat` run of the answer's rate, once the search is over (it moves no answer).
+        Repeat = "repeat",
     }
 }
 
