@@ -3,20 +3,8 @@
 //! intervals, which way is better and where it appears. Every consumer reads it: the
 //! resampling ([`super::estimates`]), the JSON's `estimates` ([`super::uncertainty::ModeEstimates`]),
 //! `--threshold` ([`super::threshold`]), `compare`'s verdicts ([`super::comparison`]), the
-//! text, HTML and CSV reports (`crate::render`) and the book's lists ([`book_list`]);
-//! `loadgen/schema.json` is checked against it by a test below.
-//!
-//! # Adding a figure with an interval and a threshold name
-//!
-//! From counters an interval already records (`super::interval::Interval`): **3 files** —
-//! its entry in [`FIGURES`] here; its property in `loadgen/schema.json`'s `estimates` (its
-//! `description` is the entry's `meaning`; a test names what differs); and the book's lists,
-//! `docs/src/generated/figures.md`, rewritten from the table by
-//! `REDLOCK_BLESS=1 cargo test -p redlock-loadgen --lib catalog` (a test fails until it is).
-//! Reports, CSV columns, thresholds, `compare`, the resampling and the book's figure and
-//! threshold tables follow from the entry. A figure of
-//! a new counter also needs the counter (`super::counts`, and `interval.rs` when it is
-//! counted per interval) and the line where the engine's recorder counts it.
+//! text, HTML and CSV reports (`crate::render`) and the book's lists; `loadgen/schema.json`
+//! is checked against it by a test below. Adding one: [`super`].
 
 use super::mode::{ratio, ModeStats};
 use super::uncertainty::{Estimate, ModeEstimates};

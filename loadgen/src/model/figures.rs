@@ -1,15 +1,5 @@
 //! The one list of figures of a mode, which the text report, the HTML report and the CSV all
-//! read.
-//!
-//! # How to add a figure
-//!
-//! A counter: its declaration in [`super::counts`] (with its meaning, which `schema.json`'s
-//! description must repeat: a test names any difference), where `crate::engine::recorder`
-//! counts it, and its line in [`figures`] here (label, cell, when shown, concurrent ÷
-//! sequential ratio, CSV columns); [`super::counts`] shows it done. A figure with a 95 %
-//! interval or a `--threshold` name is an entry of the figure table, [`super::catalog`],
-//! which says what else it takes. A figure computed from others gets its function on
-//! [`ModeStats`] (its `derive` if stored).
+//! read (adding one: [`super`]; a figure with an interval is in [`super::catalog`]).
 
 use super::fencing::FencingStats;
 use super::mode::ModeStats;

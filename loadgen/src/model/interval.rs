@@ -36,7 +36,7 @@ macro_rules! interval {
             }
 
             fn add_counters(&mut self, other: &Interval) {
-                $(self.$counter = self.$counter.saturating_add(other.$counter);)*
+                add_counts!(self, other; $($counter),*);
             }
         }
     };
@@ -191,20 +191,5 @@ impl Interval {
         for (outcome, h) in &other.acquire_by_outcome {
             self.acquire_by_outcome.entry(*outcome).or_default().add(h);
         }
-    }
-}
-
-impl super::outage::Second for Interval {
-    fn acquired(&self) -> u64 {
-        self.acquired
-    }
-    fn unavailable_attempts(&self) -> u64 {
-        self.unavailable_attempts
-    }
-    fn first_acquired_ms(&self) -> Option<u64> {
-        self.first_acquired_ms
-    }
-    fn last_acquired_ms(&self) -> Option<u64> {
-        self.last_acquired_ms
     }
 }

@@ -16,14 +16,21 @@
 //!
 //! # How to add a figure
 //!
-//! A counter touches four files: `model/counts.rs` (its declaration in [`counts`], with its
-//! meaning), `loadgen/schema.json` (its property, described by that meaning: a test of
-//! [`counts`] compares the two), `engine/recorder.rs` (where it is counted) and
-//! `model/figures.rs` (its line in the one list of [`figures`] that the text report, the HTML
-//! report and the CSV all read); [`counts`] shows it done. A histogram or
-//! list also gets a line in [`mode::ModeStats::add_measurements`]; a figure computed from
-//! others gets its line in [`mode::ModeStats::derive`].
+//! - A counter: its entry in the `counts!` list of [`counts`] (its doc comment is its meaning),
+//!   its property in `loadgen/schema.json`'s `counts` (described by that meaning), the line of
+//!   `engine/recorder.rs` that counts it, and its row in [`figures`] (label, cell, when shown,
+//!   ratio, CSV columns), which the text, HTML and CSV reports read; counted per interval, its
+//!   line in [`interval`]'s list too.
+//! - A figure with a 95 % interval or a `--threshold` name: its entry in [`catalog::FIGURES`],
+//!   a headline's property in schema.json's `estimates`, and the book's lists
+//!   (`docs/src/generated/figures.md`, rewritten by `REDLOCK_BLESS=1 cargo test -p
+//!   redlock-loadgen --lib catalog`); reports, CSV columns, thresholds, `compare` and the
+//!   resampling follow from the entry.
+//! - A histogram or list: its line in [`mode::ModeStats::add_measurements`]; a figure computed
+//!   from others: its function on [`mode::ModeStats`] (and its line in
+//!   [`mode::ModeStats::derive`] if stored).
 //!
+//! Tests name whatever disagrees with the declarations (schema.json, the book's lists).
 //! JSON needs nothing more: the field is serialised where it is declared. A field old files
 //! lack gets `#[serde(default)]`; a new counter keeps the version (readers keep counters they
 //! do not know); a key that moves or changes meaning bumps [`header::SCHEMA_VERSION`] and
@@ -50,6 +57,14 @@ macro_rules! named {
                 f.write_str(self.as_str())
             }
         }
+    };
+}
+
+/// Adds the counters named of `$from` to `$into`'s, saturating (a file's counters may be
+/// anything up to 2^64 − 1).
+macro_rules! add_counts {
+    ($into:expr, $from:expr; $($field:ident),* $(,)?) => {
+        $($into.$field = $into.$field.saturating_add($from.$field);)*
     };
 }
 

@@ -28,11 +28,7 @@ pub struct MasterStats {
 impl MasterStats {
     pub fn add(&mut self, other: &MasterStats) {
         self.round_trip.add(&other.round_trip);
-        self.granted = self.granted.saturating_add(other.granted);
-        self.denied = self.denied.saturating_add(other.denied);
-        self.not_awaited = self.not_awaited.saturating_add(other.not_awaited);
-        self.errors = self.errors.saturating_add(other.errors);
-        self.timeouts = self.timeouts.saturating_add(other.timeouts);
+        add_counts!(self, other; granted, denied, not_awaited, errors, timeouts);
     }
 }
 
