@@ -22,21 +22,24 @@ pub enum Document {
     Capacity(CapacityResult),
 }
 
+/// `$body` with `$doc`'s result, whatever its kind, bound to `$x`.
+macro_rules! each {
+    ($doc:expr, $x:ident => $body:expr) => {
+        match $doc {
+            Document::Run($x) => $body,
+            Document::Sweep($x) => $body,
+            Document::Capacity($x) => $body,
+        }
+    };
+}
+
 impl Document {
     pub fn header(&self) -> &Header {
-        match self {
-            Document::Run(r) => &r.header,
-            Document::Sweep(s) => &s.header,
-            Document::Capacity(c) => &c.header,
-        }
+        each!(self, d => &d.header)
     }
 
     fn header_mut(&mut self) -> &mut Header {
-        match self {
-            Document::Run(r) => &mut r.header,
-            Document::Sweep(s) => &mut s.header,
-            Document::Capacity(c) => &mut c.header,
-        }
+        each!(self, d => &mut d.header)
     }
 
     pub fn into_run(self) -> Option<Box<Report>> {
@@ -66,14 +69,7 @@ impl Document {
 
     /// The document as a JSON value (what `--json` writes).
     pub fn to_value(&self) -> serde_json::Value {
-        fn value(x: &impl Serialize) -> serde_json::Value {
-            serde_json::to_value(x).expect("a result serializes")
-        }
-        match self {
-            Document::Run(r) => value(r),
-            Document::Sweep(s) => value(s),
-            Document::Capacity(c) => value(c),
-        }
+        each!(self, d => serde_json::to_value(d).expect("a result serializes"))
     }
 
     /// Every run inside (the run itself, a sweep's levels, a search's steps).

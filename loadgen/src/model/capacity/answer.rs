@@ -13,11 +13,13 @@ pub use crate::model::values::grouped;
 
 named! {
     /// What the answer's rate is (its name: JSON `status`, the CSV answer row's `verdict`).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
     pub enum Status {
         /// A repeat of the rate met the objective too, and the next rate up missed it.
         Confirmed = "confirmed",
-        /// No repeat confirmed the rate (the step budget ran out, or the search was stopped).
+        /// No repeat confirmed the rate (the step budget ran out, or the search was stopped;
+        /// also what a file written before the status was recorded reads as).
+        #[default]
         Unconfirmed = "unconfirmed",
         /// The next rate up missed only because the load generator was the bottleneck: the
         /// masters may sustain more than this machine can ask of them.
@@ -64,7 +66,7 @@ pub struct Answer {
     /// bottleneck: the masters may sustain more than the answer.
     pub generator_limited: bool,
     /// What the rate is, and why (`status_reason`: the bracket, or what set the floor).
-    #[serde(default = "unconfirmed")]
+    #[serde(default)]
     pub status: Status,
     #[serde(default)]
     pub status_reason: String,
@@ -99,10 +101,6 @@ pub struct Answer {
     /// `--repeat` runs included; null: it ran once).
     #[serde(default)]
     pub spread: Option<Spread>,
-}
-
-fn unconfirmed() -> Status {
-    Status::Unconfirmed
 }
 
 impl Answer {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::catalog::{Measure::AcquireQuantile, FIGURES};
 use crate::model::estimates::figure_of;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::label;
@@ -209,18 +210,13 @@ pub fn unsafe_because(m: &ModeStats) -> Vec<String> {
     out
 }
 
-/// The headline figure that carries the interval of an acquire percentile (`None`: that
-/// percentile has no interval).
+/// The figure of the table ([`crate::model::catalog`]) that carries the interval of an acquire
+/// percentile (`None`: that percentile has none).
 fn percentile_figure(percentile: f64) -> Option<&'static str> {
-    [
-        (50.0, "acquire.p50"),
-        (90.0, "acquire.p90"),
-        (99.0, "acquire.p99"),
-        (99.9, "acquire.p999"),
-    ]
-    .iter()
-    .find(|(p, _)| (p - percentile).abs() < 1e-9)
-    .map(|&(_, name)| name)
+    FIGURES.iter().find_map(|f| match f.measure {
+        AcquireQuantile(q) if (100.0 * q - percentile).abs() < 1e-9 => Some(f.name),
+        _ => None,
+    })
 }
 
 impl Objective {
