@@ -128,14 +128,11 @@ pub fn figure_of(m: &ModeStats, name: &str) -> Option<Estimate> {
     if let Measure::Count(count) = catalog::figure(name)?.measure {
         return Some(Estimate::bare(count(m)? as f64));
     }
-    if let Some(e) = m
+    let kept = m
         .estimates
         .as_ref()
-        .and_then(|e| catalog::estimate(e, name))
-    {
-        return Some(e);
-    }
-    Some(widen_to(resample(m, name)?.estimate()))
+        .and_then(|e| catalog::estimate(e, name));
+    kept.or_else(|| Some(resample(m, name)?.estimate()))
 }
 
 /// Every threshold judged on every mode of a run, in the order given.
@@ -164,14 +161,11 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
     };
     let mut figures = std::collections::BTreeMap::new();
     for f in catalog::headlines() {
-        let whole = f.whole(m);
-        let e = match (resample(m, f.name), f.measure, whole) {
+        let e = match (resample(m, f.name), f.measure, f.whole(m)) {
             // A rate's value is the whole window's; fairness across repeats is their mean.
-            (Some(r), Measure::Rate(_), Some(whole)) => widen_to(Estimate {
-                value: whole,
-                ..r.estimate()
-            }),
-            (Some(r), Measure::Fairness, _) => widen_to(r.estimate()),
+            (Some(r), Measure::Rate(_), Some(whole)) => {
+                Estimate::within(whole, r.estimate().interval())
+            }
             (Some(r), ..) => r.estimate(),
             (None, Measure::Fairness, _) | (None, _, None) => continue,
             (None, _, Some(whole)) => Estimate::bare(whole),
@@ -187,26 +181,13 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
     })
 }
 
-/// Keeps the value inside its interval.
-fn widen_to(e: Estimate) -> Estimate {
-    match e.interval() {
-        Some((low, high)) => Estimate {
-            value: e.value,
-            low: Some(low.min(e.value)),
-            high: Some(high.max(e.value)),
-        },
-        None => e,
-    }
-}
-
 /// `a ÷ b` for every headline figure both define, with its interval and order.
 pub fn ratios(a: &ModeStats, b: &ModeStats) -> Vec<RatioEstimate> {
     catalog::headlines()
         .filter_map(|f| {
             let (a, b) = (resample(a, f.name)?, resample(b, f.name)?);
             // Two modes of the same repeats pair up repeat by repeat; otherwise independent.
-            let ratio = a.paired_ratio(&b).or_else(|| a.ratio(&b))?;
-            let ratio = widen_to(ratio.estimate());
+            let ratio = a.paired_ratio(&b).or_else(|| a.ratio(&b))?.estimate();
             Some(RatioEstimate {
                 figure: f.name.into(),
                 ratio,

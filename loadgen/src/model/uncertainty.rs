@@ -52,11 +52,7 @@ pub struct Estimate {
 impl Estimate {
     /// A figure without an interval.
     pub fn bare(value: f64) -> Self {
-        Estimate {
-            value,
-            low: None,
-            high: None,
-        }
+        Estimate::within(value, None)
     }
 
     /// Its interval, when there is one.
@@ -64,9 +60,10 @@ impl Estimate {
         Some((self.low?, self.high?))
     }
 
-    /// Whether `x` lies inside the interval (false without one).
-    pub fn covers(&self, x: f64) -> bool {
-        self.interval().is_some_and(|(lo, hi)| lo <= x && x <= hi)
+    /// `value` with `interval`, widened to hold it (none: a bare figure).
+    pub fn within(value: f64, interval: Option<(f64, f64)>) -> Estimate {
+        let (low, high) = interval.map(|(l, h)| (l.min(value), h.max(value))).unzip();
+        Estimate { value, low, high }
     }
 }
 
@@ -119,14 +116,8 @@ impl Resampled {
     /// The figure with its interval, widened to hold the figure itself (a geometric mean of
     /// repeats and the figure over all of them can differ).
     pub fn estimate(&self) -> Estimate {
-        match self.exact.or_else(|| percentile_interval(&self.draws)) {
-            Some((low, high)) => Estimate {
-                value: self.value,
-                low: Some(low.min(self.value)),
-                high: Some(high.max(self.value)),
-            },
-            None => Estimate::bare(self.value),
-        }
+        let interval = self.exact.or_else(|| percentile_interval(&self.draws));
+        Estimate::within(self.value, interval)
     }
 
     /// The repeats' figures that are defined.
@@ -432,6 +423,12 @@ fn percentile_interval(draws: &[f64]) -> Option<(f64, f64)> {
 mod tests {
     // The bootstrap, Student's t over repeats and the pairings, on made-up series.
     use super::*;
+
+    impl Estimate {
+        fn covers(&self, x: f64) -> bool {
+            self.interval().is_some_and(|(lo, hi)| lo <= x && x <= hi)
+        }
+    }
 
     /// [`ratio_of_sums_in`] over one run.
     fn ratio_of_sums(num: &[f64], den: &[f64], scale: Scale) -> Option<Resampled> {
