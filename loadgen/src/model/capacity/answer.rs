@@ -228,32 +228,24 @@ fn spread(steps: &[&Step]) -> Option<Spread> {
     if modes.len() < 2 {
         return None;
     }
-    let round = |x: f64, unit: f64| (x / unit).round() * unit;
+    // Rounded to `unit`, as the report writes it.
+    let range = |figure: fn(&ModeStats) -> f64, unit: f64| {
+        let rounded = modes.iter().map(|m| (figure(m) / unit).round() * unit);
+        Range::of(rounded.collect())
+    };
     Some(Spread {
         runs: modes.len() as u32,
         passed: steps.iter().filter(|s| s.passed).count() as u32,
-        acquire_p99_ms: Range::of(
-            modes
-                .iter()
-                .map(|m| round(m.latency.acquire.quantile(0.99) as f64 / 1000.0, 0.001))
-                .collect(),
-        )?,
-        success_rate: Range::of(
-            modes
-                .iter()
-                .map(|m| round(m.acquire_success_rate(), 1e-6))
-                .collect(),
-        )?,
+        acquire_p99_ms: range(|m| m.latency.acquire.quantile(0.99) as f64 / 1000.0, 0.001)?,
+        success_rate: range(ModeStats::acquire_success_rate, 1e-6)?,
     })
 }
 
 /// Flags that narrow the bracket `lo..hi` to `precision`: start at the passing rate, cap at
 /// the failing one, and enough steps to bisect between them and confirm.
 fn narrowing_flags(lo: f64, hi: f64, precision: f64) -> String {
-    let halvings = (((hi - lo) / lo) / precision.max(0.001))
-        .log2()
-        .ceil()
-        .max(0.0) as u32;
+    let doublings = ((hi - lo) / lo / precision.max(0.001)).log2();
+    let halvings = doublings.ceil().max(0.0) as u32;
     // lo, hi, the bisection, the confirmation.
     let steps = (halvings + 3).min(50);
     format!("--start-rate {lo:.0} --max-rate {hi:.0} --max-steps {steps}")
@@ -262,10 +254,9 @@ fn narrowing_flags(lo: f64, hi: f64, precision: f64) -> String {
 /// The noise sentence of the step at `rate` that the search counted (`None`: its verdict did
 /// not hinge on an interval).
 fn noise_words(mine: &[&Step], rate: f64) -> Option<String> {
-    let step = mine
-        .iter()
-        .rev()
-        .find(|s| s.rate == rate && s.counted().is_some() && !s.straddled.is_empty())?;
+    let straddling =
+        |s: &&&Step| s.rate == rate && s.counted().is_some() && !s.straddled.is_empty();
+    let step = mine.iter().rev().find(straddling)?;
     let at = format!("at {}/s {}", grouped(rate), step.straddled.join(", "));
     Some(match step.noise {
         Some(n) if n.runs > 1 => format!(
