@@ -275,11 +275,6 @@ pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
         .collect()
 }
 
-/// The mode labelled `label` of `report`.
-fn mode_of<'a>(report: &'a Report, label: &str) -> Option<&'a ModeStats> {
-    report.modes.iter().find(|m| m.label() == label)
-}
-
 /// Compares every later result with the first, mode by mode: `pairs[i]` are the modes of
 /// result `i + 1` set against A's ([`pair_modes`]).
 pub fn compare(
@@ -288,7 +283,10 @@ pub fn compare(
     judging: Judging,
     pairing: Pairing,
 ) -> CompareResult {
-    let in_turns = matches!(pairing, Pairing::InTurns(_));
+    let in_turns = match pairing {
+        Pairing::InTurns(n) => Some(n),
+        Pairing::Apart => None,
+    };
     let n = results.len();
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
@@ -297,7 +295,7 @@ pub fn compare(
         for (i, ((name, b), modes)) in rest.iter().zip(pairs).enumerate() {
             let side = side_label(i + 1, n);
             for (label_a, label_b) in modes {
-                let (Some(ma), Some(mb)) = (mode_of(a, label_a), mode_of(b, label_b)) else {
+                let (Some(ma), Some(mb)) = (a.mode(label_a), b.mode(label_b)) else {
                     continue;
                 };
                 let b_mode = (label_a != label_b).then(|| label_b.clone());
@@ -310,11 +308,9 @@ pub fn compare(
                     });
                 }
                 let b_side = ((name.as_str(), side.as_str()), mb, b_mode.as_deref());
-                figures.extend(
-                    catalog::headlines().filter_map(|f| {
-                        compare_figure(f, ma, b_side, (in_turns, judging.noise_band))
-                    }),
-                );
+                figures.extend(catalog::headlines().filter_map(|f| {
+                    compare_figure(f, ma, b_side, (in_turns.is_some(), judging.noise_band))
+                }));
             }
             for t in judging.thresholds {
                 verdicts.extend(judge(t, &side, (a, b), modes, &figures));
@@ -335,10 +331,7 @@ pub fn compare(
             .filter(|(_, r)| r.config.repeat < 2)
             .map(|(name, _)| name.clone())
             .collect(),
-        interleaved_repeats: match pairing {
-            Pairing::InTurns(n) => Some(n),
-            Pairing::Apart => None,
-        },
+        interleaved_repeats: in_turns,
         paired_modes,
         noise_band: judging.noise_band,
     }
@@ -359,18 +352,11 @@ fn compare_figure(
     // In turns, repeat r of B ran beside repeat r of A; a repeat missing on one side (a
     // stopped run) leaves the pairs unmatched: then independent.
     let paired = |d: Option<Resampled>| d.filter(|_| in_turns);
-    let difference = paired(rb.paired_difference(&ra))
-        .unwrap_or_else(|| rb.difference(&ra))
-        .estimate();
-    let ratio = match paired(rb.paired_ratio(&ra)) {
-        Some(r) => Some(r),
-        None => rb.ratio(&ra),
-    };
-    let band = if f.banded {
-        noise_band * ea.value.abs()
-    } else {
-        0.0
-    };
+    let difference = paired(rb.paired_difference(&ra)).unwrap_or_else(|| rb.difference(&ra));
+    let difference = difference.estimate();
+    let ratio = paired(rb.paired_ratio(&ra)).or_else(|| rb.ratio(&ra));
+    let a = ea.value.abs();
+    let band = if f.banded { noise_band * a } else { 0.0 };
     let verdict = verdict_of(&difference, band, f.higher_is_better);
     Some(FigureComparison {
         result: name.into(),
@@ -437,8 +423,8 @@ fn judge(
     pairs
         .iter()
         .filter_map(|(label_a, label_b)| {
-            mode_of(a, label_a)?;
-            Some((label_a, mode_of(b, label_b)?))
+            a.mode(label_a)?;
+            Some((label_a, b.mode(label_b)?))
         })
         .map(|(label_a, mb)| {
             let measured = match t.figure.strip_suffix(".ratio") {

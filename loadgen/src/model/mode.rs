@@ -107,26 +107,20 @@ impl PartSeries {
     /// The series of `m` (one run, or each part of `m` when it is a merge itself), shifted
     /// by `shift` intervals and named after `name`.
     pub fn of(name: &str, m: &ModeStats, shift: usize) -> Vec<PartSeries> {
+        let moved = |p: &PartSeries| PartSeries {
+            name: format!("{name}: {}", p.name),
+            first_index: p.first_index + shift,
+            ..p.clone()
+        };
         if !m.part_series.is_empty() {
-            return m
-                .part_series
-                .iter()
-                .map(|p| PartSeries {
-                    name: format!("{name}: {}", p.name),
-                    first_index: p.first_index + shift,
-                    ..p.clone()
-                })
-                .collect();
+            return m.part_series.iter().map(moved).collect();
         }
+        let p99 = |i: &Interval| i.acquire.unpack().quantile(0.99);
         vec![PartSeries {
             name: name.to_string(),
             first_index: shift,
             acquired: m.intervals.iter().map(|i| i.acquired).collect(),
-            acquire_p99_us: m
-                .intervals
-                .iter()
-                .map(|i| i.acquire.unpack().quantile(0.99))
-                .collect(),
+            acquire_p99_us: m.intervals.iter().map(p99).collect(),
         }]
     }
 }
@@ -183,20 +177,19 @@ impl ModeStats {
             let sum = self.vote_patterns.entry(*pattern).or_default();
             *sum = sum.saturating_add(*n);
         }
-        self.fairness
-            .acquired_per_worker
-            .extend_from_slice(&other.fairness.acquired_per_worker);
+        let theirs = &other.fairness.acquired_per_worker;
+        self.fairness.acquired_per_worker.extend_from_slice(theirs);
     }
 
     /// Adds intervals given as (index, interval).
     pub fn add_intervals(&mut self, intervals: impl IntoIterator<Item = (usize, Interval)>) {
         for (index, interval) in intervals {
             while self.intervals.len() <= index {
-                let next = Interval {
-                    index: self.intervals.len(),
-                    ..Interval::default()
-                };
-                self.intervals.push(next);
+                let index = self.intervals.len();
+                self.intervals.push(Interval {
+                    index,
+                    ..Default::default()
+                });
             }
             self.intervals[index].add(&interval);
         }
@@ -261,8 +254,8 @@ impl ModeStats {
             acquires_per_s: self.acquires_per_s(),
             acquires_per_s_while_all_measured: self.rate_while_all_measured(),
             started_per_s: self.started_per_s(),
-            acquire_calls_per_s: self.acquire_calls_per_s(),
-            attempts_per_s: self.attempts_per_s(),
+            acquire_calls_per_s: self.per_second(self.counts.acquire_calls),
+            attempts_per_s: self.per_second(self.counts.attempts),
             redis_commands_per_s: self.redis_commands_per_s(),
             redis_commands_per_cycle: self.redis_commands_per_cycle(),
             acquire_success_rate: self.acquire_success_rate(),
@@ -279,9 +272,9 @@ impl ModeStats {
     }
 
     pub fn per_second(&self, n: u64) -> f64 {
-        let secs = self.duration.as_secs_f64();
-        if secs > 0.0 {
-            n as f64 / secs
+        let s = self.duration.as_secs_f64();
+        if s > 0.0 {
+            n as f64 / s
         } else {
             0.0
         }
@@ -306,12 +299,6 @@ impl ModeStats {
     pub fn acquires_per_s(&self) -> f64 {
         self.per_second(self.counts.acquired)
     }
-    pub fn acquire_calls_per_s(&self) -> f64 {
-        self.per_second(self.counts.acquire_calls)
-    }
-    pub fn attempts_per_s(&self) -> f64 {
-        self.per_second(self.counts.attempts)
-    }
     pub fn redis_commands_per_s(&self) -> f64 {
         self.per_second(self.counts.redis_commands)
     }
@@ -322,9 +309,8 @@ impl ModeStats {
     /// Acquire calls started: finished plus cancelled (saturating: a file's counters may be
     /// anything up to 2^64 - 1).
     fn started_calls(&self) -> u64 {
-        self.counts
-            .acquire_calls
-            .saturating_add(self.counts.cancelled_calls)
+        let c = &self.counts;
+        c.acquire_calls.saturating_add(c.cancelled_calls)
     }
     /// Generator CPU (user + sys) per acquire+release cycle, µs.
     pub fn cpu_per_cycle_us(&self) -> f64 {
@@ -343,17 +329,14 @@ impl ModeStats {
         ratio(self.counts.attempts_won, self.counts.attempts)
     }
 
-    /// Jain's fairness index of locks acquired per worker: 1 = perfectly even, 1/n = one
-    /// worker got everything.
     /// Jain's index when at least one lock was acquired (`None`: nothing to be fair about).
     pub fn fairness_index(&self) -> Option<f64> {
-        self.fairness
-            .acquired_per_worker
-            .iter()
-            .any(|&n| n > 0)
-            .then(|| self.jain_index())
+        let any = self.fairness.acquired_per_worker.iter().any(|&n| n > 0);
+        any.then(|| self.jain_index())
     }
 
+    /// Jain's fairness index of locks acquired per worker: 1 = perfectly even, 1/n = one
+    /// worker got everything.
     pub fn jain_index(&self) -> f64 {
         let per_worker = &self.fairness.acquired_per_worker;
         let n = per_worker.len() as f64;
