@@ -162,28 +162,19 @@ impl Interval {
     pub fn add(&mut self, other: &Interval) {
         self.generator_stall_ms = self.generator_stall_ms.max(other.generator_stall_ms);
         self.add_counters(other);
-        self.first_acquired_ms = match (self.first_acquired_ms, other.first_acquired_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let firsts = [self.first_acquired_ms, other.first_acquired_ms];
+        self.first_acquired_ms = firsts.into_iter().flatten().min();
         self.last_acquired_ms = self.last_acquired_ms.max(other.last_acquired_ms);
         self.acquire.add(&other.acquire);
         self.attempt.add(&other.attempt);
         self.release.add(&other.release);
-        if self.round_trip.len() < other.round_trip.len() {
-            self.round_trip
-                .resize(other.round_trip.len(), PackedHist::default());
-        }
-        for (mine, theirs) in self.round_trip.iter_mut().zip(&other.round_trip) {
-            mine.add(theirs);
-        }
+        super::add_each(&mut self.round_trip, &other.round_trip, PackedHist::add);
         self.start_lag.add(&other.start_lag);
         for f in &other.failures {
-            match self
-                .failures
-                .iter_mut()
-                .find(|mine| mine.master == f.master && mine.error_type == f.error_type)
-            {
+            let same = |mine: &&mut MasterFailures| {
+                (mine.master, &mine.error_type) == (f.master, &f.error_type)
+            };
+            match self.failures.iter_mut().find(same) {
                 Some(mine) => mine.requests = mine.requests.saturating_add(f.requests),
                 None => self.failures.push(f.clone()),
             }

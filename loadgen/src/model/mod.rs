@@ -68,6 +68,16 @@ macro_rules! add_counts {
     };
 }
 
+/// Adds `theirs` to `mine` place by place, `mine` first grown to as many places.
+fn add_each<T: Clone + Default>(mine: &mut Vec<T>, theirs: &[T], add: impl Fn(&mut T, &T)) {
+    if mine.len() < theirs.len() {
+        mine.resize(theirs.len(), T::default());
+    }
+    mine.iter_mut()
+        .zip(theirs)
+        .for_each(|(mine, theirs)| add(mine, theirs));
+}
+
 pub mod capacity;
 pub mod catalog;
 pub mod comparison;

@@ -166,13 +166,7 @@ impl ModeStats {
         self.counts.add(&other.counts);
         super::fencing::add_optional(&mut self.fencing, &other.fencing);
         self.latency.add(&other.latency);
-        if self.masters.len() < other.masters.len() {
-            self.masters
-                .resize(other.masters.len(), MasterStats::default());
-        }
-        for (mine, theirs) in self.masters.iter_mut().zip(&other.masters) {
-            mine.add(theirs);
-        }
+        super::add_each(&mut self.masters, &other.masters, MasterStats::add);
         for (pattern, n) in &other.vote_patterns {
             let sum = self.vote_patterns.entry(*pattern).or_default();
             *sum = sum.saturating_add(*n);

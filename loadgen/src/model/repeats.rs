@@ -58,12 +58,7 @@ pub fn append(whole: &mut ModeStats, next: &ModeStats) {
     let mut per_worker = std::mem::take(&mut whole.fairness.acquired_per_worker);
     whole.add_measurements(next);
     let theirs = std::mem::take(&mut whole.fairness.acquired_per_worker);
-    if per_worker.len() < theirs.len() {
-        per_worker.resize(theirs.len(), 0);
-    }
-    for (mine, n) in per_worker.iter_mut().zip(theirs) {
-        *mine += n;
-    }
+    super::add_each(&mut per_worker, &theirs, |mine, n| *mine += n);
     whole.fairness.acquired_per_worker = per_worker;
     whole.add_intervals(next.intervals.iter().map(|i| {
         let mut moved = i.clone();
