@@ -235,43 +235,38 @@ impl Objective {
     /// is clear of its bound, or the step fails for a reason no interval covers (a missed
     /// rate, a violation, a figure clear of its bound on the failing side).
     pub fn straddled(&self, m: &ModeStats, failures: &[String]) -> Vec<String> {
+        // Each term: its name, figure and bound, and whether a pass is at or below the bound
+        // (a latency) or at or above it (the success).
+        let latencies = self.slo.bounds.iter().map(|b| {
+            let figure = percentile_figure(b.percentile);
+            (label(b.percentile), figure, b.bound_us as f64, true)
+        });
+        let success = (
+            "success".to_string(),
+            Some("acquire.success"),
+            self.min_success,
+            false,
+        );
         let mut straddled = Vec::new();
         // Failures of terms whose interval straddles: any other failure decides the step.
         let mut explained = 0;
-        for b in &self.slo.bounds {
-            let name = label(b.percentile);
-            let interval = percentile_figure(b.percentile)
-                .and_then(|f| figure_of(m, f))
-                .and_then(|e| e.interval());
-            let bound = b.bound_us as f64;
-            // A step passes with the figure at or below the bound.
-            if let Some((low, high)) = interval.filter(|(l, h)| *l <= bound && bound < *h) {
-                straddled.push(format!(
-                    "{name} interval {:.3}–{:.3} ms straddled {:.3} ms",
-                    low / 1000.0,
-                    high / 1000.0,
-                    bound / 1000.0
-                ));
-                explained += failures
-                    .iter()
-                    .filter(|f| f.starts_with(&format!("{name} ")))
-                    .count();
-            }
-        }
-        let success = figure_of(m, "acquire.success").and_then(|e| e.interval());
-        let min = self.min_success;
-        // A step passes with the success at or above the minimum.
-        if let Some((low, high)) = success.filter(|(l, h)| *l < min && min <= *h) {
+        for (name, figure, bound, below) in latencies.chain([success]) {
+            let interval = figure.and_then(|f| figure_of(m, f)?.interval());
+            let straddles = |&(l, h): &(f64, f64)| match below {
+                true => l <= bound && bound < h,
+                false => l < bound && bound <= h,
+            };
+            let Some((low, high)) = interval.filter(straddles) else {
+                continue;
+            };
+            let show = |x: f64| if below { x / 1000.0 } else { 100.0 * x };
+            let unit = if below { " ms" } else { "%" };
+            let (low, high, bound) = (show(low), show(high), show(bound));
             straddled.push(format!(
-                "success interval {:.3}–{:.3}% straddled {:.3}%",
-                100.0 * low,
-                100.0 * high,
-                100.0 * min
+                "{name} interval {low:.3}–{high:.3}{unit} straddled {bound:.3}{unit}"
             ));
-            explained += failures
-                .iter()
-                .filter(|f| f.starts_with("success "))
-                .count();
+            let prefix = format!("{name} ");
+            explained += failures.iter().filter(|f| f.starts_with(&prefix)).count();
         }
         if explained < failures.len() {
             return Vec::new();
