@@ -107,16 +107,13 @@ fn parse_within_limits(text: &str) -> Result<Document, String> {
         }
         _ => format!("not JSON: {e}"),
     })?;
+    let not_a_result = |field| format!("no field {field}: not a redlock-loadgen result");
     let version = probe
         .schema_version
-        .ok_or("no field schema_version: not a redlock-loadgen result")?;
+        .ok_or_else(|| not_a_result("schema_version"))?;
     let version = readable_version(&version)?;
-    let kind = probe
-        .kind
-        .as_ref()
-        .and_then(|k| k.as_str())
-        .ok_or("no field kind: not a redlock-loadgen result")?
-        .to_string();
+    let kind = probe.kind.as_ref().and_then(|k| k.as_str());
+    let kind = kind.ok_or_else(|| not_a_result("kind"))?.to_string();
     fn read<T: DeserializeOwned>(kind: &str, text: &str) -> Result<T, String> {
         let mut json = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut json).map_err(|e| {
@@ -144,13 +141,13 @@ fn parse_within_limits(text: &str) -> Result<Document, String> {
             ))
         }
     };
-    limits::check_runs(doc.runs_mut().into_iter().map(|r| &*r))
-        .map_err(|e| format!("field {e}"))?;
+    let runs = doc.runs_mut().into_iter().map(|r| &*r);
+    limits::check_runs(runs).map_err(|e| format!("field {e}"))?;
     for run in doc.runs_mut() {
-        if run.header.kind != Kind::Run {
+        let held = run.header.kind;
+        if held != Kind::Run {
             return Err(format!(
-                "a {kind} result holds a {} result where a run result belongs",
-                run.header.kind.as_str()
+                "a {kind} result holds a {held} result where a run result belongs"
             ));
         }
         run.header.schema_version = SCHEMA_VERSION;

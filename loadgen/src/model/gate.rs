@@ -1,13 +1,6 @@
-//! The gate: what a set of judged thresholds means for the exit status.
-//!
-//! Each threshold is **met** (its figure's 95 % interval lies wholly on the good side of the
-//! bound), **not met** (wholly on the bad side, or the figure is missing) or **unclear** (the
-//! interval reaches across the bound: noise could turn it). A figure without an interval (an
-//! exact count, or a run too short to say) is judged by its value. The policy decides which
-//! of those fail the gate (exit 4):
-//!
-//! - `clear` (the default): only a threshold not met, so a gate does not cry wolf on noise;
-//! - `strict`: an unclear one too, for release gates that must prove a figure.
+//! The gate: what a set of judged thresholds means for the exit status. Each threshold is
+//! met, not met (or missing) or unclear (its 95 % interval reaches across the bound); the
+//! policy decides which of those fail the gate (exit 4), see `docs/src/uncertainty.md`.
 
 use std::str::FromStr;
 

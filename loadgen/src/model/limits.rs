@@ -1,24 +1,9 @@
 //! What a result file may hold: the limits `report`, `merge`, `collect` (on what agents store)
 //! and the `--hlog`/`--hgrm` renderers rely on, so a hostile or damaged file is refused with
 //! the field at fault (exit 2) within bounded memory and time instead of exhausting either.
-//!
-//! The bounds, stated in `docs/src/loadgen-results.md`:
-//!
-//! - the file: at most [`MAX_FILE_BYTES`], read straight into the typed result (no JSON tree
-//!   in between), so memory stays within a few times the file;
-//! - a histogram: significant digits 1 to [`MAX_SIGNIFICANT_DIGITS`] (what the tool writes is
-//!   3), a lowest discernible value of 1, a declared payload that is really there, at most
-//!   [`MAX_DECODED_HISTOGRAM_BYTES`] once inflated (the inflater is limited before it runs),
-//!   and every count and zero run within range;
-//! - all the histograms of one file together: at most [`MAX_HISTOGRAM_COUNTERS`] counters
-//!   decoded and at most 8 × the file's size + 1 MiB inflated ([`Budget`]), which bounds the
-//!   CPU a file of many small histograms can cost;
-//! - intervals: an `index` below [`MAX_INTERVAL_SLOTS`] summed over the file's modes,
-//!   `interval_ms` from 1 ms to a day, wall-clock times before the year 10000; modes, levels,
-//!   steps, parts, masters, repeats each at most [`MAX_ITEMS`]; `run --repeat` spans that
-//!   follow each other from interval 0 and stay within the intervals held;
-//! - a mode's counters this version does not know: at most
-//!   [`super::counts::MAX_UNKNOWN_COUNTERS`], refused as they are read.
+//! The bounds are stated in `docs/src/loadgen-results.md` (each constant below says its own);
+//! the file is read straight into the typed result, no JSON tree in between, and all its
+//! histograms share one decoding [`Budget`] (8 × the file's size + 1 MiB inflated).
 
 use super::mode::ModeStats;
 use super::report::Report;

@@ -1,24 +1,8 @@
-//! How sure a figure is: 95 % intervals by a moving-block bootstrap over a run's intervals.
-//!
-//! A run keeps its figures per interval (1 s by default). Resampling whole intervals, in
-//! blocks of neighbouring ones, keeps what the intervals share with their neighbours (a
-//! warm-up, a slow minute of the machine, a fault), which a resample of single operations
-//! would throw away and so report intervals far too narrow. The method:
-//!
-//! - **units**: the run's intervals; with `run --repeat N`, the N repeats instead, each with
-//!   its own figure, and the interval is Student's t over them in closed form
-//!   ([`across_repeats`], [`crate::model::student`]);
-//! - **blocks**: length ⌈n^⅓⌉ units (the usual rate for a moving-block bootstrap), drawn
-//!   with replacement from the n − l + 1 blocks until n units are drawn;
-//! - **resamples**: [`RESAMPLES`], from a fixed seed, so the same result file always gives
-//!   the same interval;
-//! - **interval**: the 2.5th and 97.5th percentiles of the resampled figure (percentile
-//!   bootstrap). A ratio of two independent runs (or modes) pairs their resamples.
-//!
-//! What it covers: how much the figure would move if the same machine ran the same command
-//! again under the same conditions (the noise within the run). What it does not: another
-//! machine, another load on this one, another version of Redis. Fewer than
-//! [`MIN_UNITS`] units give no interval at all: the run is too short to say.
+//! How sure a figure is: 95 % intervals by a moving-block bootstrap over a run's intervals
+//! (blocks of ⌈n^⅓⌉ neighbouring intervals keep what neighbours share: a warm-up, a slow
+//! minute, a fault), or Student's t over the repeats of `run --repeat`
+//! ([`crate::model::student`]). The method, what it covers and what it does not:
+//! `docs/src/uncertainty.md`.
 
 use std::ops::Range;
 

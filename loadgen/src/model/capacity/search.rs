@@ -1,11 +1,8 @@
 //! The search for the highest rate that meets the objective, for one fan-out mode: bracket
-//! (double from the start rate until a step fails, or halve until one passes), then bisect
-//! between the highest passing and the lowest failing rate until they are within the
-//! precision, then confirm the answer by running it again. Every step is a bounded run, and
-//! the number of steps is bounded too.
-//!
-//! The idea is MLPerf LoadGen's server-scenario search (find boundaries, then binary search
-//! for the peak QPS within the latency bound); the code is our own.
+//! (double from the start rate until a step fails, or halve until one passes), bisect until
+//! the highest pass and the lowest failure are within the precision, then confirm the answer
+//! by running it again; every step is a bounded run, and so is their number. The idea is
+//! MLPerf LoadGen's server-scenario search; the code is our own.
 
 use serde::{Deserialize, Serialize};
 
