@@ -78,6 +78,15 @@ fn add_each<T: Clone + Default>(mine: &mut Vec<T>, theirs: &[T], add: impl Fn(&m
         .for_each(|(mine, theirs)| add(mine, theirs));
 }
 
+/// `num / den`, 0 unless `den` is above 0.
+pub fn per(num: f64, den: f64) -> f64 {
+    if den > 0.0 {
+        num / den
+    } else {
+        0.0
+    }
+}
+
 pub mod capacity;
 pub mod catalog;
 pub mod comparison;

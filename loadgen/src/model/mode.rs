@@ -15,6 +15,7 @@ use super::interval::Interval;
 pub use super::mode_sections::{
     Fairness, Generator, GeneratorCpu, Judgement, Latency, MasterStats, Rates, VotePattern,
 };
+use super::per;
 use crate::model::lock::LockAlgorithm;
 
 /// Everything one fan-out mode measured (the JSON `mode`).
@@ -266,12 +267,7 @@ impl ModeStats {
     }
 
     pub fn per_second(&self, n: u64) -> f64 {
-        let s = self.duration.as_secs_f64();
-        if s > 0.0 {
-            n as f64 / s
-        } else {
-            0.0
-        }
+        per(n as f64, self.duration.as_secs_f64())
     }
 
     /// The mode's name in reports ([`LockAlgorithm::mode_label`]).
@@ -308,11 +304,8 @@ impl ModeStats {
     }
     /// Generator CPU (user + sys) per acquire+release cycle, µs.
     pub fn cpu_per_cycle_us(&self) -> f64 {
-        let cycles = self.started_calls();
-        if cycles == 0 {
-            return 0.0;
-        }
-        (self.generator.cpu.user_s + self.generator.cpu.sys_s) * 1e6 / cycles as f64
+        let cpu = &self.generator.cpu;
+        per((cpu.user_s + cpu.sys_s) * 1e6, self.started_calls() as f64)
     }
     /// acquired / acquire calls.
     pub fn acquire_success_rate(&self) -> f64 {
@@ -349,11 +342,7 @@ fn one_second_ms() -> u64 {
 
 /// `num / den`, 0 when there is nothing to divide.
 pub fn ratio(num: u64, den: u64) -> f64 {
-    if den == 0 {
-        0.0
-    } else {
-        num as f64 / den as f64
-    }
+    per(num as f64, den as f64)
 }
 
 /// A fan-out as its name.

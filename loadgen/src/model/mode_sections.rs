@@ -86,11 +86,7 @@ impl GeneratorCpu {
 
     /// Share of the machine's cores the generator used (0..=1).
     pub fn core_share(&self) -> f64 {
-        if self.core_s > 0.0 {
-            (self.user_s + self.sys_s) / self.core_s
-        } else {
-            0.0
-        }
+        super::per(self.user_s + self.sys_s, self.core_s)
     }
 }
 
