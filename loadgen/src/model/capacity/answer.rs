@@ -319,19 +319,14 @@ fn status_of(o: &Outcome, objective: &Objective, plan: &Plan) -> (Status, String
         (None, Some((_, why))) => (Status::NoAnswer, format!("at {lowest_failed}/s {why}")),
         (None, None) if plan.min_rate_from_calls => {
             let (calls, term) = objective.calls_needed();
-            (
-                Status::NotMet,
-                format!(
-                    "not even {}/s, the lowest rate whose step holds the {} calls a {term} needs",
-                    grouped(plan.min_rate),
-                    grouped(calls as f64)
-                ),
-            )
+            let (rate, calls) = (grouped(plan.min_rate), grouped(calls as f64));
+            let why = format!("not even {rate}/s, the lowest rate whose step holds the {calls} calls a {term} needs");
+            (Status::NotMet, why)
         }
-        (None, None) => (
-            Status::NotMet,
-            format!("not even --min-rate {}/s", grouped(plan.min_rate)),
-        ),
+        (None, None) => {
+            let why = format!("not even --min-rate {}/s", grouped(plan.min_rate));
+            (Status::NotMet, why)
+        }
         (Some(_), Some((how, _))) => (
             Status::MachineFloor,
             format!("the next rate up, {lowest_failed}/s, was {how}; {repeat_words}"),
@@ -354,11 +349,8 @@ fn status_of(o: &Outcome, objective: &Objective, plan: &Plan) -> (Status, String
                 Some(_) => format!("bracket {}–{lowest_failed}/s", grouped(r)),
                 None => format!("at least {}/s: nothing above it failed yet", grouped(r)),
             };
-            let why = if o.limit == Limit::Steps {
-                "the step budget ran out"
-            } else {
-                "the search was stopped"
-            };
+            let budget = o.limit == Limit::Steps;
+            let why = if budget { "the step budget ran out" } else { "the search was stopped" };
             (Status::Unconfirmed, format!("{bracket}; {why}"))
         }
     }
@@ -371,30 +363,20 @@ fn statement_of(
     rate: Option<f64>,
     objective: &Objective,
 ) -> String {
+    let words = status.words();
     let reason = if reason.is_empty() {
         String::new()
     } else {
         format!(" ({reason})")
     };
+    let opening = format!("{fanout}: {words}{reason}");
     match (rate, status) {
-        (_, Status::NoAnswer) if reason.contains("waited for a core") => format!(
-            "{fanout}: {}{reason} — no rate is claimed; measure on a quieter machine",
-            status.words()
-        ),
-        (_, Status::NoAnswer) => format!(
-            "{fanout}: {}{reason} — no rate is claimed; the generator was its own bottleneck: give it more --clients, a release build, or more machines (--agents)",
-            status.words()
-        ),
-        (Some(r), _) => format!(
-            "{fanout}: {}{reason} — {} acquires/s",
-            status.words(),
-            grouped(r)
-        ),
-        (None, _) => format!(
-            "{fanout}: {} — no rate met {}{reason}",
-            status.words(),
-            objective.describe()
-        ),
+        (_, Status::NoAnswer) if reason.contains("waited for a core") => {
+            format!("{opening} — no rate is claimed; measure on a quieter machine")
+        }
+        (_, Status::NoAnswer) => format!("{opening} — no rate is claimed; the generator was its own bottleneck: give it more --clients, a release build, or more machines (--agents)"),
+        (Some(r), _) => format!("{opening} — {} acquires/s", grouped(r)),
+        (None, _) => format!("{fanout}: {words} — no rate met {}{reason}", objective.describe()),
     }
 }
 
@@ -403,22 +385,21 @@ fn objective_words(objective: &Objective, rate: Option<f64>, at: Option<&ModeSta
     let (Some(r), Some(m)) = (rate, at) else {
         return objective.describe();
     };
+    let estimate = |e| crate::model::catalog::estimate(e, "acquire.p99")?.interval();
     let p99 = m
         .estimates
         .as_ref()
-        .and_then(|e| crate::model::catalog::estimate(e, "acquire.p99")?.interval());
+        .and_then(estimate)
+        .map_or(String::new(), |(lo, hi)| {
+            format!(" (95 % interval {:.3}–{:.3} ms)", lo / 1000.0, hi / 1000.0)
+        });
+    let ms = |q| m.latency.acquire.quantile(q) as f64 / 1000.0;
+    let (rate, reached) = (grouped(r), grouped(m.acquires_per_s()));
     format!(
-        "{}; the step at {}/s reached {} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{}, success {:.3}%",
+        "{}; the step at {rate}/s reached {reached} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{p99}, success {:.3}%",
         objective.describe(),
-        grouped(r),
-        grouped(m.acquires_per_s()),
-        m.latency.acquire.quantile(0.5) as f64 / 1000.0,
-        m.latency.acquire.quantile(0.99) as f64 / 1000.0,
-        p99.map_or(String::new(), |(lo, hi)| format!(
-            " (95 % interval {:.3}–{:.3} ms)",
-            lo / 1000.0,
-            hi / 1000.0
-        )),
+        ms(0.5),
+        ms(0.99),
         100.0 * m.acquire_success_rate(),
     )
 }
@@ -429,15 +410,10 @@ fn narrow_with(fanout: &str, o: &Outcome, plan: &Plan) -> String {
     match (o.rate, o.lowest_failed) {
         (Some(lo), Some(hi)) if !o.confirmed || o.limit == Limit::Steps => {
             // Only this mode: without it, the narrower search would run every mode again.
-            let mode = if matches!(fanout, "sequential" | "concurrent") {
-                "--fanout"
-            } else {
-                "--lock"
-            };
-            format!(
-                "{} {mode} {fanout}",
-                narrowing_flags(lo, hi, plan.precision)
-            )
+            let redlock = matches!(fanout, "sequential" | "concurrent");
+            let mode = if redlock { "--fanout" } else { "--lock" };
+            let flags = narrowing_flags(lo, hi, plan.precision);
+            format!("{flags} {mode} {fanout}")
         }
         _ => String::new(),
     }
