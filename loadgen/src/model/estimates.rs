@@ -70,28 +70,21 @@ fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
     // anywhere, so a resample adds sparse counts into one dense array instead of histograms.
     // Unpacked one interval at a time: a decoded histogram is a dense array of counters, and
     // an hour of intervals held decoded at once would take hundreds of times the file's size.
-    let recorded: Vec<Vec<(u64, u64)>> = m
-        .intervals
-        .iter()
-        .map(|i| {
-            let h = i.acquire.unpack();
-            h.inner()
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect()
-        })
-        .collect();
+    let recorded = |i: &Interval| -> Vec<(u64, u64)> {
+        let h = i.acquire.unpack();
+        let pairs = h.inner().iter_recorded();
+        pairs
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    };
+    let recorded: Vec<Vec<(u64, u64)>> = m.intervals.iter().map(recorded).collect();
     let mut values: Vec<u64> = recorded.iter().flatten().map(|&(v, _)| v).collect();
     values.sort_unstable();
     values.dedup();
+    let at = |v: u64| values.binary_search(&v).unwrap_or(0);
     let sparse: Vec<Vec<(usize, u64)>> = recorded
         .into_iter()
-        .map(|pairs| {
-            pairs
-                .into_iter()
-                .map(|(v, n)| (values.binary_search(&v).unwrap_or(0), n))
-                .collect()
-        })
+        .map(|pairs| pairs.into_iter().map(|(v, n)| (at(v), n)).collect())
         .collect();
     let whole = m.latency.acquire.quantile(q) as f64;
     let mut dense = vec![0u64; values.len()];

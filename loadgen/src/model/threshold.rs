@@ -163,15 +163,13 @@ impl FromStr for Threshold {
         })?;
         let (figure, rest) = trimmed.split_at(at);
         let figure = figure.trim();
-        let (op, value) = Op::ALL
-            .into_iter()
-            .find_map(|op| rest.strip_prefix(op.as_str()).map(|v| (op, v.trim())))
-            .ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
+        let op = Op::ALL.into_iter().find(|op| rest.starts_with(op.as_str()));
+        let op =
+            op.ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
+        let value = rest[op.as_str().len()..].trim();
         let unit = unit_of(figure).ok_or_else(|| {
-            format!(
-                "'{expr}': unknown figure '{figure}' (one of: {})",
-                catalog::threshold_names().join(", ")
-            )
+            let names = catalog::threshold_names().join(", ");
+            format!("'{expr}': unknown figure '{figure}' (one of: {names})")
         })?;
         let bound = parse_bound(value, unit).map_err(|why| format!("'{expr}': {why}"))?;
         Ok(Threshold {
@@ -185,15 +183,10 @@ impl FromStr for Threshold {
 
 /// A bound in the figure's own unit.
 fn parse_bound(value: &str, unit: FigureUnit) -> Result<f64, String> {
-    let split = value
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
-        .unwrap_or(value.len());
-    let (number, written) = value.split_at(split);
-    let number: f64 = number
-        .parse()
-        .ok()
-        .filter(|x: &f64| x.is_finite())
-        .ok_or_else(|| format!("'{value}' is not a number"))?;
+    let numeric = |c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e';
+    let (number, written) = value.split_at(value.find(|c| !numeric(c)).unwrap_or(value.len()));
+    let number = number.parse().ok().filter(|x: &f64| x.is_finite());
+    let number = number.ok_or_else(|| format!("'{value}' is not a number"))?;
     let scaled = match (unit, written.trim()) {
         (FigureUnit::Micros, "us" | "µs") => number,
         (FigureUnit::Micros, "ms") => number * 1e3,

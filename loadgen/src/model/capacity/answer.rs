@@ -117,27 +117,16 @@ impl Answer {
         }
         lines.extend(self.noise.iter().cloned());
         if let Some(s) = &self.spread {
+            let (p99, success) = (s.acquire_p99_ms, s.success_rate.scaled(100.0));
             lines.push(format!(
-                "spread: {} runs at that rate ({} passed): p99 {:.3}/{:.3}/{:.3} ms, success {:.3}/{:.3}/{:.3}% (min/median/max)",
-                s.runs,
-                s.passed,
-                s.acquire_p99_ms.min,
-                s.acquire_p99_ms.median,
-                s.acquire_p99_ms.max,
-                100.0 * s.success_rate.min,
-                100.0 * s.success_rate.median,
-                100.0 * s.success_rate.max,
+                "spread: {} runs at that rate ({} passed): p99 {p99} ms, success {success}% (min/median/max)",
+                s.runs, s.passed,
             ));
         }
-        if let (Some(lo), Some(hi)) = (self.rate_per_s, self.lowest_failed_per_s) {
-            if !self.narrow_with.is_empty() {
-                lines.push(format!(
-                    "narrow: {}/s passed, {}/s failed, so the capacity lies between them: add {} to the same command",
-                    grouped(lo),
-                    grouped(hi),
-                    self.narrow_with
-                ));
-            }
+        let bracket = self.rate_per_s.zip(self.lowest_failed_per_s);
+        if let Some((lo, hi)) = bracket.filter(|_| !self.narrow_with.is_empty()) {
+            let (lo, hi, flags) = (grouped(lo), grouped(hi), &self.narrow_with);
+            lines.push(format!("narrow: {lo}/s passed, {hi}/s failed, so the capacity lies between them: add {flags} to the same command"));
         }
         if !self.reproduce.is_empty() {
             lines.push(format!("reproduce: {}", self.reproduce));
@@ -150,36 +139,26 @@ impl Answer {
     /// Words an answer searched under a fault schedule (`words`): a safe capacity, named by
     /// its faults, or "no safe rate" when every step of its mode was unsafe.
     pub fn under_faults(&mut self, words: &str, steps: &[Step]) {
-        let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == self.fanout).collect();
-        let unsafe_step = |s: &&Step| {
-            s.report
-                .modes
-                .first()
-                .is_some_and(|m| !unsafe_because(m).is_empty())
-        };
-        let rest = self
-            .statement
-            .strip_prefix(&format!("{}: ", self.fanout))
-            .unwrap_or(&self.statement)
-            .to_string();
-        self.statement =
-            if self.rate_per_s.is_none() && !mine.is_empty() && mine.iter().all(unsafe_step) {
-                let rates = mine.iter().map(|s| s.rate);
-                let (low, high) = (
-                    rates.clone().fold(f64::MAX, f64::min),
-                    rates.fold(0.0, f64::max),
-                );
-                let tried = match mine.len() {
-                    1 => format!("1 step, at {}/s", grouped(low)),
-                    n => format!("{n} steps, {}–{}/s", grouped(low), grouped(high)),
-                };
-                format!(
-                "{}: no safe rate with {words}: safety violations at every rate tried ({tried})",
-                self.fanout
-            )
-            } else {
-                format!("{}: safe capacity with {words}: {rest}", self.fanout)
+        let fanout = &self.fanout;
+        let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == *fanout).collect();
+        let unsafe_mode = |m: &ModeStats| !unsafe_because(m).is_empty();
+        let unsafe_step = |s: &&Step| s.report.modes.first().is_some_and(unsafe_mode);
+        let statement = &self.statement;
+        let rest = statement
+            .strip_prefix(&format!("{fanout}: "))
+            .unwrap_or(statement);
+        let no_safe_rate = self.rate_per_s.is_none() && !mine.is_empty();
+        self.statement = if no_safe_rate && mine.iter().all(unsafe_step) {
+            let rates = mine.iter().map(|s| s.rate);
+            let low = grouped(rates.clone().fold(f64::MAX, f64::min));
+            let tried = match mine.len() {
+                1 => format!("1 step, at {low}/s"),
+                n => format!("{n} steps, {low}–{}/s", grouped(rates.fold(0.0, f64::max))),
             };
+            format!("{fanout}: no safe rate with {words}: safety violations at every rate tried ({tried})")
+        } else {
+            format!("{fanout}: safe capacity with {words}: {rest}")
+        };
     }
 }
 
@@ -191,7 +170,19 @@ pub struct Range {
     pub max: f64,
 }
 
+/// `min/median/max`, each with 3 decimals.
+impl std::fmt::Display for Range {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.3}/{:.3}/{:.3}", self.min, self.median, self.max)
+    }
+}
+
 impl Range {
+    fn scaled(self, by: f64) -> Range {
+        let (min, median, max) = (by * self.min, by * self.median, by * self.max);
+        Range { min, median, max }
+    }
+
     fn of(mut values: Vec<f64>) -> Option<Range> {
         values.sort_by(f64::total_cmp);
         let n = values.len();
