@@ -33,15 +33,10 @@ impl FromStr for HoldSpec {
     type Err = String;
 
     fn from_str(text: &str) -> Result<HoldSpec, String> {
-        let spec = match text.split_once("..") {
-            None => {
-                let d = parse_duration(text)?;
-                HoldSpec { min: d, max: d }
-            }
-            Some((lo, hi)) => HoldSpec {
-                min: parse_duration(lo)?,
-                max: parse_duration(hi)?,
-            },
+        let (lo, hi) = text.split_once("..").unwrap_or((text, text));
+        let spec = HoldSpec {
+            min: parse_duration(lo)?,
+            max: parse_duration(hi)?,
         };
         if spec.min > spec.max {
             return Err(format!(
