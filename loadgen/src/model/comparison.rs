@@ -180,11 +180,8 @@ pub fn pair_modes(
     let mut pairs = Vec::new();
     let mut unmatched = Vec::new();
     for (name, modes) in rest {
-        let common: ModePairs = a_modes
-            .iter()
-            .filter(|m| modes.contains(m))
-            .map(|m| (m.clone(), m.clone()))
-            .collect();
+        let shared = a_modes.iter().filter(|m| modes.contains(m));
+        let common: ModePairs = shared.map(|m| (m.clone(), m.clone())).collect();
         let singles = match (a_modes.as_slice(), modes.as_slice()) {
             ([a], [b]) => Some((a.clone(), b.clone())),
             _ => None,
@@ -198,13 +195,11 @@ pub fn pair_modes(
     if unmatched.is_empty() {
         return Ok(pairs);
     }
-    let measured: Vec<String> = sides
-        .iter()
-        .map(|(name, modes)| match modes.as_slice() {
-            [] => format!("{name}: no mode"),
-            _ => format!("{name}: {}", modes.join(", ")),
-        })
-        .collect();
+    let measured = |(name, modes): &(String, Vec<String>)| match modes.as_slice() {
+        [] => format!("{name}: no mode"),
+        _ => format!("{name}: {}", modes.join(", ")),
+    };
+    let measured: Vec<String> = sides.iter().map(measured).collect();
     let hint = if sides.iter().all(|(_, modes)| modes.len() == 1) {
         "pass --pair-modes to set A's only mode against each side's only mode"
     } else {
@@ -242,37 +237,32 @@ const NOT_SHAPE: &[&str] = &[
 
 /// What differs between the results' configurations (the number of masters included).
 pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
-    let configs: Vec<serde_json::Map<String, serde_json::Value>> = results
-        .iter()
-        .map(|(_, r)| {
-            let mut c = match serde_json::to_value(&r.config) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => serde_json::Map::new(),
-            };
-            c.insert("masters".into(), r.masters.len().into());
-            c
-        })
-        .collect();
+    let config = |(_, r): &(String, Report)| {
+        let mut c = match serde_json::to_value(&r.config) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        c.insert("masters".into(), r.masters.len().into());
+        c
+    };
+    let configs: Vec<_> = results.iter().map(config).collect();
     let Some(first) = configs.first() else {
         return Vec::new();
     };
-    first
-        .keys()
-        .filter_map(|key| {
-            let values: Vec<String> = configs
-                .iter()
-                .map(|c| c.get(key).map_or("(absent)".into(), |v| v.to_string()))
-                .collect();
-            values
-                .iter()
-                .any(|v| *v != values[0])
-                .then(|| ConfigDifference {
-                    key: key.clone(),
-                    values,
-                    shape: !NOT_SHAPE.contains(&key.as_str()),
-                })
-        })
-        .collect()
+    let differs = |key: &String| {
+        let value =
+            |c: &serde_json::Map<_, _>| c.get(key).map_or("(absent)".into(), |v| v.to_string());
+        let values: Vec<String> = configs.iter().map(value).collect();
+        values
+            .iter()
+            .any(|v| *v != values[0])
+            .then(|| ConfigDifference {
+                key: key.clone(),
+                values,
+                shape: !NOT_SHAPE.contains(&key.as_str()),
+            })
+    };
+    first.keys().filter_map(differs).collect()
 }
 
 /// Compares every later result with the first, mode by mode: `pairs[i]` are the modes of
@@ -288,6 +278,7 @@ pub fn compare(
         Pairing::Apart => None,
     };
     let n = results.len();
+    let name = |(name, _): &(String, Report)| name.clone();
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
     let mut paired_modes = Vec::new();
@@ -319,7 +310,7 @@ pub fn compare(
     }
     CompareResult {
         kind: "compare".into(),
-        results: results.iter().map(|(name, _)| name.clone()).collect(),
+        results: results.iter().map(name).collect(),
         config_diff: config_diff(results),
         figures,
         schema_version: COMPARE_SCHEMA_VERSION,
@@ -329,7 +320,7 @@ pub fn compare(
         single_runs: results
             .iter()
             .filter(|(_, r)| r.config.repeat < 2)
-            .map(|(name, _)| name.clone())
+            .map(name)
             .collect(),
         interleaved_repeats: in_turns,
         paired_modes,
@@ -395,20 +386,19 @@ fn verdict_of(difference: &Estimate, band: f64, higher_is_better: bool) -> Verdi
 /// [`crate::model::generator::CPU_CONTENDED`].
 fn busy_machine(results: &[(String, Report)]) -> Vec<BusyMachine> {
     let n = results.len();
-    results
+    let modes = results
         .iter()
         .enumerate()
-        .flat_map(|(i, (name, r))| {
-            r.modes.iter().filter_map(move |m| {
-                Some(BusyMachine {
-                    result: name.clone(),
-                    side: side_label(i, n),
-                    mode: m.label().into(),
-                    wait_share: crate::model::generator::contended(m)?,
-                })
-            })
+        .flat_map(|(i, (name, r))| r.modes.iter().map(move |m| (name, side_label(i, n), m)));
+    let busy = |(name, side, m): (&String, String, &ModeStats)| {
+        Some(BusyMachine {
+            result: name.clone(),
+            side,
+            mode: m.label().into(),
+            wait_share: crate::model::generator::contended(m)?,
         })
-        .collect()
+    };
+    modes.filter_map(busy).collect()
 }
 
 /// A threshold on one B (`side`): a `.ratio` figure on B ÷ A, any other figure on B itself;
@@ -428,10 +418,12 @@ fn judge(
         })
         .map(|(label_a, mb)| {
             let measured = match t.figure.strip_suffix(".ratio") {
-                Some(base) => figures
-                    .iter()
-                    .find(|f| f.side == side && f.mode == *label_a && f.figure == base)
-                    .and_then(|f| f.ratio),
+                Some(base) => {
+                    let of = |f: &&FigureComparison| {
+                        (&*f.side, &f.mode, &*f.figure) == (side, label_a, base)
+                    };
+                    figures.iter().find(of).and_then(|f| f.ratio)
+                }
                 None => figure_of(mb, &t.figure),
             };
             let mode = match mb.label() {
