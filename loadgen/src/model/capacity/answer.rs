@@ -142,11 +142,10 @@ impl Answer {
         let fanout = &self.fanout;
         let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == *fanout).collect();
         let unsafe_mode = |m: &ModeStats| !unsafe_because(m).is_empty();
-        let unsafe_step = |s: &&Step| s.report.modes.first().is_some_and(unsafe_mode);
+        let unsafe_step = |s: &&Step| s.mode().is_some_and(unsafe_mode);
         let statement = &self.statement;
-        let rest = statement
-            .strip_prefix(&format!("{fanout}: "))
-            .unwrap_or(statement);
+        let prefix = format!("{fanout}: ");
+        let rest = statement.strip_prefix(&prefix).unwrap_or(statement);
         let no_safe_rate = self.rate_per_s.is_none() && !mine.is_empty();
         self.statement = if no_safe_rate && mine.iter().all(unsafe_step) {
             let rates = mine.iter().map(|s| s.rate);
@@ -212,10 +211,7 @@ pub struct Spread {
 
 /// The spread of `steps` (one rate's runs), when there are at least two.
 fn spread(steps: &[&Step]) -> Option<Spread> {
-    let modes: Vec<&ModeStats> = steps
-        .iter()
-        .filter_map(|s| s.report.modes.first())
-        .collect();
+    let modes: Vec<&ModeStats> = steps.iter().filter_map(|s| s.mode()).collect();
     if modes.len() < 2 {
         return None;
     }
@@ -269,7 +265,7 @@ fn noise_words(mine: &[&Step], rate: f64) -> Option<String> {
 /// ([`crate::model::generator::machine_bound`]), or the generator judged itself the
 /// bottleneck (its own CPU, its clients, its late starts).
 fn machine_reason(s: &Step) -> Option<(&'static str, String)> {
-    let m = s.report.modes.first()?;
+    let m = s.mode()?;
     if let Some(busy) = crate::model::generator::machine_bound(m) {
         return Some(("on a busy machine", busy));
     }
@@ -278,9 +274,10 @@ fn machine_reason(s: &Step) -> Option<(&'static str, String)> {
     }
     // The reason that says why it was the generator, else the first one.
     let reasons = &m.generator.judgement.reasons;
-    let why = reasons
+    let generator = reasons
         .iter()
-        .find_map(|r| r.strip_prefix("generator-bound: "))
+        .find_map(|r| r.strip_prefix("generator-bound: "));
+    let why = generator
         .or(reasons.first().map(String::as_str))
         .unwrap_or("");
     Some(("generator-bound", why.to_string()))
@@ -377,13 +374,13 @@ fn objective_words(objective: &Objective, rate: Option<f64>, at: Option<&ModeSta
         return objective.describe();
     };
     let estimate = |e| crate::model::catalog::estimate(e, "acquire.p99")?.interval();
+    let interval =
+        |(lo, hi): (f64, f64)| format!(" (95 % interval {:.3}–{:.3} ms)", lo / 1000.0, hi / 1000.0);
     let p99 = m
         .estimates
         .as_ref()
         .and_then(estimate)
-        .map_or(String::new(), |(lo, hi)| {
-            format!(" (95 % interval {:.3}–{:.3} ms)", lo / 1000.0, hi / 1000.0)
-        });
+        .map_or(String::new(), interval);
     let ms = |q| m.latency.acquire.quantile(q) as f64 / 1000.0;
     let (rate, reached) = (grouped(r), grouped(m.acquires_per_s()));
     format!(
@@ -420,9 +417,10 @@ pub fn answer(
 ) -> Answer {
     let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == fanout).collect();
     // The lowest failing step above the answer: did this machine decide it?
+    let failed_above = |s: &&&Step| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r);
     let above = mine
         .iter()
-        .filter(|s| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r))
+        .filter(failed_above)
         .min_by(|a, b| a.rate.total_cmp(&b.rate));
     let outcome = Outcome {
         rate,
@@ -435,20 +433,18 @@ pub fn answer(
             .any(|s| Some(s.rate) == rate && s.passed && s.reproducer.is_some()),
     };
     let answer_step = rate.and_then(|r| mine.iter().rev().find(|s| s.rate == r && s.passed));
-    let reproduced = answer_step.copied().or_else(|| {
+    let lowest = || {
         mine.iter()
             .copied()
             .min_by(|a, b| a.rate.total_cmp(&b.rate))
-    });
+    };
+    let reproduced = answer_step.copied().or_else(lowest);
     let same_rate: Vec<&Step> = rate.map_or_else(Vec::new, |r| {
         mine.iter().copied().filter(|s| s.rate == r).collect()
     });
     let (status, status_reason) = status_of(&outcome, objective, plan);
-    let noise = rate
-        .into_iter()
-        .chain(outcome.lowest_failed)
-        .filter_map(|r| noise_words(&mine, r))
-        .collect();
+    let decided = rate.into_iter().chain(outcome.lowest_failed);
+    let noise = decided.filter_map(|r| noise_words(&mine, r)).collect();
     Answer {
         fanout: fanout.to_string(),
         rate_per_s: rate,
@@ -464,18 +460,14 @@ pub fn answer(
             }
             _ => String::new(),
         },
-        objective: objective_words(
-            objective,
-            rate,
-            answer_step.and_then(|s| s.report.modes.first()),
-        ),
+        objective: objective_words(objective, rate, answer_step.and_then(|s| s.mode())),
         noise,
         highest_passed_per_s: rate,
         lowest_failed_per_s: outcome.lowest_failed,
         narrow_with: narrow_with(fanout, &outcome, plan),
-        reproduce: reproduced
-            .map(|s| reproduce::run_command(&s.report, &s.fanout, s.rate))
-            .unwrap_or_default(),
+        reproduce: reproduced.map_or(String::new(), |s| {
+            reproduce::run_command(&s.report, &s.fanout, s.rate)
+        }),
         spread: spread(&same_rate),
     }
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::search::Phase;
+use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 
 /// One bounded run of the search.
@@ -88,6 +89,11 @@ impl Step {
             reproducer: None,
             report,
         }
+    }
+
+    /// The mode it measured.
+    pub fn mode(&self) -> Option<&ModeStats> {
+        self.report.modes.first()
     }
 
     /// The verdict the search counted for this step (`None`: a repeat, which the search does
