@@ -19,7 +19,7 @@ use super::per;
 use crate::model::lock::LockAlgorithm;
 
 /// Everything one fan-out mode measured (the JSON `mode`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModeStats {
     /// The lock algorithm measured (Redlock unless `--lock` chose a baseline).
     #[serde(default)]
@@ -130,25 +130,10 @@ impl ModeStats {
     /// An empty mode whose intervals are `interval` long.
     pub fn new(fanout: FanOut, n_masters: usize, interval: Duration) -> ModeStats {
         ModeStats {
-            lock: LockAlgorithm::Redlock,
             fanout,
-            duration: Duration::ZERO,
-            measured_from_unix_ms: 0,
-            windows_unix_ms: Vec::new(),
-            counts: Counts::default(),
-            rates: Rates::default(),
-            latency: Latency::default(),
-            generator: Generator::default(),
             masters: vec![MasterStats::default(); n_masters],
-            vote_patterns: BTreeMap::new(),
-            fairness: Fairness::default(),
             interval_ms: interval.as_millis() as u64,
-            intervals: Vec::new(),
-            outages: Vec::new(),
-            part_series: Vec::new(),
-            fencing: None,
-            repeats: Vec::new(),
-            estimates: None,
+            ..ModeStats::default()
         }
     }
 

@@ -19,7 +19,7 @@ named! {
 }
 
 /// The search's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub start_rate: f64,
     pub min_rate: f64,
@@ -56,7 +56,7 @@ pub enum Limit {
 }
 
 /// The search's state.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Search {
     plan: Plan,
     /// Rates that passed (ascending, deduplicated) and the lowest that failed.
@@ -75,11 +75,7 @@ impl Search {
     pub fn new(plan: Plan) -> Search {
         Search {
             plan,
-            passed: Vec::new(),
-            failed: None,
-            steps: 0,
-            confirmed: false,
-            done: None,
+            ..Search::default()
         }
     }
 
