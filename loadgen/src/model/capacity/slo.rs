@@ -31,16 +31,14 @@ impl Slo {
         let mut bounds = Vec::new();
         for term in text.split(',') {
             let term = term.trim();
-            let (p, d) = term
-                .split_once("<=")
-                .or_else(|| term.split_once('<'))
-                .ok_or_else(|| format!("{term:?}: write PERCENTILE<DURATION, e.g. p99<10ms"))?;
+            let split = term.split_once("<=").or_else(|| term.split_once('<'));
+            let how = || format!("{term:?}: write PERCENTILE<DURATION, e.g. p99<10ms");
+            let (p, d) = split.ok_or_else(how)?;
             let p = p.trim();
-            let percentile: f64 = p
-                .strip_prefix('p')
-                .and_then(|n| n.parse().ok())
-                .filter(|n: &f64| *n > 0.0 && *n <= 100.0)
-                .ok_or_else(|| format!("{term:?}: {p:?} is not a percentile like p99 or p99.9"))?;
+            let percentile = p.strip_prefix('p').and_then(|n| n.parse().ok());
+            let percentile = percentile.filter(|n: &f64| *n > 0.0 && *n <= 100.0);
+            let not = || format!("{term:?}: {p:?} is not a percentile like p99 or p99.9");
+            let percentile = percentile.ok_or_else(not)?;
             let bound = parse_duration(d.trim()).map_err(|e| format!("{term:?}: {e}"))?;
             if bound.is_zero() {
                 return Err(format!("{term:?}: the bound must be above zero"));
@@ -56,17 +54,11 @@ impl Slo {
 
 impl fmt::Display for Slo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let terms: Vec<String> = self
-            .bounds
-            .iter()
-            .map(|b| {
-                format!(
-                    "{}<{:?}",
-                    label(b.percentile),
-                    Duration::from_micros(b.bound_us)
-                )
-            })
-            .collect();
+        let term = |b: &Bound| {
+            let bound = Duration::from_micros(b.bound_us);
+            format!("{}<{bound:?}", label(b.percentile))
+        };
+        let terms: Vec<String> = self.bounds.iter().map(term).collect();
         f.write_str(&terms.join(","))
     }
 }
@@ -117,12 +109,9 @@ impl Objective {
         if let Some(n) = self.min_calls {
             return (n, "--min-calls".into());
         }
-        self.slo
-            .bounds
-            .iter()
-            .map(|b| (calls_for(b.percentile), label(b.percentile)))
-            .max_by_key(|(n, _)| *n)
-            .unwrap_or((1, "the objective".into()))
+        let needs = |b: &Bound| (calls_for(b.percentile), label(b.percentile));
+        let most = self.slo.bounds.iter().map(needs).max_by_key(|(n, _)| *n);
+        most.unwrap_or((1, "the objective".into()))
     }
 
     /// The lowest rate whose step, measured for `measured`, holds [`Objective::calls_needed`],
