@@ -120,9 +120,8 @@ impl Resampled {
 
     /// Whether both are sets of repeats with an interval of their own (Welch's applies).
     fn both_repeated(&self, other: &Resampled) -> bool {
-        [self, other]
-            .iter()
-            .all(|r| r.defined().len() >= student::MIN_VALUES)
+        let enough = |r: &Resampled| r.defined().len() >= student::MIN_VALUES;
+        enough(self) && enough(other)
     }
 
     /// `self ÷ other`, the two taken as independent (two modes, two runs): Welch's interval on
@@ -180,13 +179,9 @@ impl Resampled {
         if self.per_repeat.len() != other.per_repeat.len() {
             return None;
         }
-        let pairs: Vec<f64> = self
-            .per_repeat
-            .iter()
-            .zip(&other.per_repeat)
-            .filter_map(|(a, b)| combine((*a)?, (*b)?))
-            .filter(|x| x.is_finite())
-            .collect();
+        let pairs = self.per_repeat.iter().zip(&other.per_repeat);
+        let pairs = pairs.filter_map(|(a, b)| combine((*a)?, (*b)?));
+        let pairs: Vec<f64> = pairs.filter(|x| x.is_finite()).collect();
         (pairs.len() >= student::MIN_VALUES).then_some(pairs)
     }
 
@@ -210,14 +205,10 @@ impl Resampled {
         // Two sides with as many units drew the same blocks in the same order (one seed):
         // pairing draw i with the other's draw from the far end keeps the two independent, as
         // two runs are, instead of moving together with the blocks they share.
-        let theirs = other.draws_to_pair();
-        let draws = self
-            .draws_to_pair()
-            .iter()
-            .zip(theirs.iter().rev())
-            .filter_map(|(&a, &b)| combine(a, b))
-            .filter(|x| x.is_finite())
-            .collect();
+        let (mine, theirs) = (self.draws_to_pair(), other.draws_to_pair());
+        let pairs = mine.iter().zip(theirs.iter().rev());
+        let draws = pairs.filter_map(|(&a, &b)| combine(a, b));
+        let draws = draws.filter(|x| x.is_finite()).collect();
         Resampled::from_draws(value, draws, Scale::Signed)
     }
 }
@@ -326,10 +317,9 @@ pub fn across_repeats(
 ) -> Option<Resampled> {
     let all: Vec<usize> = segments.iter().flat_map(Clone::clone).collect();
     let value = figure(&all)?;
-    let per_repeat: Vec<Option<f64>> = segments
-        .iter()
-        .map(|s| figure(&s.clone().collect::<Vec<_>>()).filter(|x| x.is_finite()))
-        .collect();
+    let mut of =
+        |s: &Range<usize>| figure(&s.clone().collect::<Vec<_>>()).filter(|x| x.is_finite());
+    let per_repeat: Vec<Option<f64>> = segments.iter().map(&mut of).collect();
     Some(Resampled::of_repeats(value, per_repeat, scale))
 }
 
@@ -382,9 +372,8 @@ pub fn ratio_of_sums_in(
 ) -> Option<Resampled> {
     debug_assert_eq!(num.len(), den.len());
     resample_segments(segments, scale, |drawn| {
-        let (n, d) = drawn
-            .iter()
-            .fold((0.0, 0.0), |(n, d), &i| (n + num[i], d + den[i]));
+        let add = |(n, d), &i: &usize| (n + num[i], d + den[i]);
+        let (n, d) = drawn.iter().fold((0.0, 0.0), add);
         (d > 0.0).then(|| n / d)
     })
 }
