@@ -157,9 +157,8 @@ pub fn estimate(estimates: &ModeEstimates, name: &str) -> Option<Estimate> {
 pub fn threshold_names() -> Vec<String> {
     let plain = FIGURES.iter().map(|f| f.name.to_string());
     let ratios = FIGURES.iter().filter(|f| f.ratio);
-    plain
-        .chain(ratios.map(|f| format!("{}.ratio", f.name)))
-        .collect()
+    let ratios = ratios.map(|f| format!("{}.ratio", f.name));
+    plain.chain(ratios).collect()
 }
 
 #[cfg(test)]

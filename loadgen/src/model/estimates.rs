@@ -3,6 +3,7 @@
 //! of sums over the drawn intervals; percentiles are read from the drawn intervals' latency
 //! histograms added together.
 
+use hdrhistogram::iterators::IterationValue;
 use serde::{Deserialize, Serialize};
 
 use super::catalog::{self, Measure};
@@ -72,20 +73,16 @@ fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
     // an hour of intervals held decoded at once would take hundreds of times the file's size.
     let recorded = |i: &Interval| -> Vec<(u64, u64)> {
         let h = i.acquire.unpack();
-        let pairs = h.inner().iter_recorded();
-        pairs
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-            .collect()
+        let pair = |v: IterationValue<u64>| (v.value_iterated_to(), v.count_at_value());
+        h.inner().iter_recorded().map(pair).collect()
     };
     let recorded: Vec<Vec<(u64, u64)>> = m.intervals.iter().map(recorded).collect();
     let mut values: Vec<u64> = recorded.iter().flatten().map(|&(v, _)| v).collect();
     values.sort_unstable();
     values.dedup();
     let at = |v: u64| values.binary_search(&v).unwrap_or(0);
-    let sparse: Vec<Vec<(usize, u64)>> = recorded
-        .into_iter()
-        .map(|pairs| pairs.into_iter().map(|(v, n)| (at(v), n)).collect())
-        .collect();
+    let sparse = |pairs: Vec<(u64, u64)>| pairs.into_iter().map(|(v, n)| (at(v), n)).collect();
+    let sparse: Vec<Vec<(usize, u64)>> = recorded.into_iter().map(sparse).collect();
     let whole = m.latency.acquire.quantile(q) as f64;
     let mut dense = vec![0u64; values.len()];
     let mut resampled = resample_segments(&repeats::segments(m), Scale::Log, |drawn| {
@@ -121,10 +118,8 @@ pub fn figure_of(m: &ModeStats, name: &str) -> Option<Estimate> {
     if let Measure::Count(count) = catalog::figure(name)?.measure {
         return Some(Estimate::bare(count(m)? as f64));
     }
-    let kept = m
-        .estimates
-        .as_ref()
-        .and_then(|e| catalog::estimate(e, name));
+    let kept = m.estimates.as_ref();
+    let kept = kept.and_then(|e| catalog::estimate(e, name));
     kept.or_else(|| Some(resample(m, name)?.estimate()))
 }
 

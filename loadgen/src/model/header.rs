@@ -126,10 +126,8 @@ impl Header {
 }
 /// Seconds since the Unix epoch, now.
 pub fn unix_now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    let since = SystemTime::now().duration_since(UNIX_EPOCH);
+    since.map_or(0, |d| d.as_secs())
 }
 
 /// 128 random bits, hex.

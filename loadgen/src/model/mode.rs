@@ -185,16 +185,10 @@ impl ModeStats {
         let (from, to) = overlap(&self.windows_unix_ms)?;
         let base = self.measured_from_unix_ms;
         let step = self.interval_ms.max(1);
-        let inside: Vec<u64> = self
-            .intervals
-            .iter()
-            .enumerate()
-            .filter(|(s, _)| {
-                let start = base + *s as u64 * step;
-                start >= from && start + step <= to
-            })
-            .map(|(_, i)| i.acquired)
-            .collect();
+        let start = |s: usize| base + s as u64 * step;
+        let inside = |(s, _): &(usize, &Interval)| start(*s) >= from && start(*s) + step <= to;
+        let kept = self.intervals.iter().enumerate().filter(inside);
+        let inside: Vec<u64> = kept.map(|(_, i)| i.acquired).collect();
         if inside.is_empty() {
             return None;
         }
@@ -227,9 +221,10 @@ impl ModeStats {
             i.acquire_p999_us = acquire.quantile(0.999);
         }
         self.outages = super::outage::find(&self.intervals, self.duration, self.interval());
-        for (index, m) in self.masters.iter_mut().enumerate() {
-            m.index = index;
-        }
+        self.masters
+            .iter_mut()
+            .enumerate()
+            .for_each(|(index, m)| m.index = index);
         self.rates = Rates {
             acquires_per_s: self.acquires_per_s(),
             acquires_per_s_while_all_measured: self.rate_while_all_measured(),

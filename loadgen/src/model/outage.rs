@@ -51,18 +51,15 @@ pub fn find(intervals: &[Interval], measured: Duration, interval: Duration) -> V
         while second < intervals.len() && is_out(&intervals[second]) {
             second += 1;
         }
-        let before = first
-            .checked_sub(1)
-            .and_then(|s| intervals[s].last_acquired_ms);
+        let before = first.checked_sub(1);
+        let before = before.and_then(|s| intervals[s].last_acquired_ms);
         let after = intervals.get(second).and_then(|i| i.first_acquired_ms);
+        let outage = &intervals[first..second];
         outages.push(Outage {
             from_s: before.map_or(first as f64 * step, |ms| ms as f64 / 1e3),
             to_s: after.map_or((second as f64 * step).min(window_s), |ms| ms as f64 / 1e3),
             until_end: after.is_none() && intervals[second..].iter().all(|i| i.acquired == 0),
-            unavailable_attempts: intervals[first..second]
-                .iter()
-                .map(|i| i.unavailable_attempts)
-                .sum(),
+            unavailable_attempts: outage.iter().map(|i| i.unavailable_attempts).sum(),
         });
     }
     outages

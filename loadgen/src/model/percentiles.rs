@@ -56,10 +56,8 @@ impl Percentiles {
 
     /// `h`'s value at each percentile, in ms with 3 decimals.
     pub fn cells_ms(&self, h: &Hist) -> Vec<String> {
-        self.0
-            .iter()
-            .map(|&p| format!("{:.3}", h.quantile(p / 100.0) as f64 / 1000.0))
-            .collect()
+        let ms = |&p: &f64| format!("{:.3}", h.quantile(p / 100.0) as f64 / 1000.0);
+        self.0.iter().map(ms).collect()
     }
 }
 

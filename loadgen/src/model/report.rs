@@ -160,9 +160,8 @@ impl NetworkInfo {
             (_, true) => "nothing".to_string(),
             (true, false) => format!("{} to every master's round trip", rtt(0)),
             (false, false) => {
-                let each: Vec<String> = (0..self.rtt_ms.len())
-                    .map(|i| format!("m{i} {}", rtt(i)))
-                    .collect();
+                let each = (0..self.rtt_ms.len()).map(|i| format!("m{i} {}", rtt(i)));
+                let each: Vec<String> = each.collect();
                 each.join(", ")
             }
         };
@@ -275,11 +274,11 @@ impl Report {
 
     /// Each single-master baseline ÷ Redlock (same fan-out when measured, else the first).
     fn against_redlock(&self) -> Vec<AgainstRedlock> {
-        let redlock: Vec<&ModeStats> = self
+        let redlock = self
             .modes
             .iter()
-            .filter(|m| m.lock == LockAlgorithm::Redlock)
-            .collect();
+            .filter(|m| m.lock == LockAlgorithm::Redlock);
+        let redlock: Vec<&ModeStats> = redlock.collect();
         let Some(&first) = redlock.first() else {
             return Vec::new();
         };

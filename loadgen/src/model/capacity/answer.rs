@@ -274,12 +274,10 @@ fn machine_reason(s: &Step) -> Option<(&'static str, String)> {
     }
     // The reason that says why it was the generator, else the first one.
     let reasons = &m.generator.judgement.reasons;
-    let generator = reasons
+    let why = reasons
         .iter()
         .find_map(|r| r.strip_prefix("generator-bound: "));
-    let why = generator
-        .or(reasons.first().map(String::as_str))
-        .unwrap_or("");
+    let why = why.or(reasons.first().map(String::as_str)).unwrap_or("");
     Some(("generator-bound", why.to_string()))
 }
 
@@ -376,11 +374,8 @@ fn objective_words(objective: &Objective, rate: Option<f64>, at: Option<&ModeSta
     let estimate = |e| crate::model::catalog::estimate(e, "acquire.p99")?.interval();
     let interval =
         |(lo, hi): (f64, f64)| format!(" (95 % interval {:.3}–{:.3} ms)", lo / 1000.0, hi / 1000.0);
-    let p99 = m
-        .estimates
-        .as_ref()
-        .and_then(estimate)
-        .map_or(String::new(), interval);
+    let p99 = m.estimates.as_ref().and_then(estimate);
+    let p99 = p99.map_or(String::new(), interval);
     let ms = |q| m.latency.acquire.quantile(q) as f64 / 1000.0;
     let (rate, reached) = (grouped(r), grouped(m.acquires_per_s()));
     format!(
@@ -418,26 +413,19 @@ pub fn answer(
     let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == fanout).collect();
     // The lowest failing step above the answer: did this machine decide it?
     let failed_above = |s: &&&Step| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r);
-    let above = mine
-        .iter()
-        .filter(failed_above)
-        .min_by(|a, b| a.rate.total_cmp(&b.rate));
+    let by_rate = |a: &&&Step, b: &&&Step| a.rate.total_cmp(&b.rate);
+    let above = mine.iter().filter(failed_above).min_by(by_rate);
+    let reproduced_it = |s: &&Step| Some(s.rate) == rate && s.passed && s.reproducer.is_some();
     let outcome = Outcome {
         rate,
         confirmed,
         limit,
         lowest_failed: above.map(|s| s.rate),
         machine: above.and_then(|s| machine_reason(s)),
-        by_reproducer: mine
-            .iter()
-            .any(|s| Some(s.rate) == rate && s.passed && s.reproducer.is_some()),
+        by_reproducer: mine.iter().any(reproduced_it),
     };
     let answer_step = rate.and_then(|r| mine.iter().rev().find(|s| s.rate == r && s.passed));
-    let lowest = || {
-        mine.iter()
-            .copied()
-            .min_by(|a, b| a.rate.total_cmp(&b.rate))
-    };
+    let lowest = || mine.iter().min_by(by_rate).copied();
     let reproduced = answer_step.copied().or_else(lowest);
     let same_rate: Vec<&Step> = rate.map_or_else(Vec::new, |r| {
         mine.iter().copied().filter(|s| s.rate == r).collect()
