@@ -236,27 +236,7 @@ impl Report {
         let hold_mean_us = (c.hold_min_us + c.hold_max_us) as f64 / 2.0;
         crate::model::generator::judge(m, c.rate_per_s, c.clients, hold_mean_us)
     }
-}
 
-fn ratio(num: f64, den: f64) -> Option<f64> {
-    (den > 0.0 && num.is_finite()).then(|| num / den)
-}
-
-/// `a ÷ b` of what `figure` reads of each mode.
-fn of(a: &ModeStats, b: &ModeStats, figure: impl Fn(&ModeStats) -> f64) -> Option<f64> {
-    ratio(figure(a), figure(b))
-}
-
-/// Quantile `q` of a mode's acquire latency, and of its attempt latency.
-fn acquire(q: f64) -> impl Fn(&ModeStats) -> f64 {
-    move |m| m.latency.acquire.quantile(q) as f64
-}
-
-fn attempt(q: f64) -> impl Fn(&ModeStats) -> f64 {
-    move |m| m.latency.attempt.quantile(q) as f64
-}
-
-impl Report {
     /// Concurrent ÷ sequential, when both modes are in the report.
     fn compare(&self) -> Option<Comparison> {
         let (s, c) = (self.mode("sequential")?, self.mode("concurrent")?);
@@ -274,11 +254,8 @@ impl Report {
 
     /// Each single-master baseline ÷ Redlock (same fan-out when measured, else the first).
     fn against_redlock(&self) -> Vec<AgainstRedlock> {
-        let redlock = self
-            .modes
-            .iter()
-            .filter(|m| m.lock == LockAlgorithm::Redlock);
-        let redlock: Vec<&ModeStats> = redlock.collect();
+        let is_redlock = |m: &&ModeStats| m.lock == LockAlgorithm::Redlock;
+        let redlock: Vec<&ModeStats> = self.modes.iter().filter(is_redlock).collect();
         let Some(&first) = redlock.first() else {
             return Vec::new();
         };
@@ -298,4 +275,22 @@ impl Report {
             })
             .collect()
     }
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0 && num.is_finite()).then(|| num / den)
+}
+
+/// `a ÷ b` of what `figure` reads of each mode.
+fn of(a: &ModeStats, b: &ModeStats, figure: impl Fn(&ModeStats) -> f64) -> Option<f64> {
+    ratio(figure(a), figure(b))
+}
+
+/// Quantile `q` of a mode's acquire latency, and of its attempt latency.
+fn acquire(q: f64) -> impl Fn(&ModeStats) -> f64 {
+    move |m| m.latency.acquire.quantile(q) as f64
+}
+
+fn attempt(q: f64) -> impl Fn(&ModeStats) -> f64 {
+    move |m| m.latency.attempt.quantile(q) as f64
 }

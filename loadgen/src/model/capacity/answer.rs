@@ -133,9 +133,7 @@ impl Answer {
         }
         lines
     }
-}
 
-impl Answer {
     /// Words an answer searched under a fault schedule (`words`): a safe capacity, named by
     /// its faults, or "no safe rate" when every step of its mode was unsafe.
     pub fn under_faults(&mut self, words: &str, steps: &[Step]) {

@@ -102,6 +102,37 @@ pub fn calls_for(percentile: f64) -> u64 {
     (10.0 / beyond - 1e-6).ceil() as u64
 }
 
+/// What made a step unsafe, whatever its latency: mutual-exclusion violations and, fenced,
+/// tokens out of order or stale writes the resource accepted (empty: none). A step with any
+/// is never a pass: capacity is the rate the lock holds at *safely*.
+pub fn unsafe_because(m: &ModeStats) -> Vec<String> {
+    let mut out = Vec::new();
+    if m.counts.violations > 0 {
+        out.push(format!("{} violations", m.counts.violations));
+    }
+    if let Some(f) = &m.fencing {
+        if f.token_order_violations > 0 {
+            out.push(format!(
+                "{} token-order violations",
+                f.token_order_violations
+            ));
+        }
+        if f.stale_writes_accepted > 0 {
+            out.push(format!("{} stale writes accepted", f.stale_writes_accepted));
+        }
+    }
+    out
+}
+
+/// The figure of the table ([`crate::model::catalog`]) that carries the interval of an acquire
+/// percentile (`None`: that percentile has none).
+fn percentile_figure(percentile: f64) -> Option<&'static str> {
+    FIGURES.iter().find_map(|f| match f.measure {
+        AcquireQuantile(q) if (100.0 * q - percentile).abs() < 1e-9 => Some(f.name),
+        _ => None,
+    })
+}
+
 impl Objective {
     /// The calls a step needs and the term that needs them ("p99"): `--min-calls` when given
     /// (named so), else the most demanding percentile's by [`calls_for`].
@@ -130,9 +161,7 @@ impl Objective {
         };
         (rate, why)
     }
-}
 
-impl Objective {
     /// Why mode `m` of `report` misses the objective (empty: it meets it).
     pub fn failures(&self, m: &ModeStats, target_missed: bool) -> Vec<String> {
         let mut out = Vec::new();
@@ -175,40 +204,7 @@ impl Objective {
         }
         out
     }
-}
 
-/// What made a step unsafe, whatever its latency: mutual-exclusion violations and, fenced,
-/// tokens out of order or stale writes the resource accepted (empty: none). A step with any
-/// is never a pass: capacity is the rate the lock holds at *safely*.
-pub fn unsafe_because(m: &ModeStats) -> Vec<String> {
-    let mut out = Vec::new();
-    if m.counts.violations > 0 {
-        out.push(format!("{} violations", m.counts.violations));
-    }
-    if let Some(f) = &m.fencing {
-        if f.token_order_violations > 0 {
-            out.push(format!(
-                "{} token-order violations",
-                f.token_order_violations
-            ));
-        }
-        if f.stale_writes_accepted > 0 {
-            out.push(format!("{} stale writes accepted", f.stale_writes_accepted));
-        }
-    }
-    out
-}
-
-/// The figure of the table ([`crate::model::catalog`]) that carries the interval of an acquire
-/// percentile (`None`: that percentile has none).
-fn percentile_figure(percentile: f64) -> Option<&'static str> {
-    FIGURES.iter().find_map(|f| match f.measure {
-        AcquireQuantile(q) if (100.0 * q - percentile).abs() < 1e-9 => Some(f.name),
-        _ => None,
-    })
-}
-
-impl Objective {
     /// The objective in words: `p99<10ms and success ≥ 99.900%`.
     pub fn describe(&self) -> String {
         format!(
