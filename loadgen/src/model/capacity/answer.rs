@@ -85,9 +85,7 @@ pub struct Answer {
     pub noise: Vec<String>,
     /// What the search knows: the highest rate that passed (the answer) and the lowest above
     /// it that failed (null: none did); the capacity lies between them.
-    #[serde(default)]
     pub highest_passed_per_s: Option<f64>,
-    #[serde(default)]
     pub lowest_failed_per_s: Option<f64>,
     /// Flags to add to the same `capacity` command to narrow an unconfirmed or budget-limited
     /// answer (empty: nothing to narrow).
@@ -99,7 +97,6 @@ pub struct Answer {
     pub reproduce: String,
     /// The spread across every step run at the answer's rate (its confirmation and the
     /// `--repeat` runs included; null: it ran once).
-    #[serde(default)]
     pub spread: Option<Spread>,
 }
 
