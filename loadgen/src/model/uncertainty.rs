@@ -146,43 +146,34 @@ impl Resampled {
     /// moves from repeat to repeat moves both and cancels. `None` unless both hold as many
     /// repeats and at least two of them give a ratio.
     pub fn paired_ratio(&self, other: &Resampled) -> Option<Resampled> {
-        if other.value == 0.0 {
-            return None;
-        }
-        let ratios = self.per_repeat_pairs(other, |a, b| (b != 0.0).then(|| a / b))?;
-        Some(Resampled::closed_form(
-            self.value / other.value,
-            student::interval(&ratios, Scale::Log),
-            Scale::Log,
-        ))
+        self.paired(other, |a, b| (b != 0.0).then(|| a / b), Scale::Log)
     }
 
     /// `self − other` for two results measured in turns, repeat by repeat (`compare --run`):
     /// each repeat's own difference, Student's t over them, as [`Resampled::paired_ratio`].
     /// `None` unless both hold as many repeats and at least two of them give a difference.
     pub fn paired_difference(&self, other: &Resampled) -> Option<Resampled> {
-        let differences = self.per_repeat_pairs(other, |a, b| Some(a - b))?;
-        Some(Resampled::closed_form(
-            self.value - other.value,
-            student::interval(&differences, Scale::Signed),
-            Scale::Signed,
-        ))
+        self.paired(other, |a, b| Some(a - b), Scale::Signed)
     }
 
-    /// `combine(self's repeat r, other's repeat r)` for every repeat both define (`None`: the
+    /// `combine` of the two figures, its interval Student's t on `scale` over `combine(self's
+    /// repeat r, other's repeat r)` for every repeat both define (`None`: undefined, the
     /// repeats do not line up, or fewer than two pairs).
-    fn per_repeat_pairs(
+    fn paired(
         &self,
         other: &Resampled,
         combine: impl Fn(f64, f64) -> Option<f64>,
-    ) -> Option<Vec<f64>> {
+        scale: Scale,
+    ) -> Option<Resampled> {
+        let value = combine(self.value, other.value)?;
         if self.per_repeat.len() != other.per_repeat.len() {
             return None;
         }
         let pairs = self.per_repeat.iter().zip(&other.per_repeat);
         let pairs = pairs.filter_map(|(a, b)| combine((*a)?, (*b)?));
         let pairs: Vec<f64> = pairs.filter(|x| x.is_finite()).collect();
-        (pairs.len() >= student::MIN_VALUES).then_some(pairs)
+        let interval = student::interval(&pairs, scale);
+        (pairs.len() >= student::MIN_VALUES).then(|| Resampled::closed_form(value, interval, scale))
     }
 
     /// `self − other`, independent as in [`Resampled::ratio`] (Welch's on the figures).
