@@ -279,6 +279,7 @@ pub fn compare(
     };
     let n = results.len();
     let name = |(name, _): &(String, Report)| name.clone();
+    let single_runs = results.iter().filter(|(_, r)| r.config.repeat < 2);
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
     let mut paired_modes = Vec::new();
@@ -289,16 +290,14 @@ pub fn compare(
                 let (Some(ma), Some(mb)) = (a.mode(label_a), b.mode(label_b)) else {
                     continue;
                 };
-                let b_mode = (label_a != label_b).then(|| label_b.clone());
-                if let Some(b_mode) = &b_mode {
-                    paired_modes.push(PairedModes {
-                        result: name.clone(),
-                        side: side.clone(),
-                        a_mode: label_a.clone(),
-                        b_mode: b_mode.clone(),
-                    });
-                }
-                let b_side = ((name.as_str(), side.as_str()), mb, b_mode.as_deref());
+                let b_mode = (label_a != label_b).then_some(label_b.as_str());
+                paired_modes.extend(b_mode.map(|b_mode| PairedModes {
+                    result: name.clone(),
+                    side: side.clone(),
+                    a_mode: label_a.clone(),
+                    b_mode: b_mode.into(),
+                }));
+                let b_side = ((name.as_str(), side.as_str()), mb, b_mode);
                 figures.extend(catalog::headlines().filter_map(|f| {
                     compare_figure(f, ma, b_side, (in_turns.is_some(), judging.noise_band))
                 }));
@@ -317,11 +316,7 @@ pub fn compare(
         gate: Gate::of(&verdicts, judging.policy),
         thresholds: verdicts,
         busy_machine: busy_machine(results),
-        single_runs: results
-            .iter()
-            .filter(|(_, r)| r.config.repeat < 2)
-            .map(name)
-            .collect(),
+        single_runs: single_runs.map(name).collect(),
         interleaved_repeats: in_turns,
         paired_modes,
         noise_band: judging.noise_band,
