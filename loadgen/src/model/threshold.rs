@@ -91,10 +91,9 @@ impl ThresholdJudgement {
     /// reaches across the bound, and `measured` when the figure was there.
     pub fn of(measured: bool, passed: bool, uncertain: bool) -> ThresholdJudgement {
         match (measured, passed, uncertain) {
-            (false, _, _) => ThresholdJudgement::NotMet,
             (true, _, true) => ThresholdJudgement::Unclear,
             (true, true, false) => ThresholdJudgement::Met,
-            (true, false, false) => ThresholdJudgement::NotMet,
+            _ => ThresholdJudgement::NotMet,
         }
     }
 
