@@ -43,12 +43,9 @@ impl FromStr for GatePolicy {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let policy = GatePolicy::ALL.into_iter().find(|p| p.as_str() == s);
-        policy.ok_or_else(|| {
-            format!(
-                "'{s}' is not a gate policy: clear (exit 4 only on a threshold clearly not \
-                 met) or strict (also on an unclear one)"
-            )
-        })
+        let policies =
+            "clear (exit 4 only on a threshold clearly not met) or strict (also on an unclear one)";
+        policy.ok_or_else(|| format!("'{s}' is not a gate policy: {policies}"))
     }
 }
 
@@ -70,12 +67,9 @@ impl Gate {
         if verdicts.is_empty() {
             return None;
         }
-        let count =
-            |j: ThresholdJudgement| verdicts.iter().filter(|v| v.verdict.judged() == j).count();
-        let failed = verdicts
-            .iter()
-            .filter(|v| policy.fails(v.verdict.judged()))
-            .count();
+        let judged = || verdicts.iter().map(|v| v.verdict.judged());
+        let count = |j: ThresholdJudgement| judged().filter(|&k| k == j).count();
+        let failed = judged().filter(|&j| policy.fails(j)).count();
         Some(Gate {
             policy,
             passed: failed == 0,
@@ -97,11 +91,8 @@ impl Gate {
     /// `gate: FAIL (exit 4) — 1 of 3 not met, 1 unclear; policy clear: exit 4 only on …`.
     pub fn headline(&self) -> String {
         let total = self.met + self.not_met + self.unclear;
-        let (word, exit) = if self.passed {
-            ("PASS", 0)
-        } else {
-            ("FAIL", 4)
-        };
+        let word = if self.passed { "PASS" } else { "FAIL" };
+        let exit = if self.passed { 0 } else { 4 };
         format!(
             "gate: {word} (exit {exit}) — {} of {total} met, {} not met, {} unclear; policy {}: {}",
             self.met,
