@@ -36,15 +36,11 @@ impl LockAlgorithm {
     /// One name.
     pub fn parse(text: &str) -> Result<LockAlgorithm, String> {
         let name = text.trim();
-        LockAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.as_str() == name)
-            .ok_or_else(|| {
-                format!(
-                    "{text:?}: not a lock algorithm (expected {})",
-                    LockAlgorithm::ALL.map(LockAlgorithm::as_str).join(", ")
-                )
-            })
+        let known = LockAlgorithm::ALL.into_iter().find(|a| a.as_str() == name);
+        known.ok_or_else(|| {
+            let names = LockAlgorithm::ALL.map(LockAlgorithm::as_str).join(", ");
+            format!("{text:?}: not a lock algorithm (expected {names})")
+        })
     }
 
     /// A comma list (`redlock,single`), in the given order, without repeats.

@@ -74,12 +74,10 @@ impl FromStr for KeyDist {
             "uniform" => Ok(KeyDist::Uniform),
             "zipf" => Ok(KeyDist::Zipf(1.0)),
             other => {
-                let exponent = other
-                    .strip_prefix("zipf:")
-                    .ok_or_else(|| format!("{text:?}: expected uniform, zipf or zipf:EXPONENT"))?;
-                let s: f64 = exponent
-                    .parse()
-                    .map_err(|_| format!("{text:?}: the zipf exponent is not a number"))?;
+                let expected = || format!("{text:?}: expected uniform, zipf or zipf:EXPONENT");
+                let exponent = other.strip_prefix("zipf:").ok_or_else(expected)?;
+                let not_a_number = |_| format!("{text:?}: the zipf exponent is not a number");
+                let s: f64 = exponent.parse().map_err(not_a_number)?;
                 if !s.is_finite() || s <= 0.0 {
                     return Err(format!("{text:?}: the zipf exponent must be above 0"));
                 }
