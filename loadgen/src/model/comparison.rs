@@ -180,11 +180,8 @@ pub fn pair_modes(
     let mut pairs = Vec::new();
     let mut unmatched = Vec::new();
     for (name, modes) in rest {
-        let common: ModePairs = a_modes
-            .iter()
-            .filter(|m| modes.contains(m))
-            .map(|m| (m.clone(), m.clone()))
-            .collect();
+        let shared = a_modes.iter().filter(|m| modes.contains(m));
+        let common: ModePairs = shared.map(|m| (m.clone(), m.clone())).collect();
         let singles = match (a_modes.as_slice(), modes.as_slice()) {
             ([a], [b]) => Some((a.clone(), b.clone())),
             _ => None,
@@ -198,13 +195,11 @@ pub fn pair_modes(
     if unmatched.is_empty() {
         return Ok(pairs);
     }
-    let measured: Vec<String> = sides
-        .iter()
-        .map(|(name, modes)| match modes.as_slice() {
-            [] => format!("{name}: no mode"),
-            _ => format!("{name}: {}", modes.join(", ")),
-        })
-        .collect();
+    let measured = |(name, modes): &(String, Vec<String>)| match modes.as_slice() {
+        [] => format!("{name}: no mode"),
+        _ => format!("{name}: {}", modes.join(", ")),
+    };
+    let measured: Vec<String> = sides.iter().map(measured).collect();
     let hint = if sides.iter().all(|(_, modes)| modes.len() == 1) {
         "pass --pair-modes to set A's only mode against each side's only mode"
     } else {
@@ -242,42 +237,32 @@ const NOT_SHAPE: &[&str] = &[
 
 /// What differs between the results' configurations (the number of masters included).
 pub fn config_diff(results: &[(String, Report)]) -> Vec<ConfigDifference> {
-    let configs: Vec<serde_json::Map<String, serde_json::Value>> = results
-        .iter()
-        .map(|(_, r)| {
-            let mut c = match serde_json::to_value(&r.config) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => serde_json::Map::new(),
-            };
-            c.insert("masters".into(), r.masters.len().into());
-            c
-        })
-        .collect();
+    let config = |(_, r): &(String, Report)| {
+        let mut c = match serde_json::to_value(&r.config) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        c.insert("masters".into(), r.masters.len().into());
+        c
+    };
+    let configs: Vec<_> = results.iter().map(config).collect();
     let Some(first) = configs.first() else {
         return Vec::new();
     };
-    first
-        .keys()
-        .filter_map(|key| {
-            let values: Vec<String> = configs
-                .iter()
-                .map(|c| c.get(key).map_or("(absent)".into(), |v| v.to_string()))
-                .collect();
-            values
-                .iter()
-                .any(|v| *v != values[0])
-                .then(|| ConfigDifference {
-                    key: key.clone(),
-                    values,
-                    shape: !NOT_SHAPE.contains(&key.as_str()),
-                })
-        })
-        .collect()
-}
-
-/// The mode labelled `label` of `report`.
-fn mode_of<'a>(report: &'a Report, label: &str) -> Option<&'a ModeStats> {
-    report.modes.iter().find(|m| m.label() == label)
+    let differs = |key: &String| {
+        let value =
+            |c: &serde_json::Map<_, _>| c.get(key).map_or("(absent)".into(), |v| v.to_string());
+        let values: Vec<String> = configs.iter().map(value).collect();
+        values
+            .iter()
+            .any(|v| *v != values[0])
+            .then(|| ConfigDifference {
+                key: key.clone(),
+                values,
+                shape: !NOT_SHAPE.contains(&key.as_str()),
+            })
+    };
+    first.keys().filter_map(differs).collect()
 }
 
 /// Compares every later result with the first, mode by mode: `pairs[i]` are the modes of
@@ -288,8 +273,13 @@ pub fn compare(
     judging: Judging,
     pairing: Pairing,
 ) -> CompareResult {
-    let in_turns = matches!(pairing, Pairing::InTurns(_));
+    let in_turns = match pairing {
+        Pairing::InTurns(n) => Some(n),
+        Pairing::Apart => None,
+    };
     let n = results.len();
+    let name = |(name, _): &(String, Report)| name.clone();
+    let single_runs = results.iter().filter(|(_, r)| r.config.repeat < 2);
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
     let mut paired_modes = Vec::new();
@@ -297,24 +287,20 @@ pub fn compare(
         for (i, ((name, b), modes)) in rest.iter().zip(pairs).enumerate() {
             let side = side_label(i + 1, n);
             for (label_a, label_b) in modes {
-                let (Some(ma), Some(mb)) = (mode_of(a, label_a), mode_of(b, label_b)) else {
+                let (Some(ma), Some(mb)) = (a.mode(label_a), b.mode(label_b)) else {
                     continue;
                 };
-                let b_mode = (label_a != label_b).then(|| label_b.clone());
-                if let Some(b_mode) = &b_mode {
-                    paired_modes.push(PairedModes {
-                        result: name.clone(),
-                        side: side.clone(),
-                        a_mode: label_a.clone(),
-                        b_mode: b_mode.clone(),
-                    });
-                }
-                let b_side = ((name.as_str(), side.as_str()), mb, b_mode.as_deref());
-                figures.extend(
-                    catalog::headlines().filter_map(|f| {
-                        compare_figure(f, ma, b_side, (in_turns, judging.noise_band))
-                    }),
-                );
+                let b_mode = (label_a != label_b).then_some(label_b.as_str());
+                paired_modes.extend(b_mode.map(|b_mode| PairedModes {
+                    result: name.clone(),
+                    side: side.clone(),
+                    a_mode: label_a.clone(),
+                    b_mode: b_mode.into(),
+                }));
+                let b_side = ((name.as_str(), side.as_str()), mb, b_mode);
+                figures.extend(catalog::headlines().filter_map(|f| {
+                    compare_figure(f, ma, b_side, (in_turns.is_some(), judging.noise_band))
+                }));
             }
             for t in judging.thresholds {
                 verdicts.extend(judge(t, &side, (a, b), modes, &figures));
@@ -323,22 +309,15 @@ pub fn compare(
     }
     CompareResult {
         kind: "compare".into(),
-        results: results.iter().map(|(name, _)| name.clone()).collect(),
+        results: results.iter().map(name).collect(),
         config_diff: config_diff(results),
         figures,
         schema_version: COMPARE_SCHEMA_VERSION,
         gate: Gate::of(&verdicts, judging.policy),
         thresholds: verdicts,
         busy_machine: busy_machine(results),
-        single_runs: results
-            .iter()
-            .filter(|(_, r)| r.config.repeat < 2)
-            .map(|(name, _)| name.clone())
-            .collect(),
-        interleaved_repeats: match pairing {
-            Pairing::InTurns(n) => Some(n),
-            Pairing::Apart => None,
-        },
+        single_runs: single_runs.map(name).collect(),
+        interleaved_repeats: in_turns,
         paired_modes,
         noise_band: judging.noise_band,
     }
@@ -359,18 +338,11 @@ fn compare_figure(
     // In turns, repeat r of B ran beside repeat r of A; a repeat missing on one side (a
     // stopped run) leaves the pairs unmatched: then independent.
     let paired = |d: Option<Resampled>| d.filter(|_| in_turns);
-    let difference = paired(rb.paired_difference(&ra))
-        .unwrap_or_else(|| rb.difference(&ra))
-        .estimate();
-    let ratio = match paired(rb.paired_ratio(&ra)) {
-        Some(r) => Some(r),
-        None => rb.ratio(&ra),
-    };
-    let band = if f.banded {
-        noise_band * ea.value.abs()
-    } else {
-        0.0
-    };
+    let difference = paired(rb.paired_difference(&ra)).unwrap_or_else(|| rb.difference(&ra));
+    let difference = difference.estimate();
+    let ratio = paired(rb.paired_ratio(&ra)).or_else(|| rb.ratio(&ra));
+    let a = ea.value.abs();
+    let band = if f.banded { noise_band * a } else { 0.0 };
     let verdict = verdict_of(&difference, band, f.higher_is_better);
     Some(FigureComparison {
         result: name.into(),
@@ -409,20 +381,19 @@ fn verdict_of(difference: &Estimate, band: f64, higher_is_better: bool) -> Verdi
 /// [`crate::model::generator::CPU_CONTENDED`].
 fn busy_machine(results: &[(String, Report)]) -> Vec<BusyMachine> {
     let n = results.len();
-    results
+    let modes = results
         .iter()
         .enumerate()
-        .flat_map(|(i, (name, r))| {
-            r.modes.iter().filter_map(move |m| {
-                Some(BusyMachine {
-                    result: name.clone(),
-                    side: side_label(i, n),
-                    mode: m.label().into(),
-                    wait_share: crate::model::generator::contended(m)?,
-                })
-            })
+        .flat_map(|(i, (name, r))| r.modes.iter().map(move |m| (name, side_label(i, n), m)));
+    let busy = |(name, side, m): (&String, String, &ModeStats)| {
+        Some(BusyMachine {
+            result: name.clone(),
+            side,
+            mode: m.label().into(),
+            wait_share: crate::model::generator::contended(m)?,
         })
-        .collect()
+    };
+    modes.filter_map(busy).collect()
 }
 
 /// A threshold on one B (`side`): a `.ratio` figure on B ÷ A, any other figure on B itself;
@@ -437,15 +408,17 @@ fn judge(
     pairs
         .iter()
         .filter_map(|(label_a, label_b)| {
-            mode_of(a, label_a)?;
-            Some((label_a, mode_of(b, label_b)?))
+            a.mode(label_a)?;
+            Some((label_a, b.mode(label_b)?))
         })
         .map(|(label_a, mb)| {
             let measured = match t.figure.strip_suffix(".ratio") {
-                Some(base) => figures
-                    .iter()
-                    .find(|f| f.side == side && f.mode == *label_a && f.figure == base)
-                    .and_then(|f| f.ratio),
+                Some(base) => {
+                    let of = |f: &&FigureComparison| {
+                        (&*f.side, &f.mode, &*f.figure) == (side, label_a, base)
+                    };
+                    figures.iter().find(of).and_then(|f| f.ratio)
+                }
                 None => figure_of(mb, &t.figure),
             };
             let mode = match mb.label() {

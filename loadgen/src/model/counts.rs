@@ -1,40 +1,10 @@
 //! The event counters of one mode: they add up exactly, so tasks, modes and files merge by
-//! addition (what each figure made of them shows: [`super::figures`]).
-//!
-//! # Adding a counter: four files
-//!
-//! 1. here, `loadgen/src/model/counts.rs`: one more entry of the `counts!` list, with its
-//!    doc comment (its meaning, in [`Counts::MEANINGS`]). Adding up, merging and the JSON
-//!    key follow from it;
-//! 2. `loadgen/schema.json`: its property in `counts`, at the same place in the list, its
-//!    description the doc comment's lines joined (a test of this module names any counter
-//!    the two disagree on);
-//! 3. `loadgen/src/engine/recorder.rs`: where the engine counts it;
-//! 4. `loadgen/src/model/figures.rs`: its line in the one figure list (label, cell, when
-//!    shown, ratio, CSV columns), which the text, HTML and CSV reports all read.
+//! addition (what each figure made of them shows: [`super::figures`]; adding one: [`super`]).
 //!
 //! A new counter keeps the schema version: a reader that does not know it keeps it in
 //! [`Counts::unknown`], adds it up and writes it back. A counter that changes meaning, or
 //! anything else an older reader would have to refuse, bumps
 //! [`super::header::SCHEMA_VERSION`].
-//!
-//! `retried_calls` ("acquire calls retried") shows the four:
-//!
-//! ```
-//! use redlock_loadgen::model::{counts::Counts, figures::figures, mode::ModeStats};
-//! # use std::time::Duration;
-//! // 1. declared: a key of every mode's `counts` in the JSON, added up by merges
-//! assert!(Counts::NAMES.contains(&"retried_calls"));
-//! // 2. described: schema.json's description of it is this meaning
-//! let meaning = ("retried_calls", "Acquire calls that needed more than one attempt.");
-//! assert!(Counts::MEANINGS.contains(&meaning));
-//! // 3. counted (the recorder adds 1 when a call makes its second attempt)
-//! let mut mode = ModeStats::new(redlock_core::FanOut::Concurrent, 3, Duration::from_secs(1));
-//! mode.counts.retried_calls += 2;
-//! // 4. shown: the figure list's line, read by every report
-//! let figure = figures().into_iter().find(|f| f.label == "acquire calls retried").unwrap();
-//! assert_eq!((figure.cell)(&mode), "2");
-//! ```
 
 use std::collections::BTreeMap;
 
@@ -71,7 +41,7 @@ macro_rules! counts {
 
             /// Adds every counter of `other`, the unknown ones by name.
             pub fn add(&mut self, other: &Counts) {
-                $(self.$field = self.$field.saturating_add(other.$field);)*
+                add_counts!(self, other; $($field),*);
                 for (name, n) in &other.unknown {
                     let mine = self.unknown.entry(name.clone()).or_default();
                     *mine = mine.saturating_add(*n);
@@ -79,7 +49,14 @@ macro_rules! counts {
             }
 
             /// The known counter called `name`.
-            fn known_mut(&mut self, name: &str) -> Option<&mut u64> {
+            pub fn get(&self, name: &str) -> Option<u64> {
+                match name {
+                    $(stringify!($field) => Some(self.$field),)*
+                    _ => None,
+                }
+            }
+
+            fn get_mut(&mut self, name: &str) -> Option<&mut u64> {
                 match name {
                     $(stringify!($field) => Some(&mut self.$field),)*
                     _ => None,
@@ -114,7 +91,7 @@ impl<'de> Deserialize<'de> for Counts {
                         if std::mem::replace(&mut seen[i], true) {
                             return Err(duplicate());
                         }
-                        *counts.known_mut(&name).expect("a known name") = n;
+                        *counts.get_mut(&name).expect("a known name") = n;
                     } else if counts.unknown.contains_key(&name) {
                         return Err(duplicate());
                     } else if counts.unknown.len() == MAX_UNKNOWN_COUNTERS {
@@ -210,6 +187,27 @@ mod tests {
     use crate::model::mode::ModeStats;
 
     const SCHEMA: &str = include_str!("../../schema.json");
+
+    /// A counter from its declaration to the reports, `retried_calls` ("acquire calls
+    /// retried") for one: declared (a key of every mode's `counts`), described as schema.json
+    /// does, counted, shown by the figure list's row.
+    #[test]
+    fn a_counter_is_declared_described_counted_and_shown() {
+        assert!(Counts::NAMES.contains(&"retried_calls"));
+        let meaning = (
+            "retried_calls",
+            "Acquire calls that needed more than one attempt.",
+        );
+        assert!(Counts::MEANINGS.contains(&meaning));
+        let mut mode = ModeStats::new(FanOut::Concurrent, 3, Duration::from_secs(1));
+        mode.counts.retried_calls += 2;
+        let figures = crate::model::figures::figures();
+        let figure = figures
+            .iter()
+            .find(|f| f.label == "acquire calls retried")
+            .unwrap();
+        assert_eq!((figure.cell)(&mode), "2");
+    }
 
     /// An object's entries in the order written (`serde_json::Map` may sort them).
     struct Ordered(Vec<(String, Value)>);

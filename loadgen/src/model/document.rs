@@ -22,21 +22,24 @@ pub enum Document {
     Capacity(CapacityResult),
 }
 
+/// `$body` with `$doc`'s result, whatever its kind, bound to `$x`.
+macro_rules! each {
+    ($doc:expr, $x:ident => $body:expr) => {
+        match $doc {
+            Document::Run($x) => $body,
+            Document::Sweep($x) => $body,
+            Document::Capacity($x) => $body,
+        }
+    };
+}
+
 impl Document {
     pub fn header(&self) -> &Header {
-        match self {
-            Document::Run(r) => &r.header,
-            Document::Sweep(s) => &s.header,
-            Document::Capacity(c) => &c.header,
-        }
+        each!(self, d => &d.header)
     }
 
     fn header_mut(&mut self) -> &mut Header {
-        match self {
-            Document::Run(r) => &mut r.header,
-            Document::Sweep(s) => &mut s.header,
-            Document::Capacity(c) => &mut c.header,
-        }
+        each!(self, d => &mut d.header)
     }
 
     pub fn into_run(self) -> Option<Box<Report>> {
@@ -66,14 +69,7 @@ impl Document {
 
     /// The document as a JSON value (what `--json` writes).
     pub fn to_value(&self) -> serde_json::Value {
-        fn value(x: &impl Serialize) -> serde_json::Value {
-            serde_json::to_value(x).expect("a result serializes")
-        }
-        match self {
-            Document::Run(r) => value(r),
-            Document::Sweep(s) => value(s),
-            Document::Capacity(c) => value(c),
-        }
+        each!(self, d => serde_json::to_value(d).expect("a result serializes"))
     }
 
     /// Every run inside (the run itself, a sweep's levels, a search's steps).
@@ -111,16 +107,13 @@ fn parse_within_limits(text: &str) -> Result<Document, String> {
         }
         _ => format!("not JSON: {e}"),
     })?;
+    let not_a_result = |field| format!("no field {field}: not a redlock-loadgen result");
     let version = probe
         .schema_version
-        .ok_or("no field schema_version: not a redlock-loadgen result")?;
+        .ok_or_else(|| not_a_result("schema_version"))?;
     let version = readable_version(&version)?;
-    let kind = probe
-        .kind
-        .as_ref()
-        .and_then(|k| k.as_str())
-        .ok_or("no field kind: not a redlock-loadgen result")?
-        .to_string();
+    let kind = probe.kind.as_ref().and_then(|k| k.as_str());
+    let kind = kind.ok_or_else(|| not_a_result("kind"))?.to_string();
     fn read<T: DeserializeOwned>(kind: &str, text: &str) -> Result<T, String> {
         let mut json = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut json).map_err(|e| {
@@ -148,13 +141,13 @@ fn parse_within_limits(text: &str) -> Result<Document, String> {
             ))
         }
     };
-    limits::check_runs(doc.runs_mut().into_iter().map(|r| &*r))
-        .map_err(|e| format!("field {e}"))?;
+    let runs = doc.runs_mut().into_iter().map(|r| &*r);
+    limits::check_runs(runs).map_err(|e| format!("field {e}"))?;
     for run in doc.runs_mut() {
-        if run.header.kind != Kind::Run {
+        let held = run.header.kind;
+        if held != Kind::Run {
             return Err(format!(
-                "a {kind} result holds a {} result where a run result belongs",
-                run.header.kind.as_str()
+                "a {kind} result holds a {held} result where a run result belongs"
             ));
         }
         run.header.schema_version = SCHEMA_VERSION;

@@ -3,6 +3,7 @@
 //! of sums over the drawn intervals; percentiles are read from the drawn intervals' latency
 //! histograms added together.
 
+use hdrhistogram::iterators::IterationValue;
 use serde::{Deserialize, Serialize};
 
 use super::catalog::{self, Measure};
@@ -28,8 +29,10 @@ pub struct RatioEstimate {
 /// all, or a figure with no interval).
 pub fn resample(m: &ModeStats, name: &str) -> Option<Resampled> {
     let figure = catalog::figure(name)?;
-    let sums =
-        |f: fn(&Interval) -> u64| -> Vec<f64> { m.intervals.iter().map(|i| f(i) as f64).collect() };
+    let sums = |name| -> Vec<f64> {
+        let count = |i: &Interval| i.counter(name).unwrap_or(0) as f64;
+        m.intervals.iter().map(count).collect()
+    };
     let (num, den, scale) = match figure.measure {
         Measure::Rate(count) => (
             sums(count),
@@ -68,29 +71,18 @@ fn percentile(m: &ModeStats, q: f64) -> Option<Resampled> {
     // anywhere, so a resample adds sparse counts into one dense array instead of histograms.
     // Unpacked one interval at a time: a decoded histogram is a dense array of counters, and
     // an hour of intervals held decoded at once would take hundreds of times the file's size.
-    let recorded: Vec<Vec<(u64, u64)>> = m
-        .intervals
-        .iter()
-        .map(|i| {
-            let h = i.acquire.unpack();
-            h.inner()
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect()
-        })
-        .collect();
+    let recorded = |i: &Interval| -> Vec<(u64, u64)> {
+        let h = i.acquire.unpack();
+        let pair = |v: IterationValue<u64>| (v.value_iterated_to(), v.count_at_value());
+        h.inner().iter_recorded().map(pair).collect()
+    };
+    let recorded: Vec<Vec<(u64, u64)>> = m.intervals.iter().map(recorded).collect();
     let mut values: Vec<u64> = recorded.iter().flatten().map(|&(v, _)| v).collect();
     values.sort_unstable();
     values.dedup();
-    let sparse: Vec<Vec<(usize, u64)>> = recorded
-        .into_iter()
-        .map(|pairs| {
-            pairs
-                .into_iter()
-                .map(|(v, n)| (values.binary_search(&v).unwrap_or(0), n))
-                .collect()
-        })
-        .collect();
+    let at = |v: u64| values.binary_search(&v).unwrap_or(0);
+    let sparse = |pairs: Vec<(u64, u64)>| pairs.into_iter().map(|(v, n)| (at(v), n)).collect();
+    let sparse: Vec<Vec<(usize, u64)>> = recorded.into_iter().map(sparse).collect();
     let whole = m.latency.acquire.quantile(q) as f64;
     let mut dense = vec![0u64; values.len()];
     let mut resampled = resample_segments(&repeats::segments(m), Scale::Log, |drawn| {
@@ -126,14 +118,9 @@ pub fn figure_of(m: &ModeStats, name: &str) -> Option<Estimate> {
     if let Measure::Count(count) = catalog::figure(name)?.measure {
         return Some(Estimate::bare(count(m)? as f64));
     }
-    if let Some(e) = m
-        .estimates
-        .as_ref()
-        .and_then(|e| catalog::estimate(e, name))
-    {
-        return Some(e);
-    }
-    Some(widen_to(resample(m, name)?.estimate()))
+    let kept = m.estimates.as_ref();
+    let kept = kept.and_then(|e| catalog::estimate(e, name));
+    kept.or_else(|| Some(resample(m, name)?.estimate()))
 }
 
 /// Every threshold judged on every mode of a run, in the order given.
@@ -162,19 +149,16 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
     };
     let mut figures = std::collections::BTreeMap::new();
     for f in catalog::headlines() {
-        let whole = (f.whole)(m);
-        let e = match (resample(m, f.name), f.measure, whole) {
+        let e = match (resample(m, f.name), f.measure, f.whole(m)) {
             // A rate's value is the whole window's; fairness across repeats is their mean.
-            (Some(r), Measure::Rate(_), Some(whole)) => widen_to(Estimate {
-                value: whole,
-                ..r.estimate()
-            }),
-            (Some(r), Measure::Fairness, _) => widen_to(r.estimate()),
+            (Some(r), Measure::Rate(_), Some(whole)) => {
+                Estimate::within(whole, r.estimate().interval())
+            }
             (Some(r), ..) => r.estimate(),
             (None, Measure::Fairness, _) | (None, _, None) => continue,
             (None, _, Some(whole)) => Estimate::bare(whole),
         };
-        if let Some(key) = f.estimate_key() {
+        if let Some(key) = f.key {
             figures.insert(key.to_string(), e);
         }
     }
@@ -185,26 +169,13 @@ pub fn of_mode(m: &ModeStats) -> Option<ModeEstimates> {
     })
 }
 
-/// Keeps the value inside its interval.
-fn widen_to(e: Estimate) -> Estimate {
-    match e.interval() {
-        Some((low, high)) => Estimate {
-            value: e.value,
-            low: Some(low.min(e.value)),
-            high: Some(high.max(e.value)),
-        },
-        None => e,
-    }
-}
-
 /// `a ÷ b` for every headline figure both define, with its interval and order.
 pub fn ratios(a: &ModeStats, b: &ModeStats) -> Vec<RatioEstimate> {
     catalog::headlines()
         .filter_map(|f| {
             let (a, b) = (resample(a, f.name)?, resample(b, f.name)?);
             // Two modes of the same repeats pair up repeat by repeat; otherwise independent.
-            let ratio = a.paired_ratio(&b).or_else(|| a.ratio(&b))?;
-            let ratio = widen_to(ratio.estimate());
+            let ratio = a.paired_ratio(&b).or_else(|| a.ratio(&b))?.estimate();
             Some(RatioEstimate {
                 figure: f.name.into(),
                 ratio,

@@ -37,21 +37,9 @@ impl FencingStats {
 
     pub fn add(&mut self, other: &FencingStats) {
         self.fenced |= other.fenced;
-        self.tokens_issued = self.tokens_issued.saturating_add(other.tokens_issued);
-        self.token_order_violations = self
-            .token_order_violations
-            .saturating_add(other.token_order_violations);
-        self.storage_writes = self.storage_writes.saturating_add(other.storage_writes);
-        self.storage_writes_rejected = self
-            .storage_writes_rejected
-            .saturating_add(other.storage_writes_rejected);
-        self.stale_writes_accepted = self
-            .stale_writes_accepted
-            .saturating_add(other.stale_writes_accepted);
-        self.stale_writes_rejected = self
-            .stale_writes_rejected
-            .saturating_add(other.stale_writes_rejected);
-        self.storage_errors = self.storage_errors.saturating_add(other.storage_errors);
+        add_counts!(self, other; tokens_issued, token_order_violations, storage_writes);
+        add_counts!(self, other; storage_writes_rejected, stale_writes_accepted);
+        add_counts!(self, other; stale_writes_rejected, storage_errors);
     }
 }
 

@@ -1,15 +1,5 @@
 //! The one list of figures of a mode, which the text report, the HTML report and the CSV all
-//! read.
-//!
-//! # How to add a figure
-//!
-//! A counter: its declaration in [`super::counts`] (with its meaning, which `schema.json`'s
-//! description must repeat: a test names any difference), where `crate::engine::recorder`
-//! counts it, and its line in [`figures`] here (label, cell, when shown, concurrent ÷
-//! sequential ratio, CSV columns); [`super::counts`] shows it done. A figure with a 95 %
-//! interval or a `--threshold` name is an entry of the figure table, [`super::catalog`],
-//! which says what else it takes. A figure computed from others gets its function on
-//! [`ModeStats`] (its `derive` if stored).
+//! read (adding one: [`super`]; a figure with an interval is in [`super::catalog`]).
 
 use super::fencing::FencingStats;
 use super::mode::ModeStats;
@@ -35,16 +25,6 @@ fn vote_only(m: &ModeStats, figure: impl std::fmt::Display) -> String {
     }
 }
 
-/// A figure only the single-master baselines have ("n/a" for Redlock, whose release never
-/// deletes another holder's key).
-fn vote_free(m: &ModeStats, figure: u64) -> String {
-    if m.lock.votes() {
-        "n/a".into()
-    } else {
-        figure.to_string()
-    }
-}
-
 /// One figure: its row in the text and HTML tables, and its columns in the CSV.
 #[derive(Debug)]
 pub struct Figure {
@@ -64,332 +44,137 @@ pub struct Figure {
 /// A CSV column: its name and its value of a mode.
 pub type Column = (&'static str, fn(&ModeStats) -> String);
 
-impl Figure {
-    fn csv(mut self, name: &'static str, value: fn(&ModeStats) -> String) -> Figure {
-        self.columns.push((name, value));
-        self
-    }
-
-    fn headline(mut self, name: &'static str) -> Figure {
-        self.headline = Some(name);
-        self
-    }
+fn column(name: &'static str, value: fn(&ModeStats) -> String) -> Column {
+    (name, value)
 }
 
-/// Every figure, in the order the tables show them.
+/// The rows: `LABEL [if SHOWN] => CELL`, then optionally `ratio` (the value whose concurrent
+/// ÷ sequential ratio the text shows), `headline` and any `csv` columns.
+macro_rules! rows {
+    ($($label:literal $(if $shown:expr)? => $cell:expr $(, ratio $ratio:expr)?
+       $(, headline $headline:literal)? $(, csv $column:literal $value:expr)*;)*) => {
+        vec![$(Figure {
+            label: $label,
+            shown: rows!(@or $($shown)?),
+            cell: $cell,
+            ratio: rows!(@some $($ratio)?),
+            columns: vec![$(column($column, $value)),*],
+            headline: rows!(@some $($headline)?),
+        }),*]
+    };
+    (@or) => { |_| true };
+    (@or $shown:expr) => { $shown };
+    (@some) => { None };
+    (@some $x:expr) => { Some($x) };
+}
+
+/// Every figure, in the order the tables show them: what became of the acquire calls, how
+/// attempts and calls were lost, the commands sent and what breaks the baselines, the open
+/// loop's slots, the generator's own cost, fairness and the mutual-exclusion check, fencing.
 pub fn figures() -> Vec<Figure> {
-    [
-        calls(),
-        losses(),
-        commands_and_releases(),
-        open_loop(),
-        generator_and_safety(),
-        fencing_rows(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}
-
-/// A figure shown for every mode; `ratio`: the value whose concurrent ÷ sequential ratio the
-/// text shows.
-fn line(
-    label: &'static str,
-    cell: fn(&ModeStats) -> String,
-    ratio: Option<fn(&ModeStats) -> f64>,
-) -> Figure {
-    Figure {
-        label,
-        shown: |_| true,
-        cell,
-        ratio,
-        columns: Vec::new(),
-        headline: None,
+    rows! {
+        "acquires/s (goodput)" => |m| per_s(m.acquires_per_s()), ratio |m| m.acquires_per_s(),
+            headline "goodput", csv "acquires_per_s" |m| format!("{:.1}", m.acquires_per_s());
+        "acquire calls" => |m| m.counts.acquire_calls.to_string(),
+            csv "acquire_calls" |m| m.counts.acquire_calls.to_string();
+        "acquire success rate" => |m| pct(m.acquire_success_rate()),
+            ratio |m| m.acquire_success_rate(), headline "acquire.success",
+            csv "acquire_success_rate" |m| format!("{:.6}", m.acquire_success_rate());
+        "attempts" => |m| m.counts.attempts.to_string(), ratio |m| m.counts.attempts as f64,
+            csv "lost_attempts" |m| lost(m.counts.attempts, m.counts.attempts_won),
+            csv "retries" |m| lost(m.counts.attempts, m.counts.acquire_calls);
+        "acquire calls retried" => |m| m.counts.retried_calls.to_string(),
+            csv "retried_calls" |m| m.counts.retried_calls.to_string();
+        "quorum success rate" => |m| vote_only(m, pct(m.quorum_success_rate())),
+            ratio |m| m.quorum_success_rate(), headline "quorum.success",
+            csv "quorum_success_rate" |m| format!("{:.6}", m.quorum_success_rate());
+        "split votes" => |m| vote_only(m, m.counts.split_votes),
+            ratio |m| m.counts.split_votes as f64,
+            csv "split_votes" |m| m.counts.split_votes.to_string();
+        "split-vote retries" => |m| vote_only(m, m.counts.split_vote_retries),
+            ratio |m| m.counts.split_vote_retries as f64;
+        "clean losses" => |m| m.counts.clean_losses.to_string(),
+            ratio |m| m.counts.clean_losses as f64;
+        "unavailable attempts (no denial)" => |m| m.counts.unavailable_attempts.to_string(),
+            csv "unavailable_attempts" |m| m.counts.unavailable_attempts.to_string();
+        "expired attempts" => |m| vote_only(m, m.counts.expired_attempts);
+        "acquire errors: not acquired" => |m| m.counts.not_acquired.to_string();
+        "acquire errors: unavailable" => |m| m.counts.unavailable.to_string();
+        "acquire errors: other" => |m| m.counts.other_errors.to_string();
+        "master errors / timeouts" => |m| {
+            let e: u64 = m.masters.iter().map(|s| s.errors).sum();
+            let t: u64 = m.masters.iter().map(|s| s.timeouts).sum();
+            format!("{e} / {t}")
+        };
+        "redis commands/s" => |m| per_s(m.redis_commands_per_s()),
+            ratio |m| m.redis_commands_per_s();
+        "redis commands per cycle" => |m| format!("{:.2}", m.redis_commands_per_cycle()),
+            ratio |m| m.redis_commands_per_cycle();
+        "releases (partial)"
+            => |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases);
+        // Only the single-master baselines have it ("n/a" for Redlock, whose release never
+        // deletes another holder's key).
+        "releases of another's lock" if |m| !m.lock.votes() => |m| {
+            let n = m.counts.foreign_releases;
+            if m.lock.votes() { "n/a".into() } else { n.to_string() }
+        };
+        "clients crashed holding the lock" if |m| m.counts.crashed_clients > 0
+            => |m| m.counts.crashed_clients.to_string();
+        "extends (failed)" if |m| m.counts.extends > 0
+            => |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures);
+        "open loop: slots scheduled" if open_loop => |m| m.counts.scheduled_slots.to_string();
+        "open loop: started/s" if open_loop => |m| per_s(m.started_per_s()),
+            csv "started_per_s" |m| format!("{:.1}", m.started_per_s());
+        "open loop: late starts / dropped" if open_loop
+            => |m| format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots),
+            csv "late_starts" |m| m.counts.late_starts.to_string(),
+            csv "dropped_slots" |m| m.counts.dropped_slots.to_string();
+        "  late with no client free" if open_loop => |m| m.counts.late_no_free_client.to_string();
+        "  warm-up slots skipped" if open_loop => |m| m.counts.warmup_slots_skipped.to_string();
+        "acquires cut off at the end" if |m| m.counts.cancelled_calls > 0
+            => |m| m.counts.cancelled_calls.to_string();
+        "generator CPU per cycle (µs)" => |m| format!("{:.1}", m.cpu_per_cycle_us()),
+            ratio |m| m.cpu_per_cycle_us(),
+            csv "generator_cpu_per_cycle_us" |m| format!("{:.1}", m.cpu_per_cycle_us());
+        "generator CPU (share of cores)" => |m| {
+            let cpu = &m.generator.cpu;
+            format!("{:.0}% of {}", 100.0 * cpu.core_share(), cpu.cores)
+        },
+            csv "generator_core_share" |m| format!("{:.4}", m.generator.cpu.core_share()),
+            csv "generator_bound" |m| m.generator.judgement.generator_bound.to_string();
+        "fairness: acquired per worker"
+            => |m| format!("{}..{}", m.fairness.min_acquired, m.fairness.max_acquired);
+        "fairness: Jain's index" => |m| format!("{:.3}", m.jain_index());
+        "mutual-exclusion violations" => |m| m.counts.violations.to_string(),
+            csv "violations" |m| m.counts.violations.to_string();
+        "  (ownership windows checked)" => |m| m.counts.windows_checked.to_string();
+        "fencing tokens issued" if fenced => |m| fencing(m, |f| f.tokens_issued);
+        "token order violations" if fenced => |m| fencing(m, |f| f.token_order_violations);
+        "storage writes (refused)" if writes_storage => |m| {
+            let f = m.fencing.clone().unwrap_or_default();
+            format!("{} ({})", f.storage_writes, f.storage_writes_rejected)
+        };
+        "stale writes accepted" if writes_storage => |m| {
+            match m.fencing.as_ref().filter(|f| f.storage_took_no_write()) {
+                Some(f) => {
+                    format!("UNKNOWN: the storage took no write ({} errors)", f.storage_errors)
+                }
+                None => fencing(m, |f| f.stale_writes_accepted),
+            }
+        };
+        "stale writes rejected" if writes_storage => |m| fencing(m, |f| f.stale_writes_rejected);
+        "storage write errors" if writes_storage => |m| fencing(m, |f| f.storage_errors);
     }
 }
 
-/// A figure shown when any mode passes `shown`.
-fn when(
-    label: &'static str,
-    shown: fn(&ModeStats) -> bool,
-    cell: fn(&ModeStats) -> String,
-) -> Figure {
-    Figure {
-        label,
-        shown,
-        cell,
-        ratio: None,
-        columns: Vec::new(),
-        headline: None,
-    }
+/// `all − won`, as a CSV cell (saturating: a file's counters may be anything).
+fn lost(all: u64, won: u64) -> String {
+    all.saturating_sub(won).to_string()
 }
 
 /// Shown in open loop only.
-fn open_loop_only(m: &ModeStats) -> bool {
+fn open_loop(m: &ModeStats) -> bool {
     m.counts.scheduled_slots > 0
-}
-
-/// What became of the acquire calls: goodput, success, attempts, retries, quorum.
-fn calls() -> Vec<Figure> {
-    vec![
-        line(
-            "acquires/s (goodput)",
-            |m| per_s(m.acquires_per_s()),
-            Some(|m| m.acquires_per_s()),
-        )
-        .csv("acquires_per_s", |m| format!("{:.1}", m.acquires_per_s()))
-        .headline("goodput"),
-        line(
-            "acquire calls",
-            |m| m.counts.acquire_calls.to_string(),
-            None,
-        )
-        .csv("acquire_calls", |m| m.counts.acquire_calls.to_string()),
-        line(
-            "acquire success rate",
-            |m| pct(m.acquire_success_rate()),
-            Some(|m| m.acquire_success_rate()),
-        )
-        .csv("acquire_success_rate", |m| {
-            format!("{:.6}", m.acquire_success_rate())
-        })
-        .headline("acquire.success"),
-        line(
-            "attempts",
-            |m| m.counts.attempts.to_string(),
-            Some(|m| m.counts.attempts as f64),
-        )
-        .csv("lost_attempts", |m| {
-            let c = &m.counts;
-            c.attempts.saturating_sub(c.attempts_won).to_string()
-        })
-        .csv("retries", |m| {
-            let c = &m.counts;
-            c.attempts.saturating_sub(c.acquire_calls).to_string()
-        }),
-        line(
-            "acquire calls retried",
-            |m| m.counts.retried_calls.to_string(),
-            None,
-        )
-        .csv("retried_calls", |m| m.counts.retried_calls.to_string()),
-        line(
-            "quorum success rate",
-            |m| vote_only(m, pct(m.quorum_success_rate())),
-            Some(|m| m.quorum_success_rate()),
-        )
-        .csv("quorum_success_rate", |m| {
-            format!("{:.6}", m.quorum_success_rate())
-        })
-        .headline("quorum.success"),
-    ]
-}
-
-/// How attempts and calls were lost, and the masters' failures.
-fn losses() -> Vec<Figure> {
-    vec![
-        line(
-            "split votes",
-            |m| vote_only(m, m.counts.split_votes),
-            Some(|m| m.counts.split_votes as f64),
-        )
-        .csv("split_votes", |m| m.counts.split_votes.to_string()),
-        line(
-            "split-vote retries",
-            |m| vote_only(m, m.counts.split_vote_retries),
-            Some(|m| m.counts.split_vote_retries as f64),
-        ),
-        line(
-            "clean losses",
-            |m| m.counts.clean_losses.to_string(),
-            Some(|m| m.counts.clean_losses as f64),
-        ),
-        line(
-            "unavailable attempts (no denial)",
-            |m| m.counts.unavailable_attempts.to_string(),
-            None,
-        )
-        .csv("unavailable_attempts", |m| {
-            m.counts.unavailable_attempts.to_string()
-        }),
-        line(
-            "expired attempts",
-            |m| vote_only(m, m.counts.expired_attempts),
-            None,
-        ),
-        line(
-            "acquire errors: not acquired",
-            |m| m.counts.not_acquired.to_string(),
-            None,
-        ),
-        line(
-            "acquire errors: unavailable",
-            |m| m.counts.unavailable.to_string(),
-            None,
-        ),
-        line(
-            "acquire errors: other",
-            |m| m.counts.other_errors.to_string(),
-            None,
-        ),
-    ]
-}
-
-/// The commands sent, releases, extends, and what breaks the baselines.
-fn commands_and_releases() -> Vec<Figure> {
-    vec![
-        line(
-            "master errors / timeouts",
-            |m| {
-                let e: u64 = m.masters.iter().map(|s| s.errors).sum();
-                let t: u64 = m.masters.iter().map(|s| s.timeouts).sum();
-                format!("{e} / {t}")
-            },
-            None,
-        ),
-        line(
-            "redis commands/s",
-            |m| per_s(m.redis_commands_per_s()),
-            Some(|m| m.redis_commands_per_s()),
-        ),
-        line(
-            "redis commands per cycle",
-            |m| format!("{:.2}", m.redis_commands_per_cycle()),
-            Some(|m| m.redis_commands_per_cycle()),
-        ),
-        line(
-            "releases (partial)",
-            |m| format!("{} ({})", m.counts.releases, m.counts.partial_releases),
-            None,
-        ),
-        when(
-            "releases of another's lock",
-            |m| !m.lock.votes(),
-            |m| vote_free(m, m.counts.foreign_releases),
-        ),
-        when(
-            "clients crashed holding the lock",
-            |m| m.counts.crashed_clients > 0,
-            |m| m.counts.crashed_clients.to_string(),
-        ),
-        when(
-            "extends (failed)",
-            |m| m.counts.extends > 0,
-            |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures),
-        ),
-    ]
-}
-
-/// The open loop's slots, and calls cut off at the end.
-fn open_loop() -> Vec<Figure> {
-    vec![
-        when("open loop: slots scheduled", open_loop_only, |m| {
-            m.counts.scheduled_slots.to_string()
-        }),
-        when("open loop: started/s", open_loop_only, |m| {
-            per_s(m.started_per_s())
-        })
-        .csv("started_per_s", |m| format!("{:.1}", m.started_per_s())),
-        when("open loop: late starts / dropped", open_loop_only, |m| {
-            format!("{} / {}", m.counts.late_starts, m.counts.dropped_slots)
-        })
-        .csv("late_starts", |m| m.counts.late_starts.to_string())
-        .csv("dropped_slots", |m| m.counts.dropped_slots.to_string()),
-        when("  late with no client free", open_loop_only, |m| {
-            m.counts.late_no_free_client.to_string()
-        }),
-        when("  warm-up slots skipped", open_loop_only, |m| {
-            m.counts.warmup_slots_skipped.to_string()
-        }),
-        when(
-            "acquires cut off at the end",
-            |m| m.counts.cancelled_calls > 0,
-            |m| m.counts.cancelled_calls.to_string(),
-        ),
-    ]
-}
-
-/// The generator's own cost, fairness, and the mutual-exclusion check.
-fn generator_and_safety() -> Vec<Figure> {
-    vec![
-        line(
-            "generator CPU per cycle (µs)",
-            |m| format!("{:.1}", m.cpu_per_cycle_us()),
-            Some(|m| m.cpu_per_cycle_us()),
-        )
-        .csv("generator_cpu_per_cycle_us", |m| {
-            format!("{:.1}", m.cpu_per_cycle_us())
-        }),
-        line(
-            "generator CPU (share of cores)",
-            |m| {
-                format!(
-                    "{:.0}% of {}",
-                    100.0 * m.generator.cpu.core_share(),
-                    m.generator.cpu.cores
-                )
-            },
-            None,
-        )
-        .csv("generator_core_share", |m| {
-            format!("{:.4}", m.generator.cpu.core_share())
-        })
-        .csv("generator_bound", |m| {
-            m.generator.judgement.generator_bound.to_string()
-        }),
-        line(
-            "fairness: acquired per worker",
-            |m| format!("{}..{}", m.fairness.min_acquired, m.fairness.max_acquired),
-            None,
-        ),
-        line(
-            "fairness: Jain's index",
-            |m| format!("{:.3}", m.jain_index()),
-            None,
-        ),
-        line(
-            "mutual-exclusion violations",
-            |m| m.counts.violations.to_string(),
-            None,
-        )
-        .csv("violations", |m| m.counts.violations.to_string()),
-        line(
-            "  (ownership windows checked)",
-            |m| m.counts.windows_checked.to_string(),
-            None,
-        ),
-    ]
-}
-
-/// Fencing tokens and the protected resource's writes.
-fn fencing_rows() -> Vec<Figure> {
-    vec![
-        when("fencing tokens issued", fenced, |m| {
-            fencing(m, |f| f.tokens_issued)
-        }),
-        when("token order violations", fenced, |m| {
-            fencing(m, |f| f.token_order_violations)
-        }),
-        when("storage writes (refused)", writes_storage, |m| {
-            let f = m.fencing.clone().unwrap_or_default();
-            format!("{} ({})", f.storage_writes, f.storage_writes_rejected)
-        }),
-        when("stale writes accepted", writes_storage, |m| {
-            match m.fencing.as_ref().filter(|f| f.storage_took_no_write()) {
-                Some(f) => format!(
-                    "UNKNOWN: the storage took no write ({} errors)",
-                    f.storage_errors
-                ),
-                None => fencing(m, |f| f.stale_writes_accepted),
-            }
-        }),
-        when("stale writes rejected", writes_storage, |m| {
-            fencing(m, |f| f.stale_writes_rejected)
-        }),
-        when("storage write errors", writes_storage, |m| {
-            fencing(m, |f| f.storage_errors)
-        }),
-    ]
 }
 
 fn fenced(m: &ModeStats) -> bool {
@@ -419,7 +204,7 @@ mod tests {
     fn every_row_s_headline_is_one_of_the_figure_table_s() {
         for f in figures() {
             if let Some(name) = f.headline {
-                let headline = crate::model::catalog::figure(name).and_then(|h| h.estimate_key());
+                let headline = crate::model::catalog::figure(name).and_then(|h| h.key);
                 assert!(
                     headline.is_some(),
                     "{}: {name} is no headline of the figure table",

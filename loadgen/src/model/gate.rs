@@ -1,40 +1,26 @@
-//! The gate: what a set of judged thresholds means for the exit status.
-//!
-//! Each threshold is **met** (its figure's 95 % interval lies wholly on the good side of the
-//! bound), **not met** (wholly on the bad side, or the figure is missing) or **unclear** (the
-//! interval reaches across the bound: noise could turn it). A figure without an interval (an
-//! exact count, or a run too short to say) is judged by its value. The policy decides which
-//! of those fail the gate (exit 4):
-//!
-//! - `clear` (the default): only a threshold not met, so a gate does not cry wolf on noise;
-//! - `strict`: an unclear one too, for release gates that must prove a figure.
+//! The gate: what a set of judged thresholds means for the exit status. Each threshold is
+//! met, not met (or missing) or unclear (its 95 % interval reaches across the bound); the
+//! policy decides which of those fail the gate (exit 4), see `docs/src/uncertainty.md`.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use super::threshold::{JudgedThreshold, ThresholdJudgement};
 
-/// Which judgements fail the gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GatePolicy {
-    /// Exit 4 only on a threshold not met.
-    #[default]
-    Clear,
-    /// Exit 4 on a threshold not met or unclear.
-    Strict,
+named! {
+    /// Which judgements fail the gate.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    pub enum GatePolicy {
+        /// Exit 4 only on a threshold not met.
+        #[default]
+        Clear = "clear",
+        /// Exit 4 on a threshold not met or unclear.
+        Strict = "strict",
+    }
 }
 
 impl GatePolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GatePolicy::Clear => "clear",
-            GatePolicy::Strict => "strict",
-        }
-    }
-
     /// What fails under this policy, in words.
     pub fn rule(self) -> &'static str {
         match self {
@@ -56,20 +42,10 @@ impl FromStr for GatePolicy {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "clear" => Ok(GatePolicy::Clear),
-            "strict" => Ok(GatePolicy::Strict),
-            other => Err(format!(
-                "'{other}' is not a gate policy: clear (exit 4 only on a threshold clearly not \
-                 met) or strict (also on an unclear one)"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for GatePolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        let policy = GatePolicy::ALL.into_iter().find(|p| p.as_str() == s);
+        let policies =
+            "clear (exit 4 only on a threshold clearly not met) or strict (also on an unclear one)";
+        policy.ok_or_else(|| format!("'{s}' is not a gate policy: {policies}"))
     }
 }
 
@@ -91,12 +67,9 @@ impl Gate {
         if verdicts.is_empty() {
             return None;
         }
-        let count =
-            |j: ThresholdJudgement| verdicts.iter().filter(|v| v.verdict.judged() == j).count();
-        let failed = verdicts
-            .iter()
-            .filter(|v| policy.fails(v.verdict.judged()))
-            .count();
+        let judged = || verdicts.iter().map(|v| v.verdict.judged());
+        let count = |j: ThresholdJudgement| judged().filter(|&k| k == j).count();
+        let failed = judged().filter(|&j| policy.fails(j)).count();
         Some(Gate {
             policy,
             passed: failed == 0,
@@ -118,11 +91,8 @@ impl Gate {
     /// `gate: FAIL (exit 4) — 1 of 3 not met, 1 unclear; policy clear: exit 4 only on …`.
     pub fn headline(&self) -> String {
         let total = self.met + self.not_met + self.unclear;
-        let (word, exit) = if self.passed {
-            ("PASS", 0)
-        } else {
-            ("FAIL", 4)
-        };
+        let word = if self.passed { "PASS" } else { "FAIL" };
+        let exit = if self.passed { 0 } else { 4 };
         format!(
             "gate: {word} (exit {exit}) — {} of {total} met, {} not met, {} unclear; policy {}: {}",
             self.met,

@@ -16,10 +16,8 @@ pub const CPU_CONTENDED: f64 = 0.5;
 /// The share of its ready time the generator of `m` waited for a core, when it is above
 /// [`CPU_CONTENDED`].
 pub fn contended(m: &ModeStats) -> Option<f64> {
-    m.generator
-        .cpu
-        .wait_share()
-        .filter(|&share| share >= CPU_CONTENDED)
+    let share = m.generator.cpu.wait_share();
+    share.filter(|&share| share >= CPU_CONTENDED)
 }
 
 /// The generator's share of the machine's cores below which its wait share is not judged: a

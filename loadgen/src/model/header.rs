@@ -19,24 +19,14 @@ pub const SCHEMA_VERSION: u32 = 4;
 /// no `interval_ms`, no attempt, release or round-trip histograms per interval).
 pub const READABLE_SCHEMA_VERSIONS: [u32; 3] = [2, 3, 4];
 
-/// What a result file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Run,
-    Sweep,
-    Capacity,
-    Scenarios,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Run => "run",
-            Kind::Sweep => "sweep",
-            Kind::Capacity => "capacity",
-            Kind::Scenarios => "scenarios",
-        }
+named! {
+    /// What a result file holds.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Kind {
+        Run = "run",
+        Sweep = "sweep",
+        Capacity = "capacity",
+        Scenarios = "scenarios",
     }
 }
 
@@ -136,10 +126,8 @@ impl Header {
 }
 /// Seconds since the Unix epoch, now.
 pub fn unix_now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    let since = SystemTime::now().duration_since(UNIX_EPOCH);
+    since.map_or(0, |d| d.as_secs())
 }
 
 /// 128 random bits, hex.

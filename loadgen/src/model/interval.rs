@@ -9,42 +9,59 @@ use serde::{Deserialize, Serialize};
 
 use crate::hist::PackedHist;
 
-/// One interval of the measured window (`interval_ms` long, 1 s by default): what completed in
-/// it. Histograms are kept packed ([`PackedHist`]) so an hour of intervals stays small.
+/// Declares [`Interval`] with its counters (each added by [`Interval::add`] and named for
+/// [`super::catalog`] by [`Interval::counter`]) before its other fields.
+macro_rules! interval {
+    ($($(#[$meta:meta])* $counter:ident,)* ; $($rest:tt)*) => {
+        /// One interval of the measured window (`interval_ms` long, 1 s by default): what
+        /// completed in it. Histograms are kept packed ([`PackedHist`]) so an hour of
+        /// intervals stays small.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        pub struct Interval {
+            /// Its position in the measured window (starts at `index × interval_ms`; schema
+            /// version 2 and 3 results: `second`).
+            #[serde(alias = "second")]
+            pub index: usize,
+            $($(#[$meta])* pub $counter: u64,)*
+            $($rest)*
+        }
+
+        impl Interval {
+            /// The counter called `name` (as in [`super::counts::Counts`]), if it has one.
+            pub fn counter(&self, name: &str) -> Option<u64> {
+                match name {
+                    $(stringify!($counter) => Some(self.$counter),)*
+                    _ => None,
+                }
+            }
+
+            fn add_counters(&mut self, other: &Interval) {
+                add_counts!(self, other; $($counter),*);
+            }
+        }
+    };
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Interval {
-    /// Its position in the measured window (starts at `index × interval_ms`; schema version
-    /// 2 and 3 results: `second`).
-    #[serde(alias = "second")]
-    pub index: usize,
-    pub acquire_calls: u64,
-    pub acquired: u64,
-    /// Acquire calls that lost to contention.
-    #[serde(default)]
-    pub not_acquired: u64,
-    /// Acquire calls refused because too few masters answered.
-    #[serde(default)]
-    pub unavailable: u64,
-    /// Acquire calls that failed otherwise.
-    #[serde(default)]
-    pub other_errors: u64,
-    pub attempts: u64,
-    #[serde(default)]
-    pub attempts_won: u64,
-    pub split_votes: u64,
-    #[serde(default)]
-    pub clean_losses: u64,
-    /// Attempts that failed with no denial (schema version 2 results: absent, read as 0).
-    #[serde(default)]
-    pub unavailable_attempts: u64,
-    #[serde(default)]
-    pub expired_attempts: u64,
-    #[serde(default)]
-    pub releases: u64,
+// The counters mean what the mode's of the same name do ([`super::counts::Counts`]); those
+// that schema version 2 lacked read as 0.
+interval! {
+    acquire_calls,
+    acquired,
+    #[serde(default)] not_acquired,
+    #[serde(default)] unavailable,
+    #[serde(default)] other_errors,
+    attempts,
+    #[serde(default)] attempts_won,
+    split_votes,
+    #[serde(default)] clean_losses,
+    #[serde(default)] unavailable_attempts,
+    #[serde(default)] expired_attempts,
+    #[serde(default)] releases,
+    ;
     /// When the interval's first and last locks were acquired, ms from the start of the
     /// measured window (absent: none was; they sharpen the edges of an
     /// [`super::outage::Outage`]).
@@ -77,11 +94,7 @@ pub struct Interval {
     pub round_trip: Vec<PackedHist>,
     /// Open loop: the start lag (actual − intended start) of the operations that started in
     /// this interval, µs (absent in closed loop).
-    #[serde(
-        rename = "start_lag_hdr",
-        default,
-        skip_serializing_if = "PackedHist::is_empty"
-    )]
+    #[serde(rename = "start_lag_hdr", default, skip_serializing_if = "PackedHist::is_empty")]
     pub start_lag: PackedHist,
     /// Failed master requests of any operation (attempt, cleanup, release, extend), by master
     /// and failure kind (absent: none failed).
@@ -94,8 +107,8 @@ pub struct Interval {
     pub acquire_by_outcome: BTreeMap<CallOutcome, PackedHist>,
 }
 
-/// How an acquire call ended: the `redlock.outcome` of docs/src/design.md#observability (a call cut off at the end of
-/// a run is counted in `cancelled_calls`, without a latency).
+/// How an acquire call ended: the `redlock.outcome` of docs/src/design.md#observability (a call
+/// cut off at the end of a run is counted in `cancelled_calls`, without a latency).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CallOutcome {
     Acquired,
@@ -148,42 +161,20 @@ impl Interval {
     /// Adds the counts and the histograms of `other` (the index stays this one's).
     pub fn add(&mut self, other: &Interval) {
         self.generator_stall_ms = self.generator_stall_ms.max(other.generator_stall_ms);
-        self.acquire_calls = self.acquire_calls.saturating_add(other.acquire_calls);
-        self.acquired = self.acquired.saturating_add(other.acquired);
-        self.not_acquired = self.not_acquired.saturating_add(other.not_acquired);
-        self.unavailable = self.unavailable.saturating_add(other.unavailable);
-        self.other_errors = self.other_errors.saturating_add(other.other_errors);
-        self.attempts = self.attempts.saturating_add(other.attempts);
-        self.attempts_won = self.attempts_won.saturating_add(other.attempts_won);
-        self.split_votes = self.split_votes.saturating_add(other.split_votes);
-        self.clean_losses = self.clean_losses.saturating_add(other.clean_losses);
-        self.unavailable_attempts = self
-            .unavailable_attempts
-            .saturating_add(other.unavailable_attempts);
-        self.first_acquired_ms = match (self.first_acquired_ms, other.first_acquired_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.add_counters(other);
+        let firsts = [self.first_acquired_ms, other.first_acquired_ms];
+        self.first_acquired_ms = firsts.into_iter().flatten().min();
         self.last_acquired_ms = self.last_acquired_ms.max(other.last_acquired_ms);
-        self.expired_attempts = self.expired_attempts.saturating_add(other.expired_attempts);
-        self.releases = self.releases.saturating_add(other.releases);
         self.acquire.add(&other.acquire);
         self.attempt.add(&other.attempt);
         self.release.add(&other.release);
-        if self.round_trip.len() < other.round_trip.len() {
-            self.round_trip
-                .resize(other.round_trip.len(), PackedHist::default());
-        }
-        for (mine, theirs) in self.round_trip.iter_mut().zip(&other.round_trip) {
-            mine.add(theirs);
-        }
+        super::add_each(&mut self.round_trip, &other.round_trip, PackedHist::add);
         self.start_lag.add(&other.start_lag);
         for f in &other.failures {
-            match self
-                .failures
-                .iter_mut()
-                .find(|mine| mine.master == f.master && mine.error_type == f.error_type)
-            {
+            let same = |mine: &&mut MasterFailures| {
+                (mine.master, &mine.error_type) == (f.master, &f.error_type)
+            };
+            match self.failures.iter_mut().find(same) {
                 Some(mine) => mine.requests = mine.requests.saturating_add(f.requests),
                 None => self.failures.push(f.clone()),
             }
@@ -191,20 +182,5 @@ impl Interval {
         for (outcome, h) in &other.acquire_by_outcome {
             self.acquire_by_outcome.entry(*outcome).or_default().add(h);
         }
-    }
-}
-
-impl super::outage::Second for Interval {
-    fn acquired(&self) -> u64 {
-        self.acquired
-    }
-    fn unavailable_attempts(&self) -> u64 {
-        self.unavailable_attempts
-    }
-    fn first_acquired_ms(&self) -> Option<u64> {
-        self.first_acquired_ms
-    }
-    fn last_acquired_ms(&self) -> Option<u64> {
-        self.last_acquired_ms
     }
 }

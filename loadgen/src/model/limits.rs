@@ -1,24 +1,9 @@
 //! What a result file may hold: the limits `report`, `merge`, `collect` (on what agents store)
 //! and the `--hlog`/`--hgrm` renderers rely on, so a hostile or damaged file is refused with
 //! the field at fault (exit 2) within bounded memory and time instead of exhausting either.
-//!
-//! The bounds, stated in `docs/src/loadgen-results.md`:
-//!
-//! - the file: at most [`MAX_FILE_BYTES`], read straight into the typed result (no JSON tree
-//!   in between), so memory stays within a few times the file;
-//! - a histogram: significant digits 1 to [`MAX_SIGNIFICANT_DIGITS`] (what the tool writes is
-//!   3), a lowest discernible value of 1, a declared payload that is really there, at most
-//!   [`MAX_DECODED_HISTOGRAM_BYTES`] once inflated (the inflater is limited before it runs),
-//!   and every count and zero run within range;
-//! - all the histograms of one file together: at most [`MAX_HISTOGRAM_COUNTERS`] counters
-//!   decoded and at most 8 × the file's size + 1 MiB inflated ([`Budget`]), which bounds the
-//!   CPU a file of many small histograms can cost;
-//! - intervals: an `index` below [`MAX_INTERVAL_SLOTS`] summed over the file's modes,
-//!   `interval_ms` from 1 ms to a day, wall-clock times before the year 10000; modes, levels,
-//!   steps, parts, masters, repeats each at most [`MAX_ITEMS`]; `run --repeat` spans that
-//!   follow each other from interval 0 and stay within the intervals held;
-//! - a mode's counters this version does not know: at most
-//!   [`super::counts::MAX_UNKNOWN_COUNTERS`], refused as they are read.
+//! The bounds are stated in `docs/src/loadgen-results.md` (each constant below says its own);
+//! the file is read straight into the typed result, no JSON tree in between, and all its
+//! histograms share one decoding [`Budget`] (8 × the file's size + 1 MiB inflated).
 
 use super::mode::ModeStats;
 use super::report::Report;
@@ -39,15 +24,21 @@ pub const MAX_INTERVAL_MS: u64 = 86_400_000;
 /// 9999-12-31T23:59:59.999Z in ms since the Unix epoch: the latest wall-clock time read.
 pub const MAX_UNIX_MS: u64 = 253_402_300_799_999;
 
+/// `Ok` when `ok`, else the error `message` gives.
+fn check(ok: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(message())
+    }
+}
+
 /// A file of `size` bytes is readable (the message gives both figures).
 pub fn check_file_size(size: u64) -> Result<(), String> {
-    if size > MAX_FILE_BYTES {
-        return Err(format!(
-            "{size} bytes: a result file holds at most {MAX_FILE_BYTES} bytes ({} MiB)",
-            MAX_FILE_BYTES >> 20
-        ));
-    }
-    Ok(())
+    check(size <= MAX_FILE_BYTES, || {
+        let mib = MAX_FILE_BYTES >> 20;
+        format!("{size} bytes: a result file holds at most {MAX_FILE_BYTES} bytes ({mib} MiB)")
+    })
 }
 
 /// Checks a file's runs against the stated limits before anything is derived from them; the
@@ -55,106 +46,86 @@ pub fn check_file_size(size: u64) -> Result<(), String> {
 pub fn check_runs<'a>(runs: impl IntoIterator<Item = &'a Report>) -> Result<(), String> {
     let mut slots = 0u64;
     for (r, report) in runs.into_iter().enumerate() {
-        if r >= MAX_ITEMS {
-            return Err(format!("more than {MAX_ITEMS} runs (levels or steps)"));
-        }
+        check(r < MAX_ITEMS, || {
+            format!("more than {MAX_ITEMS} runs (levels or steps)")
+        })?;
         too_many("modes", report.modes.len())?;
         too_many("masters", report.masters.len())?;
         for (k, m) in report.modes.iter().enumerate() {
             check_mode(m).map_err(|e| format!("modes[{k}].{e}"))?;
             let last = m.intervals.iter().map(|i| i.index as u64).max();
             slots = slots.saturating_add(last.map_or(0, |i| i.saturating_add(1)));
-            if slots > MAX_INTERVAL_SLOTS {
+            check(slots <= MAX_INTERVAL_SLOTS, || {
                 let index = last.unwrap_or(0);
-                return Err(format!(
-                    "modes[{k}].intervals: index {index} is beyond what a file may hold ({MAX_INTERVAL_SLOTS} interval slots in all)"
-                ));
-            }
+                format!("modes[{k}].intervals: index {index} is beyond what a file may hold ({MAX_INTERVAL_SLOTS} interval slots in all)")
+            })?;
         }
     }
     Ok(())
 }
 
 fn too_many(field: &str, n: usize) -> Result<(), String> {
-    if n > MAX_ITEMS {
-        return Err(format!("{field}: {n} entries (at most {MAX_ITEMS})"));
-    }
-    Ok(())
+    check(n <= MAX_ITEMS, || {
+        format!("{field}: {n} entries (at most {MAX_ITEMS})")
+    })
+}
+
+/// A wall-clock time in ms before the year 10000.
+fn time(field: &str, ms: u64) -> Result<(), String> {
+    check(ms <= MAX_UNIX_MS, || {
+        format!("{field}: {ms} is after the year 9999")
+    })
 }
 
 fn check_mode(m: &ModeStats) -> Result<(), String> {
-    if !(1..=MAX_INTERVAL_MS).contains(&m.interval_ms) {
-        return Err(format!(
-            "interval_ms: {} is not from 1 to {MAX_INTERVAL_MS}",
-            m.interval_ms
-        ));
-    }
-    let time = |field: &str, ms: u64| {
-        if ms > MAX_UNIX_MS {
-            return Err(format!("{field}: {ms} is after the year 9999"));
-        }
-        Ok(())
-    };
+    let interval_ms = m.interval_ms;
+    check((1..=MAX_INTERVAL_MS).contains(&interval_ms), || {
+        format!("interval_ms: {interval_ms} is not from 1 to {MAX_INTERVAL_MS}")
+    })?;
     time("measured_from_unix_ms", m.measured_from_unix_ms)?;
     for &(from, to) in &m.windows_unix_ms {
         time("windows_unix_ms", from)?;
         time("windows_unix_ms", to)?;
-        if from > to {
-            return Err(format!(
-                "windows_unix_ms: [{from}, {to}] ends before it starts"
-            ));
-        }
+        check(from <= to, || {
+            format!("windows_unix_ms: [{from}, {to}] ends before it starts")
+        })?;
     }
-    if m.duration.as_millis() > u128::from(MAX_INTERVAL_MS) * u128::from(MAX_INTERVAL_SLOTS as u32)
-    {
-        return Err(format!(
-            "duration_s: {} s is out of range",
-            m.duration.as_secs()
-        ));
-    }
+    let longest_ms = u128::from(MAX_INTERVAL_MS) * u128::from(MAX_INTERVAL_SLOTS as u32);
+    check(m.duration.as_millis() <= longest_ms, || {
+        format!("duration_s: {} s is out of range", m.duration.as_secs())
+    })?;
     too_many("masters", m.masters.len())?;
     too_many("part_series", m.part_series.len())?;
     check_repeats(m)?;
     too_many("vote_patterns", m.vote_patterns.len())?;
     for (p, part) in m.part_series.iter().enumerate() {
-        if part.first_index as u64 >= MAX_INTERVAL_SLOTS {
-            return Err(format!(
-                "part_series[{p}].first_index: {} is not below {MAX_INTERVAL_SLOTS}",
-                part.first_index
-            ));
-        }
+        let first = part.first_index;
+        check((first as u64) < MAX_INTERVAL_SLOTS, || {
+            format!("part_series[{p}].first_index: {first} is not below {MAX_INTERVAL_SLOTS}")
+        })?;
     }
     for (n, i) in m.intervals.iter().enumerate() {
-        let at = |field: &str| format!("intervals[{n}].{field}");
-        if i.index as u64 >= MAX_INTERVAL_SLOTS {
-            return Err(format!(
-                "{}: {} is not below {MAX_INTERVAL_SLOTS}",
-                at("index"),
-                i.index
-            ));
-        }
-        if i.round_trip.len() > MAX_ITEMS {
-            return Err(format!(
-                "{}: more than {MAX_ITEMS} masters",
-                at("round_trip_hdr")
-            ));
-        }
+        let index = i.index;
+        check((index as u64) < MAX_INTERVAL_SLOTS, || {
+            format!("intervals[{n}].index: {index} is not below {MAX_INTERVAL_SLOTS}")
+        })?;
+        check(i.round_trip.len() <= MAX_ITEMS, || {
+            format!("intervals[{n}].round_trip_hdr: more than {MAX_ITEMS} masters")
+        })?;
         for f in &i.failures {
-            if f.master >= MAX_ITEMS {
-                return Err(format!(
-                    "{}: master {} is out of range",
-                    at("failures"),
-                    f.master
-                ));
-            }
+            let master = f.master;
+            check(master < MAX_ITEMS, || {
+                format!("intervals[{n}].failures: master {master} is out of range")
+            })?;
         }
         for (field, ms) in [
             ("first_acquired_ms", i.first_acquired_ms),
             ("last_acquired_ms", i.last_acquired_ms),
         ] {
-            if let Some(ms) = ms.filter(|&ms| ms > MAX_UNIX_MS) {
-                return Err(format!("{}: {ms} is out of range", at(field)));
-            }
+            let ms = ms.unwrap_or(0);
+            check(ms <= MAX_UNIX_MS, || {
+                format!("intervals[{n}].{field}: {ms} is out of range")
+            })?;
         }
     }
     Ok(())
@@ -165,47 +136,28 @@ fn check_mode(m: &ModeStats) -> Result<(), String> {
 /// measured time and start in range.
 fn check_repeats(m: &ModeStats) -> Result<(), String> {
     too_many("repeats", m.repeats.len())?;
-    let slots = m
-        .intervals
-        .iter()
-        .map(|i| i.index.saturating_add(1))
-        .max()
-        .unwrap_or(0);
+    let slots = m.intervals.iter().map(|i| i.index.saturating_add(1)).max();
+    let slots = slots.unwrap_or(0);
+    let longest = MAX_INTERVAL_MS as f64 / 1000.0 * MAX_INTERVAL_SLOTS as f64;
     let mut next = 0usize;
     for (r, repeat) in m.repeats.iter().enumerate() {
-        let at = |field: &str| format!("repeats[{r}].{field}");
-        if repeat.first_interval != next {
-            return Err(format!(
-                "{}: {} is not where the repeat before it ended ({next})",
-                at("first_interval"),
-                repeat.first_interval
-            ));
-        }
-        next = match next.checked_add(repeat.intervals) {
-            Some(end) if end <= slots => end,
-            _ => {
-                return Err(format!(
-                    "{}: {} reach past the {slots} intervals the mode holds",
-                    at("intervals"),
-                    repeat.intervals
-                ))
-            }
-        };
-        let longest = MAX_INTERVAL_MS as f64 / 1000.0 * MAX_INTERVAL_SLOTS as f64;
-        if !(0.0..=longest).contains(&repeat.duration_s) {
-            return Err(format!(
-                "{}: {} is not a measured time from 0 to {longest} s",
-                at("duration_s"),
-                repeat.duration_s
-            ));
-        }
-        if repeat.measured_from_unix_ms > MAX_UNIX_MS {
-            return Err(format!(
-                "{}: {} is after the year 9999",
-                at("measured_from_unix_ms"),
-                repeat.measured_from_unix_ms
-            ));
-        }
+        let (first, intervals) = (repeat.first_interval, repeat.intervals);
+        check(first == next, || {
+            format!("repeats[{r}].first_interval: {first} is not where the repeat before it ended ({next})")
+        })?;
+        let end = next.checked_add(intervals).filter(|&end| end <= slots);
+        check(end.is_some(), || {
+            format!("repeats[{r}].intervals: {intervals} reach past the {slots} intervals the mode holds")
+        })?;
+        next = end.unwrap_or(next);
+        let duration_s = repeat.duration_s;
+        check((0.0..=longest).contains(&duration_s), || {
+            format!("repeats[{r}].duration_s: {duration_s} is not a measured time from 0 to {longest} s")
+        })?;
+        time(
+            &format!("repeats[{r}].measured_from_unix_ms"),
+            repeat.measured_from_unix_ms,
+        )?;
     }
     Ok(())
 }

@@ -1,26 +1,21 @@
 //! Which lock algorithm a mode measured: Redlock or one of the single-master baselines
 //! (the baselines themselves run in [`crate::engine::locks`]).
 
-use std::fmt;
-
 use redlock_core::FanOut;
 
-/// Which lock the workers take (in result files: its name; older results: Redlock).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum LockAlgorithm {
-    #[default]
-    Redlock,
-    Single,
-    SetnxExpire,
-    SetnxGetset,
-}
-
-impl serde::Serialize for LockAlgorithm {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
+named! {
+    /// Which lock the workers take (in result files: its name; older results: Redlock).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+    pub enum LockAlgorithm {
+        #[default]
+        Redlock = "redlock",
+        Single = "single",
+        SetnxExpire = "setnx-expire",
+        SetnxGetset = "setnx-getset",
     }
 }
 
+/// Read by name, an unknown one refused naming every algorithm.
 impl<'de> serde::Deserialize<'de> for LockAlgorithm {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LockAlgorithm, D::Error> {
         let name = String::deserialize(d)?;
@@ -29,22 +24,6 @@ impl<'de> serde::Deserialize<'de> for LockAlgorithm {
 }
 
 impl LockAlgorithm {
-    pub const ALL: [LockAlgorithm; 4] = [
-        LockAlgorithm::Redlock,
-        LockAlgorithm::Single,
-        LockAlgorithm::SetnxExpire,
-        LockAlgorithm::SetnxGetset,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LockAlgorithm::Redlock => "redlock",
-            LockAlgorithm::Single => "single",
-            LockAlgorithm::SetnxExpire => "setnx-expire",
-            LockAlgorithm::SetnxGetset => "setnx-getset",
-        }
-    }
-
     /// The name in reports of its mode with `fanout`: the fan-out for Redlock, the algorithm
     /// for a baseline (one master: fan-out means nothing).
     pub fn mode_label(self, fanout: FanOut) -> &'static str {
@@ -57,15 +36,11 @@ impl LockAlgorithm {
     /// One name.
     pub fn parse(text: &str) -> Result<LockAlgorithm, String> {
         let name = text.trim();
-        LockAlgorithm::ALL
-            .into_iter()
-            .find(|a| a.as_str() == name)
-            .ok_or_else(|| {
-                format!(
-                    "{text:?}: not a lock algorithm (expected {})",
-                    LockAlgorithm::ALL.map(LockAlgorithm::as_str).join(", ")
-                )
-            })
+        let known = LockAlgorithm::ALL.into_iter().find(|a| a.as_str() == name);
+        known.ok_or_else(|| {
+            let names = LockAlgorithm::ALL.map(LockAlgorithm::as_str).join(", ");
+            format!("{text:?}: not a lock algorithm (expected {names})")
+        })
     }
 
     /// A comma list (`redlock,single`), in the given order, without repeats.
@@ -84,12 +59,6 @@ impl LockAlgorithm {
     /// Whether the lock is decided by a vote of several masters (quorum figures apply).
     pub fn votes(self) -> bool {
         self == LockAlgorithm::Redlock
-    }
-}
-
-impl fmt::Display for LockAlgorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -15,10 +15,11 @@ use super::interval::Interval;
 pub use super::mode_sections::{
     Fairness, Generator, GeneratorCpu, Judgement, Latency, MasterStats, Rates, VotePattern,
 };
+use super::per;
 use crate::model::lock::LockAlgorithm;
 
 /// Everything one fan-out mode measured (the JSON `mode`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModeStats {
     /// The lock algorithm measured (Redlock unless `--lock` chose a baseline).
     #[serde(default)]
@@ -107,26 +108,20 @@ impl PartSeries {
     /// The series of `m` (one run, or each part of `m` when it is a merge itself), shifted
     /// by `shift` intervals and named after `name`.
     pub fn of(name: &str, m: &ModeStats, shift: usize) -> Vec<PartSeries> {
+        let moved = |p: &PartSeries| PartSeries {
+            name: format!("{name}: {}", p.name),
+            first_index: p.first_index + shift,
+            ..p.clone()
+        };
         if !m.part_series.is_empty() {
-            return m
-                .part_series
-                .iter()
-                .map(|p| PartSeries {
-                    name: format!("{name}: {}", p.name),
-                    first_index: p.first_index + shift,
-                    ..p.clone()
-                })
-                .collect();
+            return m.part_series.iter().map(moved).collect();
         }
+        let p99 = |i: &Interval| i.acquire.unpack().quantile(0.99);
         vec![PartSeries {
             name: name.to_string(),
             first_index: shift,
             acquired: m.intervals.iter().map(|i| i.acquired).collect(),
-            acquire_p99_us: m
-                .intervals
-                .iter()
-                .map(|i| i.acquire.unpack().quantile(0.99))
-                .collect(),
+            acquire_p99_us: m.intervals.iter().map(p99).collect(),
         }]
     }
 }
@@ -135,25 +130,10 @@ impl ModeStats {
     /// An empty mode whose intervals are `interval` long.
     pub fn new(fanout: FanOut, n_masters: usize, interval: Duration) -> ModeStats {
         ModeStats {
-            lock: LockAlgorithm::Redlock,
             fanout,
-            duration: Duration::ZERO,
-            measured_from_unix_ms: 0,
-            windows_unix_ms: Vec::new(),
-            counts: Counts::default(),
-            rates: Rates::default(),
-            latency: Latency::default(),
-            generator: Generator::default(),
             masters: vec![MasterStats::default(); n_masters],
-            vote_patterns: BTreeMap::new(),
-            fairness: Fairness::default(),
             interval_ms: interval.as_millis() as u64,
-            intervals: Vec::new(),
-            outages: Vec::new(),
-            part_series: Vec::new(),
-            fencing: None,
-            repeats: Vec::new(),
-            estimates: None,
+            ..ModeStats::default()
         }
     }
 
@@ -172,31 +152,24 @@ impl ModeStats {
         self.counts.add(&other.counts);
         super::fencing::add_optional(&mut self.fencing, &other.fencing);
         self.latency.add(&other.latency);
-        if self.masters.len() < other.masters.len() {
-            self.masters
-                .resize(other.masters.len(), MasterStats::default());
-        }
-        for (mine, theirs) in self.masters.iter_mut().zip(&other.masters) {
-            mine.add(theirs);
-        }
+        super::add_each(&mut self.masters, &other.masters, MasterStats::add);
         for (pattern, n) in &other.vote_patterns {
             let sum = self.vote_patterns.entry(*pattern).or_default();
             *sum = sum.saturating_add(*n);
         }
-        self.fairness
-            .acquired_per_worker
-            .extend_from_slice(&other.fairness.acquired_per_worker);
+        let theirs = &other.fairness.acquired_per_worker;
+        self.fairness.acquired_per_worker.extend_from_slice(theirs);
     }
 
     /// Adds intervals given as (index, interval).
     pub fn add_intervals(&mut self, intervals: impl IntoIterator<Item = (usize, Interval)>) {
         for (index, interval) in intervals {
             while self.intervals.len() <= index {
-                let next = Interval {
-                    index: self.intervals.len(),
-                    ..Interval::default()
-                };
-                self.intervals.push(next);
+                let index = self.intervals.len();
+                self.intervals.push(Interval {
+                    index,
+                    ..Default::default()
+                });
             }
             self.intervals[index].add(&interval);
         }
@@ -212,16 +185,10 @@ impl ModeStats {
         let (from, to) = overlap(&self.windows_unix_ms)?;
         let base = self.measured_from_unix_ms;
         let step = self.interval_ms.max(1);
-        let inside: Vec<u64> = self
-            .intervals
-            .iter()
-            .enumerate()
-            .filter(|(s, _)| {
-                let start = base + *s as u64 * step;
-                start >= from && start + step <= to
-            })
-            .map(|(_, i)| i.acquired)
-            .collect();
+        let start = |s: usize| base + s as u64 * step;
+        let inside = |(s, _): &(usize, &Interval)| start(*s) >= from && start(*s) + step <= to;
+        let kept = self.intervals.iter().enumerate().filter(inside);
+        let inside: Vec<u64> = kept.map(|(_, i)| i.acquired).collect();
         if inside.is_empty() {
             return None;
         }
@@ -254,15 +221,16 @@ impl ModeStats {
             i.acquire_p999_us = acquire.quantile(0.999);
         }
         self.outages = super::outage::find(&self.intervals, self.duration, self.interval());
-        for (index, m) in self.masters.iter_mut().enumerate() {
-            m.index = index;
-        }
+        self.masters
+            .iter_mut()
+            .enumerate()
+            .for_each(|(index, m)| m.index = index);
         self.rates = Rates {
             acquires_per_s: self.acquires_per_s(),
             acquires_per_s_while_all_measured: self.rate_while_all_measured(),
             started_per_s: self.started_per_s(),
-            acquire_calls_per_s: self.acquire_calls_per_s(),
-            attempts_per_s: self.attempts_per_s(),
+            acquire_calls_per_s: self.per_second(self.counts.acquire_calls),
+            attempts_per_s: self.per_second(self.counts.attempts),
             redis_commands_per_s: self.redis_commands_per_s(),
             redis_commands_per_cycle: self.redis_commands_per_cycle(),
             acquire_success_rate: self.acquire_success_rate(),
@@ -278,13 +246,8 @@ impl ModeStats {
         self.fairness.jain_index = self.jain_index();
     }
 
-    fn per_second(&self, n: u64) -> f64 {
-        let secs = self.duration.as_secs_f64();
-        if secs > 0.0 {
-            n as f64 / secs
-        } else {
-            0.0
-        }
+    pub fn per_second(&self, n: u64) -> f64 {
+        per(n as f64, self.duration.as_secs_f64())
     }
 
     /// The mode's name in reports ([`LockAlgorithm::mode_label`]).
@@ -306,12 +269,6 @@ impl ModeStats {
     pub fn acquires_per_s(&self) -> f64 {
         self.per_second(self.counts.acquired)
     }
-    pub fn acquire_calls_per_s(&self) -> f64 {
-        self.per_second(self.counts.acquire_calls)
-    }
-    pub fn attempts_per_s(&self) -> f64 {
-        self.per_second(self.counts.attempts)
-    }
     pub fn redis_commands_per_s(&self) -> f64 {
         self.per_second(self.counts.redis_commands)
     }
@@ -322,17 +279,13 @@ impl ModeStats {
     /// Acquire calls started: finished plus cancelled (saturating: a file's counters may be
     /// anything up to 2^64 - 1).
     fn started_calls(&self) -> u64 {
-        self.counts
-            .acquire_calls
-            .saturating_add(self.counts.cancelled_calls)
+        let c = &self.counts;
+        c.acquire_calls.saturating_add(c.cancelled_calls)
     }
     /// Generator CPU (user + sys) per acquire+release cycle, µs.
     pub fn cpu_per_cycle_us(&self) -> f64 {
-        let cycles = self.started_calls();
-        if cycles == 0 {
-            return 0.0;
-        }
-        (self.generator.cpu.user_s + self.generator.cpu.sys_s) * 1e6 / cycles as f64
+        let cpu = &self.generator.cpu;
+        per((cpu.user_s + cpu.sys_s) * 1e6, self.started_calls() as f64)
     }
     /// acquired / acquire calls.
     pub fn acquire_success_rate(&self) -> f64 {
@@ -343,17 +296,14 @@ impl ModeStats {
         ratio(self.counts.attempts_won, self.counts.attempts)
     }
 
-    /// Jain's fairness index of locks acquired per worker: 1 = perfectly even, 1/n = one
-    /// worker got everything.
     /// Jain's index when at least one lock was acquired (`None`: nothing to be fair about).
     pub fn fairness_index(&self) -> Option<f64> {
-        self.fairness
-            .acquired_per_worker
-            .iter()
-            .any(|&n| n > 0)
-            .then(|| self.jain_index())
+        let any = self.fairness.acquired_per_worker.iter().any(|&n| n > 0);
+        any.then(|| self.jain_index())
     }
 
+    /// Jain's fairness index of locks acquired per worker: 1 = perfectly even, 1/n = one
+    /// worker got everything.
     pub fn jain_index(&self) -> f64 {
         let per_worker = &self.fairness.acquired_per_worker;
         let n = per_worker.len() as f64;
@@ -372,11 +322,7 @@ fn one_second_ms() -> u64 {
 
 /// `num / den`, 0 when there is nothing to divide.
 pub fn ratio(num: u64, den: u64) -> f64 {
-    if den == 0 {
-        0.0
-    } else {
-        num as f64 / den as f64
-    }
+    per(num as f64, den as f64)
 }
 
 /// A fan-out as its name.

@@ -28,11 +28,7 @@ pub struct MasterStats {
 impl MasterStats {
     pub fn add(&mut self, other: &MasterStats) {
         self.round_trip.add(&other.round_trip);
-        self.granted = self.granted.saturating_add(other.granted);
-        self.denied = self.denied.saturating_add(other.denied);
-        self.not_awaited = self.not_awaited.saturating_add(other.not_awaited);
-        self.errors = self.errors.saturating_add(other.errors);
-        self.timeouts = self.timeouts.saturating_add(other.timeouts);
+        add_counts!(self, other; granted, denied, not_awaited, errors, timeouts);
     }
 }
 
@@ -90,11 +86,7 @@ impl GeneratorCpu {
 
     /// Share of the machine's cores the generator used (0..=1).
     pub fn core_share(&self) -> f64 {
-        if self.core_s > 0.0 {
-            (self.user_s + self.sys_s) / self.core_s
-        } else {
-            0.0
-        }
+        super::per(self.user_s + self.sys_s, self.core_s)
     }
 }
 

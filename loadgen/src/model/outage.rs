@@ -6,16 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// What outage finding needs of one second of a mode's series.
-pub trait Second {
-    /// Locks acquired in it.
-    fn acquired(&self) -> u64;
-    /// Attempts that failed with no denial in it.
-    fn unavailable_attempts(&self) -> u64;
-    /// The first and the last lock acquired in it, ms from the measured window's start.
-    fn first_acquired_ms(&self) -> Option<u64>;
-    fn last_acquired_ms(&self) -> Option<u64>;
-}
+use super::interval::Interval;
 
 /// One outage, on the clock of the intervals and of the fault specs (the measured window's
 /// start).
@@ -36,14 +27,14 @@ pub struct Outage {
 
 /// A second with no lock acquired and at least one attempt lost to missing masters. Seconds
 /// with no attempt at all (nobody tried) or only denials (contention) are not outages.
-fn is_out(i: &impl Second) -> bool {
-    i.acquired() == 0 && i.unavailable_attempts() > 0
+fn is_out(i: &Interval) -> bool {
+    i.acquired == 0 && i.unavailable_attempts > 0
 }
 
 /// The outages of `intervals` (each `interval` long) over a measured window of `measured`:
 /// each a maximal run of outage intervals (so an outage is found when it covers at least one
 /// whole interval of the series).
-pub fn find<S: Second>(intervals: &[S], measured: Duration, interval: Duration) -> Vec<Outage> {
+pub fn find(intervals: &[Interval], measured: Duration, interval: Duration) -> Vec<Outage> {
     let window_s = measured.as_secs_f64();
     let step = interval.as_secs_f64().max(1e-3);
     // Intervals past the window only hold operations that were in flight at its end.
@@ -60,18 +51,15 @@ pub fn find<S: Second>(intervals: &[S], measured: Duration, interval: Duration) 
         while second < intervals.len() && is_out(&intervals[second]) {
             second += 1;
         }
-        let before = first
-            .checked_sub(1)
-            .and_then(|s| intervals[s].last_acquired_ms());
-        let after = intervals.get(second).and_then(|i| i.first_acquired_ms());
+        let before = first.checked_sub(1);
+        let before = before.and_then(|s| intervals[s].last_acquired_ms);
+        let after = intervals.get(second).and_then(|i| i.first_acquired_ms);
+        let outage = &intervals[first..second];
         outages.push(Outage {
             from_s: before.map_or(first as f64 * step, |ms| ms as f64 / 1e3),
             to_s: after.map_or((second as f64 * step).min(window_s), |ms| ms as f64 / 1e3),
-            until_end: after.is_none() && intervals[second..].iter().all(|i| i.acquired() == 0),
-            unavailable_attempts: intervals[first..second]
-                .iter()
-                .map(|i| i.unavailable_attempts())
-                .sum(),
+            until_end: after.is_none() && intervals[second..].iter().all(|i| i.acquired == 0),
+            unavailable_attempts: outage.iter().map(|i| i.unavailable_attempts).sum(),
         });
     }
     outages
@@ -80,7 +68,6 @@ pub fn find<S: Second>(intervals: &[S], measured: Duration, interval: Duration) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::interval::Interval;
 
     fn second(acquired: u64, unavailable: u64, first_last_ms: Option<(u64, u64)>) -> Interval {
         Interval {

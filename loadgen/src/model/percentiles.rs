@@ -20,18 +20,18 @@ impl Percentiles {
         let mut list = Vec::new();
         for part in text.split(',') {
             let part = part.trim().trim_start_matches('p');
-            let p: f64 = part
-                .parse()
-                .map_err(|_| format!("{part:?} is not a percentile (write e.g. 50,99,99.9)"))?;
+            let not_a_percentile =
+                |_| format!("{part:?} is not a percentile (write e.g. 50,99,99.9)");
+            let p: f64 = part.parse().map_err(not_a_percentile)?;
             if !p.is_finite() || p <= 0.0 || p > 100.0 {
                 return Err(format!("{part:?}: a percentile is above 0 and at most 100"));
             }
             list.push(p);
         }
-        if list.len() > 8 {
+        let given = list.len();
+        if given > 8 {
             return Err(format!(
-                "{text:?}: at most 8 percentiles fit a table row ({} given)",
-                list.len()
+                "{text:?}: at most 8 percentiles fit a table row ({given} given)"
             ));
         }
         Ok(Percentiles(list))
@@ -56,10 +56,8 @@ impl Percentiles {
 
     /// `h`'s value at each percentile, in ms with 3 decimals.
     pub fn cells_ms(&self, h: &Hist) -> Vec<String> {
-        self.0
-            .iter()
-            .map(|&p| format!("{:.3}", h.quantile(p / 100.0) as f64 / 1000.0))
-            .collect()
+        let ms = |&p: &f64| format!("{:.3}", h.quantile(p / 100.0) as f64 / 1000.0);
+        self.0.iter().map(ms).collect()
     }
 }
 

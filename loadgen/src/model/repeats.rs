@@ -20,10 +20,9 @@ pub fn segments(m: &ModeStats) -> Vec<Range<usize>> {
 /// repeat, which ends with that repeat's measured window.
 pub fn interval_seconds(m: &ModeStats) -> Vec<f64> {
     let step = m.interval().as_secs_f64();
-    let durations: Vec<f64> = if m.repeats.len() < 2 {
-        vec![m.duration.as_secs_f64()]
-    } else {
-        m.repeats.iter().map(|r| r.duration_s).collect()
+    let durations: Vec<f64> = match m.repeats.len() {
+        0 | 1 => vec![m.duration.as_secs_f64()],
+        _ => m.repeats.iter().map(|r| r.duration_s).collect(),
     };
     let mut seconds = vec![step; m.intervals.len()];
     for (span, total) in segments(m).into_iter().zip(durations) {
@@ -38,18 +37,23 @@ pub fn interval_seconds(m: &ModeStats) -> Vec<f64> {
     seconds
 }
 
+/// `m` as one repeat, its intervals from `first_interval` on.
+fn repeat_of(m: &ModeStats, first_interval: usize) -> Repeat {
+    Repeat {
+        first_interval,
+        intervals: m.intervals.len(),
+        duration_s: m.duration.as_secs_f64(),
+        measured_from_unix_ms: m.measured_from_unix_ms,
+        jain_index: m.fairness_index(),
+    }
+}
+
 /// Lays `next` (the same mode, measured again) after what `whole` holds: counts, histograms
 /// and masters add; each client's locks add to its own; the intervals follow the ones already
 /// there, with their lock times moved along; the measured time adds up.
 pub fn append(whole: &mut ModeStats, next: &ModeStats) {
     if whole.repeats.is_empty() {
-        whole.repeats.push(Repeat {
-            first_interval: 0,
-            intervals: whole.intervals.len(),
-            duration_s: whole.duration.as_secs_f64(),
-            measured_from_unix_ms: whole.measured_from_unix_ms,
-            jain_index: whole.fairness_index(),
-        });
+        whole.repeats.push(repeat_of(whole, 0));
     }
     let offset = whole.intervals.len();
     let shift_ms = offset as u64 * whole.interval_ms;
@@ -58,12 +62,7 @@ pub fn append(whole: &mut ModeStats, next: &ModeStats) {
     let mut per_worker = std::mem::take(&mut whole.fairness.acquired_per_worker);
     whole.add_measurements(next);
     let theirs = std::mem::take(&mut whole.fairness.acquired_per_worker);
-    if per_worker.len() < theirs.len() {
-        per_worker.resize(theirs.len(), 0);
-    }
-    for (mine, n) in per_worker.iter_mut().zip(theirs) {
-        *mine += n;
-    }
+    super::add_each(&mut per_worker, &theirs, |mine, n| *mine += n);
     whole.fairness.acquired_per_worker = per_worker;
     whole.add_intervals(next.intervals.iter().map(|i| {
         let mut moved = i.clone();
@@ -72,13 +71,7 @@ pub fn append(whole: &mut ModeStats, next: &ModeStats) {
         moved.last_acquired_ms = i.last_acquired_ms.map(|ms| ms + shift_ms);
         (moved.index, moved)
     }));
-    whole.repeats.push(Repeat {
-        first_interval: offset,
-        intervals: next.intervals.len(),
-        duration_s: next.duration.as_secs_f64(),
-        measured_from_unix_ms: next.measured_from_unix_ms,
-        jain_index: next.fairness_index(),
-    });
+    whole.repeats.push(repeat_of(next, offset));
     whole.duration += next.duration;
 }
 

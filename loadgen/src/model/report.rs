@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use super::header::Header;
 use super::mode::ModeStats;
-use crate::hist::Hist;
 use crate::model::lock::LockAlgorithm;
 
 /// The run's configuration, as recorded in results (units in the key names).
@@ -161,9 +160,8 @@ impl NetworkInfo {
             (_, true) => "nothing".to_string(),
             (true, false) => format!("{} to every master's round trip", rtt(0)),
             (false, false) => {
-                let each: Vec<String> = (0..self.rtt_ms.len())
-                    .map(|i| format!("m{i} {}", rtt(i)))
-                    .collect();
+                let each = (0..self.rtt_ms.len()).map(|i| format!("m{i} {}", rtt(i)));
+                let each: Vec<String> = each.collect();
                 each.join(", ")
             }
         };
@@ -238,71 +236,61 @@ impl Report {
         let hold_mean_us = (c.hold_min_us + c.hold_max_us) as f64 / 2.0;
         crate::model::generator::judge(m, c.rate_per_s, c.clients, hold_mean_us)
     }
-}
 
-fn ratio(num: f64, den: f64) -> Option<f64> {
-    (den > 0.0 && num.is_finite()).then(|| num / den)
-}
-
-fn quantile(h: &Hist, q: f64) -> f64 {
-    h.quantile(q) as f64
-}
-
-impl Report {
     /// Concurrent ÷ sequential, when both modes are in the report.
     fn compare(&self) -> Option<Comparison> {
         let (s, c) = (self.mode("sequential")?, self.mode("concurrent")?);
-        let (sl, cl) = (&s.latency, &c.latency);
         Some(Comparison {
-            acquires_per_s_ratio: ratio(c.acquires_per_s(), s.acquires_per_s()),
-            acquire_p50_ratio: ratio(quantile(&cl.acquire, 0.5), quantile(&sl.acquire, 0.5)),
-            acquire_p99_ratio: ratio(quantile(&cl.acquire, 0.99), quantile(&sl.acquire, 0.99)),
-            attempt_p50_ratio: ratio(quantile(&cl.attempt, 0.5), quantile(&sl.attempt, 0.5)),
-            attempt_p99_ratio: ratio(quantile(&cl.attempt, 0.99), quantile(&sl.attempt, 0.99)),
-            quorum_success_rate_ratio: ratio(c.quorum_success_rate(), s.quorum_success_rate()),
-            split_votes_ratio: ratio(c.counts.split_votes as f64, s.counts.split_votes as f64),
+            acquires_per_s_ratio: of(c, s, ModeStats::acquires_per_s),
+            acquire_p50_ratio: of(c, s, acquire(0.5)),
+            acquire_p99_ratio: of(c, s, acquire(0.99)),
+            attempt_p50_ratio: of(c, s, attempt(0.5)),
+            attempt_p99_ratio: of(c, s, attempt(0.99)),
+            quorum_success_rate_ratio: of(c, s, ModeStats::quorum_success_rate),
+            split_votes_ratio: of(c, s, |m| m.counts.split_votes as f64),
             intervals: super::estimates::ratios(c, s),
         })
     }
 
     /// Each single-master baseline ÷ Redlock (same fan-out when measured, else the first).
     fn against_redlock(&self) -> Vec<AgainstRedlock> {
-        let redlock: Vec<&ModeStats> = self
-            .modes
-            .iter()
-            .filter(|m| m.lock == LockAlgorithm::Redlock)
-            .collect();
+        let is_redlock = |m: &&ModeStats| m.lock == LockAlgorithm::Redlock;
+        let redlock: Vec<&ModeStats> = self.modes.iter().filter(is_redlock).collect();
         let Some(&first) = redlock.first() else {
             return Vec::new();
         };
-        self.modes
-            .iter()
-            .filter(|m| !m.lock.votes())
+        let baselines = self.modes.iter().filter(|m| !m.lock.votes());
+        baselines
             .map(|b| {
-                let r = redlock
-                    .iter()
-                    .find(|r| r.fanout == b.fanout)
-                    .copied()
-                    .unwrap_or(first);
-                let (bl, rl) = (&b.latency, &r.latency);
+                let same_fanout = redlock.iter().find(|r| r.fanout == b.fanout);
+                let r = same_fanout.copied().unwrap_or(first);
                 AgainstRedlock {
                     lock: b.lock.as_str().into(),
                     redlock_fanout: r.fanout.as_str().into(),
-                    acquires_per_s_ratio: ratio(b.acquires_per_s(), r.acquires_per_s()),
-                    acquire_p50_ratio: ratio(
-                        quantile(&bl.acquire, 0.5),
-                        quantile(&rl.acquire, 0.5),
-                    ),
-                    acquire_p99_ratio: ratio(
-                        quantile(&bl.acquire, 0.99),
-                        quantile(&rl.acquire, 0.99),
-                    ),
-                    redis_commands_per_cycle_ratio: ratio(
-                        b.redis_commands_per_cycle(),
-                        r.redis_commands_per_cycle(),
-                    ),
+                    acquires_per_s_ratio: of(b, r, ModeStats::acquires_per_s),
+                    acquire_p50_ratio: of(b, r, acquire(0.5)),
+                    acquire_p99_ratio: of(b, r, acquire(0.99)),
+                    redis_commands_per_cycle_ratio: of(b, r, ModeStats::redis_commands_per_cycle),
                 }
             })
             .collect()
     }
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0 && num.is_finite()).then(|| num / den)
+}
+
+/// `a ÷ b` of what `figure` reads of each mode.
+fn of(a: &ModeStats, b: &ModeStats, figure: impl Fn(&ModeStats) -> f64) -> Option<f64> {
+    ratio(figure(a), figure(b))
+}
+
+/// Quantile `q` of a mode's acquire latency, and of its attempt latency.
+fn acquire(q: f64) -> impl Fn(&ModeStats) -> f64 {
+    move |m| m.latency.acquire.quantile(q) as f64
+}
+
+fn attempt(q: f64) -> impl Fn(&ModeStats) -> f64 {
+    move |m| m.latency.attempt.quantile(q) as f64
 }

@@ -30,6 +30,17 @@ pub enum Scale {
     Log,
 }
 
+impl Scale {
+    /// The lowest and the highest value a figure on this scale takes.
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            Scale::Signed => (f64::NEG_INFINITY, f64::INFINITY),
+            Scale::NonNegative | Scale::Log => (0.0, f64::INFINITY),
+            Scale::Share => (0.0, 1.0),
+        }
+    }
+}
+
 /// The two-sided Student's t quantile at [`CONFIDENCE`] with `df` degrees of freedom (`df`
 /// may be fractional, as Welch's is).
 pub fn t_quantile(df: f64) -> Option<f64> {
@@ -62,11 +73,8 @@ pub fn interval(values: &[f64], scale: Scale) -> Option<(f64, f64)> {
         return Some((low.exp(), high.exp()));
     }
     let (low, high) = linear(values)?;
-    Some(match scale {
-        Scale::Signed => (low, high),
-        Scale::NonNegative | Scale::Log => (low.max(0.0), high.max(0.0)),
-        Scale::Share => (low.clamp(0.0, 1.0), high.clamp(0.0, 1.0)),
-    })
+    let (floor, ceiling) = scale.bounds();
+    Some((low.clamp(floor, ceiling), high.clamp(floor, ceiling)))
 }
 
 /// The values' logarithms when `scale` is [`Scale::Log`] and every value is positive.
@@ -117,26 +125,15 @@ pub fn draws(values: &[f64], scale: Scale, count: usize, seed: u64) -> Option<Ve
     let t = StudentsT::new(0.0, 1.0, s.n - 1.0).ok()?;
     let standard_error = (s.variance / s.n).sqrt();
     let mut rng = SmallRng::seed_from_u64(seed ^ ((values.len() as u64) << 32));
-    let floor = match scale {
-        Scale::Signed => f64::NEG_INFINITY,
-        _ => 0.0,
+    let (floor, ceiling) = scale.bounds();
+    let mut draw = |_| {
+        // The open interval (0, 1): a quantile at 0 or 1 is infinite.
+        let u: f64 = rng.random_range(f64::EPSILON..1.0 - f64::EPSILON);
+        let x = s.mean + standard_error * t.inverse_cdf(u);
+        let x = if logs.is_some() { x.exp() } else { x };
+        x.clamp(floor, ceiling)
     };
-    let ceiling = if scale == Scale::Share {
-        1.0
-    } else {
-        f64::INFINITY
-    };
-    Some(
-        (0..count)
-            .map(|_| {
-                // The open interval (0, 1): a quantile at 0 or 1 is infinite.
-                let u: f64 = rng.random_range(f64::EPSILON..1.0 - f64::EPSILON);
-                let x = s.mean + standard_error * t.inverse_cdf(u);
-                let x = if logs.is_some() { x.exp() } else { x };
-                x.clamp(floor, ceiling)
-            })
-            .collect(),
-    )
+    Some((0..count).map(&mut draw).collect())
 }
 
 #[cfg(test)]

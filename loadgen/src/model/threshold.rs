@@ -14,57 +14,31 @@ use serde::{Deserialize, Serialize};
 use super::catalog::{self, FigureUnit};
 use super::uncertainty::Estimate;
 
-/// What a figure measures, which fixes the units its bound may be written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// A latency, held in microseconds; written with `us`, `µs`, `ms` or `s`.
-    Latency,
-    /// A share, held as a fraction; written as `99.9%` or `0.999`.
-    Share,
-    /// A count or a rate; written bare.
-    Number,
-}
-
-/// The kind of the figure a threshold names ([`super::catalog`]; `NAME.ratio` is B ÷ A).
-fn kind_of(name: &str) -> Option<Kind> {
-    if let Some(base) = name.strip_suffix(".ratio") {
-        return catalog::figure(base)
+/// The unit of the figure a threshold names ([`super::catalog`]), which fixes how its bound is
+/// written: a latency with `us`, `µs`, `ms` or `s`, a share as `99.9%` or `0.999`, anything
+/// else bare (`NAME.ratio`, B ÷ A, is an index).
+fn unit_of(name: &str) -> Option<FigureUnit> {
+    match name.strip_suffix(".ratio") {
+        Some(base) => catalog::figure(base)
             .filter(|f| f.ratio)
-            .map(|_| Kind::Number);
+            .map(|_| FigureUnit::Index),
+        None => Some(catalog::figure(name)?.unit),
     }
-    Some(match catalog::figure(name)?.unit {
-        FigureUnit::Micros => Kind::Latency,
-        FigureUnit::Share => Kind::Share,
-        FigureUnit::PerSecond | FigureUnit::Index | FigureUnit::Count => Kind::Number,
-    })
 }
 
-/// A comparison operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Op {
-    #[serde(rename = "<")]
-    Lt,
-    #[serde(rename = "<=")]
-    Le,
-    #[serde(rename = ">")]
-    Gt,
-    #[serde(rename = ">=")]
-    Ge,
-    #[serde(rename = "==")]
-    Eq,
+named! {
+    /// A comparison operator (in the order they are tried when read: `<=` before `<`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Op {
+        Le = "<=",
+        Ge = ">=",
+        Eq = "==",
+        Lt = "<",
+        Gt = ">",
+    }
 }
 
 impl Op {
-    fn as_str(self) -> &'static str {
-        match self {
-            Op::Lt => "<",
-            Op::Le => "<=",
-            Op::Gt => ">",
-            Op::Ge => ">=",
-            Op::Eq => "==",
-        }
-    }
-
     fn holds(self, measured: f64, bound: f64) -> bool {
         match self {
             Op::Lt => measured < bound,
@@ -117,10 +91,9 @@ impl ThresholdJudgement {
     /// reaches across the bound, and `measured` when the figure was there.
     pub fn of(measured: bool, passed: bool, uncertain: bool) -> ThresholdJudgement {
         match (measured, passed, uncertain) {
-            (false, _, _) => ThresholdJudgement::NotMet,
             (true, _, true) => ThresholdJudgement::Unclear,
             (true, true, false) => ThresholdJudgement::Met,
-            (true, false, false) => ThresholdJudgement::NotMet,
+            _ => ThresholdJudgement::NotMet,
         }
     }
 
@@ -189,23 +162,15 @@ impl FromStr for Threshold {
         })?;
         let (figure, rest) = trimmed.split_at(at);
         let figure = figure.trim();
-        let (op, value) = [
-            ("<=", Op::Le),
-            (">=", Op::Ge),
-            ("==", Op::Eq),
-            ("<", Op::Lt),
-            (">", Op::Gt),
-        ]
-        .into_iter()
-        .find_map(|(text, op)| rest.strip_prefix(text).map(|v| (op, v.trim())))
-        .ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
-        let kind = kind_of(figure).ok_or_else(|| {
-            format!(
-                "'{expr}': unknown figure '{figure}' (one of: {})",
-                catalog::threshold_names().join(", ")
-            )
+        let op = Op::ALL.into_iter().find(|op| rest.starts_with(op.as_str()));
+        let op =
+            op.ok_or_else(|| format!("'{expr}': the operator must be one of <, <=, >, >=, =="))?;
+        let value = rest[op.as_str().len()..].trim();
+        let unit = unit_of(figure).ok_or_else(|| {
+            let names = catalog::threshold_names().join(", ");
+            format!("'{expr}': unknown figure '{figure}' (one of: {names})")
         })?;
-        let bound = parse_bound(value, kind).map_err(|why| format!("'{expr}': {why}"))?;
+        let bound = parse_bound(value, unit).map_err(|why| format!("'{expr}': {why}"))?;
         Ok(Threshold {
             expr: trimmed.to_string(),
             figure: figure.to_string(),
@@ -216,32 +181,27 @@ impl FromStr for Threshold {
 }
 
 /// A bound in the figure's own unit.
-fn parse_bound(value: &str, kind: Kind) -> Result<f64, String> {
-    let split = value
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
-        .unwrap_or(value.len());
-    let (number, unit) = value.split_at(split);
-    let number: f64 = number
-        .parse()
-        .ok()
-        .filter(|x: &f64| x.is_finite())
-        .ok_or_else(|| format!("'{value}' is not a number"))?;
-    let scaled = match (kind, unit.trim()) {
-        (Kind::Latency, "us" | "µs") => number,
-        (Kind::Latency, "ms") => number * 1e3,
-        (Kind::Latency, "s") => number * 1e6,
-        (Kind::Latency, other) => {
+fn parse_bound(value: &str, unit: FigureUnit) -> Result<f64, String> {
+    let numeric = |c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e';
+    let (number, written) = value.split_at(value.find(|c| !numeric(c)).unwrap_or(value.len()));
+    let number = number.parse().ok().filter(|x: &f64| x.is_finite());
+    let number = number.ok_or_else(|| format!("'{value}' is not a number"))?;
+    let scaled = match (unit, written.trim()) {
+        (FigureUnit::Micros, "us" | "µs") => number,
+        (FigureUnit::Micros, "ms") => number * 1e3,
+        (FigureUnit::Micros, "s") => number * 1e6,
+        (FigureUnit::Micros, other) => {
             return Err(format!("a latency needs a unit (us, ms or s), not '{other}'"))
         }
         // Shifting the decimal point in the text keeps 99.9% exactly 0.999 (a division by
         // 100 would round to 0.9990000000000001 and fail a measured 0.999).
-        (Kind::Share, "%") => format!("{number}e-2").parse().unwrap_or(number / 100.0),
-        (Kind::Share, "") if (0.0..=1.0).contains(&number) => number,
-        (Kind::Share, other) => {
+        (FigureUnit::Share, "%") => format!("{number}e-2").parse().unwrap_or(number / 100.0),
+        (FigureUnit::Share, "") if (0.0..=1.0).contains(&number) => number,
+        (FigureUnit::Share, other) => {
             return Err(format!("a share is written as a percentage (99.9%) or a fraction in [0, 1], not '{number}{other}'"))
         }
-        (Kind::Number, "") => number,
-        (Kind::Number, other) => return Err(format!("this figure takes no unit, not '{other}'")),
+        (_, "") => number,
+        (_, other) => return Err(format!("this figure takes no unit, not '{other}'")),
     };
     if scaled < 0.0 {
         return Err(format!("'{value}' is negative"));
@@ -252,12 +212,6 @@ fn parse_bound(value: &str, kind: Kind) -> Result<f64, String> {
 /// The report's line for a verdict: `pass  acquire.p99<10ms  measured 4.1 ms (95 % 3.8–4.6)`.
 pub fn verdict_word(verdict: &ThresholdVerdict) -> &'static str {
     verdict.judged().as_str()
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 #[cfg(test)]

@@ -1,24 +1,8 @@
-//! How sure a figure is: 95 % intervals by a moving-block bootstrap over a run's intervals.
-//!
-//! A run keeps its figures per interval (1 s by default). Resampling whole intervals, in
-//! blocks of neighbouring ones, keeps what the intervals share with their neighbours (a
-//! warm-up, a slow minute of the machine, a fault), which a resample of single operations
-//! would throw away and so report intervals far too narrow. The method:
-//!
-//! - **units**: the run's intervals; with `run --repeat N`, the N repeats instead, each with
-//!   its own figure, and the interval is Student's t over them in closed form
-//!   ([`across_repeats`], [`crate::model::student`]);
-//! - **blocks**: length ⌈n^⅓⌉ units (the usual rate for a moving-block bootstrap), drawn
-//!   with replacement from the n − l + 1 blocks until n units are drawn;
-//! - **resamples**: [`RESAMPLES`], from a fixed seed, so the same result file always gives
-//!   the same interval;
-//! - **interval**: the 2.5th and 97.5th percentiles of the resampled figure (percentile
-//!   bootstrap). A ratio of two independent runs (or modes) pairs their resamples.
-//!
-//! What it covers: how much the figure would move if the same machine ran the same command
-//! again under the same conditions (the noise within the run). What it does not: another
-//! machine, another load on this one, another version of Redis. Fewer than
-//! [`MIN_UNITS`] units give no interval at all: the run is too short to say.
+//! How sure a figure is: 95 % intervals by a moving-block bootstrap over a run's intervals
+//! (blocks of ⌈n^⅓⌉ neighbouring intervals keep what neighbours share: a warm-up, a slow
+//! minute, a fault), or Student's t over the repeats of `run --repeat`
+//! ([`crate::model::student`]). The method, what it covers and what it does not:
+//! `docs/src/uncertainty.md`.
 
 use std::ops::Range;
 
@@ -52,11 +36,7 @@ pub struct Estimate {
 impl Estimate {
     /// A figure without an interval.
     pub fn bare(value: f64) -> Self {
-        Estimate {
-            value,
-            low: None,
-            high: None,
-        }
+        Estimate::within(value, None)
     }
 
     /// Its interval, when there is one.
@@ -64,9 +44,10 @@ impl Estimate {
         Some((self.low?, self.high?))
     }
 
-    /// Whether `x` lies inside the interval (false without one).
-    pub fn covers(&self, x: f64) -> bool {
-        self.interval().is_some_and(|(lo, hi)| lo <= x && x <= hi)
+    /// `value` with `interval`, widened to hold it (none: a bare figure).
+    pub fn within(value: f64, interval: Option<(f64, f64)>) -> Estimate {
+        let (low, high) = interval.map(|(l, h)| (l.min(value), h.max(value))).unzip();
+        Estimate { value, low, high }
     }
 }
 
@@ -119,14 +100,8 @@ impl Resampled {
     /// The figure with its interval, widened to hold the figure itself (a geometric mean of
     /// repeats and the figure over all of them can differ).
     pub fn estimate(&self) -> Estimate {
-        match self.exact.or_else(|| percentile_interval(&self.draws)) {
-            Some((low, high)) => Estimate {
-                value: self.value,
-                low: Some(low.min(self.value)),
-                high: Some(high.max(self.value)),
-            },
-            None => Estimate::bare(self.value),
-        }
+        let interval = self.exact.or_else(|| percentile_interval(&self.draws));
+        Estimate::within(self.value, interval)
     }
 
     /// The repeats' figures that are defined.
@@ -145,9 +120,8 @@ impl Resampled {
 
     /// Whether both are sets of repeats with an interval of their own (Welch's applies).
     fn both_repeated(&self, other: &Resampled) -> bool {
-        [self, other]
-            .iter()
-            .all(|r| r.defined().len() >= student::MIN_VALUES)
+        let enough = |r: &Resampled| r.defined().len() >= student::MIN_VALUES;
+        enough(self) && enough(other)
     }
 
     /// `self ÷ other`, the two taken as independent (two modes, two runs): Welch's interval on
@@ -172,47 +146,34 @@ impl Resampled {
     /// moves from repeat to repeat moves both and cancels. `None` unless both hold as many
     /// repeats and at least two of them give a ratio.
     pub fn paired_ratio(&self, other: &Resampled) -> Option<Resampled> {
-        if other.value == 0.0 {
-            return None;
-        }
-        let ratios = self.per_repeat_pairs(other, |a, b| (b != 0.0).then(|| a / b))?;
-        Some(Resampled::closed_form(
-            self.value / other.value,
-            student::interval(&ratios, Scale::Log),
-            Scale::Log,
-        ))
+        self.paired(other, |a, b| (b != 0.0).then(|| a / b), Scale::Log)
     }
 
     /// `self − other` for two results measured in turns, repeat by repeat (`compare --run`):
     /// each repeat's own difference, Student's t over them, as [`Resampled::paired_ratio`].
     /// `None` unless both hold as many repeats and at least two of them give a difference.
     pub fn paired_difference(&self, other: &Resampled) -> Option<Resampled> {
-        let differences = self.per_repeat_pairs(other, |a, b| Some(a - b))?;
-        Some(Resampled::closed_form(
-            self.value - other.value,
-            student::interval(&differences, Scale::Signed),
-            Scale::Signed,
-        ))
+        self.paired(other, |a, b| Some(a - b), Scale::Signed)
     }
 
-    /// `combine(self's repeat r, other's repeat r)` for every repeat both define (`None`: the
+    /// `combine` of the two figures, its interval Student's t on `scale` over `combine(self's
+    /// repeat r, other's repeat r)` for every repeat both define (`None`: undefined, the
     /// repeats do not line up, or fewer than two pairs).
-    fn per_repeat_pairs(
+    fn paired(
         &self,
         other: &Resampled,
         combine: impl Fn(f64, f64) -> Option<f64>,
-    ) -> Option<Vec<f64>> {
+        scale: Scale,
+    ) -> Option<Resampled> {
+        let value = combine(self.value, other.value)?;
         if self.per_repeat.len() != other.per_repeat.len() {
             return None;
         }
-        let pairs: Vec<f64> = self
-            .per_repeat
-            .iter()
-            .zip(&other.per_repeat)
-            .filter_map(|(a, b)| combine((*a)?, (*b)?))
-            .filter(|x| x.is_finite())
-            .collect();
-        (pairs.len() >= student::MIN_VALUES).then_some(pairs)
+        let pairs = self.per_repeat.iter().zip(&other.per_repeat);
+        let pairs = pairs.filter_map(|(a, b)| combine((*a)?, (*b)?));
+        let pairs: Vec<f64> = pairs.filter(|x| x.is_finite()).collect();
+        let interval = student::interval(&pairs, scale);
+        (pairs.len() >= student::MIN_VALUES).then(|| Resampled::closed_form(value, interval, scale))
     }
 
     /// `self − other`, independent as in [`Resampled::ratio`] (Welch's on the figures).
@@ -235,14 +196,10 @@ impl Resampled {
         // Two sides with as many units drew the same blocks in the same order (one seed):
         // pairing draw i with the other's draw from the far end keeps the two independent, as
         // two runs are, instead of moving together with the blocks they share.
-        let theirs = other.draws_to_pair();
-        let draws = self
-            .draws_to_pair()
-            .iter()
-            .zip(theirs.iter().rev())
-            .filter_map(|(&a, &b)| combine(a, b))
-            .filter(|x| x.is_finite())
-            .collect();
+        let (mine, theirs) = (self.draws_to_pair(), other.draws_to_pair());
+        let pairs = mine.iter().zip(theirs.iter().rev());
+        let draws = pairs.filter_map(|(&a, &b)| combine(a, b));
+        let draws = draws.filter(|x| x.is_finite()).collect();
         Resampled::from_draws(value, draws, Scale::Signed)
     }
 }
@@ -351,10 +308,9 @@ pub fn across_repeats(
 ) -> Option<Resampled> {
     let all: Vec<usize> = segments.iter().flat_map(Clone::clone).collect();
     let value = figure(&all)?;
-    let per_repeat: Vec<Option<f64>> = segments
-        .iter()
-        .map(|s| figure(&s.clone().collect::<Vec<_>>()).filter(|x| x.is_finite()))
-        .collect();
+    let mut of =
+        |s: &Range<usize>| figure(&s.clone().collect::<Vec<_>>()).filter(|x| x.is_finite());
+    let per_repeat: Vec<Option<f64>> = segments.iter().map(&mut of).collect();
     Some(Resampled::of_repeats(value, per_repeat, scale))
 }
 
@@ -397,13 +353,8 @@ fn block_length(units: usize) -> usize {
     ((units as f64).cbrt().ceil() as usize).clamp(1, units)
 }
 
-/// A ratio of sums over the drawn units (`num[i] / den[i]` summed): success rates, shares,
-/// and goodput (den = the interval's length in seconds).
-pub fn ratio_of_sums(num: &[f64], den: &[f64], scale: Scale) -> Option<Resampled> {
-    ratio_of_sums_in(std::slice::from_ref(&(0..num.len())), num, den, scale)
-}
-
-/// [`ratio_of_sums`] over units measured in `segments` (see [`resample_segments`]).
+/// A ratio of sums over the drawn units measured in `segments` (see [`resample_segments`]):
+/// success rates, shares, and goodput (den = the interval's length in seconds).
 pub fn ratio_of_sums_in(
     segments: &[Range<usize>],
     num: &[f64],
@@ -412,9 +363,8 @@ pub fn ratio_of_sums_in(
 ) -> Option<Resampled> {
     debug_assert_eq!(num.len(), den.len());
     resample_segments(segments, scale, |drawn| {
-        let (n, d) = drawn
-            .iter()
-            .fold((0.0, 0.0), |(n, d), &i| (n + num[i], d + den[i]));
+        let add = |(n, d), &i: &usize| (n + num[i], d + den[i]);
+        let (n, d) = drawn.iter().fold((0.0, 0.0), add);
         (d > 0.0).then(|| n / d)
     })
 }
@@ -434,4 +384,211 @@ fn percentile_interval(draws: &[f64]) -> Option<(f64, f64)> {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    // The bootstrap, Student's t over repeats and the pairings, on made-up series.
+    use super::*;
+
+    impl Estimate {
+        fn covers(&self, x: f64) -> bool {
+            self.interval().is_some_and(|(lo, hi)| lo <= x && x <= hi)
+        }
+    }
+
+    /// [`ratio_of_sums_in`] over one run.
+    fn ratio_of_sums(num: &[f64], den: &[f64], scale: Scale) -> Option<Resampled> {
+        ratio_of_sums_in(std::slice::from_ref(&(0..num.len())), num, den, scale)
+    }
+
+    fn steady(n: usize, per_unit: f64) -> Vec<f64> {
+        // A little deterministic wobble, so the intervals are not empty.
+        (0..n)
+            .map(|i| per_unit * (1.0 + 0.05 * ((i * 7 % 11) as f64 - 5.0) / 5.0))
+            .collect()
+    }
+
+    #[test]
+    fn a_steady_series_gives_a_narrow_interval_around_its_figure() {
+        let acquired = steady(30, 1000.0);
+        let seconds = vec![1.0; 30];
+        let goodput = ratio_of_sums(&acquired, &seconds, Scale::NonNegative)
+            .unwrap()
+            .estimate();
+        let (low, high) = goodput.interval().expect("30 intervals give an interval");
+        assert!(low <= goodput.value && goodput.value <= high, "{goodput:?}");
+        assert!(low > 950.0 && high < 1050.0, "{goodput:?}");
+    }
+
+    #[test]
+    fn too_few_intervals_give_no_interval() {
+        let goodput = ratio_of_sums(&[10.0; 4], &[1.0; 4], Scale::NonNegative).unwrap();
+        assert!(goodput.draws.is_empty());
+        assert_eq!(goodput.estimate().interval(), None);
+        assert_eq!(Order::of(&goodput.estimate(), 1.0), Order::TooShort);
+    }
+
+    #[test]
+    fn the_same_series_twice_shows_no_clear_difference_and_a_real_gap_shows_an_order() {
+        let seconds = vec![1.0; 20];
+        let a = ratio_of_sums(&steady(20, 1000.0), &seconds, Scale::NonNegative).unwrap();
+        let a_again = ratio_of_sums(&steady(20, 1000.0), &seconds, Scale::NonNegative).unwrap();
+        let same = a.ratio(&a_again).unwrap().estimate();
+        assert_eq!(Order::of(&same, 1.0), Order::NoClearDifference, "{same:?}");
+        let b = ratio_of_sums(&steady(20, 1500.0), &seconds, Scale::NonNegative).unwrap();
+        let faster = b.ratio(&a).unwrap().estimate();
+        assert_eq!(Order::of(&faster, 1.0), Order::Higher, "{faster:?}");
+        assert!(faster.covers(1.5), "{faster:?}");
+        assert_eq!(Order::of(&a.difference(&b).estimate(), 0.0), Order::Lower);
+    }
+
+    #[test]
+    fn a_burst_in_one_interval_widens_the_interval() {
+        let seconds = vec![1.0; 20];
+        let calm = ratio_of_sums(&steady(20, 1000.0), &seconds, Scale::NonNegative)
+            .unwrap()
+            .estimate();
+        let mut bursty = steady(20, 1000.0);
+        bursty[7] = 10_000.0;
+        let bursty = ratio_of_sums(&bursty, &seconds, Scale::NonNegative)
+            .unwrap()
+            .estimate();
+        let width = |e: &Estimate| e.high.unwrap() - e.low.unwrap();
+        assert!(width(&bursty) > 5.0 * width(&calm), "{calm:?} {bursty:?}");
+    }
+
+    #[test]
+    fn the_same_input_gives_the_same_interval() {
+        let seconds = vec![1.0; 12];
+        let one = ratio_of_sums(&steady(12, 300.0), &seconds, Scale::NonNegative)
+            .unwrap()
+            .estimate();
+        let two = ratio_of_sums(&steady(12, 300.0), &seconds, Scale::NonNegative)
+            .unwrap()
+            .estimate();
+        assert_eq!(one, two);
+    }
+
+    #[test]
+    fn repeats_give_students_t_over_their_own_figures() {
+        // Five repeats of four intervals each; repeat r measured 100 + 10·r per interval.
+        let segments: Vec<Range<usize>> = (0..5).map(|r| r * 4..r * 4 + 4).collect();
+        let per_interval: Vec<f64> = (0..20).map(|i| 100.0 + 10.0 * (i / 4) as f64).collect();
+        let seconds = vec![1.0; 20];
+        let e = ratio_of_sums_in(&segments, &per_interval, &seconds, Scale::NonNegative)
+            .unwrap()
+            .estimate();
+        // Mean 120, s = 15.81, t(4) = 2.776: 120 ± 19.63, in closed form.
+        let (low, high) = e.interval().expect("five repeats give an interval");
+        assert!((e.value - 120.0).abs() < 1e-9, "{e:?}");
+        assert!(
+            (low - 100.37).abs() < 0.01 && (high - 139.63).abs() < 0.01,
+            "{e:?}"
+        );
+        // One repeat alone says nothing about the spread between repeats.
+        let one = across_repeats(&segments[..1], Scale::NonNegative, |d| Some(d.len() as f64));
+        assert_eq!(one.unwrap().estimate().interval(), None);
+        // Identical repeats: no spread at all.
+        let same = ratio_of_sums_in(&segments, &[100.0; 20], &seconds, Scale::NonNegative)
+            .unwrap()
+            .estimate();
+        assert_eq!(same.interval(), Some((100.0, 100.0)));
+    }
+
+    #[test]
+    fn two_modes_of_the_same_repeats_pair_up_and_their_drift_cancels() {
+        // Five repeats drifting from 100 to 500 per interval; mode b measures twice mode a in
+        // each repeat.
+        let segments: Vec<Range<usize>> = (0..5).map(|r| r * 4..r * 4 + 4).collect();
+        let a: Vec<f64> = (0..20).map(|i| 100.0 * (1 + i / 4) as f64).collect();
+        let b: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+        let seconds = vec![1.0; 20];
+        let (a, b) = (
+            ratio_of_sums_in(&segments, &a, &seconds, Scale::NonNegative).unwrap(),
+            ratio_of_sums_in(&segments, &b, &seconds, Scale::NonNegative).unwrap(),
+        );
+        let paired = b.paired_ratio(&a).unwrap().estimate();
+        let (low, high) = paired.interval().unwrap();
+        assert!(
+            (low - 2.0).abs() < 1e-9 && (high - 2.0).abs() < 1e-9,
+            "{paired:?}"
+        );
+        // Taken as independent, the drift hides the difference.
+        let apart = b.ratio(&a).unwrap().estimate();
+        assert_eq!(
+            Order::of(&apart, 1.0),
+            Order::NoClearDifference,
+            "{apart:?}"
+        );
+        // A single run has no repeats to pair.
+        let single = ratio_of_sums(&[1.0; 20], &seconds, Scale::NonNegative).unwrap();
+        assert!(single.paired_ratio(&single).is_none());
+    }
+
+    #[test]
+    fn two_sides_in_turns_pair_their_differences_and_keep_their_sign() {
+        // Five turns drifting from 100 to 500 per interval; side b measures 50 less than side
+        // a in each turn, noise of ±5 on top.
+        let segments: Vec<Range<usize>> = (0..5).map(|r| r * 4..r * 4 + 4).collect();
+        let a: Vec<f64> = (0..20).map(|i| 100.0 * (1 + i / 4) as f64).collect();
+        let b: Vec<f64> = (0..20)
+            .map(|i| a[i] - 50.0 + if (i / 4) % 2 == 0 { 5.0 } else { -5.0 })
+            .collect();
+        let seconds = vec![1.0; 20];
+        let (a, b) = (
+            ratio_of_sums_in(&segments, &a, &seconds, Scale::NonNegative).unwrap(),
+            ratio_of_sums_in(&segments, &b, &seconds, Scale::NonNegative).unwrap(),
+        );
+        let paired = b.paired_difference(&a).unwrap().estimate();
+        let (low, high) = paired.interval().unwrap();
+        // Below zero (no clamp at 0, unlike a figure's own draws), around −50, narrow.
+        assert!(low < -50.0 && -50.0 < high && high < 0.0, "{paired:?}");
+        assert_eq!(Order::of(&paired, 0.0), Order::Lower, "{paired:?}");
+        // Taken as independent, the drift hides the difference.
+        let apart = b.difference(&a).estimate();
+        assert_eq!(
+            Order::of(&apart, 0.0),
+            Order::NoClearDifference,
+            "{apart:?}"
+        );
+        // Repeats that do not line up (a side stopped early) do not pair.
+        let short =
+            ratio_of_sums_in(&segments[..3], &[1.0; 12], &[1.0; 12], Scale::NonNegative).unwrap();
+        assert!(short.paired_difference(&a).is_none());
+    }
+
+    #[test]
+    fn a_ratio_of_a_skewed_positive_figure_never_reaches_zero() {
+        // A p99 per turn: side b is far slower in one turn of five, a little in the others.
+        let segments: Vec<Range<usize>> = (0..5).map(|r| r..r + 1).collect();
+        let a = [100.0, 120.0, 90.0, 110.0, 100.0];
+        let b = [130.0, 150.0, 40_000.0, 140.0, 120.0];
+        let of = |v: [f64; 5]| across_repeats(&segments, Scale::Log, |d| Some(v[d[0]])).unwrap();
+        let (a, b) = (of(a), of(b));
+        let ratio = b.paired_ratio(&a).unwrap().estimate();
+        let (low, _) = ratio.interval().unwrap();
+        assert!(low > 0.1, "{ratio:?}");
+        // Taken as independent sets of repeats (Welch's on the logarithms): positive too.
+        let apart = b.ratio(&a).unwrap().estimate();
+        assert!(apart.low.unwrap() > 0.0, "{apart:?}");
+        // Repeats against a single run's bootstrap draws: their draws pair.
+        let single = ratio_of_sums(&[110.0; 20], &[1.0; 20], Scale::NonNegative).unwrap();
+        let mixed = a.ratio(&single).unwrap().estimate();
+        assert!(mixed.covers(1.0), "{mixed:?}");
+    }
+
+    #[test]
+    fn an_undefined_figure_is_none_and_blocks_never_pass_the_end() {
+        assert!(ratio_of_sums(&[0.0; 6], &[0.0; 6], Scale::NonNegative).is_none());
+        for n in 1..50 {
+            let b = block_length(n);
+            assert!(b >= 1 && b <= n, "n {n} block {b}");
+        }
+        // Every drawn index is in range (the closure would panic otherwise).
+        let units = 17;
+        bootstrap(units, Scale::NonNegative, |drawn| {
+            assert_eq!(drawn.len(), units);
+            assert!(drawn.iter().all(|&i| i < units));
+            Some(1.0)
+        })
+        .unwrap();
+    }
+}

@@ -33,15 +33,10 @@ impl FromStr for HoldSpec {
     type Err = String;
 
     fn from_str(text: &str) -> Result<HoldSpec, String> {
-        let spec = match text.split_once("..") {
-            None => {
-                let d = parse_duration(text)?;
-                HoldSpec { min: d, max: d }
-            }
-            Some((lo, hi)) => HoldSpec {
-                min: parse_duration(lo)?,
-                max: parse_duration(hi)?,
-            },
+        let (lo, hi) = text.split_once("..").unwrap_or((text, text));
+        let spec = HoldSpec {
+            min: parse_duration(lo)?,
+            max: parse_duration(hi)?,
         };
         if spec.min > spec.max {
             return Err(format!(
@@ -79,12 +74,10 @@ impl FromStr for KeyDist {
             "uniform" => Ok(KeyDist::Uniform),
             "zipf" => Ok(KeyDist::Zipf(1.0)),
             other => {
-                let exponent = other
-                    .strip_prefix("zipf:")
-                    .ok_or_else(|| format!("{text:?}: expected uniform, zipf or zipf:EXPONENT"))?;
-                let s: f64 = exponent
-                    .parse()
-                    .map_err(|_| format!("{text:?}: the zipf exponent is not a number"))?;
+                let expected = || format!("{text:?}: expected uniform, zipf or zipf:EXPONENT");
+                let exponent = other.strip_prefix("zipf:").ok_or_else(expected)?;
+                let not_a_number = |_| format!("{text:?}: the zipf exponent is not a number");
+                let s: f64 = exponent.parse().map_err(not_a_number)?;
                 if !s.is_finite() || s <= 0.0 {
                     return Err(format!("{text:?}: the zipf exponent must be above 0"));
                 }

@@ -11,37 +11,33 @@ use super::step::Step;
 use crate::model::mode::ModeStats;
 pub use crate::model::values::grouped;
 
-/// What the answer's rate is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// A repeat of the rate met the objective too, and the next rate up missed it.
-    Confirmed,
-    /// No repeat confirmed the rate (the step budget ran out, or the search was stopped).
-    Unconfirmed,
-    /// The next rate up missed only because the load generator was the bottleneck: the
-    /// masters may sustain more than this machine can ask of them.
-    MachineFloor,
-    /// The rate is `--max-rate`: the masters may sustain more.
-    MaxRateFloor,
-    /// No rate met the objective.
-    NotMet,
-    /// This machine decided every step that could have given an answer (the generator waited
-    /// for a core too much of the time): no rate is claimed.
-    NoAnswer,
+named! {
+    /// What the answer's rate is (its name: JSON `status`, the CSV answer row's `verdict`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    pub enum Status {
+        /// A repeat of the rate met the objective too, and the next rate up missed it.
+        Confirmed = "confirmed",
+        /// No repeat confirmed the rate (the step budget ran out, or the search was stopped;
+        /// also what a file written before the status was recorded reads as).
+        #[default]
+        Unconfirmed = "unconfirmed",
+        /// The next rate up missed only because the load generator was the bottleneck: the
+        /// masters may sustain more than this machine can ask of them.
+        MachineFloor = "machine-floor",
+        /// The rate is `--max-rate`: the masters may sustain more.
+        MaxRateFloor = "max-rate-floor",
+        /// No rate met the objective.
+        NotMet = "not-met",
+        /// This machine decided every step that could have given an answer (the generator
+        /// waited for a core too much of the time): no rate is claimed.
+        NoAnswer = "no-answer",
+    }
 }
 
 impl Status {
-    /// Its name in result files (JSON `status`, the CSV answer row's `verdict`).
+    /// Its name in result files.
     pub fn key(self) -> &'static str {
-        match self {
-            Status::Confirmed => "confirmed",
-            Status::Unconfirmed => "unconfirmed",
-            Status::MachineFloor => "machine-floor",
-            Status::MaxRateFloor => "max-rate-floor",
-            Status::NotMet => "not-met",
-            Status::NoAnswer => "no-answer",
-        }
+        self.as_str()
     }
 
     /// The status in the words the answer opens with.
@@ -70,7 +66,7 @@ pub struct Answer {
     /// bottleneck: the masters may sustain more than the answer.
     pub generator_limited: bool,
     /// What the rate is, and why (`status_reason`: the bracket, or what set the floor).
-    #[serde(default = "unconfirmed")]
+    #[serde(default)]
     pub status: Status,
     #[serde(default)]
     pub status_reason: String,
@@ -89,9 +85,7 @@ pub struct Answer {
     pub noise: Vec<String>,
     /// What the search knows: the highest rate that passed (the answer) and the lowest above
     /// it that failed (null: none did); the capacity lies between them.
-    #[serde(default)]
     pub highest_passed_per_s: Option<f64>,
-    #[serde(default)]
     pub lowest_failed_per_s: Option<f64>,
     /// Flags to add to the same `capacity` command to narrow an unconfirmed or budget-limited
     /// answer (empty: nothing to narrow).
@@ -103,12 +97,7 @@ pub struct Answer {
     pub reproduce: String,
     /// The spread across every step run at the answer's rate (its confirmation and the
     /// `--repeat` runs included; null: it ran once).
-    #[serde(default)]
     pub spread: Option<Spread>,
-}
-
-fn unconfirmed() -> Status {
-    Status::Unconfirmed
 }
 
 impl Answer {
@@ -125,69 +114,45 @@ impl Answer {
         }
         lines.extend(self.noise.iter().cloned());
         if let Some(s) = &self.spread {
+            let (p99, success) = (s.acquire_p99_ms, s.success_rate.scaled(100.0));
             lines.push(format!(
-                "spread: {} runs at that rate ({} passed): p99 {:.3}/{:.3}/{:.3} ms, success {:.3}/{:.3}/{:.3}% (min/median/max)",
-                s.runs,
-                s.passed,
-                s.acquire_p99_ms.min,
-                s.acquire_p99_ms.median,
-                s.acquire_p99_ms.max,
-                100.0 * s.success_rate.min,
-                100.0 * s.success_rate.median,
-                100.0 * s.success_rate.max,
+                "spread: {} runs at that rate ({} passed): p99 {p99} ms, success {success}% (min/median/max)",
+                s.runs, s.passed,
             ));
         }
-        if let (Some(lo), Some(hi)) = (self.rate_per_s, self.lowest_failed_per_s) {
-            if !self.narrow_with.is_empty() {
-                lines.push(format!(
-                    "narrow: {}/s passed, {}/s failed, so the capacity lies between them: add {} to the same command",
-                    grouped(lo),
-                    grouped(hi),
-                    self.narrow_with
-                ));
-            }
+        let bracket = self.rate_per_s.zip(self.lowest_failed_per_s);
+        if let Some((lo, hi)) = bracket.filter(|_| !self.narrow_with.is_empty()) {
+            let (lo, hi, flags) = (grouped(lo), grouped(hi), &self.narrow_with);
+            lines.push(format!("narrow: {lo}/s passed, {hi}/s failed, so the capacity lies between them: add {flags} to the same command"));
         }
         if !self.reproduce.is_empty() {
             lines.push(format!("reproduce: {}", self.reproduce));
         }
         lines
     }
-}
 
-impl Answer {
     /// Words an answer searched under a fault schedule (`words`): a safe capacity, named by
     /// its faults, or "no safe rate" when every step of its mode was unsafe.
     pub fn under_faults(&mut self, words: &str, steps: &[Step]) {
-        let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == self.fanout).collect();
-        let unsafe_step = |s: &&Step| {
-            s.report
-                .modes
-                .first()
-                .is_some_and(|m| !unsafe_because(m).is_empty())
-        };
-        let rest = self
-            .statement
-            .strip_prefix(&format!("{}: ", self.fanout))
-            .unwrap_or(&self.statement)
-            .to_string();
-        self.statement =
-            if self.rate_per_s.is_none() && !mine.is_empty() && mine.iter().all(unsafe_step) {
-                let rates = mine.iter().map(|s| s.rate);
-                let (low, high) = (
-                    rates.clone().fold(f64::MAX, f64::min),
-                    rates.fold(0.0, f64::max),
-                );
-                let tried = match mine.len() {
-                    1 => format!("1 step, at {}/s", grouped(low)),
-                    n => format!("{n} steps, {}–{}/s", grouped(low), grouped(high)),
-                };
-                format!(
-                "{}: no safe rate with {words}: safety violations at every rate tried ({tried})",
-                self.fanout
-            )
-            } else {
-                format!("{}: safe capacity with {words}: {rest}", self.fanout)
+        let fanout = &self.fanout;
+        let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == *fanout).collect();
+        let unsafe_mode = |m: &ModeStats| !unsafe_because(m).is_empty();
+        let unsafe_step = |s: &&Step| s.mode().is_some_and(unsafe_mode);
+        let statement = &self.statement;
+        let prefix = format!("{fanout}: ");
+        let rest = statement.strip_prefix(&prefix).unwrap_or(statement);
+        let no_safe_rate = self.rate_per_s.is_none() && !mine.is_empty();
+        self.statement = if no_safe_rate && mine.iter().all(unsafe_step) {
+            let rates = mine.iter().map(|s| s.rate);
+            let low = grouped(rates.clone().fold(f64::MAX, f64::min));
+            let tried = match mine.len() {
+                1 => format!("1 step, at {low}/s"),
+                n => format!("{n} steps, {low}–{}/s", grouped(rates.fold(0.0, f64::max))),
             };
+            format!("{fanout}: no safe rate with {words}: safety violations at every rate tried ({tried})")
+        } else {
+            format!("{fanout}: safe capacity with {words}: {rest}")
+        };
     }
 }
 
@@ -199,7 +164,19 @@ pub struct Range {
     pub max: f64,
 }
 
+/// `min/median/max`, each with 3 decimals.
+impl std::fmt::Display for Range {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.3}/{:.3}/{:.3}", self.min, self.median, self.max)
+    }
+}
+
 impl Range {
+    fn scaled(self, by: f64) -> Range {
+        let (min, median, max) = (by * self.min, by * self.median, by * self.max);
+        Range { min, median, max }
+    }
+
     fn of(mut values: Vec<f64>) -> Option<Range> {
         values.sort_by(f64::total_cmp);
         let n = values.len();
@@ -229,39 +206,28 @@ pub struct Spread {
 
 /// The spread of `steps` (one rate's runs), when there are at least two.
 fn spread(steps: &[&Step]) -> Option<Spread> {
-    let modes: Vec<&ModeStats> = steps
-        .iter()
-        .filter_map(|s| s.report.modes.first())
-        .collect();
+    let modes: Vec<&ModeStats> = steps.iter().filter_map(|s| s.mode()).collect();
     if modes.len() < 2 {
         return None;
     }
-    let round = |x: f64, unit: f64| (x / unit).round() * unit;
+    // Rounded to `unit`, as the report writes it.
+    let range = |figure: fn(&ModeStats) -> f64, unit: f64| {
+        let rounded = modes.iter().map(|m| (figure(m) / unit).round() * unit);
+        Range::of(rounded.collect())
+    };
     Some(Spread {
         runs: modes.len() as u32,
         passed: steps.iter().filter(|s| s.passed).count() as u32,
-        acquire_p99_ms: Range::of(
-            modes
-                .iter()
-                .map(|m| round(m.latency.acquire.quantile(0.99) as f64 / 1000.0, 0.001))
-                .collect(),
-        )?,
-        success_rate: Range::of(
-            modes
-                .iter()
-                .map(|m| round(m.acquire_success_rate(), 1e-6))
-                .collect(),
-        )?,
+        acquire_p99_ms: range(|m| m.latency.acquire.quantile(0.99) as f64 / 1000.0, 0.001)?,
+        success_rate: range(ModeStats::acquire_success_rate, 1e-6)?,
     })
 }
 
 /// Flags that narrow the bracket `lo..hi` to `precision`: start at the passing rate, cap at
 /// the failing one, and enough steps to bisect between them and confirm.
 fn narrowing_flags(lo: f64, hi: f64, precision: f64) -> String {
-    let halvings = (((hi - lo) / lo) / precision.max(0.001))
-        .log2()
-        .ceil()
-        .max(0.0) as u32;
+    let doublings = ((hi - lo) / lo / precision.max(0.001)).log2();
+    let halvings = doublings.ceil().max(0.0) as u32;
     // lo, hi, the bisection, the confirmation.
     let steps = (halvings + 3).min(50);
     format!("--start-rate {lo:.0} --max-rate {hi:.0} --max-steps {steps}")
@@ -270,10 +236,9 @@ fn narrowing_flags(lo: f64, hi: f64, precision: f64) -> String {
 /// The noise sentence of the step at `rate` that the search counted (`None`: its verdict did
 /// not hinge on an interval).
 fn noise_words(mine: &[&Step], rate: f64) -> Option<String> {
-    let step = mine
-        .iter()
-        .rev()
-        .find(|s| s.rate == rate && s.counted().is_some() && !s.straddled.is_empty())?;
+    let straddling =
+        |s: &&&Step| s.rate == rate && s.counted().is_some() && !s.straddled.is_empty();
+    let step = mine.iter().rev().find(straddling)?;
     let at = format!("at {}/s {}", grouped(rate), step.straddled.join(", "));
     Some(match step.noise {
         Some(n) if n.runs > 1 => format!(
@@ -295,7 +260,7 @@ fn noise_words(mine: &[&Step], rate: f64) -> Option<String> {
 /// ([`crate::model::generator::machine_bound`]), or the generator judged itself the
 /// bottleneck (its own CPU, its clients, its late starts).
 fn machine_reason(s: &Step) -> Option<(&'static str, String)> {
-    let m = s.report.modes.first()?;
+    let m = s.mode()?;
     if let Some(busy) = crate::model::generator::machine_bound(m) {
         return Some(("on a busy machine", busy));
     }
@@ -306,9 +271,8 @@ fn machine_reason(s: &Step) -> Option<(&'static str, String)> {
     let reasons = &m.generator.judgement.reasons;
     let why = reasons
         .iter()
-        .find_map(|r| r.strip_prefix("generator-bound: "))
-        .or(reasons.first().map(String::as_str))
-        .unwrap_or("");
+        .find_map(|r| r.strip_prefix("generator-bound: "));
+    let why = why.or(reasons.first().map(String::as_str)).unwrap_or("");
     Some(("generator-bound", why.to_string()))
 }
 
@@ -336,19 +300,14 @@ fn status_of(o: &Outcome, objective: &Objective, plan: &Plan) -> (Status, String
         (None, Some((_, why))) => (Status::NoAnswer, format!("at {lowest_failed}/s {why}")),
         (None, None) if plan.min_rate_from_calls => {
             let (calls, term) = objective.calls_needed();
-            (
-                Status::NotMet,
-                format!(
-                    "not even {}/s, the lowest rate whose step holds the {} calls a {term} needs",
-                    grouped(plan.min_rate),
-                    grouped(calls as f64)
-                ),
-            )
+            let (rate, calls) = (grouped(plan.min_rate), grouped(calls as f64));
+            let why = format!("not even {rate}/s, the lowest rate whose step holds the {calls} calls a {term} needs");
+            (Status::NotMet, why)
         }
-        (None, None) => (
-            Status::NotMet,
-            format!("not even --min-rate {}/s", grouped(plan.min_rate)),
-        ),
+        (None, None) => {
+            let why = format!("not even --min-rate {}/s", grouped(plan.min_rate));
+            (Status::NotMet, why)
+        }
         (Some(_), Some((how, _))) => (
             Status::MachineFloor,
             format!("the next rate up, {lowest_failed}/s, was {how}; {repeat_words}"),
@@ -371,11 +330,8 @@ fn status_of(o: &Outcome, objective: &Objective, plan: &Plan) -> (Status, String
                 Some(_) => format!("bracket {}–{lowest_failed}/s", grouped(r)),
                 None => format!("at least {}/s: nothing above it failed yet", grouped(r)),
             };
-            let why = if o.limit == Limit::Steps {
-                "the step budget ran out"
-            } else {
-                "the search was stopped"
-            };
+            let budget = o.limit == Limit::Steps;
+            let why = if budget { "the step budget ran out" } else { "the search was stopped" };
             (Status::Unconfirmed, format!("{bracket}; {why}"))
         }
     }
@@ -388,30 +344,20 @@ fn statement_of(
     rate: Option<f64>,
     objective: &Objective,
 ) -> String {
+    let words = status.words();
     let reason = if reason.is_empty() {
         String::new()
     } else {
         format!(" ({reason})")
     };
+    let opening = format!("{fanout}: {words}{reason}");
     match (rate, status) {
-        (_, Status::NoAnswer) if reason.contains("waited for a core") => format!(
-            "{fanout}: {}{reason} — no rate is claimed; measure on a quieter machine",
-            status.words()
-        ),
-        (_, Status::NoAnswer) => format!(
-            "{fanout}: {}{reason} — no rate is claimed; the generator was its own bottleneck: give it more --clients, a release build, or more machines (--agents)",
-            status.words()
-        ),
-        (Some(r), _) => format!(
-            "{fanout}: {}{reason} — {} acquires/s",
-            status.words(),
-            grouped(r)
-        ),
-        (None, _) => format!(
-            "{fanout}: {} — no rate met {}{reason}",
-            status.words(),
-            objective.describe()
-        ),
+        (_, Status::NoAnswer) if reason.contains("waited for a core") => {
+            format!("{opening} — no rate is claimed; measure on a quieter machine")
+        }
+        (_, Status::NoAnswer) => format!("{opening} — no rate is claimed; the generator was its own bottleneck: give it more --clients, a release build, or more machines (--agents)"),
+        (Some(r), _) => format!("{opening} — {} acquires/s", grouped(r)),
+        (None, _) => format!("{fanout}: {words} — no rate met {}{reason}", objective.describe()),
     }
 }
 
@@ -420,22 +366,18 @@ fn objective_words(objective: &Objective, rate: Option<f64>, at: Option<&ModeSta
     let (Some(r), Some(m)) = (rate, at) else {
         return objective.describe();
     };
-    let p99 = m
-        .estimates
-        .as_ref()
-        .and_then(|e| crate::model::catalog::estimate(e, "acquire.p99")?.interval());
+    let estimate = |e| crate::model::catalog::estimate(e, "acquire.p99")?.interval();
+    let interval =
+        |(lo, hi): (f64, f64)| format!(" (95 % interval {:.3}–{:.3} ms)", lo / 1000.0, hi / 1000.0);
+    let p99 = m.estimates.as_ref().and_then(estimate);
+    let p99 = p99.map_or(String::new(), interval);
+    let ms = |q| m.latency.acquire.quantile(q) as f64 / 1000.0;
+    let (rate, reached) = (grouped(r), grouped(m.acquires_per_s()));
     format!(
-        "{}; the step at {}/s reached {} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{}, success {:.3}%",
+        "{}; the step at {rate}/s reached {reached} acquires/s, acquire p50 {:.3} ms, p99 {:.3} ms{p99}, success {:.3}%",
         objective.describe(),
-        grouped(r),
-        grouped(m.acquires_per_s()),
-        m.latency.acquire.quantile(0.5) as f64 / 1000.0,
-        m.latency.acquire.quantile(0.99) as f64 / 1000.0,
-        p99.map_or(String::new(), |(lo, hi)| format!(
-            " (95 % interval {:.3}–{:.3} ms)",
-            lo / 1000.0,
-            hi / 1000.0
-        )),
+        ms(0.5),
+        ms(0.99),
         100.0 * m.acquire_success_rate(),
     )
 }
@@ -446,15 +388,10 @@ fn narrow_with(fanout: &str, o: &Outcome, plan: &Plan) -> String {
     match (o.rate, o.lowest_failed) {
         (Some(lo), Some(hi)) if !o.confirmed || o.limit == Limit::Steps => {
             // Only this mode: without it, the narrower search would run every mode again.
-            let mode = if matches!(fanout, "sequential" | "concurrent") {
-                "--fanout"
-            } else {
-                "--lock"
-            };
-            format!(
-                "{} {mode} {fanout}",
-                narrowing_flags(lo, hi, plan.precision)
-            )
+            let redlock = matches!(fanout, "sequential" | "concurrent");
+            let mode = if redlock { "--fanout" } else { "--lock" };
+            let flags = narrowing_flags(lo, hi, plan.precision);
+            format!("{flags} {mode} {fanout}")
         }
         _ => String::new(),
     }
@@ -470,35 +407,27 @@ pub fn answer(
 ) -> Answer {
     let mine: Vec<&Step> = steps.iter().filter(|s| s.fanout == fanout).collect();
     // The lowest failing step above the answer: did this machine decide it?
-    let above = mine
-        .iter()
-        .filter(|s| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r))
-        .min_by(|a, b| a.rate.total_cmp(&b.rate));
+    let failed_above = |s: &&&Step| s.counted() == Some(false) && rate.is_none_or(|r| s.rate > r);
+    let by_rate = |a: &&&Step, b: &&&Step| a.rate.total_cmp(&b.rate);
+    let above = mine.iter().filter(failed_above).min_by(by_rate);
+    let reproduced_it = |s: &&Step| Some(s.rate) == rate && s.passed && s.reproducer.is_some();
     let outcome = Outcome {
         rate,
         confirmed,
         limit,
         lowest_failed: above.map(|s| s.rate),
         machine: above.and_then(|s| machine_reason(s)),
-        by_reproducer: mine
-            .iter()
-            .any(|s| Some(s.rate) == rate && s.passed && s.reproducer.is_some()),
+        by_reproducer: mine.iter().any(reproduced_it),
     };
     let answer_step = rate.and_then(|r| mine.iter().rev().find(|s| s.rate == r && s.passed));
-    let reproduced = answer_step.copied().or_else(|| {
-        mine.iter()
-            .copied()
-            .min_by(|a, b| a.rate.total_cmp(&b.rate))
-    });
+    let lowest = || mine.iter().min_by(by_rate).copied();
+    let reproduced = answer_step.copied().or_else(lowest);
     let same_rate: Vec<&Step> = rate.map_or_else(Vec::new, |r| {
         mine.iter().copied().filter(|s| s.rate == r).collect()
     });
     let (status, status_reason) = status_of(&outcome, objective, plan);
-    let noise = rate
-        .into_iter()
-        .chain(outcome.lowest_failed)
-        .filter_map(|r| noise_words(&mine, r))
-        .collect();
+    let decided = rate.into_iter().chain(outcome.lowest_failed);
+    let noise = decided.filter_map(|r| noise_words(&mine, r)).collect();
     Answer {
         fanout: fanout.to_string(),
         rate_per_s: rate,
@@ -514,18 +443,14 @@ pub fn answer(
             }
             _ => String::new(),
         },
-        objective: objective_words(
-            objective,
-            rate,
-            answer_step.and_then(|s| s.report.modes.first()),
-        ),
+        objective: objective_words(objective, rate, answer_step.and_then(|s| s.mode())),
         noise,
         highest_passed_per_s: rate,
         lowest_failed_per_s: outcome.lowest_failed,
         narrow_with: narrow_with(fanout, &outcome, plan),
-        reproduce: reproduced
-            .map(|s| reproduce::run_command(&s.report, &s.fanout, s.rate))
-            .unwrap_or_default(),
+        reproduce: reproduced.map_or(String::new(), |s| {
+            reproduce::run_command(&s.report, &s.fanout, s.rate)
+        }),
         spread: spread(&same_rate),
     }
 }

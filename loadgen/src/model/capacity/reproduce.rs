@@ -21,15 +21,15 @@ fn duration_us(us: u64) -> String {
 /// The `--server` value that starts the server a master reported (`valkey 9.1.2 (…)`,
 /// `redis 8.6.3 (…)`, `redis 7.0.15 (…)`); `None` for one no name starts (a path given).
 fn server_flag(server: &str) -> Option<&'static str> {
-    if server.starts_with("valkey ") {
-        Some("valkey")
-    } else if server.starts_with("redis 8.") {
-        Some("redis8")
-    } else if server.starts_with("redis ") {
-        Some("redis")
-    } else {
-        None
-    }
+    let flags = [
+        ("valkey ", "valkey"),
+        ("redis 8.", "redis8"),
+        ("redis ", "redis"),
+    ];
+    let flag = flags
+        .into_iter()
+        .find(|(prefix, _)| server.starts_with(prefix));
+    flag.map(|(_, flag)| flag)
 }
 
 fn duration_ms(ms: f64) -> String {
@@ -47,13 +47,11 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
         }
         // The server the masters ran: without it the command starts $REDLOCK_SERVER's, or
         // Redis (a Valkey search would be confirmed against Redis).
-        if let Some(server) = report
+        let server = report
             .masters
             .first()
-            .and_then(|m| server_flag(&m.server()))
-        {
-            flags.push(format!("--server {server}"));
-        }
+            .and_then(|m| server_flag(&m.server()));
+        flags.extend(server.map(|server| format!("--server {server}")));
         // The network distance the step played: without it the command measures loopback.
         if let Some(network) = &report.network {
             flags.push(format!("--rtt {}", network.profile));
@@ -63,29 +61,23 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
         flags.push(format!("--masters {}", urls.join(",")));
     }
     let lock = c.locks.first().map_or("redlock", String::as_str);
-    if lock == "redlock" {
-        flags.push(format!("--fanout {}", fanout));
-    } else {
-        flags.push(format!("--lock {lock}"));
-    }
+    flags.push(match lock {
+        "redlock" => format!("--fanout {fanout}"),
+        _ => format!("--lock {lock}"),
+    });
+    let (rate, clients, resources) = (c.rate_per_s.unwrap_or(rate), c.clients, c.resources);
     flags.push(format!(
-        "--rate {} --clients {} --resources {}",
-        c.rate_per_s.unwrap_or(rate),
-        c.clients,
-        c.resources
+        "--rate {rate} --clients {clients} --resources {resources}"
     ));
     if c.key_dist != "uniform" {
         flags.push(format!("--key-dist {}", c.key_dist));
     }
+    let (min, max) = (duration_us(c.hold_min_us), duration_us(c.hold_max_us));
     if c.hold_max_us > 0 {
-        flags.push(if c.hold_min_us == c.hold_max_us {
-            format!("--hold {}", duration_us(c.hold_min_us))
+        flags.push(if min == max {
+            format!("--hold {min}")
         } else {
-            format!(
-                "--hold {}..{}",
-                duration_us(c.hold_min_us),
-                duration_us(c.hold_max_us)
-            )
+            format!("--hold {min}..{max}")
         });
     }
     if c.extends_per_hold > 0 {
@@ -98,18 +90,15 @@ pub fn run_command(report: &Report, fanout: &str, rate: f64) -> String {
         duration_ms(c.retry_delay_ms),
         duration_ms(c.instance_timeout_ms)
     ));
-    if let Some(q) = c.quorum {
-        flags.push(format!("--quorum {q}"));
-    }
+    flags.extend(c.quorum.map(|q| format!("--quorum {q}")));
     if report.modes.first().is_some_and(|m| m.fencing.is_some()) {
         flags.push("--fencing".into());
     }
     // A step searched under a fault schedule is reproduced under it.
     flags.extend(c.faults.iter().map(|f| format!("--fault {f}")));
     // Capacity cuts short steps into shorter intervals (for their 95 % intervals).
-    if let Some(m) = report.modes.first().filter(|m| m.interval_ms != 1000) {
-        flags.push(format!("--interval {}", duration_us(m.interval_ms * 1000)));
-    }
+    let interval = report.modes.first().filter(|m| m.interval_ms != 1000);
+    flags.extend(interval.map(|m| format!("--interval {}", duration_us(m.interval_ms * 1000))));
     flags.push(format!(
         "--warmup {} --duration {} --seed {}",
         duration_ms(c.warmup_s * 1000.0),

@@ -1,38 +1,25 @@
 //! The search for the highest rate that meets the objective, for one fan-out mode: bracket
-//! (double from the start rate until a step fails, or halve until one passes), then bisect
-//! between the highest passing and the lowest failing rate until they are within the
-//! precision, then confirm the answer by running it again. Every step is a bounded run, and
-//! the number of steps is bounded too.
-//!
-//! The idea is MLPerf LoadGen's server-scenario search (find boundaries, then binary search
-//! for the peak QPS within the latency bound); the code is our own.
+//! (double from the start rate until a step fails, or halve until one passes), bisect until
+//! the highest pass and the lowest failure are within the precision, then confirm the answer
+//! by running it again; every step is a bounded run, and so is their number. The idea is
+//! MLPerf LoadGen's server-scenario search; the code is our own.
 
 use serde::{Deserialize, Serialize};
 
-/// What a step is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    Bracket,
-    Bisect,
-    Confirm,
-    /// A `--repeat` run of the answer's rate, once the search is over (it moves no answer).
-    Repeat,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Bracket => "bracket",
-            Phase::Bisect => "bisect",
-            Phase::Confirm => "confirm",
-            Phase::Repeat => "repeat",
-        }
+named! {
+    /// What a step is for.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Phase {
+        Bracket = "bracket",
+        Bisect = "bisect",
+        Confirm = "confirm",
+        /// A `--repeat` run of the answer's rate, once the search is over (it moves no answer).
+        Repeat = "repeat",
     }
 }
 
 /// The search's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub start_rate: f64,
     pub min_rate: f64,
@@ -69,7 +56,7 @@ pub enum Limit {
 }
 
 /// The search's state.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Search {
     plan: Plan,
     /// Rates that passed (ascending, deduplicated) and the lowest that failed.
@@ -88,11 +75,7 @@ impl Search {
     pub fn new(plan: Plan) -> Search {
         Search {
             plan,
-            passed: Vec::new(),
-            failed: None,
-            steps: 0,
-            confirmed: false,
-            done: None,
+            ..Search::default()
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::catalog::{Measure::AcquireQuantile, FIGURES};
 use crate::model::estimates::figure_of;
 use crate::model::mode::ModeStats;
 use crate::model::percentiles::label;
@@ -30,16 +31,14 @@ impl Slo {
         let mut bounds = Vec::new();
         for term in text.split(',') {
             let term = term.trim();
-            let (p, d) = term
-                .split_once("<=")
-                .or_else(|| term.split_once('<'))
-                .ok_or_else(|| format!("{term:?}: write PERCENTILE<DURATION, e.g. p99<10ms"))?;
+            let split = term.split_once("<=").or_else(|| term.split_once('<'));
+            let how = || format!("{term:?}: write PERCENTILE<DURATION, e.g. p99<10ms");
+            let (p, d) = split.ok_or_else(how)?;
             let p = p.trim();
-            let percentile: f64 = p
-                .strip_prefix('p')
-                .and_then(|n| n.parse().ok())
-                .filter(|n: &f64| *n > 0.0 && *n <= 100.0)
-                .ok_or_else(|| format!("{term:?}: {p:?} is not a percentile like p99 or p99.9"))?;
+            let percentile = p.strip_prefix('p').and_then(|n| n.parse().ok());
+            let percentile = percentile.filter(|n: &f64| *n > 0.0 && *n <= 100.0);
+            let not = || format!("{term:?}: {p:?} is not a percentile like p99 or p99.9");
+            let percentile = percentile.ok_or_else(not)?;
             let bound = parse_duration(d.trim()).map_err(|e| format!("{term:?}: {e}"))?;
             if bound.is_zero() {
                 return Err(format!("{term:?}: the bound must be above zero"));
@@ -55,17 +54,11 @@ impl Slo {
 
 impl fmt::Display for Slo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let terms: Vec<String> = self
-            .bounds
-            .iter()
-            .map(|b| {
-                format!(
-                    "{}<{:?}",
-                    label(b.percentile),
-                    Duration::from_micros(b.bound_us)
-                )
-            })
-            .collect();
+        let term = |b: &Bound| {
+            let bound = Duration::from_micros(b.bound_us);
+            format!("{}<{bound:?}", label(b.percentile))
+        };
+        let terms: Vec<String> = self.bounds.iter().map(term).collect();
         f.write_str(&terms.join(","))
     }
 }
@@ -109,6 +102,37 @@ pub fn calls_for(percentile: f64) -> u64 {
     (10.0 / beyond - 1e-6).ceil() as u64
 }
 
+/// What made a step unsafe, whatever its latency: mutual-exclusion violations and, fenced,
+/// tokens out of order or stale writes the resource accepted (empty: none). A step with any
+/// is never a pass: capacity is the rate the lock holds at *safely*.
+pub fn unsafe_because(m: &ModeStats) -> Vec<String> {
+    let mut out = Vec::new();
+    if m.counts.violations > 0 {
+        out.push(format!("{} violations", m.counts.violations));
+    }
+    if let Some(f) = &m.fencing {
+        if f.token_order_violations > 0 {
+            out.push(format!(
+                "{} token-order violations",
+                f.token_order_violations
+            ));
+        }
+        if f.stale_writes_accepted > 0 {
+            out.push(format!("{} stale writes accepted", f.stale_writes_accepted));
+        }
+    }
+    out
+}
+
+/// The figure of the table ([`crate::model::catalog`]) that carries the interval of an acquire
+/// percentile (`None`: that percentile has none).
+fn percentile_figure(percentile: f64) -> Option<&'static str> {
+    FIGURES.iter().find_map(|f| match f.measure {
+        AcquireQuantile(q) if (100.0 * q - percentile).abs() < 1e-9 => Some(f.name),
+        _ => None,
+    })
+}
+
 impl Objective {
     /// The calls a step needs and the term that needs them ("p99"): `--min-calls` when given
     /// (named so), else the most demanding percentile's by [`calls_for`].
@@ -116,12 +140,9 @@ impl Objective {
         if let Some(n) = self.min_calls {
             return (n, "--min-calls".into());
         }
-        self.slo
-            .bounds
-            .iter()
-            .map(|b| (calls_for(b.percentile), label(b.percentile)))
-            .max_by_key(|(n, _)| *n)
-            .unwrap_or((1, "the objective".into()))
+        let needs = |b: &Bound| (calls_for(b.percentile), label(b.percentile));
+        let most = self.slo.bounds.iter().map(needs).max_by_key(|(n, _)| *n);
+        most.unwrap_or((1, "the objective".into()))
     }
 
     /// The lowest rate whose step, measured for `measured`, holds [`Objective::calls_needed`],
@@ -140,9 +161,7 @@ impl Objective {
         };
         (rate, why)
     }
-}
 
-impl Objective {
     /// Why mode `m` of `report` misses the objective (empty: it meets it).
     pub fn failures(&self, m: &ModeStats, target_missed: bool) -> Vec<String> {
         let mut out = Vec::new();
@@ -185,45 +204,7 @@ impl Objective {
         }
         out
     }
-}
 
-/// What made a step unsafe, whatever its latency: mutual-exclusion violations and, fenced,
-/// tokens out of order or stale writes the resource accepted (empty: none). A step with any
-/// is never a pass: capacity is the rate the lock holds at *safely*.
-pub fn unsafe_because(m: &ModeStats) -> Vec<String> {
-    let mut out = Vec::new();
-    if m.counts.violations > 0 {
-        out.push(format!("{} violations", m.counts.violations));
-    }
-    if let Some(f) = &m.fencing {
-        if f.token_order_violations > 0 {
-            out.push(format!(
-                "{} token-order violations",
-                f.token_order_violations
-            ));
-        }
-        if f.stale_writes_accepted > 0 {
-            out.push(format!("{} stale writes accepted", f.stale_writes_accepted));
-        }
-    }
-    out
-}
-
-/// The headline figure that carries the interval of an acquire percentile (`None`: that
-/// percentile has no interval).
-fn percentile_figure(percentile: f64) -> Option<&'static str> {
-    [
-        (50.0, "acquire.p50"),
-        (90.0, "acquire.p90"),
-        (99.0, "acquire.p99"),
-        (99.9, "acquire.p999"),
-    ]
-    .iter()
-    .find(|(p, _)| (p - percentile).abs() < 1e-9)
-    .map(|&(_, name)| name)
-}
-
-impl Objective {
     /// The objective in words: `p99<10ms and success ≥ 99.900%`.
     pub fn describe(&self) -> String {
         format!(
@@ -239,43 +220,38 @@ impl Objective {
     /// is clear of its bound, or the step fails for a reason no interval covers (a missed
     /// rate, a violation, a figure clear of its bound on the failing side).
     pub fn straddled(&self, m: &ModeStats, failures: &[String]) -> Vec<String> {
+        // Each term: its name, figure and bound, and whether a pass is at or below the bound
+        // (a latency) or at or above it (the success).
+        let latencies = self.slo.bounds.iter().map(|b| {
+            let figure = percentile_figure(b.percentile);
+            (label(b.percentile), figure, b.bound_us as f64, true)
+        });
+        let success = (
+            "success".to_string(),
+            Some("acquire.success"),
+            self.min_success,
+            false,
+        );
         let mut straddled = Vec::new();
         // Failures of terms whose interval straddles: any other failure decides the step.
         let mut explained = 0;
-        for b in &self.slo.bounds {
-            let name = label(b.percentile);
-            let interval = percentile_figure(b.percentile)
-                .and_then(|f| figure_of(m, f))
-                .and_then(|e| e.interval());
-            let bound = b.bound_us as f64;
-            // A step passes with the figure at or below the bound.
-            if let Some((low, high)) = interval.filter(|(l, h)| *l <= bound && bound < *h) {
-                straddled.push(format!(
-                    "{name} interval {:.3}–{:.3} ms straddled {:.3} ms",
-                    low / 1000.0,
-                    high / 1000.0,
-                    bound / 1000.0
-                ));
-                explained += failures
-                    .iter()
-                    .filter(|f| f.starts_with(&format!("{name} ")))
-                    .count();
-            }
-        }
-        let success = figure_of(m, "acquire.success").and_then(|e| e.interval());
-        let min = self.min_success;
-        // A step passes with the success at or above the minimum.
-        if let Some((low, high)) = success.filter(|(l, h)| *l < min && min <= *h) {
+        for (name, figure, bound, below) in latencies.chain([success]) {
+            let interval = figure.and_then(|f| figure_of(m, f)?.interval());
+            let straddles = |&(l, h): &(f64, f64)| match below {
+                true => l <= bound && bound < h,
+                false => l < bound && bound <= h,
+            };
+            let Some((low, high)) = interval.filter(straddles) else {
+                continue;
+            };
+            let show = |x: f64| if below { x / 1000.0 } else { 100.0 * x };
+            let unit = if below { " ms" } else { "%" };
+            let (low, high, bound) = (show(low), show(high), show(bound));
             straddled.push(format!(
-                "success interval {:.3}–{:.3}% straddled {:.3}%",
-                100.0 * low,
-                100.0 * high,
-                100.0 * min
+                "{name} interval {low:.3}–{high:.3}{unit} straddled {bound:.3}{unit}"
             ));
-            explained += failures
-                .iter()
-                .filter(|f| f.starts_with("success "))
-                .count();
+            let prefix = format!("{name} ");
+            explained += failures.iter().filter(|f| f.starts_with(&prefix)).count();
         }
         if explained < failures.len() {
             return Vec::new();
@@ -287,7 +263,24 @@ impl Objective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::uncertainty::Estimate;
+    use crate::model::uncertainty::{Estimate, Unit};
+
+    /// A mode's `estimates` of the headline figures given by name (others are left out).
+    fn estimates(
+        units: usize,
+        unit: Unit,
+        figures: &[(&str, Estimate)],
+    ) -> crate::model::uncertainty::ModeEstimates {
+        let keyed = figures.iter().filter_map(|(name, e)| {
+            let key = crate::model::catalog::figure(name)?.key?;
+            Some((key.to_string(), *e))
+        });
+        crate::model::uncertainty::ModeEstimates {
+            units,
+            unit,
+            figures: keyed.collect(),
+        }
+    }
 
     /// A mode whose p99 and success carry the given 95 % intervals.
     fn mode_with(p99_us: (f64, f64), success: (f64, f64)) -> ModeStats {
@@ -301,7 +294,7 @@ mod tests {
             3,
             Duration::from_millis(100),
         );
-        m.estimates = Some(crate::model::catalog::estimates(
+        m.estimates = Some(estimates(
             10,
             Default::default(),
             &[

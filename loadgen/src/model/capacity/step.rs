@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::search::Phase;
+use crate::model::mode::ModeStats;
 use crate::model::report::Report;
 
 /// One bounded run of the search.
@@ -24,11 +25,9 @@ pub struct Step {
     pub straddled: Vec<String>,
     /// A repeat run because an earlier step's interval straddled the objective: that step's
     /// number within its mode (null: a search step, or a `--repeat` run of the answer).
-    #[serde(default)]
     pub repeat_of: Option<u32>,
     /// Set on a step whose interval straddled the objective: the runs at its rate (it and its
     /// repeats) and the verdict the search counted.
-    #[serde(default)]
     pub noise: Option<NoiseVerdict>,
     /// A confirming step: the answer's `reproduce:` command it ran, as a planner would (absent:
     /// a step of the search's own).
@@ -88,6 +87,11 @@ impl Step {
             reproducer: None,
             report,
         }
+    }
+
+    /// The mode it measured.
+    pub fn mode(&self) -> Option<&ModeStats> {
+        self.report.modes.first()
     }
 
     /// The verdict the search counted for this step (`None`: a repeat, which the search does
