@@ -72,6 +72,13 @@ macro_rules! rows {
 /// attempts and calls were lost, the commands sent and what breaks the baselines, the open
 /// loop's slots, the generator's own cost, fairness and the mutual-exclusion check, fencing.
 pub fn figures() -> Vec<Figure> {
+    let mut all = call_figures();
+    all.extend(load_and_safety_figures());
+    all
+}
+
+/// The acquire calls and attempts, the commands sent, releases and what breaks the baselines.
+fn call_figures() -> Vec<Figure> {
     rows! {
         "acquires/s (goodput)" => |m| per_s(m.acquires_per_s()), ratio |m| m.acquires_per_s(),
             headline "goodput", csv "acquires_per_s" |m| format!("{:.1}", m.acquires_per_s());
@@ -122,6 +129,13 @@ pub fn figures() -> Vec<Figure> {
             => |m| m.counts.crashed_clients.to_string();
         "extends (failed)" if |m| m.counts.extends > 0
             => |m| format!("{} ({})", m.counts.extends, m.counts.extend_failures);
+    }
+}
+
+/// The open loop's slots, the generator's own cost, fairness, the mutual-exclusion check and
+/// fencing.
+fn load_and_safety_figures() -> Vec<Figure> {
+    rows! {
         "open loop: slots scheduled" if open_loop => |m| m.counts.scheduled_slots.to_string();
         "open loop: started/s" if open_loop => |m| per_s(m.started_per_s()),
             csv "started_per_s" |m| format!("{:.1}", m.started_per_s());
