@@ -7,6 +7,7 @@ use crate::engine::config::RunConfig;
 use crate::engine::target::{Target, DEFAULT_LOCAL_MASTERS};
 use crate::error::LoadgenError;
 use crate::model::report::Report;
+use crate::model::threshold::Threshold;
 use crate::signals::Signals;
 
 /// The async runtime of one command and its listener for SIGINT, SIGTERM and SIGHUP: a signal
@@ -64,6 +65,26 @@ pub fn check_agent_target(target: &TargetArgs) -> Result<(), LoadgenError> {
         ));
     }
     Ok(())
+}
+
+/// `--fault` (when `faults`) under a coordinator: refused, the faults act on one machine.
+pub fn refuse_faults_with_coordinator(faults: bool) -> Result<(), LoadgenError> {
+    match faults {
+        true => Err(LoadgenError::Usage(
+            "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
+        )),
+        false => Ok(()),
+    }
+}
+
+/// A `.ratio` threshold where no second result is set against the first: refused.
+pub fn refuse_ratio(thresholds: &[Threshold]) -> Result<(), LoadgenError> {
+    match thresholds.iter().find(|t| t.is_ratio()) {
+        Some(t) => Err(LoadgenError::Usage(format!(
+            "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
+        ))),
+        None => Ok(()),
+    }
 }
 
 pub fn say(quiet: bool, message: &str) {
