@@ -52,14 +52,10 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         signals,
         &mut print,
     ));
-    let (searched, baseline) = match (searched, &agent) {
-        (Ok(searched), _) => searched,
-        (Err(e), Some(a)) => {
-            session.rt.block_on(a.abandon(&e.to_string()));
-            return Err(e);
-        }
-        (Err(e), None) => return Err(e),
-    };
+    if let (Err(e), Some(a)) = (&searched, &agent) {
+        session.rt.block_on(a.abandon(&e.to_string()));
+    }
+    let (searched, baseline) = searched?;
     let mut header = Header::new(Kind::Capacity, new_run_id(), started_unix_s);
     header.interrupt(searched.interrupted);
     let result = CapacityResult {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use redlock_core::FanOut;
 
-use super::shared::Session;
+use super::shared::{say, Session};
 use crate::cli::ScenariosArgs;
 use crate::commands::output::Outputs;
 use crate::engine::history::HistoryLog;
@@ -77,17 +77,16 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         if let Some(signal) = signals.received() {
             return Err(LoadgenError::Interrupted(signal));
         }
-        if !args.quiet {
-            eprintln!(
-                "[{}/{}] {} ({}): redlock-loadgen run {}",
-                i + 1,
-                rows.len(),
-                scenario.name,
-                scenario.about,
-                scenario.run_flags(*mode)
-            );
-        }
-        let mut run = crate::cli::translate::scenario_run(&scenario.run_flags(*mode))?;
+        let flags = scenario.run_flags(*mode);
+        let (n, name, about) = (rows.len(), scenario.name, scenario.about);
+        say(
+            args.quiet,
+            &format!(
+                "[{}/{n}] {name} ({about}): redlock-loadgen run {flags}",
+                i + 1
+            ),
+        );
+        let mut run = crate::cli::translate::scenario_run(&flags)?;
         if let Some(dir) = &args.history {
             let path = dir.join(history_file_name(scenario.name, *mode));
             let limit = args.history_limit.history_limit;
@@ -102,10 +101,9 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
         }
-        if !args.quiet {
-            for e in &outcome.faults {
-                eprintln!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
-            }
+        for e in &outcome.faults {
+            let line = format!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
+            say(args.quiet, &line);
         }
         outcomes.push(outcome);
     }

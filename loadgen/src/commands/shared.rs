@@ -20,19 +20,15 @@ pub struct Session {
 
 impl Session {
     pub fn start() -> Result<Session, LoadgenError> {
-        let rt = runtime()?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))?;
         let signals = rt
             .block_on(async { Signals::install() })
             .map_err(LoadgenError::Failed)?;
         Ok(Session { rt, signals })
     }
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, LoadgenError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))
 }
 
 pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
