@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use super::shared::{
-    check_agent_target, refuse_faults_with_coordinator, say, target_with_clocks, Session,
-};
+use super::shared::{check_agent_target, refuse_faults_with_coordinator, say, target, Session};
 use crate::cli::{parse_run_words, CapacityArgs};
 use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig};
@@ -112,7 +110,7 @@ async fn measure(
     print: &mut Print<'_>,
 ) -> Result<(Searched, Option<Searched>), LoadgenError> {
     let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
-    let mut target = target_with_clocks(&args.target, jumps)?;
+    let mut target = target(&args.target, jumps)?;
     target.attach_storage(&capacity.base)?;
     target.probe_versions().await;
     crate::engine::probe::require_quorum(&target, capacity.base.quorum).await?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::shared::{
     check, check_agent_target, describe_run, refuse_faults_with_coordinator, refuse_ratio, say,
-    target_with_clocks, warn_about_generator, Session,
+    target, warn_about_generator, Session,
 };
 use crate::cli::RunArgs;
 use crate::commands::output::Outputs;
@@ -75,7 +75,7 @@ fn run_here(args: &RunArgs, cfg: &RunConfig, session: &Session) -> Result<Report
 /// the protected resource when `cfg` writes one.
 fn run_target(args: &RunArgs, cfg: &RunConfig) -> Result<Target, LoadgenError> {
     let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
-    let mut target = target_with_clocks(&args.target, jumps)?;
+    let mut target = target(&args.target, jumps)?;
     if let Some(live) = &cfg.live {
         live.set_masters(&target.display_urls());
     }

@@ -27,12 +27,8 @@ fn rows(args: &ScenariosArgs) -> Result<Vec<(Scenario, FanOut)>, LoadgenError> {
         .iter()
         .flat_map(|s| {
             // The single-master baselines run once: fan-out means nothing with one master.
-            let modes = if s.fanout_matters() {
-                &modes[..]
-            } else {
-                &modes[..1]
-            };
-            modes.iter().map(move |&m| (*s, m))
+            let n = if s.fanout_matters() { modes.len() } else { 1 };
+            modes[..n].iter().map(move |&m| (*s, m))
         })
         .collect())
 }

@@ -31,13 +31,9 @@ impl Session {
     }
 }
 
-pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
-    target_with_clocks(args, false)
-}
-
-/// The same; local masters run under libfaketime when `fake_clock` (clock faults).
-/// With `--rtt`, the client reaches them through the network profile's proxy.
-pub fn target_with_clocks(args: &TargetArgs, fake_clock: bool) -> Result<Target, LoadgenError> {
+/// The masters `args` name, or local ones started now (under libfaketime when `fake_clock`:
+/// clock faults). With `--rtt`, the client reaches them through the network profile's proxy.
+pub fn target(args: &TargetArgs, fake_clock: bool) -> Result<Target, LoadgenError> {
     let mut target = if args.masters.is_empty() {
         Target::spawn_masters(
             args.spawn.unwrap_or(DEFAULT_LOCAL_MASTERS),
@@ -98,22 +94,18 @@ pub fn describe_run(cfg: &RunConfig, target: &Target) -> String {
             false => format!("{lock} (first master)"),
         })
         .collect();
+    let repeats = match cfg.repeat {
+        n @ 2.. => format!(", {n} times (the order reversed every second time)"),
+        _ => String::new(),
+    };
     format!(
-        "{} {}master(s); {}; {}: {:?} warm-up + {:?} measured each{}",
+        "{} {}master(s); {}; {}: {:?} warm-up + {:?} measured each{repeats}",
         target.urls.len(),
         if target.local.is_some() { "local " } else { "" },
         cfg.load,
         modes.join(" then "),
         cfg.warmup,
         cfg.duration,
-        if cfg.repeat > 1 {
-            format!(
-                ", {} times (the order reversed every second time)",
-                cfg.repeat
-            )
-        } else {
-            String::new()
-        }
     )
 }
 
@@ -165,6 +157,7 @@ pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
     if no_locks_ok {
         return Ok(());
     }
+    let masters: Vec<&str> = report.masters.iter().map(|m| m.url.as_str()).collect();
     for m in &report.modes {
         let c = &m.counts;
         if c.acquired == 0 && m.duration > std::time::Duration::ZERO {
@@ -175,12 +168,7 @@ pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
                 c.not_acquired,
                 c.unavailable,
                 c.other_errors,
-                report
-                    .masters
-                    .iter()
-                    .map(|m| m.url.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                masters.join(", ")
             )));
         }
     }

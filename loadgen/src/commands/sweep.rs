@@ -19,7 +19,7 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     let quiet = sweep.base.quiet;
     let signals = &session.signals;
     let result = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
+        let mut target = target(&args.target, false)?;
         target.probe_versions().await;
         crate::engine::probe::require_quorum(&target, sweep.base.quorum).await?;
         let (n, seed) = (sweep.levels.len(), sweep.base.seed);
