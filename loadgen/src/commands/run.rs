@@ -140,13 +140,9 @@ fn start_exporter(args: &RunArgs, cfg: &mut RunConfig) -> Result<Option<Exporter
     };
     let figures = Arc::new(LiveFigures::default());
     let exporter = Exporter::start(address, Arc::clone(&figures))?;
-    say(
-        cfg.quiet,
-        &format!(
-            "serving the running figures at http://{}/metrics",
-            exporter.address()
-        ),
-    );
+    let address = exporter.address();
+    let serving = format!("serving the running figures at http://{address}/metrics");
+    say(cfg.quiet, &serving);
     cfg.live = Some(figures);
     Ok(Some(exporter))
 }
@@ -168,14 +164,11 @@ fn linger(
     if linger.is_zero() || session.signals.stop.is_set() {
         return Ok(());
     }
-    say(
-        cfg.quiet,
-        &format!(
-            "serving the final figures at http://{}/metrics until a scrape collects them (at most {})",
-            exporter.address(),
-            humantime::format_duration(linger)
-        ),
+    let (address, most) = (exporter.address(), humantime::format_duration(linger));
+    let serving = format!(
+        "serving the final figures at http://{address}/metrics until a scrape collects them (at most {most})"
     );
+    say(cfg.quiet, &serving);
     let collected = figures.wait_for_final_scrape(linger, || session.signals.stop.is_set());
     if !collected && !session.signals.stop.is_set() {
         say(
@@ -205,11 +198,8 @@ fn run_as_agent(
     session.rt.block_on(async {
         let mut target = run_target(args, cfg)?;
         let announce = |agent: &Agent, target: &Target| {
-            let what = describe_run(cfg, target);
-            say(
-                cfg.quiet,
-                &format!("agent {} of {}: {what}", agent.number, agent.agents),
-            );
+            let (n, of, what) = (agent.number, agent.agents, describe_run(cfg, target));
+            say(cfg.quiet, &format!("agent {n} of {of}: {what}"));
         };
         let report_of = |result: &RunResult| {
             let mut report = Report::from_run(result);

@@ -74,14 +74,9 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
             return Err(LoadgenError::Interrupted(signal));
         }
         let flags = scenario.run_flags(*mode);
-        let (n, name, about) = (rows.len(), scenario.name, scenario.about);
-        say(
-            args.quiet,
-            &format!(
-                "[{}/{n}] {name} ({about}): redlock-loadgen run {flags}",
-                i + 1
-            ),
-        );
+        let (at, n, name, about) = (i + 1, rows.len(), scenario.name, scenario.about);
+        let line = format!("[{at}/{n}] {name} ({about}): redlock-loadgen run {flags}");
+        say(args.quiet, &line);
         let mut run = crate::cli::translate::scenario_run(&flags)?;
         if let Some(dir) = &args.history {
             let path = dir.join(history_file_name(scenario.name, *mode));

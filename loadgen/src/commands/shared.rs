@@ -115,10 +115,8 @@ pub fn warn_about_generator(report: &Report) {
         let j = &m.generator.judgement;
         let mut said = Vec::new();
         if j.target_missed {
-            said.push(format!(
-                "target rate missed ({:.0}/s started)",
-                m.started_per_s()
-            ));
+            let started = m.started_per_s();
+            said.push(format!("target rate missed ({started:.0}/s started)"));
         }
         if j.generator_bound {
             said.push(

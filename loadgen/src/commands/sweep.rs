@@ -24,14 +24,12 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
         crate::engine::probe::require_quorum(&target, sweep.base.quorum).await?;
         let (n, seed) = (sweep.levels.len(), sweep.base.seed);
         say(quiet, &format!("sweep over {n} levels; seed {seed}"));
+        let workers = args.workers;
         let mut printer = Printer {
             outputs: &outputs,
             sweep: &sweep,
             load: match sweep.open_loop {
-                true => format!(
-                    "open-loop levels (acquires/s) over {} clients",
-                    args.workers
-                ),
+                true => format!("open-loop levels (acquires/s) over {workers} clients"),
                 false => "closed-loop levels (clients)".into(),
             },
         };
