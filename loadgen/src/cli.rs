@@ -511,11 +511,6 @@ struct RunLine {
     run: RunArgs,
 }
 
-/// Parses `flags` exactly as `redlock-loadgen run` would.
-pub fn parse_run_flags(flags: &str) -> Result<RunArgs, clap::Error> {
-    parse_run_words(flags.split_whitespace())
-}
-
 /// Parses the words of a `run` command line (without `run`) exactly as `redlock-loadgen run`
 /// would.
 pub fn parse_run_words<I, T>(words: I) -> Result<RunArgs, clap::Error>

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::cli::{parse_run_flags, AgentArgs, RunArgs, WorkloadArgs};
+use crate::cli::{parse_run_words, AgentArgs, RunArgs, WorkloadArgs};
 use crate::engine::config::{command_line, Load, RunConfig, RUN_TIMING};
 use crate::engine::faults::client::WorkerFaultPlan;
 use crate::engine::faults::master::FaultSpec;
@@ -71,7 +71,7 @@ impl Coordination {
 /// configuration and its master faults.
 pub fn scenario_run(flags: &str) -> Result<(RunConfig, Vec<FaultSpec>), LoadgenError> {
     let bad = |e: String| LoadgenError::Failed(format!("scenario flags {flags:?}: {e}"));
-    let args = parse_run_flags(flags).map_err(|e| bad(e.to_string()))?;
+    let args = parse_run_words(flags.split_whitespace()).map_err(|e| bad(e.to_string()))?;
     let load = Load::Closed {
         workers: args.clients,
     };

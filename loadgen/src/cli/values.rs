@@ -51,13 +51,8 @@ pub fn parse_run_id(text: &str) -> Result<String, String> {
         && text
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if ok {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
-            "{text:?}: a run id is 1 to 64 letters, digits, '.', '_' or '-'"
-        ))
-    }
+    ok.then(|| text.to_string())
+        .ok_or_else(|| format!("{text:?}: a run id is 1 to 64 letters, digits, '.', '_' or '-'"))
 }
 
 /// The longest measured window: the per-second series keeps one latency histogram per second,

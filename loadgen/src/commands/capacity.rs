@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::shared::{check_agent_target, say, target_with_clocks, Session};
+use super::shared::{check_agent_target, refuse_faults_with_coordinator, say, target, Session};
 use crate::cli::{parse_run_words, CapacityArgs};
 use crate::commands::output::Outputs;
 use crate::engine::config::{Load, RunConfig};
@@ -32,8 +32,7 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
     let outputs = Outputs::check(&args.output)?;
     outputs.refuse_for("capacity", Of::Capacity)?;
     let capacity = capacity(&args, &outputs)?;
-    check_faults(&args)?;
-    check_fencing(&args)?;
+    refuse_clashes(&args)?;
     let signals = &session.signals;
     let mut agent = match Coordination::from_args(&args.agents) {
         Some(c) => {
@@ -51,14 +50,10 @@ pub fn command(args: CapacityArgs, session: &Session) -> Result<(), LoadgenError
         signals,
         &mut print,
     ));
-    let (searched, baseline) = match (searched, &agent) {
-        (Ok(searched), _) => searched,
-        (Err(e), Some(a)) => {
-            session.rt.block_on(a.abandon(&e.to_string()));
-            return Err(e);
-        }
-        (Err(e), None) => return Err(e),
-    };
+    if let (Err(e), Some(a)) = (&searched, &agent) {
+        session.rt.block_on(a.abandon(&e.to_string()));
+    }
+    let (searched, baseline) = searched?;
     let mut header = Header::new(Kind::Capacity, new_run_id(), started_unix_s);
     header.interrupt(searched.interrupted);
     let result = CapacityResult {
@@ -115,7 +110,7 @@ async fn measure(
     print: &mut Print<'_>,
 ) -> Result<(Searched, Option<Searched>), LoadgenError> {
     let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
-    let mut target = target_with_clocks(&args.target, jumps)?;
+    let mut target = target(&args.target, jumps)?;
     target.attach_storage(&capacity.base)?;
     target.probe_versions().await;
     crate::engine::probe::require_quorum(&target, capacity.base.quorum).await?;
@@ -230,27 +225,17 @@ fn plan_within_floor(
 }
 
 /// `--fault` acts on the masters this command starts, on one machine: refused up front with
-/// `--masters` and under a coordinator.
-fn check_faults(args: &CapacityArgs) -> Result<(), LoadgenError> {
-    if args.faults.is_empty() {
-        return Ok(());
-    }
-    if args.agents.coordinator.is_some() {
-        return Err(LoadgenError::Usage(
-            "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
-        ));
-    }
-    if !args.target.masters.is_empty() {
+/// `--masters` and under a coordinator; `--fencing` checks the token order within one
+/// generator: refused under a coordinator.
+fn refuse_clashes(args: &CapacityArgs) -> Result<(), LoadgenError> {
+    let coordinated = args.agents.coordinator.is_some();
+    refuse_faults_with_coordinator(coordinated && !args.faults.is_empty())?;
+    if !args.faults.is_empty() && !args.target.masters.is_empty() {
         return Err(LoadgenError::Usage(
             "--fault needs the local masters the load generator starts (drop --masters)".into(),
         ));
     }
-    Ok(())
-}
-
-/// `--fencing` checks the token order within one generator: refused under a coordinator.
-fn check_fencing(args: &CapacityArgs) -> Result<(), LoadgenError> {
-    if args.fencing && args.agents.coordinator.is_some() {
+    if args.fencing && coordinated {
         return Err(LoadgenError::Usage(
             "--fencing does not combine with --coordinator (the token order is checked within one generator)".into(),
         ));

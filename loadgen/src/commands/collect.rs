@@ -63,11 +63,7 @@ fn judge_whole_run(
     if thresholds.is_empty() {
         return Ok(None);
     }
-    if let Some(t) = thresholds.iter().find(|t| t.is_ratio()) {
-        return Err(LoadgenError::Usage(format!(
-            "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
-        )));
-    }
+    super::shared::refuse_ratio(thresholds)?;
     let Document::Run(report) = merged else {
         return Err(LoadgenError::Usage(
             "--threshold judges the figures of a run; this coordinated run is a sweep or a capacity search".into(),

@@ -175,7 +175,7 @@ async fn in_turns(
 ) -> Result<Vec<RunResult>, LoadgenError> {
     let mut targets = Vec::with_capacity(sides.len());
     for s in sides {
-        let mut t = target(&s.args.target)?;
+        let mut t = target(&s.args.target, false)?;
         t.attach_storage(&s.cfg)?;
         t.probe_versions().await;
         require_quorum(&t, s.cfg.quorum).await?;

@@ -10,7 +10,7 @@
 //! command then fails naming every file lost, after its report was printed.
 
 use std::fs::OpenOptions;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::cli::OutputArgs;
@@ -44,11 +44,7 @@ impl Dest {
     /// Writes `contents` (whole).
     pub fn write(&self, contents: &str) -> Result<(), LoadgenError> {
         let result = match self {
-            Dest::Stdout => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(contents.as_bytes())
-                    .and_then(|()| out.flush())
-            }
+            Dest::Stdout => flushed(std::io::stdout().lock(), contents.as_bytes()),
             Dest::File(path) => write_whole(path, contents.as_bytes()),
         };
         result.map_err(|e| LoadgenError::Failed(format!("writing {}: {e}", self.describe())))
@@ -67,10 +63,7 @@ fn write_whole(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         Ok(meta) if !meta.is_file() => return std::fs::write(path, contents),
         _ => {}
     }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(path);
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
@@ -165,12 +158,7 @@ impl Outputs {
             hgrm: args.hgrm.clone(),
             percentiles: args.percentiles.clone().unwrap_or_default(),
         };
-        let to_stdout = outputs
-            .destinations()
-            .iter()
-            .filter(|d| matches!(d, Some(Dest::Stdout)))
-            .count();
-        if to_stdout > 1 {
+        if outputs.to_stdout() > 1 {
             return Err(LoadgenError::Usage(
                 "only one of --json, --csv, --plot, --hlog and --html can write to standard output (-)".into(),
             ));
@@ -244,23 +232,34 @@ impl Outputs {
         }
     }
 
-    /// True when an output takes standard output (the text report then goes to stderr).
-    pub fn stdout_taken(&self) -> bool {
-        self.destinations()
-            .iter()
-            .any(|d| matches!(d, Some(Dest::Stdout)))
+    /// How many outputs take standard output (one at most; the text report then goes to
+    /// stderr).
+    fn to_stdout(&self) -> usize {
+        let taking = |d: &&Option<Dest>| matches!(d, Some(Dest::Stdout));
+        self.destinations().into_iter().filter(taking).count()
     }
 
     /// Prints the human report where it belongs.
     pub fn print_report(&self, text: &str) -> Result<(), LoadgenError> {
-        let result = if self.stdout_taken() {
-            let mut err = std::io::stderr().lock();
-            err.write_all(text.as_bytes()).and_then(|()| err.flush())
-        } else {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        let result = match self.to_stdout() > 0 {
+            true => flushed(std::io::stderr().lock(), text.as_bytes()),
+            false => flushed(std::io::stdout().lock(), text.as_bytes()),
         };
         result.map_err(|e| LoadgenError::Failed(format!("writing the report: {e}")))
+    }
+}
+
+/// Writes `bytes` whole to `out`, then flushes it.
+fn flushed(mut out: impl std::io::Write, bytes: &[u8]) -> std::io::Result<()> {
+    out.write_all(bytes)?;
+    out.flush()
+}
+
+/// The directory `path` is in (`.` for a bare file name).
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }
 
@@ -285,17 +284,14 @@ pub fn check_file(flag: &str, path: &Path) -> Result<(), LoadgenError> {
                 .write(true)
                 .open(path)
                 .map_err(|e| usage(flag, path, e))?;
-            if !meta.is_file() && !is_terminal(&file) {
+            if !meta.is_file() && !file.is_terminal() {
                 // A device: one byte tells /dev/full from /dev/null before the run, not after.
                 file.write_all(b"\n").map_err(|e| usage(flag, path, e))?;
             }
             Ok(())
         }
         Err(_) => {
-            let parent = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
+            let parent = dir_of(path);
             if !parent.is_dir() {
                 return Err(usage(
                     flag,
@@ -313,10 +309,6 @@ pub fn check_file(flag: &str, path: &Path) -> Result<(), LoadgenError> {
             Ok(())
         }
     }
-}
-
-fn is_terminal(file: &std::fs::File) -> bool {
-    std::io::IsTerminal::is_terminal(file)
 }
 
 /// An output directory (`--hgrm`, `--history`, `--results`): created now (empty directories are
@@ -361,7 +353,7 @@ mod tests {
         let outputs = Outputs::check(&args(ok.to_str().unwrap())).unwrap();
         assert_eq!(outputs.json, Some(Dest::File(ok.clone())));
         assert!(!ok.exists(), "the check leaves no file behind");
-        assert!(Outputs::check(&args("-")).unwrap().stdout_taken());
+        assert_eq!(Outputs::check(&args("-")).unwrap().to_stdout(), 1);
         if Path::new("/dev/full").exists() {
             let err = Outputs::check(&args("/dev/full")).unwrap_err();
             assert!(err.to_string().contains("/dev/full"), "{err}");

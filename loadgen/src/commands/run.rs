@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use super::shared::{
-    check, check_agent_target, describe_run, say, target_with_clocks, warn_about_generator, Session,
+    check, check_agent_target, describe_run, refuse_faults_with_coordinator, refuse_ratio, say,
+    target, warn_about_generator, Session,
 };
 use crate::cli::RunArgs;
 use crate::commands::output::Outputs;
@@ -18,7 +19,7 @@ use crate::exporter::server::Exporter;
 use crate::exporter::LiveFigures;
 use crate::model::gate::Gate;
 use crate::model::report::Report;
-use crate::plans::coordinator::agent::{self, Agent};
+use crate::plans::coordinator::agent::{self, Agent, AgentHooks};
 use crate::plans::coordinator::Coordination;
 use crate::plans::faults::run::repeated_with_faults;
 use crate::render::formats::Written;
@@ -26,11 +27,7 @@ use crate::render::text;
 
 pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     let outputs = Outputs::check(&args.output)?;
-    if let Some(t) = args.thresholds.iter().find(|t| t.is_ratio()) {
-        return Err(LoadgenError::Usage(format!(
-            "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
-        )));
-    }
+    refuse_ratio(&args.thresholds)?;
     check_repeat(&args)?;
     let mut cfg = run_config(&args)?;
     if let Some(path) = &args.history {
@@ -39,23 +36,26 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     }
     // Bound before anything starts, so an address that cannot be used fails the command at once.
     let exporter = start_exporter(&args, &mut cfg)?;
-    if let Some(coordination) = Coordination::from_args(&args.agents) {
+    let report = match Coordination::from_args(&args.agents) {
         // Each agent judges its own part; `collect --threshold` judges the whole run.
-        let report = run_as_agent(&args, &cfg, &coordination, &outputs, session)?;
-        linger(exporter, &args, &cfg, session)?;
-        check(&report, args.allow_no_locks)?;
-        return check_thresholds(report.gate.as_ref());
-    }
-    let signals = &session.signals;
+        Some(coordination) => run_as_agent(&args, &cfg, &coordination, session)?,
+        None => run_here(&args, &cfg, session)?,
+    };
+    outputs.print_report(&text::render(&report, &outputs.percentiles))?;
+    warn_about_generator(&report);
+    outputs.write(Written::Run(&report), cfg.quiet)?;
+    linger(exporter, &args, &cfg, session)?;
+    let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
+    check(&report, no_locks_ok)?;
+    check_thresholds(report.gate.as_ref())
+}
+
+/// The run on this machine alone: its faults applied, its history finished; the report.
+fn run_here(args: &RunArgs, cfg: &RunConfig, session: &Session) -> Result<Report, LoadgenError> {
     let (result, faults) = session.rt.block_on(async {
-        let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
-        let mut target = target_with_clocks(&args.target, jumps)?;
-        if let Some(live) = &cfg.live {
-            live.set_masters(&target.display_urls());
-        }
-        target.attach_storage(&cfg)?;
-        let announce = |target: &Target| say(cfg.quiet, &describe_run(&cfg, target));
-        repeated_with_faults(&cfg, &mut target, &args.faults, signals, &announce).await
+        let mut target = run_target(args, cfg)?;
+        let announce = |target: &Target| say(cfg.quiet, &describe_run(cfg, target));
+        repeated_with_faults(cfg, &mut target, &args.faults, &session.signals, &announce).await
     })?;
     if let Some(history) = &cfg.history {
         let events = history.finish()?;
@@ -68,13 +68,19 @@ pub fn command(args: RunArgs, session: &Session) -> Result<(), LoadgenError> {
     report.faults = faults;
     report.config.faults = args.faults.iter().map(ToString::to_string).collect();
     report.judge_thresholds(&args.thresholds, args.gate);
-    outputs.print_report(&text::render(&report, &outputs.percentiles))?;
-    warn_about_generator(&report);
-    outputs.write(Written::Run(&report), cfg.quiet)?;
-    linger(exporter, &args, &cfg, session)?;
-    let no_locks_ok = args.allow_no_locks || !report.faults.is_empty();
-    check(&report, no_locks_ok)?;
-    check_thresholds(report.gate.as_ref())
+    Ok(report)
+}
+
+/// The masters of `args` (under libfaketime for clock faults), named to the live figures, and
+/// the protected resource when `cfg` writes one.
+fn run_target(args: &RunArgs, cfg: &RunConfig) -> Result<Target, LoadgenError> {
+    let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
+    let mut target = target(&args.target, jumps)?;
+    if let Some(live) = &cfg.live {
+        live.set_masters(&target.display_urls());
+    }
+    target.attach_storage(cfg)?;
+    Ok(target)
 }
 
 /// What `args` asks to run: the workload, its load (closed loop, or open with --rate) and
@@ -134,13 +140,9 @@ fn start_exporter(args: &RunArgs, cfg: &mut RunConfig) -> Result<Option<Exporter
     };
     let figures = Arc::new(LiveFigures::default());
     let exporter = Exporter::start(address, Arc::clone(&figures))?;
-    say(
-        cfg.quiet,
-        &format!(
-            "serving the running figures at http://{}/metrics",
-            exporter.address()
-        ),
-    );
+    let address = exporter.address();
+    let serving = format!("serving the running figures at http://{address}/metrics");
+    say(cfg.quiet, &serving);
     cfg.live = Some(figures);
     Ok(Some(exporter))
 }
@@ -162,14 +164,11 @@ fn linger(
     if linger.is_zero() || session.signals.stop.is_set() {
         return Ok(());
     }
-    say(
-        cfg.quiet,
-        &format!(
-            "serving the final figures at http://{}/metrics until a scrape collects them (at most {})",
-            exporter.address(),
-            humantime::format_duration(linger)
-        ),
+    let (address, most) = (exporter.address(), humantime::format_duration(linger));
+    let serving = format!(
+        "serving the final figures at http://{address}/metrics until a scrape collects them (at most {most})"
     );
+    say(cfg.quiet, &serving);
     let collected = figures.wait_for_final_scrape(linger, || session.signals.stop.is_set());
     if !collected && !session.signals.stop.is_set() {
         say(
@@ -181,49 +180,33 @@ fn linger(
 }
 
 /// `run --coordinator URL --agents N`: joins, runs every fan-out mode starting together with
-/// the other agents, stores the result on the coordinator, then reports like `run` (the
-/// caller checks the report). Any failure after joining gives the run up for everybody.
+/// the other agents, stores the result on the coordinator, and returns it to be reported like
+/// `run`'s. Any failure after joining gives the run up for everybody.
 fn run_as_agent(
     args: &RunArgs,
     cfg: &RunConfig,
     c: &Coordination,
-    outputs: &Outputs,
     session: &Session,
 ) -> Result<Report, LoadgenError> {
     check_agent_target(&args.target)?;
-    if !args.faults.is_empty() {
-        return Err(LoadgenError::Usage(
-            "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
-        ));
-    }
+    refuse_faults_with_coordinator(!args.faults.is_empty())?;
     if cfg.writes_storage() {
         return Err(LoadgenError::Usage(
             "--fencing, --storage and --client-fault pause do not combine with --coordinator (the token order is checked within one generator)".into(),
         ));
     }
-    let signals = &session.signals;
-    let report = session.rt.block_on(async {
-        let jumps = args.faults.iter().any(FaultSpec::jumps_clocks);
-        let mut target = target_with_clocks(&args.target, jumps)?;
-        if let Some(live) = &cfg.live {
-            live.set_masters(&target.display_urls());
-        }
+    session.rt.block_on(async {
+        let mut target = run_target(args, cfg)?;
         let announce = |agent: &Agent, target: &Target| {
-            let what = describe_run(cfg, target);
-            say(
-                cfg.quiet,
-                &format!("agent {} of {}: {what}", agent.number, agent.agents),
-            );
+            let (n, of, what) = (agent.number, agent.agents, describe_run(cfg, target));
+            say(cfg.quiet, &format!("agent {n} of {of}: {what}"));
         };
         let report_of = |result: &RunResult| {
             let mut report = Report::from_run(result);
             report.judge_thresholds(&args.thresholds, args.gate);
             report
         };
-        agent::run_as_agent(cfg, &mut target, c, signals, (&announce, &report_of)).await
-    })?;
-    outputs.print_report(&text::render(&report, &outputs.percentiles))?;
-    warn_about_generator(&report);
-    outputs.write(Written::Run(&report), cfg.quiet)?;
-    Ok(report)
+        let hooks: AgentHooks = (&announce, &report_of);
+        agent::run_as_agent(cfg, &mut target, c, &session.signals, hooks).await
+    })
 }

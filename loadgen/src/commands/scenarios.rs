@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use redlock_core::FanOut;
 
-use super::shared::Session;
+use super::shared::{say, Session};
 use crate::cli::ScenariosArgs;
 use crate::commands::output::Outputs;
 use crate::engine::history::HistoryLog;
@@ -27,12 +27,8 @@ fn rows(args: &ScenariosArgs) -> Result<Vec<(Scenario, FanOut)>, LoadgenError> {
         .iter()
         .flat_map(|s| {
             // The single-master baselines run once: fan-out means nothing with one master.
-            let modes = if s.fanout_matters() {
-                &modes[..]
-            } else {
-                &modes[..1]
-            };
-            modes.iter().map(move |&m| (*s, m))
+            let n = if s.fanout_matters() { modes.len() } else { 1 };
+            modes[..n].iter().map(move |&m| (*s, m))
         })
         .collect())
 }
@@ -77,17 +73,11 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         if let Some(signal) = signals.received() {
             return Err(LoadgenError::Interrupted(signal));
         }
-        if !args.quiet {
-            eprintln!(
-                "[{}/{}] {} ({}): redlock-loadgen run {}",
-                i + 1,
-                rows.len(),
-                scenario.name,
-                scenario.about,
-                scenario.run_flags(*mode)
-            );
-        }
-        let mut run = crate::cli::translate::scenario_run(&scenario.run_flags(*mode))?;
+        let flags = scenario.run_flags(*mode);
+        let (at, n, name, about) = (i + 1, rows.len(), scenario.name, scenario.about);
+        let line = format!("[{at}/{n}] {name} ({about}): redlock-loadgen run {flags}");
+        say(args.quiet, &line);
+        let mut run = crate::cli::translate::scenario_run(&flags)?;
         if let Some(dir) = &args.history {
             let path = dir.join(history_file_name(scenario.name, *mode));
             let limit = args.history_limit.history_limit;
@@ -102,10 +92,9 @@ pub fn command(args: ScenariosArgs, session: &Session) -> Result<(), LoadgenErro
         if modes.len() > 1 && scenario.fanout_matters() {
             outcome.scenario = format!("{} [{}]", scenario.name, mode.as_str());
         }
-        if !args.quiet {
-            for e in &outcome.faults {
-                eprintln!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
-            }
+        for e in &outcome.faults {
+            let line = format!("      +{:>6.0} ms  {:<28} {}", e.at_ms, e.fault, e.action);
+            say(args.quiet, &line);
         }
         outcomes.push(outcome);
     }

@@ -7,6 +7,7 @@ use crate::engine::config::RunConfig;
 use crate::engine::target::{Target, DEFAULT_LOCAL_MASTERS};
 use crate::error::LoadgenError;
 use crate::model::report::Report;
+use crate::model::threshold::Threshold;
 use crate::signals::Signals;
 
 /// The async runtime of one command and its listener for SIGINT, SIGTERM and SIGHUP: a signal
@@ -19,7 +20,10 @@ pub struct Session {
 
 impl Session {
     pub fn start() -> Result<Session, LoadgenError> {
-        let rt = runtime()?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))?;
         let signals = rt
             .block_on(async { Signals::install() })
             .map_err(LoadgenError::Failed)?;
@@ -27,20 +31,9 @@ impl Session {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, LoadgenError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| LoadgenError::Failed(format!("starting the async runtime: {e}")))
-}
-
-pub fn target(args: &TargetArgs) -> Result<Target, LoadgenError> {
-    target_with_clocks(args, false)
-}
-
-/// The same; local masters run under libfaketime when `fake_clock` (clock faults).
-/// With `--rtt`, the client reaches them through the network profile's proxy.
-pub fn target_with_clocks(args: &TargetArgs, fake_clock: bool) -> Result<Target, LoadgenError> {
+/// The masters `args` name, or local ones started now (under libfaketime when `fake_clock`:
+/// clock faults). With `--rtt`, the client reaches them through the network profile's proxy.
+pub fn target(args: &TargetArgs, fake_clock: bool) -> Result<Target, LoadgenError> {
     let mut target = if args.masters.is_empty() {
         Target::spawn_masters(
             args.spawn.unwrap_or(DEFAULT_LOCAL_MASTERS),
@@ -66,6 +59,26 @@ pub fn check_agent_target(target: &TargetArgs) -> Result<(), LoadgenError> {
     Ok(())
 }
 
+/// `--fault` (when `faults`) under a coordinator: refused, the faults act on one machine.
+pub fn refuse_faults_with_coordinator(faults: bool) -> Result<(), LoadgenError> {
+    match faults {
+        true => Err(LoadgenError::Usage(
+            "--fault does not combine with --coordinator (faults act on local masters of one machine)".into(),
+        )),
+        false => Ok(()),
+    }
+}
+
+/// A `.ratio` threshold where no second result is set against the first: refused.
+pub fn refuse_ratio(thresholds: &[Threshold]) -> Result<(), LoadgenError> {
+    match thresholds.iter().find(|t| t.is_ratio()) {
+        Some(t) => Err(LoadgenError::Usage(format!(
+            "--threshold '{t}': a .ratio figure compares two results; use it with `compare`"
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub fn say(quiet: bool, message: &str) {
     if !quiet {
         eprintln!("{message}");
@@ -81,22 +94,18 @@ pub fn describe_run(cfg: &RunConfig, target: &Target) -> String {
             false => format!("{lock} (first master)"),
         })
         .collect();
+    let repeats = match cfg.repeat {
+        n @ 2.. => format!(", {n} times (the order reversed every second time)"),
+        _ => String::new(),
+    };
     format!(
-        "{} {}master(s); {}; {}: {:?} warm-up + {:?} measured each{}",
+        "{} {}master(s); {}; {}: {:?} warm-up + {:?} measured each{repeats}",
         target.urls.len(),
         if target.local.is_some() { "local " } else { "" },
         cfg.load,
         modes.join(" then "),
         cfg.warmup,
         cfg.duration,
-        if cfg.repeat > 1 {
-            format!(
-                ", {} times (the order reversed every second time)",
-                cfg.repeat
-            )
-        } else {
-            String::new()
-        }
     )
 }
 
@@ -106,10 +115,8 @@ pub fn warn_about_generator(report: &Report) {
         let j = &m.generator.judgement;
         let mut said = Vec::new();
         if j.target_missed {
-            said.push(format!(
-                "target rate missed ({:.0}/s started)",
-                m.started_per_s()
-            ));
+            let started = m.started_per_s();
+            said.push(format!("target rate missed ({started:.0}/s started)"));
         }
         if j.generator_bound {
             said.push(
@@ -148,6 +155,7 @@ pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
     if no_locks_ok {
         return Ok(());
     }
+    let masters: Vec<&str> = report.masters.iter().map(|m| m.url.as_str()).collect();
     for m in &report.modes {
         let c = &m.counts;
         if c.acquired == 0 && m.duration > std::time::Duration::ZERO {
@@ -158,12 +166,7 @@ pub fn check(report: &Report, no_locks_ok: bool) -> Result<(), LoadgenError> {
                 c.not_acquired,
                 c.unavailable,
                 c.other_errors,
-                report
-                    .masters
-                    .iter()
-                    .map(|m| m.url.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                masters.join(", ")
             )));
         }
     }

@@ -19,15 +19,19 @@ pub fn command(args: SweepArgs, session: &Session) -> Result<(), LoadgenError> {
     let quiet = sweep.base.quiet;
     let signals = &session.signals;
     let result = session.rt.block_on(async {
-        let mut target = target(&args.target)?;
+        let mut target = target(&args.target, false)?;
         target.probe_versions().await;
         crate::engine::probe::require_quorum(&target, sweep.base.quorum).await?;
         let (n, seed) = (sweep.levels.len(), sweep.base.seed);
         say(quiet, &format!("sweep over {n} levels; seed {seed}"));
+        let workers = args.workers;
         let mut printer = Printer {
             outputs: &outputs,
             sweep: &sweep,
-            load: sweep_load(&args),
+            load: match sweep.open_loop {
+                true => format!("open-loop levels (acquires/s) over {workers} clients"),
+                false => "closed-loop levels (clients)".into(),
+            },
         };
         run_levels(&sweep, &target, signals, &mut printer).await
     })?;
@@ -75,22 +79,12 @@ fn sweep(args: &SweepArgs) -> Sweep {
     }
 }
 
-/// The load the report's header names.
-fn sweep_load(args: &SweepArgs) -> String {
-    match args.rate.is_empty() {
-        false => format!(
-            "open-loop levels (acquires/s) over {} clients",
-            args.workers
-        ),
-        true => "closed-loop levels (clients)".to_string(),
-    }
-}
-
 /// Prints each level as it is measured: the setup and the table's header once (from the first
 /// level), then the level's rows; the generator's warnings on stderr.
 struct Printer<'a> {
     outputs: &'a Outputs,
     sweep: &'a Sweep,
+    /// The load the report's header names.
     load: String,
 }
 

@@ -29,16 +29,6 @@ pub trait Levels {
     fn measured(&mut self, i: usize, label: &str, report: &Report) -> Result<(), LoadgenError>;
 }
 
-impl Sweep {
-    /// The configuration of a level with `load`.
-    pub fn level(&self, load: Load) -> RunConfig {
-        RunConfig {
-            load,
-            ..self.base.clone()
-        }
-    }
-}
-
 /// Runs every level of `sweep` in order against `target`; a signal ends it after the level
 /// it cut short, and the result says which signal.
 pub async fn run_levels(
@@ -56,7 +46,10 @@ pub async fn run_levels(
         if signals.stop.is_set() {
             break;
         }
-        let cfg = sweep.level(*load);
+        let cfg = RunConfig {
+            load: *load,
+            ..sweep.base.clone()
+        };
         heard.starting(i, &cfg, target);
         let run = runner::run(&cfg, target, &mut NoHooks, signals).await?;
         let report = Report::from_run(&run);

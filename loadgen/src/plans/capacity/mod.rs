@@ -79,11 +79,7 @@ impl Searcher<'_, '_> {
         &mut self,
         mode: (LockAlgorithm, redlock_core::FanOut),
     ) -> Result<(), LoadgenError> {
-        // The mode's name: the fan-out for Redlock, the algorithm for a baseline.
-        let label = match mode.0.votes() {
-            true => mode.1.as_str(),
-            false => mode.0.as_str(),
-        };
+        let label = mode.0.mode_label(mode.1);
         let mut search = Search::new(self.capacity.plan);
         let mut repeats_left = self.capacity.plan.repeat;
         let mut noisy: Option<Noisy> = None;

@@ -28,6 +28,16 @@ pub struct Scenario {
     pub expect: Expect,
 }
 
+/// A row of the matrix.
+fn row(name: &'static str, about: &'static str, flags: &'static str, expect: Expect) -> Scenario {
+    Scenario {
+        name,
+        about,
+        flags,
+        expect,
+    }
+}
+
 /// Contended load: 8 clients on one lock, 1 s TTL, 0.5 s warm-up then 3 s measured; faults
 /// start 0.5 s into the measurement.
 const LOAD: &str = "--clients 8 --resources 1 --ttl 1s --warmup 500ms --duration 3s";
@@ -48,12 +58,6 @@ const CONTROL: &str = "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup
 ///   machine strands the key just as the crash does, and before it, so it must not time out);
 /// - clocks: 4 clients on one lock retrying without pause; client 3's clock runs 5 s ahead.
 fn baseline_rows() -> Vec<Scenario> {
-    let row = |name, about, flags, expect| Scenario {
-        name,
-        about,
-        flags,
-        expect,
-    };
     vec![
         row(
             "single: restart",
@@ -111,47 +115,42 @@ fn baseline_rows() -> Vec<Scenario> {
 /// after its lock expired and others have held it since.
 fn fencing_rows() -> Vec<Scenario> {
     vec![
-        Scenario {
-            name: "redlock: holder pause",
-            about: "a holder stops past its TTL, then writes",
-            flags: "--clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
-            expect: Expect::StaleAccepted,
-        },
-        Scenario {
-            name: "redlock fenced: holder pause",
-            about: "the same pause, writes checked by token",
-            flags: "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
-            expect: Expect::StaleRejected,
-        },
+        row(
+            "redlock: holder pause",
+            "a holder stops past its TTL, then writes",
+            "--clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
+            Expect::StaleAccepted,
+        ),
+        row(
+            "redlock fenced: holder pause",
+            "the same pause, writes checked by token",
+            "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --client-fault pause:0:1500ms@500ms",
+            Expect::StaleRejected,
+        ),
         // Two quorums that meet only in masters restarted empty between them: the first locks
         // go through m0-m2 (m3, m4 down), then m0, m1 die, m2 restarts empty, and m3, m4 come
         // back empty, so the later locks go through m2-m4, where no counter survived.
-        Scenario {
-            name: "fenced: quorums meet in an emptied master",
-            about: "3 of 5; the one shared master restarts empty",
-            flags: "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m3,m4@0s-1500ms --fault kill:m0,m1@1s --fault restart:m2@1200ms",
-            expect: Expect::TokensOutOfOrder,
-        },
+        row(
+            "fenced: quorums meet in an emptied master",
+            "3 of 5; the one shared master restarts empty",
+            "--fencing --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m3,m4@0s-1500ms --fault kill:m0,m1@1s --fault restart:m2@1200ms",
+            Expect::TokensOutOfOrder,
+        ),
         // Quorum 4 of 5: two quorums share 3 masters, so 2 may restart empty. First locks
         // through m0-m3 (m4 down), then m0 dies and m1, m2 restart empty: the later locks go
         // through m1-m4, and m3 still holds the counter.
-        Scenario {
-            name: "fenced 4 of 5: two shared masters emptied",
-            about: "quorum 4; 2 of the 3 shared masters restart empty",
-            flags: "--fencing --quorum 4 --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m4@0s-1500ms --fault kill:m0@1s --fault restart:m1,m2@1200ms",
-            expect: Expect::TokensInOrder,
-        },
+        row(
+            "fenced 4 of 5: two shared masters emptied",
+            "quorum 4; 2 of the 3 shared masters restart empty",
+            "--fencing --quorum 4 --clients 4 --resources 1 --ttl 500ms --warmup 0s --duration 3s --fault kill:m4@0s-1500ms --fault kill:m0@1s --fault restart:m1,m2@1200ms",
+            Expect::TokensInOrder,
+        ),
     ]
 }
 
 /// The matrix, in the order it runs.
 pub fn matrix() -> Vec<Scenario> {
-    let live = |name, about, fault: &'static str| Scenario {
-        name,
-        about,
-        flags: fault,
-        expect: Expect::Live,
-    };
+    let live = |name, about, fault| row(name, about, fault, Expect::Live);
     vec![
         live("no faults", "baseline", ""),
         live("1 killed", "a minority down", "--fault kill:1@1s"),
@@ -172,52 +171,52 @@ pub fn matrix() -> Vec<Scenario> {
             "a master that swallows requests (proxy)",
             "--fault blackhole:1@1s",
         ),
-        Scenario {
-            name: "3 killed",
-            about: "the majority down from the start",
-            flags: "--fault kill:3@0s",
-            expect: Expect::Unavailable,
-        },
-        Scenario {
-            name: "control: restart",
-            about: "a holder's master restarts at once, empty",
-            flags: "--fault restart:m0@lock+1s",
-            expect: Expect::Detected,
-        },
-        Scenario {
-            name: "control: expire",
-            about: "a holder's key expires early (clock jump)",
-            flags: "--fault expire:m0@lock+1s",
-            expect: Expect::Detected,
-        },
+        row(
+            "3 killed",
+            "the majority down from the start",
+            "--fault kill:3@0s",
+            Expect::Unavailable,
+        ),
+        row(
+            "control: restart",
+            "a holder's master restarts at once, empty",
+            "--fault restart:m0@lock+1s",
+            Expect::Detected,
+        ),
+        row(
+            "control: expire",
+            "a holder's key expires early (clock jump)",
+            "--fault expire:m0@lock+1s",
+            Expect::Detected,
+        ),
         // Real clock jumps (masters under libfaketime; Valkey unless --server names another).
         // A holder of all 5 masters loses 2 of them: the other client still cannot win 3.
-        Scenario {
-            name: "clock: minority jumps",
-            about: "2 of the holder's 5 masters jump +5 s",
-            flags: "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault clock:m0,m1:+5s@lock+1s",
-            expect: Expect::NoViolation,
-        },
+        row(
+            "clock: minority jumps",
+            "2 of the holder's 5 masters jump +5 s",
+            "--clients 2 --resources 1 --ttl 3s --hold 2500ms --warmup 0s --duration 4s --fault clock:m0,m1:+5s@lock+1s",
+            Expect::NoViolation,
+        ),
         // Kleppmann's scenario, on the control's schedule: the holder has exactly m0-m2, m0's
         // clock jumps past the key's expiry, the other client wins m0, m3, m4.
-        Scenario {
-            name: "clock: shared master jumps",
-            about: "a holder's master's wall clock jumps +5 s (libfaketime)",
-            flags: "--fault clock:m0:+5s@lock+1s",
-            expect: Expect::Detected,
-        },
-        Scenario {
-            name: "clock: shared master jumps (fenced)",
-            about: "the same jump; holders write at both ends of the hold, by token",
-            flags: "--fencing --write-at-release --fault clock:m0:+5s@lock+1s",
-            expect: Expect::OverlapFenced,
-        },
-        Scenario {
-            name: "control: delayed restart",
-            about: "the same restart, back only after the TTL",
-            flags: "--fault restart-delayed:m0@lock+1s",
-            expect: Expect::Safe,
-        },
+        row(
+            "clock: shared master jumps",
+            "a holder's master's wall clock jumps +5 s (libfaketime)",
+            "--fault clock:m0:+5s@lock+1s",
+            Expect::Detected,
+        ),
+        row(
+            "clock: shared master jumps (fenced)",
+            "the same jump; holders write at both ends of the hold, by token",
+            "--fencing --write-at-release --fault clock:m0:+5s@lock+1s",
+            Expect::OverlapFenced,
+        ),
+        row(
+            "control: delayed restart",
+            "the same restart, back only after the TTL",
+            "--fault restart-delayed:m0@lock+1s",
+            Expect::Safe,
+        ),
     ]
     .into_iter()
     .chain(baseline_rows())
@@ -284,11 +283,7 @@ pub fn run_scenario(
     // Clock rows need a server that runs under libfaketime: Valkey, unless one was named.
     let jumps = specs.iter().any(FaultSpec::jumps_clocks);
     let valkey = redlock_local::ServerKind::Valkey;
-    let server = if jumps && server.is_none() {
-        Some(&valkey)
-    } else {
-        server
-    };
+    let server = server.or(jumps.then_some(&valkey));
     cfg.command_line = match server {
         Some(server) => format!("redlock-loadgen run {flags} --server {server}"),
         None => format!("redlock-loadgen run {flags}"),
