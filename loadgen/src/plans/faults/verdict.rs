@@ -110,7 +110,13 @@ pub fn judge(
         }
         Expect::StaleAccepted | Expect::StaleRejected => judge_stale_writes(expect, mode),
         Expect::TokensOutOfOrder | Expect::TokensInOrder => judge_token_order(expect, mode),
-        _ => judge_counts(expect, &mode.counts),
+        // Listed, not `_`: a new expectation must be given its judge.
+        Expect::NoViolation
+        | Expect::Broken
+        | Expect::Down
+        | Expect::TwoHolders
+        | Expect::Stuck
+        | Expect::Recovers => judge_counts(expect, &mode.counts),
     }
 }
 
