@@ -109,6 +109,27 @@ impl Samples {
         }
     }
 
+    fn acquire_lost(&mut self, message: String) {
+        self.acquire_failed += 1;
+        self.error(message);
+    }
+
+    /// Records the acquire begun at `began` as done now; returns now.
+    fn acquired(&mut self, began: Instant) -> Instant {
+        let acquired = Instant::now();
+        self.acquire_ns.push(nanos(acquired - began));
+        acquired
+    }
+
+    /// Records the release that just returned `result`, timed from `acquired`.
+    fn released(&mut self, acquired: Instant, result: Result<(), String>) {
+        self.release_ns.push(nanos(acquired.elapsed()));
+        if let Err(e) = result {
+            self.release_failed += 1;
+            self.error(e);
+        }
+    }
+
     fn merge(mut self, other: Samples) -> Samples {
         self.acquire_ns.extend(other.acquire_ns);
         self.release_ns.extend(other.release_ns);
@@ -158,19 +179,12 @@ async fn task_cycles<C: AsyncClient>(client: &C, key: String, until: Stop) -> Sa
         let guard = match client.acquire(&key).await {
             Ok(guard) => guard,
             Err(e) => {
-                samples.acquire_failed += 1;
-                samples.error(e);
+                samples.acquire_lost(e);
                 continue;
             }
         };
-        let acquired = Instant::now();
-        samples.acquire_ns.push(nanos(acquired - began));
-        let released = client.release(guard).await;
-        samples.release_ns.push(nanos(acquired.elapsed()));
-        if let Err(e) = released {
-            samples.release_failed += 1;
-            samples.error(e);
-        }
+        let acquired = samples.acquired(began);
+        samples.released(acquired, client.release(guard).await);
     }
     samples
 }
@@ -290,19 +304,12 @@ pub fn run_blocking<C: BlockingClient>(args: &Args, client: C) {
                         let guard = match client.acquire(&key) {
                             Ok(guard) => guard,
                             Err(e) => {
-                                samples.acquire_failed += 1;
-                                samples.error(e);
+                                samples.acquire_lost(e);
                                 continue;
                             }
                         };
-                        let acquired = Instant::now();
-                        samples.acquire_ns.push(nanos(acquired - began));
-                        let released = client.release(guard);
-                        samples.release_ns.push(nanos(acquired.elapsed()));
-                        if let Err(e) = released {
-                            samples.release_failed += 1;
-                            samples.error(e);
-                        }
+                        let acquired = samples.acquired(began);
+                        samples.released(acquired, client.release(guard));
                     }
                     samples
                 })
