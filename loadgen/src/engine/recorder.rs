@@ -13,7 +13,6 @@ use crate::engine::locks::baseline::{Attempt, AttemptResult, Released};
 use crate::engine::locks::master::RequestError;
 use crate::engine::storage::Written;
 use crate::hist::{Hist, PackedHist};
-use crate::model::counts::Counts;
 use crate::model::interval::{CallOutcome, Interval, MasterFailures};
 use crate::model::mode::{ModeStats, VotePattern};
 
@@ -204,7 +203,7 @@ impl Recorder {
             interval.attempt = PackedHist::pack(&open.attempt);
             interval.release = PackedHist::pack(&open.release);
             interval.round_trip = open.round_trip.iter().map(PackedHist::pack).collect();
-            add_counts(&mut self.stats.counts, &interval);
+            interval.add_to(&mut self.stats.counts);
             // The receiver only goes away when the run is over: nothing left to report to.
             let _ = self.intervals.send((open.index, interval));
         }
@@ -528,20 +527,4 @@ impl Recorder {
     pub fn acquired_after_crash(&mut self) {
         self.stats.counts.acquired_after_crash += 1;
     }
-}
-
-/// Adds an interval's counters to the mode's: each event is counted once, in its interval.
-fn add_counts(c: &mut Counts, i: &Interval) {
-    c.acquire_calls += i.acquire_calls;
-    c.acquired += i.acquired;
-    c.not_acquired += i.not_acquired;
-    c.unavailable += i.unavailable;
-    c.other_errors += i.other_errors;
-    c.attempts += i.attempts;
-    c.attempts_won += i.attempts_won;
-    c.split_votes += i.split_votes;
-    c.clean_losses += i.clean_losses;
-    c.unavailable_attempts += i.unavailable_attempts;
-    c.expired_attempts += i.expired_attempts;
-    c.releases += i.releases;
 }

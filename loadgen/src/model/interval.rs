@@ -38,6 +38,12 @@ macro_rules! interval {
             fn add_counters(&mut self, other: &Interval) {
                 add_counts!(self, other; $($counter),*);
             }
+
+            /// Adds its counters to a mode's whole-run ones of the same names (the recorder
+            /// counts each such event once, in its interval).
+            pub fn add_to(&self, counts: &mut super::counts::Counts) {
+                add_counts!(counts, self; $($counter),*);
+            }
         }
     };
 }
