@@ -16,43 +16,11 @@ fn steps(v: &Value) -> &Vec<Value> {
 fn a_search_under_a_killed_master_answers_a_safe_capacity_beside_its_baseline() {
     let dir = tempfile::tempdir().unwrap();
     let (json, html) = (dir.path().join("safe.json"), dir.path().join("safe.html"));
-    // Low rates and a lax objective (each step 2 s, at most 2 per search): whether a step
-    // passes is the masters' business here, not a busy machine's.
-    let (stdout, _) = exits(
-        0,
-        &[
-            "capacity",
-            "--fault",
-            "kill:m4@1s",
-            "--baseline",
-            "--fanout",
-            "concurrent",
-            "--slo",
-            "p99<5s",
-            "--min-success",
-            "50%",
-            "--min-calls",
-            "1",
-            "--start-rate",
-            "20",
-            "--max-rate",
-            "40",
-            "--max-steps",
-            "2",
-            "--noise-repeats",
-            "0",
-            "--clients",
-            "16",
-            "--warmup",
-            "200ms",
-            "--duration",
-            "2s",
-            "--json",
-            s(&json),
-            "--html",
-            s(&html),
-        ],
-    );
+    // Each step 2 s, at most 2 per search.
+    let mut args = vec!["capacity", "--fault", "kill:m4@1s", "--baseline"];
+    args.extend(lax_search("2", "2s"));
+    args.extend(["--json", s(&json), "--html", s(&html)]);
+    let (stdout, _) = exits(0, &args);
     let v = read_json(&json);
     assert_schema_valid(&v);
     assert_eq!(v["faults"], serde_json::json!(["kill:m4@1s"]));

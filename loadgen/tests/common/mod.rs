@@ -357,3 +357,33 @@ pub fn passing_scenario(name: &str) -> Outcome {
     );
     outcome
 }
+
+/// The flags of a capacity search that shows only its mechanics: one concurrent mode, a lax
+/// objective, at most `max_steps` steps of `duration` at 20–40 acquires/s over 16 clients
+/// (whether a step passes is the masters' business here, not a busy machine's).
+pub fn lax_search(max_steps: &'static str, duration: &'static str) -> Vec<&'static str> {
+    vec![
+        "--fanout",
+        "concurrent",
+        "--slo",
+        "p99<5s",
+        "--min-success",
+        "50%",
+        "--min-calls",
+        "1",
+        "--start-rate",
+        "20",
+        "--max-rate",
+        "40",
+        "--max-steps",
+        max_steps,
+        "--noise-repeats",
+        "0",
+        "--clients",
+        "16",
+        "--warmup",
+        "200ms",
+        "--duration",
+        duration,
+    ]
+}
