@@ -77,7 +77,7 @@ fn main() {
             let _ = client.wait_connected(connect);
             workload::run_blocking(&args, Blocking(client, args.ttl));
         }
-        _ => {
+        "rust-async" | "rust-async-no-handoff" | "rust-main" => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()
@@ -96,5 +96,9 @@ fn main() {
                 workload::run_async(&rt, &args, client);
             }
         }
+        other => workload::fail(
+            &args,
+            &format!("--driver {other:?}: this program runs floor, rust-blocking, rust-async, rust-async-no-handoff or rust-main"),
+        ),
     }
 }
