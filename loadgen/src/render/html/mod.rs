@@ -55,7 +55,7 @@ fn answer(report: &Report) -> Markup {
     html! {
         div.answer {
             @for m in &report.modes {
-                b { (m.label()) } ": " (num(m.acquires_per_s(), 1))
+                b { (m.label()) } ": " (crate::model::values::grouped(m.acquires_per_s()))
                 " locks acquired per second, acquire p99 "
                 (num(m.latency.acquire.quantile(0.99) as f64 / 1000.0, 3))
                 " ms, acquire success " (pct(m.acquire_success_rate())) "." br;
